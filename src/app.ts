@@ -1,0 +1,67 @@
+import { randomUUID } from 'node:crypto'
+import cookie from '@fastify/cookie'
+import cors from '@fastify/cors'
+import rateLimit from '@fastify/rate-limit'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { AppContext } from './context.js'
+import { registerErrorHandling } from './http/errors.js'
+import { registerOpenApi } from './http/openapi.js'
+import { rateLimitMessage } from './http/rate-limit.js'
+import { wireModules, type Modules } from './modules/index.js'
+
+export type App = FastifyInstance
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+
+/**
+ * Builds the HTTP app on a context. Tests build it too, so nothing here reads the environment or starts
+ * background work; the worker is started by server.ts.
+ */
+export async function buildApp(ctx: AppContext, modules: Modules = wireModules(ctx)): Promise<App> {
+  const app = Fastify({
+    loggerInstance: ctx.log as FastifyBaseLogger,
+    trustProxy: ctx.config.TRUST_PROXY,
+    bodyLimit: 1024 * 1024,
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id']
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID()
+    },
+    ajv: { customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: true, allErrors: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  app.decorateRequest('authUser', null)
+  app.decorateRequest('tenantId', null)
+  app.decorateRequest('apiKeyId', null)
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('X-Request-Id', req.id)
+  })
+
+  registerErrorHandling(app)
+  await registerOpenApi(app)
+  await app.register(cookie)
+  // Dashboard CORS comes from CORS_ORIGINS; the widget routes answer CORS per bot (allowed_domains).
+  await app.register(cors, {
+    delegator: (req, cb) => {
+      const url = req.url ?? ''
+      if (url.startsWith('/widget/') || url.startsWith('/embed.js')) return cb(null, modules.widgetCors(req))
+      cb(null, { origin: ctx.config.CORS_ORIGINS.length ? [...ctx.config.CORS_ORIGINS] : false, credentials: true })
+    },
+  })
+  if (ctx.config.RATE_LIMIT_ENABLED) await app.register(rateLimit, {
+    global: false,
+    redis: ctx.redis ?? undefined,
+    nameSpace: `${ctx.config.REDIS_PREFIX}rl:`,
+    skipOnError: true,
+    enableDraftSpec: false,
+    errorResponseBuilder: (req, context) => {
+      const rl = (req.routeOptions.config as { rateLimit?: { timeWindow?: number } }).rateLimit
+      const err = new Error(rateLimitMessage(context.max, Number(rl?.timeWindow ?? 60_000))) as Error & { statusCode: number }
+      err.statusCode = 429
+      return err
+    },
+  })
+
+  for (const routes of modules.routes) await app.register(routes)
+  return app
+}

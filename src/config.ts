@@ -1,0 +1,140 @@
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { Type, type Static } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+
+/**
+ * Every environment variable the service reads, with its default. The README's configuration table is
+ * written from this list; keep them together.
+ */
+const EnvSchema = Type.Object({
+  NODE_ENV: Type.String({ default: 'development' }),
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8000 }),
+  HOST: Type.String({ default: '0.0.0.0' }),
+  DATA_DIR: Type.String({ default: './data' }),
+  DATABASE_URL: Type.Optional(Type.String({ minLength: 1 })),
+  DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+  REDIS_URL: Type.Optional(Type.String({ minLength: 1 })),
+  REDIS_PREFIX: Type.String({ default: 'scb:' }),
+  JWT_SECRET: Type.Optional(Type.String({ minLength: 32 })),
+  ENCRYPTION_KEY: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{64}$' })),
+  SMTP_URL: Type.Optional(Type.String({ minLength: 1 })),
+  EMAIL_FROM: Type.String({ default: 'Support Bot <no-reply@localhost>' }),
+  PUBLIC_BASE_URL: Type.String({ default: '' }),
+  FRONTEND_URL: Type.String({ default: '' }),
+  CORS_ORIGINS: Type.String({ default: '' }),
+  LLM_BASE_URL: Type.String({ default: 'https://api.openai.com/v1' }),
+  CHAT_MODEL: Type.String({ default: 'gpt-4o-mini' }),
+  GUARD_MODEL: Type.String({ default: 'gpt-4o-mini' }),
+  EMBEDDING_MODEL: Type.String({ default: 'text-embedding-3-small' }),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info' },
+  ),
+  TRUST_PROXY: Type.Boolean({ default: false }),
+  RUN_WORKER: Type.Boolean({ default: true }),
+  WORKER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 4 }),
+  WORKER_POLL_MS: Type.Integer({ minimum: 10, maximum: 60000, default: 500 }),
+  RATE_LIMIT_ENABLED: Type.Boolean({ default: true }),
+  MAX_UPLOAD_BYTES: Type.Integer({ minimum: 1024, default: 20 * 1024 * 1024 }),
+  MAX_DOCUMENTS_PER_TENANT: Type.Integer({ minimum: 1, default: 500 }),
+  CRAWLER_ALLOW_PRIVATE_NETWORKS: Type.Boolean({ default: false }),
+  WIDGET_LOADER_URL: Type.String({ default: '' }),
+  OPERATOR_REPLY_GRACE_SECONDS: Type.Integer({ minimum: 0, default: 600 }),
+})
+
+type Env = Static<typeof EnvSchema>
+
+export type Config = Readonly<
+  Omit<Env, 'JWT_SECRET' | 'ENCRYPTION_KEY' | 'CORS_ORIGINS'> & {
+    JWT_SECRET: string
+    ENCRYPTION_KEY: string
+    CORS_ORIGINS: readonly string[]
+    isProduction: boolean
+    /** Absolute path of DATA_DIR. */
+    dataDir: string
+  }
+>
+
+export class ConfigError extends Error {}
+
+/** Values that mean "unset" in an env file, so `FOO=` behaves like no FOO at all. */
+function cleanEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const key of Object.keys(EnvSchema.properties)) {
+    const v = env[key]
+    if (v !== undefined && v.trim() !== '') out[key] = v.trim()
+  }
+  return out
+}
+
+/**
+ * Validates the environment once. Outside production, missing JWT_SECRET / ENCRYPTION_KEY are generated
+ * once and kept in DATA_DIR/secrets.json so restarts keep sessions and encrypted data readable.
+ */
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  warn: (msg: string) => void = (m) => console.warn(m),
+): Config {
+  const raw: Record<string, unknown> = cleanEnv(env)
+  const withDefaults = Value.Default(EnvSchema, Value.Convert(EnvSchema, raw)) as Record<string, unknown>
+  const errors = [...Value.Errors(EnvSchema, withDefaults)]
+  if (errors.length > 0) {
+    const lines = errors.map((e) => `${e.path.replace(/^\//, '') || '(root)'}: ${e.message}`)
+    throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`)
+  }
+  const parsed = withDefaults as Env
+  const isProduction = parsed.NODE_ENV === 'production'
+  const dataDir = resolve(parsed.DATA_DIR)
+
+  let jwtSecret = parsed.JWT_SECRET
+  let encryptionKey = parsed.ENCRYPTION_KEY
+  if (isProduction) {
+    const missing = [!jwtSecret && 'JWT_SECRET', !encryptionKey && 'ENCRYPTION_KEY'].filter(Boolean)
+    if (missing.length) {
+      throw new ConfigError(`NODE_ENV=production requires ${missing.join(' and ')} to be set`)
+    }
+  } else if (!jwtSecret || !encryptionKey) {
+    const generated = loadOrCreateDevSecrets(dataDir)
+    if (!jwtSecret) {
+      jwtSecret = generated.JWT_SECRET
+      warn(`JWT_SECRET is not set; using a generated one kept in ${join(dataDir, 'secrets.json')}`)
+    }
+    if (!encryptionKey) {
+      encryptionKey = generated.ENCRYPTION_KEY
+      warn(`ENCRYPTION_KEY is not set; using a generated one kept in ${join(dataDir, 'secrets.json')}`)
+    }
+  }
+
+  return Object.freeze({
+    ...parsed,
+    JWT_SECRET: jwtSecret!,
+    ENCRYPTION_KEY: encryptionKey!,
+    CORS_ORIGINS: parsed.CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean),
+    PUBLIC_BASE_URL: parsed.PUBLIC_BASE_URL.replace(/\/+$/, ''),
+    FRONTEND_URL: parsed.FRONTEND_URL.replace(/\/+$/, ''),
+    isProduction,
+    dataDir,
+  })
+}
+
+function loadOrCreateDevSecrets(dataDir: string): { JWT_SECRET: string; ENCRYPTION_KEY: string } {
+  const file = join(dataDir, 'secrets.json')
+  if (existsSync(file)) {
+    const parsed = JSON.parse(readFileSync(file, 'utf8')) as { JWT_SECRET?: string; ENCRYPTION_KEY?: string }
+    if (parsed.JWT_SECRET && parsed.ENCRYPTION_KEY) {
+      return { JWT_SECRET: parsed.JWT_SECRET, ENCRYPTION_KEY: parsed.ENCRYPTION_KEY }
+    }
+  }
+  mkdirSync(dataDir, { recursive: true })
+  const secrets = {
+    JWT_SECRET: randomBytes(48).toString('base64url'),
+    ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+  }
+  writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 })
+  return secrets
+}
+
+/** The names of all variables, for docs and tests. */
+export const CONFIG_KEYS = Object.keys(EnvSchema.properties)

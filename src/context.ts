@@ -1,0 +1,112 @@
+import { join } from 'node:path'
+import { Redis } from 'ioredis'
+import pino, { type Logger } from 'pino'
+import type { Config } from './config.js'
+import { defaultPgliteDir, openDatabase, type DatabaseHandle, type Db } from './db/client.js'
+import { JobQueue } from './jobs/queue.js'
+import { systemClock, type Clock } from './lib/clock.js'
+import { createCipher, type Cipher } from './lib/crypto.js'
+import { createOutboxMailer, createSmtpMailer, type Mailer } from './modules/email/mailer.js'
+
+/**
+ * Everything a module may be wired with. Built once per process (server, worker, test); modules pick what
+ * they use, so each service's dependencies are visible in its factory signature.
+ */
+export interface AppContext {
+  config: Config
+  log: Logger
+  database: DatabaseHandle
+  db: Db
+  redis: Redis | null
+  clock: Clock
+  cipher: Cipher
+  queue: JobQueue
+  mailer: Mailer
+}
+
+export interface ContextOverrides {
+  clock?: Clock
+  mailer?: Mailer
+  log?: Logger
+  /** PGlite location when DATABASE_URL is unset; tests use 'memory'. */
+  pgliteDir?: string | 'memory'
+}
+
+export function createLogger(config: Config): Logger {
+  return pino({
+    level: config.LOG_LEVEL,
+    // Credentials never reach a log line, whatever a handler decides to log.
+    redact: {
+      paths: [
+        'req.headers.authorization',
+        'req.headers.cookie',
+        'req.headers["x-api-key"]',
+        'res.headers["set-cookie"]',
+        '*.password',
+        '*.new_password',
+        '*.token',
+        '*.llm_api_key',
+        '*.secret_key',
+        '*.api_key',
+      ],
+      censor: '[redacted]',
+    },
+  })
+}
+
+export async function createContext(config: Config, overrides: ContextOverrides = {}): Promise<AppContext> {
+  const log = overrides.log ?? createLogger(config)
+  const database = await openDatabase({
+    url: config.DATABASE_URL,
+    pgliteDir: overrides.pgliteDir ?? defaultPgliteDir(config.dataDir),
+    poolSize: config.DATABASE_POOL_SIZE,
+  })
+  const redis = config.REDIS_URL ? createRedis(config.REDIS_URL, log) : null
+  const clock = overrides.clock ?? systemClock
+  const cipher = createCipher(config.ENCRYPTION_KEY)
+  const mailer =
+    overrides.mailer ??
+    (config.SMTP_URL
+      ? createSmtpMailer(config.SMTP_URL, config.EMAIL_FROM)
+      : createOutboxMailer(join(config.dataDir, 'outbox'), config.EMAIL_FROM, log, !config.isProduction))
+  return {
+    config,
+    log,
+    database,
+    db: database.db,
+    redis,
+    clock,
+    cipher,
+    queue: new JobQueue(database.db, clock),
+    mailer,
+  }
+}
+
+function createRedis(url: string, log: Logger): Redis {
+  const redis = new Redis(url, {
+    // Fail fast instead of queueing commands while Redis is away; callers fall back or report degraded.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2000,
+    lazyConnect: false,
+    retryStrategy: (times) => Math.min(times * 200, 5000),
+  })
+  let warned = false
+  redis.on('error', (err) => {
+    if (!warned) log.warn({ err: { message: err.message } }, 'redis unavailable')
+    warned = true
+  })
+  redis.on('ready', () => {
+    warned = false
+  })
+  return redis
+}
+
+/** Closes in dependency order: Redis, mail transport, database. */
+export async function closeContext(ctx: AppContext): Promise<void> {
+  if (ctx.redis) {
+    ctx.redis.disconnect()
+  }
+  ctx.mailer.close()
+  await ctx.database.close()
+}

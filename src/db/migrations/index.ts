@@ -1,0 +1,12 @@
+import type { Migration } from 'kysely'
+import * as m0001 from './0001_foundation.js'
+import * as m0002 from './0002_extensions.js'
+
+/**
+ * The one migration history, for PGlite and PostgreSQL alike. Names sort in the order they run; never
+ * edit one that has shipped, add a new one.
+ */
+export const migrations: Record<string, Migration> = {
+  '0001_foundation': m0001,
+  '0002_extensions': m0002,
+}

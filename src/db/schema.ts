@@ -1,0 +1,7 @@
+import type { FoundationTables } from './schema/foundation.js'
+
+/**
+ * The whole database as Kysely sees it. Each area keeps its tables in `schema/<area>.ts`; add the area
+ * here when it gets tables.
+ */
+export interface Database extends FoundationTables {}

@@ -1,0 +1,102 @@
+import type { ColumnType, Generated } from 'kysely'
+
+/** A timestamptz column: read as Date, written as Date or left to its default. */
+export type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>
+export type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>
+/** jsonb: written as a JSON string (node-postgres would turn a JS array into a SQL array), read parsed. */
+export type Json<T> = ColumnType<T, string | undefined, string>
+
+export interface UsersTable {
+  id: Generated<string>
+  email: string
+  password_hash: string
+  is_verified: Generated<boolean>
+  tenant_id: string | null
+  token_version: Generated<number>
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+export interface TenantsTable {
+  id: Generated<string>
+  name: string
+  owner_user_id: string
+  is_active: Generated<boolean>
+  llm_key_enc: string | null
+  llm_key_hint: string | null
+  support_email: string | null
+  kyc_secret_enc: string | null
+  kyc_secret_hint: string | null
+  kyc_prev_secret_enc: string | null
+  kyc_prev_valid_until: NullableTimestamp
+  pii_optional_types: Json<string[]>
+  l2_email: string | null
+  escalation_language: string | null
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+export interface AuthTokensTable {
+  id: Generated<string>
+  user_id: string
+  purpose: 'verify_email' | 'reset_password'
+  token_hash: string
+  expires_at: Timestamp
+  used_at: NullableTimestamp
+  created_at: Timestamp
+}
+
+export interface ApiKeysTable {
+  id: Generated<string>
+  tenant_id: string
+  key_hash: string
+  key_hint: string
+  status: 'active' | 'revoking' | 'revoked'
+  revoked_reason: string | null
+  created_at: Timestamp
+  expires_at: NullableTimestamp
+  revoked_at: NullableTimestamp
+  last_used_at: NullableTimestamp
+}
+
+export interface BotsTable {
+  id: Generated<string>
+  tenant_id: string
+  name: string
+  public_id: string
+  is_active: Generated<boolean>
+  link_safety_enabled: Generated<boolean>
+  allowed_domains: Json<string[]>
+  agent_instructions: string | null
+  website_url: string | null
+  disclosure_level: Generated<'detailed' | 'standard' | 'corporate'>
+  created_at: Timestamp
+  updated_at: Timestamp
+}
+
+export interface JobsTable {
+  id: Generated<string>
+  kind: string
+  payload: Json<unknown>
+  tenant_id: string | null
+  status: 'queued' | 'running' | 'done' | 'failed'
+  attempts: Generated<number>
+  max_attempts: number
+  run_at: Timestamp
+  locked_by: string | null
+  locked_until: NullableTimestamp
+  last_error: string | null
+  dedupe_key: string | null
+  created_at: Timestamp
+  updated_at: Timestamp
+  finished_at: NullableTimestamp
+}
+
+export interface FoundationTables {
+  users: UsersTable
+  tenants: TenantsTable
+  auth_tokens: AuthTokensTable
+  api_keys: ApiKeysTable
+  bots: BotsTable
+  jobs: JobsTable
+}

@@ -1,0 +1,85 @@
+import type { FastifyRequest } from 'fastify'
+import { forbidden, notFound, unauthorized } from '../lib/errors.js'
+import type { Clock } from '../lib/clock.js'
+import { sha256Hex } from '../lib/crypto.js'
+import type { AuthRepo } from '../modules/auth/auth.repo.js'
+import { AUTH_COOKIE, type Jwt } from '../modules/auth/jwt.js'
+import type { TenantsRepo } from '../modules/tenants/tenants.repo.js'
+
+export interface AuthUser {
+  id: string
+  email: string
+  is_verified: boolean
+  tenant_id: string | null
+  created_at: Date
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the `user` and `tenant` guards. */
+    authUser: AuthUser | null
+    /** Set by the `tenant` and `apiKey` guards: the tenant every query of this request is scoped to. */
+    tenantId: string | null
+    apiKeyId: string | null
+  }
+}
+
+/** Only touch last_used_at this often; one write per minute per key is plenty for the dashboard. */
+const TOUCH_EVERY_MS = 60_000
+
+/**
+ * Route guards, used as `preHandler`. A JWT never authenticates an X-API-Key route and a ck_ key never
+ * authenticates a dashboard route: each guard reads only its own credential.
+ */
+export function createGuards(deps: {
+  jwt: Jwt
+  clock: Clock
+  authRepo: Pick<AuthRepo, 'findUserById'>
+  tenantsRepo: Pick<TenantsRepo, 'findUsableKeyByHash' | 'touchApiKey'>
+}) {
+  async function user(req: FastifyRequest): Promise<void> {
+    const header = req.headers.authorization
+    let token: string | undefined
+    if (header) {
+      const m = /^Bearer\s+(.+)$/i.exec(header)
+      token = m?.[1]?.trim()
+    }
+    token ||= req.cookies?.[AUTH_COOKIE]
+    if (!token) throw unauthorized('Not authenticated')
+    const claims = await deps.jwt.verify(token)
+    if (!claims) throw unauthorized('Invalid or expired token')
+    const row = await deps.authRepo.findUserById(claims.sub)
+    if (!row || row.token_version !== claims.ver) throw unauthorized('Invalid or expired token')
+    req.authUser = { id: row.id, email: row.email, is_verified: row.is_verified, tenant_id: row.tenant_id, created_at: row.created_at }
+  }
+
+  async function tenant(req: FastifyRequest): Promise<void> {
+    await user(req)
+    const u = req.authUser!
+    if (!u.is_verified) throw forbidden('Email not verified', 'email_not_verified')
+    if (!u.tenant_id) throw notFound('Tenant not found')
+    req.tenantId = u.tenant_id
+  }
+
+  async function apiKey(req: FastifyRequest): Promise<void> {
+    const raw = req.headers['x-api-key']
+    const key = Array.isArray(raw) ? raw[0] : raw
+    if (!key || !/^ck_[0-9a-f]{32}$/.test(key.trim())) throw unauthorized('Invalid or missing API key')
+    const now = deps.clock.now()
+    const row = await deps.tenantsRepo.findUsableKeyByHash(sha256Hex(key.trim()), now)
+    if (!row || !row.tenant_active) throw unauthorized('Invalid or missing API key')
+    req.tenantId = row.tenant_id
+    req.apiKeyId = row.id
+    if (!row.last_used_at || now.getTime() - row.last_used_at.getTime() > TOUCH_EVERY_MS) {
+      void deps.tenantsRepo.touchApiKey(row.id, now).catch(() => {})
+    }
+  }
+
+  return { user, tenant, apiKey }
+}
+
+export type Guards = ReturnType<typeof createGuards>
+
+/** OpenAPI security requirements matching the guards. */
+export const bearerSecurity: Record<string, string[]>[] = [{ bearerAuth: [] }, { cookieAuth: [] }]
+export const apiKeySecurity: Record<string, string[]>[] = [{ apiKeyAuth: [] }]

@@ -1,0 +1,212 @@
+import { randomUUID } from 'node:crypto'
+import { sql } from 'kysely'
+import type { FastifyBaseLogger } from 'fastify'
+import type { Db } from '../db/client.js'
+import { addSeconds, type Clock } from '../lib/clock.js'
+import { defaultBackoff, type JobQueue } from './queue.js'
+import type { JobDefinition, JobKind } from './types.js'
+
+export interface WorkerOptions {
+  concurrency: number
+  pollMs: number
+  /** How long a claimed job stays ours without a heartbeat; a crashed worker's jobs return after this. */
+  leaseSeconds?: number
+}
+
+interface ClaimedJob {
+  id: string
+  kind: string
+  payload: unknown
+  attempts: number
+  max_attempts: number
+}
+
+/**
+ * Runs jobs from the durable queue. Claims with `FOR UPDATE SKIP LOCKED`, so any number of workers (in
+ * the server or in `npm run worker`) never run the same job at once; a lease with a heartbeat brings back
+ * the jobs of a worker that died. Handlers must be idempotent: a job can run again after a crash.
+ */
+export class Worker {
+  readonly id = `w-${randomUUID().slice(0, 8)}`
+  private readonly defs = new Map<string, JobDefinition<any>>()
+  private running = 0
+  private stopped = true
+  private timer: NodeJS.Timeout | null = null
+  private wakeScheduled = false
+  private readonly inFlight = new Set<Promise<void>>()
+  private readonly abort = new AbortController()
+  private unsubscribe: (() => void) | null = null
+  private readonly leaseSeconds: number
+
+  constructor(
+    private readonly db: Db,
+    private readonly queue: JobQueue,
+    private readonly clock: Clock,
+    private readonly log: FastifyBaseLogger,
+    defs: JobDefinition<any>[],
+    private readonly opts: WorkerOptions,
+  ) {
+    for (const d of defs) this.defs.set(d.kind, d)
+    this.leaseSeconds = opts.leaseSeconds ?? 300
+  }
+
+  async start(): Promise<void> {
+    if (!this.stopped) return
+    this.stopped = false
+    await this.ensureRecurring()
+    this.unsubscribe = this.queue.onEnqueue(() => this.wake())
+    this.schedule(0)
+  }
+
+  /** Stops claiming, lets running jobs finish (up to `graceMs`), then aborts the rest. */
+  async stop(graceMs = 10_000): Promise<void> {
+    this.stopped = true
+    this.unsubscribe?.()
+    if (this.timer) clearTimeout(this.timer)
+    const all = Promise.allSettled([...this.inFlight])
+    const timeout = new Promise((r) => setTimeout(r, graceMs).unref())
+    await Promise.race([all, timeout])
+    this.abort.abort()
+    await all
+  }
+
+  /** Claims and runs what is due now, once; returns how many jobs ran. For tests and scripts. */
+  async drain(maxRounds = 50): Promise<number> {
+    let total = 0
+    for (let i = 0; i < maxRounds; i++) {
+      const jobs = await this.claim(this.opts.concurrency)
+      if (jobs.length === 0) break
+      await Promise.all(jobs.map((j) => this.run(j)))
+      total += jobs.length
+    }
+    return total
+  }
+
+  private wake(): void {
+    if (this.stopped || this.wakeScheduled) return
+    this.wakeScheduled = true
+    setImmediate(() => {
+      this.wakeScheduled = false
+      void this.tick()
+    })
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return
+    if (this.timer) clearTimeout(this.timer)
+    this.timer = setTimeout(() => void this.tick(), ms)
+  }
+
+  private async tick(): Promise<void> {
+    if (this.stopped) return
+    const free = this.opts.concurrency - this.running
+    if (free > 0) {
+      try {
+        const jobs = await this.claim(free)
+        for (const job of jobs) {
+          const p = this.run(job).finally(() => {
+            this.inFlight.delete(p)
+            this.wake()
+          })
+          this.inFlight.add(p)
+        }
+      } catch (err) {
+        this.log.warn({ err: { message: (err as Error).message } }, 'job claim failed')
+      }
+    }
+    this.schedule(this.opts.pollMs)
+  }
+
+  private async claim(limit: number): Promise<ClaimedJob[]> {
+    const kinds = [...this.defs.keys()]
+    if (kinds.length === 0 || limit <= 0) return []
+    const now = this.clock.now()
+    const result = await sql<ClaimedJob>`
+      UPDATE jobs SET status = 'running', attempts = attempts + 1, locked_by = ${this.id},
+        locked_until = ${addSeconds(now, this.leaseSeconds)}, updated_at = ${now}
+      WHERE id IN (
+        SELECT id FROM jobs
+        WHERE kind = ANY(${kinds})
+          AND ((status = 'queued' AND run_at <= ${now}) OR (status = 'running' AND locked_until < ${now}))
+        ORDER BY run_at
+        LIMIT ${limit}
+        FOR UPDATE SKIP LOCKED
+      )
+      RETURNING id, kind, payload, attempts, max_attempts`.execute(this.db)
+    return result.rows
+  }
+
+  private async run(job: ClaimedJob): Promise<void> {
+    const def = this.defs.get(job.kind)!
+    this.running++
+    const heartbeat = setInterval(() => {
+      void this.db
+        .updateTable('jobs')
+        .set({ locked_until: addSeconds(this.clock.now(), this.leaseSeconds) })
+        .where('id', '=', job.id)
+        .where('locked_by', '=', this.id)
+        .execute()
+        .catch(() => {})
+    }, (this.leaseSeconds * 1000) / 3)
+    heartbeat.unref()
+    const started = Date.now()
+    try {
+      if (job.attempts > job.max_attempts) throw new Error('attempts exhausted (worker lost the job)')
+      await def.handler(job.payload as never, { jobId: job.id, attempt: job.attempts, signal: this.abort.signal })
+      await this.finish(job, def)
+      this.log.debug({ job: job.kind, jobId: job.id, ms: Date.now() - started }, 'job done')
+    } catch (err) {
+      await this.fail(job, def, err as Error)
+    } finally {
+      clearInterval(heartbeat)
+      this.running--
+    }
+  }
+
+  private async finish(job: ClaimedJob, def: JobDefinition<any>): Promise<void> {
+    const now = this.clock.now()
+    await this.db
+      .updateTable('jobs')
+      .set({ status: 'done', finished_at: now, updated_at: now, locked_by: null, locked_until: null, last_error: null })
+      .where('id', '=', job.id)
+      .execute()
+    if (def.everySeconds) await this.enqueueRecurring(def, addSeconds(now, def.everySeconds))
+  }
+
+  private async fail(job: ClaimedJob, def: JobDefinition<any>, err: Error): Promise<void> {
+    const now = this.clock.now()
+    const exhausted = job.attempts >= job.max_attempts || err instanceof PermanentJobError
+    const message = (err.message || err.name || 'error').slice(0, 500)
+    this.log.warn({ job: job.kind, jobId: job.id, attempt: job.attempts, err: { message } }, 'job failed')
+    const delay = (def.backoffSeconds ?? defaultBackoff)(job.attempts)
+    await this.db
+      .updateTable('jobs')
+      .set({
+        status: exhausted ? 'failed' : 'queued',
+        run_at: exhausted ? now : addSeconds(now, delay),
+        finished_at: exhausted ? now : null,
+        last_error: message,
+        updated_at: now,
+        locked_by: null,
+        locked_until: null,
+      })
+      .where('id', '=', job.id)
+      .execute()
+    if (exhausted && def.everySeconds) await this.enqueueRecurring(def, addSeconds(now, def.everySeconds))
+  }
+
+  private async ensureRecurring(): Promise<void> {
+    for (const def of this.defs.values()) {
+      if (def.everySeconds) await this.enqueueRecurring(def, this.clock.now())
+    }
+  }
+
+  private enqueueRecurring(def: JobDefinition<any>, runAt: Date) {
+    return this.queue.enqueue(def.kind as JobKind, {} as never, { runAt, dedupeKey: `recurring:${def.kind}` })
+  }
+}
+
+/** Throw from a handler when retrying cannot help (bad payload, deleted record). */
+export class PermanentJobError extends Error {
+  override name = 'PermanentJobError'
+}

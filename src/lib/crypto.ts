@@ -1,0 +1,47 @@
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+
+export const sha256Hex = (value: string): string => createHash('sha256').update(value).digest('hex')
+
+export const randomToken = (bytes = 32): string => randomBytes(bytes).toString('base64url')
+
+export const hmacSha256Hex = (key: string, message: string): string =>
+  createHmac('sha256', key).update(message).digest('hex')
+
+export function safeEqual(a: string, b: string): boolean {
+  const ab = Buffer.from(a)
+  const bb = Buffer.from(b)
+  return ab.length === bb.length && timingSafeEqual(ab, bb)
+}
+
+/**
+ * AES-256-GCM with a random 96-bit nonce. Stored form: `v1.<iv>.<tag>.<ciphertext>` (base64url), so the
+ * format can change later without guessing.
+ */
+export interface Cipher {
+  encrypt(plaintext: string): string
+  decrypt(stored: string): string
+}
+
+export function createCipher(hexKey: string): Cipher {
+  const key = Buffer.from(hexKey, 'hex')
+  if (key.length !== 32) throw new Error('ENCRYPTION_KEY must be 32 bytes of hex')
+  return {
+    encrypt(plaintext) {
+      const iv = randomBytes(12)
+      const cipher = createCipheriv('aes-256-gcm', key, iv)
+      const data = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()])
+      const tag = cipher.getAuthTag()
+      return ['v1', iv.toString('base64url'), tag.toString('base64url'), data.toString('base64url')].join('.')
+    },
+    decrypt(stored) {
+      const [version, iv, tag, data] = stored.split('.')
+      if (version !== 'v1' || !iv || !tag || data === undefined) throw new Error('unknown ciphertext format')
+      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'))
+      decipher.setAuthTag(Buffer.from(tag, 'base64url'))
+      return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8')
+    },
+  }
+}
+
+/** Last `n` characters, for hints such as "…a1b2". */
+export const lastChars = (value: string, n = 4): string => value.slice(-n)

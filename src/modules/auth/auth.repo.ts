@@ -1,0 +1,78 @@
+import type { Db } from '../../db/client.js'
+import type { AuthTokensTable } from '../../db/schema/foundation.js'
+import { isUniqueViolation } from '../../db/errors.js'
+import { conflict } from '../../lib/errors.js'
+
+type Executor = Db
+
+/**
+ * Users and one-time tokens. Users are not tenant-scoped (a user exists before its tenant); everything a
+ * user owns is reached through the tenant id on the user row.
+ */
+export function createAuthRepo(db: Db) {
+  return {
+    findUserByEmail(email: string, trx: Executor = db) {
+      return trx.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst()
+    },
+    findUserById(id: string, trx: Executor = db) {
+      return trx.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst()
+    },
+    async insertUser(values: { email: string; password_hash: string; now: Date }, trx: Executor = db) {
+      try {
+        return await trx
+          .insertInto('users')
+          .values({ email: values.email, password_hash: values.password_hash, tenant_id: null, created_at: values.now, updated_at: values.now })
+          .returningAll()
+          .executeTakeFirstOrThrow()
+      } catch (err) {
+        if (isUniqueViolation(err)) throw conflict('Email already registered', 'email_exists')
+        throw err
+      }
+    },
+    markVerified(userId: string, tenantId: string, now: Date, trx: Executor = db) {
+      return trx
+        .updateTable('users')
+        .set({ is_verified: true, tenant_id: tenantId, updated_at: now })
+        .where('id', '=', userId)
+        .returningAll()
+        .executeTakeFirstOrThrow()
+    },
+    setPassword(userId: string, passwordHash: string, now: Date, trx: Executor = db) {
+      return trx
+        .updateTable('users')
+        .set((eb) => ({ password_hash: passwordHash, token_version: eb('token_version', '+', 1), updated_at: now }))
+        .where('id', '=', userId)
+        .execute()
+    },
+    insertToken(values: { user_id: string; purpose: AuthTokensTable['purpose']; token_hash: string; expires_at: Date; now: Date }, trx: Executor = db) {
+      return trx
+        .insertInto('auth_tokens')
+        .values({ user_id: values.user_id, purpose: values.purpose, token_hash: values.token_hash, expires_at: values.expires_at, created_at: values.now })
+        .execute()
+    },
+    /** Marks the token used and returns its user id, in one statement so a token can be spent only once. */
+    async consumeToken(tokenHash: string, purpose: AuthTokensTable['purpose'], now: Date, trx: Executor = db) {
+      const row = await trx
+        .updateTable('auth_tokens')
+        .set({ used_at: now })
+        .where('token_hash', '=', tokenHash)
+        .where('purpose', '=', purpose)
+        .where('used_at', 'is', null)
+        .where('expires_at', '>', now)
+        .returning('user_id')
+        .executeTakeFirst()
+      return row?.user_id ?? null
+    },
+    expireTokens(userId: string, purpose: AuthTokensTable['purpose'], now: Date, trx: Executor = db) {
+      return trx
+        .updateTable('auth_tokens')
+        .set({ used_at: now })
+        .where('user_id', '=', userId)
+        .where('purpose', '=', purpose)
+        .where('used_at', 'is', null)
+        .execute()
+    },
+  }
+}
+
+export type AuthRepo = ReturnType<typeof createAuthRepo>

@@ -1,0 +1,155 @@
+import { hash, verify } from '@node-rs/argon2'
+import type { Selectable } from 'kysely'
+import type { Db } from '../../db/client.js'
+import type { UsersTable } from '../../db/schema/foundation.js'
+import { addSeconds, type Clock } from '../../lib/clock.js'
+import { randomToken, sha256Hex } from '../../lib/crypto.js'
+import { AppError, badRequest, notFound, unauthorized, ValidationError } from '../../lib/errors.js'
+import type { BotsRepo } from '../bots/bots.repo.js'
+import type { BotsService } from '../bots/bots.service.js'
+import type { EmailService } from '../email/email.service.js'
+import type { TenantsService } from '../tenants/tenants.service.js'
+import { signIdentityToken } from '../tenants/identity-token.fns.js'
+import type { AuthRepo } from './auth.repo.js'
+import { normalizeEmail, passwordProblem } from './auth.fns.js'
+import { JWT_TTL_SECONDS, type Jwt } from './jwt.js'
+import { verifyEmailMail, resetPasswordMail } from './auth.mails.js'
+
+const VERIFY_TTL_SECONDS = 48 * 3600
+const RESET_TTL_SECONDS = 3600
+const WIDGET_TOKEN_TTL_SECONDS = 300
+// argon2id, OWASP's minimum profile (19 MiB, t=2): ~20 ms here, enough against offline guessing.
+const ARGON2 = { memoryCost: 19456, timeCost: 2, parallelism: 1 }
+
+type UserRow = Selectable<UsersTable>
+
+export const presentUser = (u: Pick<UserRow, 'id' | 'email' | 'is_verified' | 'tenant_id' | 'created_at'>) => ({
+  id: u.id,
+  email: u.email,
+  is_verified: u.is_verified,
+  tenant_id: u.tenant_id,
+  created_at: u.created_at.toISOString(),
+})
+
+export const FORGOT_PASSWORD_MESSAGE = 'If an account exists for this e-mail, a password reset link has been sent.'
+
+function checkPassword(password: string, field: string): void {
+  const problem = passwordProblem(password)
+  if (problem) throw new ValidationError(['body', field], problem, 'password_policy')
+}
+
+export function createAuthService(deps: {
+  db: Db
+  clock: Clock
+  jwt: Jwt
+  repo: AuthRepo
+  email: EmailService
+  tenants: Pick<TenantsService, 'provision' | 'signingSecrets'>
+  bots: Pick<BotsService, 'create'>
+  botsRepo: Pick<BotsRepo, 'findByPublicId'>
+  frontendUrl: string
+}) {
+  const { db, clock, jwt, repo } = deps
+  const link = (path: string, token: string) => `${deps.frontendUrl}${path}?token=${encodeURIComponent(token)}`
+
+  async function session(user: UserRow) {
+    const token = await jwt.sign({ sub: user.id, ver: user.token_version })
+    return { token, access_token: token, token_type: 'bearer' as const, expires_in: JWT_TTL_SECONDS, user: presentUser(user) }
+  }
+
+  return {
+    async register(emailInput: string, password: string) {
+      checkPassword(password, 'password')
+      const email = normalizeEmail(emailInput)
+      if (await repo.findUserByEmail(email)) throw new AppError(409, 'email_exists', 'Email already registered')
+      const passwordHash = await hash(password, ARGON2)
+      const now = clock.now()
+      const token = randomToken()
+      const user = await db.transaction().execute(async (trx) => {
+        const u = await repo.insertUser({ email, password_hash: passwordHash, now }, trx)
+        await repo.insertToken({ user_id: u.id, purpose: 'verify_email', token_hash: sha256Hex(token), expires_at: addSeconds(now, VERIFY_TTL_SECONDS), now }, trx)
+        await deps.email.queue(verifyEmailMail(email, link('/verify', token), token), {}, trx)
+        return u
+      })
+      return { user: presentUser(user), message: 'Registered. Check your e-mail to verify your address.' }
+    },
+
+    async login(emailInput: string, password: string) {
+      const user = await repo.findUserByEmail(normalizeEmail(emailInput))
+      if (!user) throw notFound('User not found')
+      if (!(await verify(user.password_hash, password).catch(() => false))) throw unauthorized('Incorrect email or password')
+      return session(user)
+    },
+
+    /** Spends the token, verifies the user and creates the tenant with its first API key and bot. */
+    async verifyEmail(token: string) {
+      const now = clock.now()
+      const result = await db.transaction().execute(async (trx) => {
+        const userId = await repo.consumeToken(sha256Hex(token), 'verify_email', now, trx)
+        if (!userId) throw badRequest('Invalid or expired verification token', 'invalid_token')
+        const existing = await repo.findUserById(userId, trx)
+        if (!existing) throw badRequest('Invalid or expired verification token', 'invalid_token')
+        if (existing.tenant_id) {
+          return { user: await repo.markVerified(userId, existing.tenant_id, now, trx), apiKey: null }
+        }
+        const { tenant, apiKey } = await deps.tenants.provision(userId, trx)
+        await deps.bots.create(tenant.id, { name: 'Support Bot' }, trx)
+        return { user: await repo.markVerified(userId, tenant.id, now, trx), apiKey }
+      })
+      return { ...(await session(result.user)), api_key: result.apiKey }
+    },
+
+    /** Always the same answer, so the endpoint does not reveal which e-mails have accounts. */
+    async forgotPassword(emailInput: string) {
+      const email = normalizeEmail(emailInput)
+      const user = await repo.findUserByEmail(email)
+      if (user) {
+        const now = clock.now()
+        const token = randomToken()
+        await db.transaction().execute(async (trx) => {
+          await repo.expireTokens(user.id, 'reset_password', now, trx)
+          await repo.insertToken({ user_id: user.id, purpose: 'reset_password', token_hash: sha256Hex(token), expires_at: addSeconds(now, RESET_TTL_SECONDS), now }, trx)
+          await deps.email.queue(resetPasswordMail(user.email, link('/reset-password', token), token), {}, trx)
+        })
+      }
+      return { message: FORGOT_PASSWORD_MESSAGE }
+    },
+
+    /** Sets the password and bumps the token version, which revokes every JWT issued before. */
+    async resetPassword(token: string, newPassword: string) {
+      checkPassword(newPassword, 'new_password')
+      const passwordHash = await hash(newPassword, ARGON2)
+      const now = clock.now()
+      await db.transaction().execute(async (trx) => {
+        const userId = await repo.consumeToken(sha256Hex(token), 'reset_password', now, trx)
+        if (!userId) throw badRequest('Invalid or expired reset token', 'invalid_token')
+        await repo.setPassword(userId, passwordHash, now, trx)
+        await repo.expireTokens(userId, 'reset_password', now, trx)
+      })
+      return { message: 'Password has been reset. Please log in with your new password.' }
+    },
+
+    /**
+     * A short-lived identity token for the caller, signed with the secret of the tenant that owns `botId`
+     * (or the caller's own tenant without it).
+     */
+    async widgetToken(user: { id: string; email: string; tenant_id: string | null; is_verified: boolean }, botPublicId?: string) {
+      let tenantId: string | null
+      if (botPublicId) {
+        const bot = await deps.botsRepo.findByPublicId(botPublicId)
+        if (!bot) throw notFound('Bot not found')
+        tenantId = bot.tenant_id
+      } else {
+        if (!user.tenant_id) throw notFound('Tenant not found')
+        tenantId = user.tenant_id
+      }
+      const [secret] = await deps.tenants.signingSecrets(tenantId)
+      if (!secret) throw badRequest('The tenant has no signing secret; create one with POST /tenants/me/kyc/secret', 'no_signing_secret')
+      const iat = Math.floor(clock.now().getTime() / 1000)
+      const token = signIdentityToken({ user_id: user.id, email: user.email, iat, exp: iat + WIDGET_TOKEN_TTL_SECONDS }, secret)
+      return { identity_token: token, expires_in: WIDGET_TOKEN_TTL_SECONDS }
+    },
+  }
+}
+
+export type AuthService = ReturnType<typeof createAuthService>

@@ -1,0 +1,104 @@
+import type { Static } from '@sinclair/typebox'
+import type { Db } from '../../db/client.js'
+import type { BotsTable } from '../../db/schema/foundation.js'
+import { conflict, notFound, ValidationError } from '../../lib/errors.js'
+import type { Clock } from '../../lib/clock.js'
+import type { Selectable, Updateable } from 'kysely'
+import { newPublicId, normalizeDomains } from './bots.fns.js'
+import type { BotsRepo } from './bots.repo.js'
+import type { BotCreate, BotUpdate } from './bots.schemas.js'
+
+export type BotRow = Selectable<BotsTable>
+
+export function presentBot(b: BotRow) {
+  return {
+    id: b.id,
+    tenant_id: b.tenant_id,
+    name: b.name,
+    public_id: b.public_id,
+    is_active: b.is_active,
+    link_safety_enabled: b.link_safety_enabled,
+    allowed_domains: b.allowed_domains,
+    agent_instructions: b.agent_instructions,
+    website_url: b.website_url,
+    created_at: b.created_at.toISOString(),
+    updated_at: b.updated_at.toISOString(),
+  }
+}
+
+function domainsOrThrow(input: string[]): string[] {
+  const r = normalizeDomains(input)
+  if ('badIndex' in r) {
+    throw new ValidationError(['body', 'allowed_domains', r.badIndex], `'${input[r.badIndex]}' is not a host name`, 'value_error')
+  }
+  return r.domains
+}
+
+export function createBotsService(deps: { db: Db; clock: Clock; repo: BotsRepo }) {
+  const { db, clock, repo } = deps
+
+  async function get(tenantId: string, botId: string): Promise<BotRow> {
+    const bot = await repo.find(tenantId, botId)
+    if (!bot) throw notFound('Bot not found')
+    return bot
+  }
+
+  return {
+    list: (tenantId: string) => repo.list(tenantId),
+    get,
+
+    create(tenantId: string, input: Static<typeof BotCreate>, trx: Db = db) {
+      return repo.insert(
+        tenantId,
+        {
+          name: input.name.trim(),
+          public_id: newPublicId(),
+          agent_instructions: input.agent_instructions ?? null,
+          website_url: input.website_url?.trim() || null,
+          link_safety_enabled: input.link_safety_enabled ?? false,
+          allowed_domains: domainsOrThrow(input.allowed_domains ?? []),
+          now: clock.now(),
+        },
+        trx,
+      )
+    },
+
+    async update(tenantId: string, botId: string, input: Static<typeof BotUpdate>): Promise<BotRow> {
+      const patch: Updateable<BotsTable> = { updated_at: clock.now() }
+      if (input.name != null) patch.name = input.name.trim()
+      if (input.is_active != null) patch.is_active = input.is_active
+      if (input.agent_instructions !== undefined) patch.agent_instructions = input.agent_instructions
+      if (input.link_safety_enabled != null) patch.link_safety_enabled = input.link_safety_enabled
+      if (input.allowed_domains !== undefined) patch.allowed_domains = JSON.stringify(domainsOrThrow(input.allowed_domains ?? []))
+      return db.transaction().execute(async (trx) => {
+        await repo.lockTenant(tenantId, trx)
+        const bot = await repo.find(tenantId, botId, trx)
+        if (!bot) throw notFound('Bot not found')
+        if (patch.is_active === false && bot.is_active && (await repo.countActiveExcept(tenantId, botId, trx)) === 0) {
+          throw conflict('Cannot deactivate the last active bot', 'last_active_bot')
+        }
+        return (await repo.update(tenantId, botId, patch, trx))!
+      })
+    },
+
+    async remove(tenantId: string, botId: string): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        await repo.lockTenant(tenantId, trx)
+        const bot = await repo.find(tenantId, botId, trx)
+        if (!bot) throw notFound('Bot not found')
+        if (bot.is_active && (await repo.countActiveExcept(tenantId, botId, trx)) === 0) {
+          throw conflict('Cannot delete the last active bot', 'last_active_bot')
+        }
+        await repo.delete(tenantId, botId, trx)
+      })
+    },
+
+    async setDisclosure(tenantId: string, botId: string, level: BotRow['disclosure_level']): Promise<BotRow> {
+      const bot = await repo.update(tenantId, botId, { disclosure_level: level, updated_at: clock.now() })
+      if (!bot) throw notFound('Bot not found')
+      return bot
+    },
+  }
+}
+
+export type BotsService = ReturnType<typeof createBotsService>

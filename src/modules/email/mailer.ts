@@ -1,0 +1,48 @@
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import nodemailer from 'nodemailer'
+import type { FastifyBaseLogger } from 'fastify'
+
+export interface MailMessage {
+  to: string
+  subject: string
+  text: string
+  html?: string
+  replyTo?: string
+}
+
+/** The edge to the mail system. SMTP when SMTP_URL is set; otherwise .eml files in DATA_DIR/outbox. */
+export interface Mailer {
+  send(message: MailMessage): Promise<void>
+  close(): void
+}
+
+export function createSmtpMailer(smtpUrl: string, from: string): Mailer {
+  const transport = nodemailer.createTransport(smtpUrl)
+  return {
+    async send(m) {
+      await transport.sendMail({ from, to: m.to, subject: m.subject, text: m.text, html: m.html, replyTo: m.replyTo })
+    },
+    close: () => transport.close(),
+  }
+}
+
+/**
+ * Development fallback: each mail becomes an .eml file a developer can open, and the links in it are
+ * logged so a verification link can be clicked straight from the console (never in production, where only
+ * the file path is logged).
+ */
+export function createOutboxMailer(dir: string, from: string, log: FastifyBaseLogger, logLinks: boolean): Mailer {
+  const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' })
+  return {
+    async send(m) {
+      mkdirSync(dir, { recursive: true })
+      const info = await transport.sendMail({ from, to: m.to, subject: m.subject, text: m.text, html: m.html, replyTo: m.replyTo })
+      const file = join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-${info.messageId.replace(/[^a-zA-Z0-9]/g, '').slice(0, 16)}.eml`)
+      writeFileSync(file, info.message as Buffer)
+      const links = logLinks ? (m.text.match(/https?:\/\/\S+/g) ?? []) : undefined
+      log.info({ file, subject: m.subject, links }, 'mail written to outbox (SMTP_URL not set)')
+    },
+    close: () => transport.close(),
+  }
+}

@@ -1,0 +1,66 @@
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
+import type { FastifyCorsOptions } from '@fastify/cors'
+import type { AppContext } from '../context.js'
+import { createGuards, type Guards } from '../http/auth.js'
+import type { JobDefinition } from '../jobs/types.js'
+import { createAuthRepo } from './auth/auth.repo.js'
+import { authRoutes } from './auth/auth.routes.js'
+import { createAuthService } from './auth/auth.service.js'
+import { createJwt } from './auth/jwt.js'
+import { createBotsRepo } from './bots/bots.repo.js'
+import { botsRoutes } from './bots/bots.routes.js'
+import { createBotsService } from './bots/bots.service.js'
+import { emailJobs } from './email/email.jobs.js'
+import { createEmailService } from './email/email.service.js'
+import { healthRoutes } from './health/health.routes.js'
+import { createTenantsRepo } from './tenants/tenants.repo.js'
+import { tenantsRoutes } from './tenants/tenants.routes.js'
+import { createTenantsService } from './tenants/tenants.service.js'
+
+export interface Modules {
+  guards: Guards
+  routes: FastifyPluginAsync[]
+  jobs: JobDefinition<any>[]
+  /** CORS for the public widget routes, decided per bot. */
+  widgetCors: (req: FastifyRequest) => FastifyCorsOptions
+}
+
+/**
+ * Wires every module from the context: repositories, then services in dependency order, then routes and
+ * job handlers. Plain code on purpose; each module's factory names exactly what it needs.
+ */
+export function wireModules(ctx: AppContext): Modules {
+  const { db, clock, cipher, config, queue } = ctx
+  const jwt = createJwt(config.JWT_SECRET, clock)
+  const authRepo = createAuthRepo(db)
+  const tenantsRepo = createTenantsRepo(db)
+  const botsRepo = createBotsRepo(db)
+  const guards = createGuards({ jwt, clock, authRepo, tenantsRepo })
+
+  const email = createEmailService({ queue, cipher })
+  const tenants = createTenantsService({ db, clock, cipher, repo: tenantsRepo })
+  const bots = createBotsService({ db, clock, repo: botsRepo })
+  const auth = createAuthService({
+    db,
+    clock,
+    jwt,
+    repo: authRepo,
+    email,
+    tenants,
+    bots,
+    botsRepo,
+    frontendUrl: config.FRONTEND_URL || config.PUBLIC_BASE_URL || `http://localhost:${config.PORT}`,
+  })
+
+  return {
+    guards,
+    routes: [
+      healthRoutes({ redis: ctx.redis }),
+      authRoutes({ guards, auth, secureCookies: config.PUBLIC_BASE_URL.startsWith('https://') }),
+      tenantsRoutes({ guards, tenants }),
+      botsRoutes({ guards, bots }),
+    ],
+    jobs: [...emailJobs({ cipher, mailer: ctx.mailer })],
+    widgetCors: () => ({ origin: true }),
+  }
+}

@@ -1,0 +1,132 @@
+import { sql } from 'kysely'
+import type { Db } from '../../db/client.js'
+import type { TenantsTable } from '../../db/schema/foundation.js'
+import type { Updateable } from 'kysely'
+
+type Executor = Db
+
+/** Tenants, their widget API keys and settings. Every method takes the tenant id first. */
+export function createTenantsRepo(db: Db) {
+  return {
+    insertTenant(values: { name: string; owner_user_id: string; now: Date }, trx: Executor = db) {
+      return trx
+        .insertInto('tenants')
+        .values({
+          name: values.name,
+          owner_user_id: values.owner_user_id,
+          llm_key_enc: null,
+          llm_key_hint: null,
+          support_email: null,
+          kyc_secret_enc: null,
+          kyc_secret_hint: null,
+          kyc_prev_secret_enc: null,
+          kyc_prev_valid_until: null,
+          l2_email: null,
+          escalation_language: null,
+          created_at: values.now,
+          updated_at: values.now,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow()
+    },
+    findTenant(tenantId: string, trx: Executor = db) {
+      return trx.selectFrom('tenants').selectAll().where('id', '=', tenantId).executeTakeFirst()
+    },
+    updateTenant(tenantId: string, patch: Updateable<TenantsTable>, trx: Executor = db) {
+      return trx.updateTable('tenants').set(patch).where('id', '=', tenantId).returningAll().executeTakeFirst()
+    },
+    /** The tenant owner's e-mail and verification, for TenantMe and notification fallbacks. */
+    findOwner(tenantId: string, trx: Executor = db) {
+      return trx
+        .selectFrom('tenants')
+        .innerJoin('users', 'users.id', 'tenants.owner_user_id')
+        .select(['users.email', 'users.is_verified'])
+        .where('tenants.id', '=', tenantId)
+        .executeTakeFirst()
+    },
+
+    listApiKeys(tenantId: string, trx: Executor = db) {
+      return trx
+        .selectFrom('api_keys')
+        .selectAll()
+        .where('tenant_id', '=', tenantId)
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .execute()
+    },
+    findApiKey(tenantId: string, keyId: string, trx: Executor = db) {
+      return trx.selectFrom('api_keys').selectAll().where('tenant_id', '=', tenantId).where('id', '=', keyId).executeTakeFirst()
+    },
+    insertApiKey(tenantId: string, values: { key_hash: string; key_hint: string; now: Date }, trx: Executor = db) {
+      return trx
+        .insertInto('api_keys')
+        .values({
+          tenant_id: tenantId,
+          key_hash: values.key_hash,
+          key_hint: values.key_hint,
+          status: 'active',
+          revoked_reason: null,
+          created_at: values.now,
+          expires_at: null,
+          revoked_at: null,
+          last_used_at: null,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow()
+    },
+    /** Puts every active key (but `exceptId`) into its grace window, or revokes it at once. */
+    retireActiveKeys(
+      tenantId: string,
+      opts: { exceptId: string; immediately: boolean; reason: string; now: Date; graceUntil: Date },
+      trx: Executor = db,
+    ) {
+      return trx
+        .updateTable('api_keys')
+        .set(
+          opts.immediately
+            ? { status: 'revoked', revoked_at: opts.now, revoked_reason: opts.reason, expires_at: opts.now }
+            : { status: 'revoking', expires_at: opts.graceUntil, revoked_reason: opts.reason },
+        )
+        .where('tenant_id', '=', tenantId)
+        .where('id', '!=', opts.exceptId)
+        .where('status', '=', 'active')
+        .execute()
+    },
+    revokeApiKey(tenantId: string, keyId: string, reason: string, now: Date, trx: Executor = db) {
+      return trx
+        .updateTable('api_keys')
+        .set({ status: 'revoked', revoked_at: now, revoked_reason: reason, expires_at: now })
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', keyId)
+        .returningAll()
+        .executeTakeFirstOrThrow()
+    },
+    /** Keys that authenticate right now: active, or revoking and still inside the grace window. */
+    countUsableKeys(tenantId: string, now: Date, trx: Executor = db) {
+      return trx
+        .selectFrom('api_keys')
+        .select(sql<number>`count(*)::int`.as('n'))
+        .where('tenant_id', '=', tenantId)
+        .where((eb) => eb.or([eb('status', '=', 'active'), eb.and([eb('status', '=', 'revoking'), eb('expires_at', '>', now)])]))
+        .executeTakeFirstOrThrow()
+        .then((r) => r.n)
+    },
+    /** Not tenant-scoped on purpose: this is how a request finds its tenant from an X-API-Key. */
+    findUsableKeyByHash(keyHash: string, now: Date) {
+      return db
+        .selectFrom('api_keys')
+        .innerJoin('tenants', 'tenants.id', 'api_keys.tenant_id')
+        .select(['api_keys.id', 'api_keys.tenant_id', 'api_keys.last_used_at', 'tenants.is_active as tenant_active'])
+        .where('api_keys.key_hash', '=', keyHash)
+        .where((eb) =>
+          eb.or([eb('api_keys.status', '=', 'active'), eb.and([eb('api_keys.status', '=', 'revoking'), eb('api_keys.expires_at', '>', now)])]),
+        )
+        .executeTakeFirst()
+    },
+    touchApiKey(keyId: string, now: Date) {
+      return db.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', keyId).execute()
+    },
+  }
+}
+
+export type TenantsRepo = ReturnType<typeof createTenantsRepo>

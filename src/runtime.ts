@@ -1,0 +1,10 @@
+import type { AppContext } from './context.js'
+import { Worker } from './jobs/worker.js'
+import type { Modules } from './modules/index.js'
+
+export function createWorker(ctx: AppContext, modules: Modules): Worker {
+  return new Worker(ctx.db, ctx.queue, ctx.clock, ctx.log, modules.jobs, {
+    concurrency: ctx.config.WORKER_CONCURRENCY,
+    pollMs: ctx.config.WORKER_POLL_MS,
+  })
+}

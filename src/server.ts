@@ -1,0 +1,52 @@
+import 'dotenv/config'
+import { buildApp } from './app.js'
+import { ConfigError, loadConfig } from './config.js'
+import { closeContext, createContext } from './context.js'
+import { wireModules } from './modules/index.js'
+import { createWorker } from './runtime.js'
+
+/** The process: config, database, HTTP, the in-process worker, and a graceful shutdown in that order reversed. */
+async function main(): Promise<void> {
+  const started = performance.now()
+  let config
+  try {
+    config = loadConfig()
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message)
+      process.exit(1)
+    }
+    throw err
+  }
+  const ctx = await createContext(config)
+  const modules = wireModules(ctx)
+  const app = await buildApp(ctx, modules)
+  const worker = config.RUN_WORKER ? createWorker(ctx, modules) : null
+
+  let stopping = false
+  const shutdown = async (signal: string) => {
+    if (stopping) return
+    stopping = true
+    ctx.log.info({ signal }, 'shutting down')
+    const force = setTimeout(() => process.exit(1), 20_000).unref()
+    await app.close().catch(() => {})
+    await worker?.stop().catch(() => {})
+    await closeContext(ctx).catch(() => {})
+    clearTimeout(force)
+    process.exit(0)
+  }
+  process.on('SIGTERM', () => void shutdown('SIGTERM'))
+  process.on('SIGINT', () => void shutdown('SIGINT'))
+
+  await app.listen({ port: config.PORT, host: config.HOST })
+  await worker?.start()
+  ctx.log.info(
+    { database: ctx.database.kind, vector: ctx.database.features.vector, redis: Boolean(ctx.redis), worker: Boolean(worker), startupMs: Math.round(performance.now() - started) },
+    'service ready',
+  )
+}
+
+main().catch((err) => {
+  console.error('failed to start:', err instanceof Error ? err.message : err)
+  process.exit(1)
+})

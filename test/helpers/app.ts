@@ -1,0 +1,88 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { randomBytes } from 'node:crypto'
+import { inject } from 'vitest'
+import { buildApp, type App } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
+import { closeContext, createContext, type AppContext } from '../../src/context.js'
+import type { Worker } from '../../src/jobs/worker.js'
+import { ManualClock } from '../../src/lib/clock.js'
+import { wireModules } from '../../src/modules/index.js'
+import { createWorker } from '../../src/runtime.js'
+import { FakeSmtp } from '../fakes/smtp.js'
+import { Api } from './http.js'
+
+export interface TestApp {
+  url: string
+  app: App
+  ctx: AppContext
+  worker: Worker | null
+  clock: ManualClock
+  smtp: FakeSmtp
+  /** A client with its own visitor IP (X-Forwarded-For), so rate limits of one test do not hit another. */
+  api(): Api
+  close(): Promise<void>
+}
+
+export interface StartOptions {
+  env?: Record<string, string | undefined>
+  /** Reuse a database location (PGlite directory) to test restarts; default in-memory. */
+  pgliteDir?: string
+  smtp?: FakeSmtp
+  worker?: boolean
+  clock?: ManualClock
+}
+
+/**
+ * Boots the real app on 127.0.0.1 with a real SMTP server. The database is the suite's PostgreSQL when
+ * DATABASE_URL is set (see global-setup), otherwise an in-memory PGlite of its own; Redis when REDIS_URL
+ * is set, under a key prefix of its own.
+ */
+export async function startApp(opts: StartOptions = {}): Promise<TestApp> {
+  const smtp = opts.smtp ?? (await new FakeSmtp().start())
+  const dataDir = mkdtempSync(join(tmpdir(), 'scb-test-'))
+  const clock = opts.clock ?? new ManualClock()
+  const config = loadConfig(
+    {
+      NODE_ENV: 'test',
+      DATA_DIR: dataDir,
+      DATABASE_URL: inject('databaseUrl'),
+      REDIS_URL: process.env.REDIS_URL,
+      REDIS_PREFIX: `scbt:${randomBytes(6).toString('hex')}:`,
+      JWT_SECRET: 'test-jwt-secret-that-is-long-enough-0123456789',
+      ENCRYPTION_KEY: '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff',
+      SMTP_URL: smtp.url,
+      FRONTEND_URL: 'http://app.test',
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+      TRUST_PROXY: 'true',
+      WORKER_POLL_MS: '50',
+      ...opts.env,
+    },
+    () => {},
+  )
+  const ctx = await createContext(config, { clock, pgliteDir: opts.pgliteDir ?? 'memory' })
+  const modules = wireModules(ctx)
+  const app = await buildApp(ctx, modules)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const worker = opts.worker === false ? null : createWorker(ctx, modules)
+  await worker?.start()
+  const address = app.server.address() as { port: number }
+  const url = `http://127.0.0.1:${address.port}`
+  return {
+    url,
+    app,
+    ctx,
+    worker,
+    clock,
+    smtp,
+    api: () => new Api(url),
+    async close() {
+      await app.close()
+      await worker?.stop(2000)
+      await closeContext(ctx)
+      if (!opts.smtp) await smtp.stop()
+      rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+}
