@@ -7,6 +7,8 @@ import { JobQueue } from './jobs/queue.js'
 import { systemClock, type Clock } from './lib/clock.js'
 import { createCipher, type Cipher } from './lib/crypto.js'
 import { createOutboxMailer, createSmtpMailer, type Mailer } from './modules/email/mailer.js'
+import type { LlmClient } from './modules/llm/llm.js'
+import { createOpenAiClient } from './modules/llm/openai-client.js'
 
 /**
  * Everything a module may be wired with. Built once per process (server, worker, test); modules pick what
@@ -22,11 +24,13 @@ export interface AppContext {
   cipher: Cipher
   queue: JobQueue
   mailer: Mailer
+  llm: LlmClient
 }
 
 export interface ContextOverrides {
   clock?: Clock
   mailer?: Mailer
+  llm?: LlmClient
   log?: Logger
   /** PGlite location when DATABASE_URL is unset; tests use 'memory'. */
   pgliteDir?: string | 'memory'
@@ -79,6 +83,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     cipher,
     queue: new JobQueue(database.db, clock),
     mailer,
+    llm: overrides.llm ?? createOpenAiClient(config.LLM_BASE_URL),
   }
 }
 

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The whole suite twice: on the embedded PGlite (what a fresh clone has), then on PostgreSQL + Redis
+# (started first when they are installed but down). Used by .ci/run.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+npm install --no-fund --no-audit
+status=0
+
+echo "=== suite on embedded PGlite, no Redis ==="
+env -u DATABASE_URL -u REDIS_URL npm test || status=1
+
+PG_URL=${CI_DATABASE_URL:-postgres://root@127.0.0.1:5432/test}
+REDIS=${CI_REDIS_URL:-redis://127.0.0.1:6379}
+if command -v pg_ctlcluster >/dev/null 2>&1 && ! pg_isready -h 127.0.0.1 -p 5432 -q; then
+  pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -1)" main start || true
+  for _ in $(seq 1 30); do pg_isready -h 127.0.0.1 -p 5432 -q && break; sleep 1; done
+fi
+if command -v redis-server >/dev/null 2>&1 && ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
+  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no || true
+  for _ in $(seq 1 30); do redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 && break; sleep 1; done
+fi
+
+if pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null && redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
+  echo "=== suite on PostgreSQL + Redis ==="
+  DATABASE_URL=$PG_URL REDIS_URL=$REDIS npm test || status=1
+else
+  echo "PostgreSQL or Redis is not available on 127.0.0.1: the server-backed run was NOT done" >&2
+  [ "${CI:-}" = "true" ] && status=1
+fi
+exit $status

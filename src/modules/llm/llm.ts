@@ -1,0 +1,70 @@
+/**
+ * The edge to the language-model provider (any OpenAI-compatible server at LLM_BASE_URL). Every model call
+ * of the service goes through this interface; the implementation is in openai-client.ts and tests point
+ * it at the fake server in test/fakes/fake-llm.ts over real HTTP.
+ */
+export interface LlmMessage {
+  role: 'system' | 'user' | 'assistant'
+  content: string
+}
+
+export interface LlmUsage {
+  prompt_tokens: number
+  completion_tokens: number
+  total_tokens: number
+}
+
+export interface ChatOptions {
+  /** The tenant's own key (decrypted just for this call; never logged). */
+  apiKey: string
+  model: string
+  messages: LlmMessage[]
+  temperature?: number
+  maxTokens?: number
+  /** Ask for a JSON object (response_format json_object). */
+  json?: boolean
+  /** Total time allowed for the call; the call is aborted after it. */
+  timeoutMs?: number
+  signal?: AbortSignal
+}
+
+export interface ChatResult {
+  text: string
+  usage: LlmUsage
+}
+
+export interface ChatStream extends AsyncIterable<string> {
+  /** Resolves once the stream has ended, with the provider's usage (or an estimate when not reported). */
+  result(): Promise<ChatResult>
+}
+
+export interface EmbedOptions {
+  apiKey: string
+  model: string
+  input: string[]
+  timeoutMs?: number
+  signal?: AbortSignal
+}
+
+export interface EmbedResult {
+  vectors: number[][]
+  usage: LlmUsage
+}
+
+export interface LlmClient {
+  chat(opts: ChatOptions): Promise<ChatResult>
+  /** Yields text deltas as the model produces them. */
+  chatStream(opts: ChatOptions): ChatStream
+  embed(opts: EmbedOptions): Promise<EmbedResult>
+}
+
+/** The provider could not be reached or kept failing (5xx, 429 after retry, timeout, malformed reply). */
+export class LlmUnavailableError extends Error {
+  override name = 'LlmUnavailableError'
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message)
+  }
+}
