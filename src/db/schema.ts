@@ -1,7 +1,8 @@
 import type { FoundationTables } from './schema/foundation.js'
+import type { IngestionTables } from './schema/ingestion.js'
 
 /**
  * The whole database as Kysely sees it. Each area keeps its tables in `schema/<area>.ts`; add the area
  * here when it gets tables.
  */
-export interface Database extends FoundationTables {}
+export interface Database extends FoundationTables, IngestionTables {}

@@ -1,6 +1,7 @@
 import type { Migration } from 'kysely'
 import * as m0001 from './0001_foundation.js'
 import * as m0002 from './0002_extensions.js'
+import * as m0100 from './0100_ingestion.js'
 
 /**
  * The one migration history, for PGlite and PostgreSQL alike. Names sort in the order they run; never
@@ -9,4 +10,5 @@ import * as m0002 from './0002_extensions.js'
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
   '0002_extensions': m0002,
+  '0100_ingestion': m0100,
 }
