@@ -7,7 +7,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { AppContext } from './context.js'
 import { registerErrorHandling } from './http/errors.js'
 import { registerOpenApi } from './http/openapi.js'
-import { rateLimitMessage } from './http/rate-limit.js'
+import { createRateLimitStore, rateLimitMessage, waitForRedis } from './http/rate-limit.js'
+import { findNul } from './http/input.js'
+import { ValidationError } from './lib/errors.js'
 import { wireModules, type Modules } from './modules/index.js'
 
 export type App = FastifyInstance
@@ -37,6 +39,14 @@ export async function buildApp(ctx: AppContext, modules: Modules = wireModules(c
     reply.header('X-Request-Id', req.id)
   })
 
+  // PostgreSQL cannot store U+0000 in text; refuse it as invalid input instead of failing in the database.
+  app.addHook('preValidation', async (req) => {
+    for (const [part, loc] of [[req.params, 'path'], [req.query, 'query'], [req.body, 'body']] as const) {
+      const at = findNul(part)
+      if (at) throw new ValidationError([loc, ...at], 'String must not contain NUL characters', 'string_nul')
+    }
+  })
+
   registerErrorHandling(app)
   await registerOpenApi(app)
   await app.register(cookie)
@@ -48,11 +58,14 @@ export async function buildApp(ctx: AppContext, modules: Modules = wireModules(c
       cb(null, { origin: ctx.config.CORS_ORIGINS.length ? [...ctx.config.CORS_ORIGINS] : false, credentials: true })
     },
   })
+  if (ctx.redis) await waitForRedis(ctx.redis, 2000)
+  let warnedRedis = false
   if (ctx.config.RATE_LIMIT_ENABLED) await app.register(rateLimit, {
     global: false,
-    redis: ctx.redis ?? undefined,
-    nameSpace: `${ctx.config.REDIS_PREFIX}rl:`,
-    skipOnError: true,
+    store: createRateLimitStore(ctx.redis, `${ctx.config.REDIS_PREFIX}rl:`, (err) => {
+      if (!warnedRedis) ctx.log.warn({ err: { message: err.message } }, 'rate limits counted in memory: Redis failed')
+      warnedRedis = true
+    }) as never,
     enableDraftSpec: false,
     errorResponseBuilder: (req, context) => {
       const rl = (req.routeOptions.config as { rateLimit?: { timeWindow?: number } }).rateLimit

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import type { RateLimitOptions } from '@fastify/rate-limit'
+import type { Redis } from 'ioredis'
 import { sha256Hex } from '../lib/crypto.js'
 
 /**
@@ -36,4 +37,106 @@ export const rateLimits = {
 export function rateLimitMessage(max: number, timeWindowMs: number): string {
   const [n, unit] = timeWindowMs % 3_600_000 === 0 ? [timeWindowMs / 3_600_000, 'hour'] : [Math.round(timeWindowMs / 60_000), 'minute']
   return `Rate limit exceeded: ${max} per ${n} ${unit}${n === 1 ? '' : 's'}`
+}
+
+type StoreCallback = (err: Error | null, res?: { current: number; ttl: number }) => void
+
+// INCR plus the window's expiry in one round trip; a key that somehow lost its TTL gets one again.
+const INCR_SCRIPT = `
+local current = redis.call('INCR', KEYS[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if current == 1 or ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return {current, ttl}`
+
+const LOCAL_MAX_KEYS = 50_000
+
+/**
+ * The counter store behind every limit. With Redis the counters are shared by all instances (keys under
+ * REDIS_PREFIX); when Redis is not configured, or is down, counting continues in process memory, so an
+ * outage weakens a limit to per-instance instead of switching it off.
+ */
+export function createRateLimitStore(redis: Redis | null, prefix: string, onRedisError: (err: Error) => void = () => {}) {
+  const local = new Map<string, { count: number; resetAt: number }>()
+  if (redis && !(redis as unknown as Record<string, unknown>).scbRateLimit) {
+    redis.defineCommand('scbRateLimit', { numberOfKeys: 1, lua: INCR_SCRIPT })
+  }
+
+  function localIncr(key: string, timeWindow: number): { current: number; ttl: number } {
+    const now = Date.now()
+    let entry = local.get(key)
+    if (!entry || entry.resetAt <= now) {
+      if (local.size >= LOCAL_MAX_KEYS) {
+        for (const [k, v] of local) if (v.resetAt <= now) local.delete(k)
+        if (local.size >= LOCAL_MAX_KEYS) local.delete(local.keys().next().value!)
+      }
+      entry = { count: 0, resetAt: now + timeWindow }
+      local.set(key, entry)
+    }
+    entry.count++
+    return { current: entry.count, ttl: entry.resetAt - now }
+  }
+
+  return class RateLimitStore {
+    private readonly ns: string
+    // @fastify/rate-limit constructs the root store with its options object; children get a namespace.
+    constructor(ns?: unknown) {
+      this.ns = typeof ns === 'string' ? ns : prefix
+    }
+
+    child(routeOptions: { routeInfo: { method?: string; url?: string } }) {
+      return new RateLimitStore(`${this.ns}${routeOptions.routeInfo.method ?? ''}${routeOptions.routeInfo.url ?? ''}:`)
+    }
+
+    incr(key: string, cb: StoreCallback, timeWindow: number): void {
+      const full = this.ns + key
+      if (!redis || redis.status !== 'ready') return cb(null, localIncr(full, timeWindow))
+      ;(redis as unknown as { scbRateLimit(k: string, w: number): Promise<[number, number]> })
+        .scbRateLimit(full, timeWindow)
+        .then(([current, ttl]) => cb(null, { current, ttl }))
+        .catch((err: Error) => {
+          onRedisError(err)
+          cb(null, localIncr(full, timeWindow))
+        })
+    }
+
+    /** The counter without counting (for `createRateLimit(...)(req, { increment: false })`). */
+    read(key: string, cb: StoreCallback): void {
+      const full = this.ns + key
+      const fromLocal = () => {
+        const entry = local.get(full)
+        const now = Date.now()
+        cb(null, entry && entry.resetAt > now ? { current: entry.count, ttl: entry.resetAt - now } : { current: 0, ttl: 0 })
+      }
+      if (!redis || redis.status !== 'ready') return fromLocal()
+      redis
+        .multi()
+        .get(full)
+        .pttl(full)
+        .exec()
+        .then((res) => {
+          const current = Number(res?.[0]?.[1] ?? 0)
+          const ttl = Number(res?.[1]?.[1] ?? 0)
+          cb(null, current > 0 && ttl > 0 ? { current, ttl } : { current: 0, ttl: 0 })
+        })
+        .catch(fromLocal)
+    }
+  }
+}
+
+/** Waits up to `ms` for Redis to connect, so the first requests after boot already count in Redis. */
+export async function waitForRedis(redis: Redis, ms: number): Promise<boolean> {
+  if (redis.status === 'ready') return true
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      clearTimeout(timer)
+      redis.off('ready', onReady)
+      resolve(ok)
+    }
+    const onReady = () => done(true)
+    const timer = setTimeout(() => done(false), ms)
+    redis.once('ready', onReady)
+  })
 }

@@ -169,7 +169,9 @@ export class Worker {
       .updateTable('jobs')
       .set({ status: 'done', finished_at: now, updated_at: now, locked_by: null, locked_until: null, last_error: null })
       .where('id', '=', job.id)
-      .execute()
+      // A worker whose lease lapsed (and whose job another worker took over) must not overwrite that run.
+      .where('locked_by', '=', this.id)
+      .executeTakeFirst()
     if (def.everySeconds) await this.enqueueRecurring(def, addSeconds(now, def.everySeconds))
   }
 
@@ -191,6 +193,7 @@ export class Worker {
         locked_until: null,
       })
       .where('id', '=', job.id)
+      .where('locked_by', '=', this.id)
       .execute()
     if (exhausted && def.everySeconds) await this.enqueueRecurring(def, addSeconds(now, def.everySeconds))
   }

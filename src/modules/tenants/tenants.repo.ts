@@ -101,6 +101,26 @@ export function createTenantsRepo(db: Db) {
         .returningAll()
         .executeTakeFirstOrThrow()
     },
+    countActiveKeysExcept(tenantId: string, keyId: string, trx: Executor = db) {
+      return trx
+        .selectFrom('api_keys')
+        .select(sql<number>`count(*)::int`.as('n'))
+        .where('tenant_id', '=', tenantId)
+        .where('status', '=', 'active')
+        .where('id', '!=', keyId)
+        .executeTakeFirstOrThrow()
+        .then((r) => r.n)
+    },
+    /** Stores the first signing secret; returns false when the tenant already has one. */
+    async setKycSecretIfNone(tenantId: string, values: { enc: string; hint: string; now: Date }, trx: Executor = db) {
+      const r = await trx
+        .updateTable('tenants')
+        .set({ kyc_secret_enc: values.enc, kyc_secret_hint: values.hint, updated_at: values.now })
+        .where('id', '=', tenantId)
+        .where('kyc_secret_enc', 'is', null)
+        .executeTakeFirst()
+      return Number(r.numUpdatedRows) > 0
+    },
     /** Keys that authenticate right now: active, or revoking and still inside the grace window. */
     countUsableKeys(tenantId: string, now: Date, trx: Executor = db) {
       return trx

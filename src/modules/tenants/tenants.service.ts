@@ -123,10 +123,11 @@ export function createTenantsService(deps: {
 
     // --- signing (KYC) secret ---
     async createKycSecret(tenantId: string) {
-      const t = await tenantOr404(tenantId)
-      if (t.kyc_secret_enc) throw conflict('A signing secret already exists; rotate it instead', 'secret_exists')
+      await tenantOr404(tenantId)
       const secret = randomBytes(32).toString('hex')
-      await repo.updateTenant(tenantId, { kyc_secret_enc: cipher.encrypt(secret), kyc_secret_hint: lastChars(secret), updated_at: clock.now() })
+      // Conditional write: of two concurrent creates only one can succeed.
+      const created = await repo.setKycSecretIfNone(tenantId, { enc: cipher.encrypt(secret), hint: lastChars(secret), now: clock.now() })
+      if (!created) throw conflict('A signing secret already exists; rotate it instead', 'secret_exists')
       return { secret_key: secret, message: 'Store this secret now: it will not be shown again.' }
     },
 
@@ -212,9 +213,12 @@ export function createTenantsService(deps: {
         await trx.selectFrom('tenants').select('id').where('id', '=', tenantId).forUpdate().execute()
         const key = await repo.findApiKey(tenantId, keyId, trx)
         if (!key) throw notFound('API key not found')
-        if (presentApiKey(key, now).status === 'revoked') return key
-        const usable = await repo.countUsableKeys(tenantId, now, trx)
-        if (usable <= 1) throw conflict('Cannot revoke the last usable API key; rotate it instead', 'last_usable_key')
+        const status = presentApiKey(key, now).status
+        if (status === 'revoked') return key
+        // A key in its grace window is about to stop working, so only another active key counts as usable.
+        if (status === 'active' && (await repo.countActiveKeysExcept(tenantId, keyId, trx)) === 0) {
+          throw conflict('Cannot revoke the last usable API key; rotate it instead', 'last_usable_key')
+        }
         return repo.revokeApiKey(tenantId, keyId, 'manual', now, trx)
       })
       return presentApiKey(row, now)
