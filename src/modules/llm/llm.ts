@@ -42,6 +42,8 @@ export interface EmbedOptions {
   apiKey: string
   model: string
   input: string[]
+  /** Output size for models that support shortening (text-embedding-3-*); the provider default otherwise. */
+  dimensions?: number
   timeoutMs?: number
   signal?: AbortSignal
 }
@@ -58,12 +60,20 @@ export interface LlmClient {
   embed(opts: EmbedOptions): Promise<EmbedResult>
 }
 
+/**
+ * Why a call failed: an HTTP error status from the provider, our timeout, the caller's own abort signal
+ * (e.g. the visitor went away: usually not worth a hand-off), a connection failure or early end of a
+ * stream, or a reply that could not be parsed.
+ */
+export type LlmFailureKind = 'http' | 'timeout' | 'aborted' | 'network' | 'malformed'
+
 /** The provider could not be reached or kept failing (5xx, 429 after retry, timeout, malformed reply). */
 export class LlmUnavailableError extends Error {
   override name = 'LlmUnavailableError'
   constructor(
     message: string,
     readonly status?: number,
+    readonly kind: LlmFailureKind = 'network',
   ) {
     super(message)
   }

@@ -1,26 +1,61 @@
 import OpenAI from 'openai'
-import { LlmUnavailableError, type ChatOptions, type ChatResult, type ChatStream, type EmbedOptions, type LlmClient, type LlmUsage } from './llm.js'
+import {
+  LlmUnavailableError,
+  type ChatOptions,
+  type ChatResult,
+  type ChatStream,
+  type EmbedOptions,
+  type LlmClient,
+  type LlmUsage,
+} from './llm.js'
 
 const DEFAULT_TIMEOUT_MS = 60_000
 
-/** Rough token estimate for providers that do not report usage on streams (~4 characters a token). */
+/** Rough token estimate for providers that do not report usage (~4 characters a token). */
 export const estimateTokens = (text: string): number => Math.max(1, Math.ceil(text.length / 4))
 
-function toUnavailable(err: unknown): Error {
+const promptText = (opts: ChatOptions) => opts.messages.map((m) => m.content).join('\n')
+
+function toUsage(u: { prompt_tokens: number; completion_tokens?: number; total_tokens: number } | null | undefined, prompt: string, completion: string): LlmUsage {
+  if (u) return { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens ?? 0, total_tokens: u.total_tokens }
+  const p = estimateTokens(prompt)
+  const c = completion ? estimateTokens(completion) : 0
+  return { prompt_tokens: p, completion_tokens: c, total_tokens: p + c }
+}
+
+interface CallSignal {
+  signal: AbortSignal
+  caller?: AbortSignal
+  timeout: AbortSignal
+}
+
+/** One signal for the whole call (all attempts and the whole stream): the caller's, or our timeout. */
+function signalFor(opts: { timeoutMs?: number; signal?: AbortSignal }): CallSignal {
+  const timeout = AbortSignal.timeout(opts.timeoutMs ?? DEFAULT_TIMEOUT_MS)
+  return { signal: opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout, caller: opts.signal, timeout }
+}
+
+/** Every failure becomes an LlmUnavailableError; messages never carry the provider's text (it may echo input). */
+function toUnavailable(err: unknown, s: CallSignal): LlmUnavailableError {
   if (err instanceof LlmUnavailableError) return err
-  if (err instanceof OpenAI.APIError) {
+  if (s.caller?.aborted) return new LlmUnavailableError('language model call aborted by the caller', undefined, 'aborted')
+  if (s.timeout.aborted) return new LlmUnavailableError('language model call timed out', undefined, 'timeout')
+  if (err instanceof OpenAI.APIUserAbortError || (err as Error)?.name === 'AbortError' || (err as Error)?.name === 'TimeoutError') {
+    return new LlmUnavailableError('language model call aborted or timed out', undefined, 'timeout')
+  }
+  if (err instanceof OpenAI.APIConnectionError) return new LlmUnavailableError('language model unreachable', undefined, 'network')
+  if (err instanceof OpenAI.APIError && typeof err.status === 'number') {
     // 4xx other than 429 are our fault or the tenant's key: still "unavailable" to the visitor, but keep the status.
-    return new LlmUnavailableError(`language model error ${err.status ?? ''}`.trim(), err.status ?? undefined)
+    return new LlmUnavailableError(`language model error ${err.status}`, err.status, 'http')
   }
-  if ((err as Error)?.name === 'AbortError' || err instanceof OpenAI.APIUserAbortError) {
-    return new LlmUnavailableError('language model call aborted or timed out')
-  }
-  return new LlmUnavailableError('language model unreachable')
+  if (err instanceof SyntaxError) return new LlmUnavailableError('language model sent a malformed reply', undefined, 'malformed')
+  return new LlmUnavailableError('language model unreachable', undefined, 'network')
 }
 
 /**
  * The official SDK at a configurable base URL. One SDK client per API key is cached (tenants bring their
- * own keys). The SDK retries once on connection errors, 408, 409, 429 and 5xx.
+ * own keys). The SDK retries once on connection errors, 408, 409, 429 (honouring Retry-After) and 5xx;
+ * `timeoutMs` bounds the whole call including that retry and the whole stream.
  */
 export function createOpenAiClient(baseURL: string): LlmClient {
   const clients = new Map<string, OpenAI>()
@@ -28,7 +63,8 @@ export function createOpenAiClient(baseURL: string): LlmClient {
     let c = clients.get(apiKey)
     if (!c) {
       if (clients.size > 1000) clients.clear()
-      c = new OpenAI({ apiKey, baseURL, maxRetries: 1, timeout: DEFAULT_TIMEOUT_MS })
+      // logLevel off: the SDK would print raw reply chunks (visitor text) to the console on parse errors.
+      c = new OpenAI({ apiKey, baseURL, maxRetries: 1, timeout: DEFAULT_TIMEOUT_MS, logLevel: 'off' })
       clients.set(apiKey, c)
     }
     return c
@@ -44,53 +80,63 @@ export function createOpenAiClient(baseURL: string): LlmClient {
     }
   }
 
-  function signalFor(opts: { timeoutMs?: number; signal?: AbortSignal }) {
-    const timeout = AbortSignal.timeout(opts.timeoutMs ?? DEFAULT_TIMEOUT_MS)
-    return opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout
-  }
-
   return {
     async chat(opts) {
+      const s = signalFor(opts)
       try {
-        const res = await client(opts.apiKey).chat.completions.create({ ...params(opts), stream: false }, { signal: signalFor(opts) })
+        const res = await client(opts.apiKey).chat.completions.create({ ...params(opts), stream: false }, { signal: s.signal })
+        if (!res || !Array.isArray(res.choices)) throw new SyntaxError('no choices in the reply')
         const text = res.choices[0]?.message?.content ?? ''
-        const usage: LlmUsage = res.usage
-          ? { prompt_tokens: res.usage.prompt_tokens, completion_tokens: res.usage.completion_tokens, total_tokens: res.usage.total_tokens }
-          : { prompt_tokens: 0, completion_tokens: estimateTokens(text), total_tokens: estimateTokens(text) }
-        return { text, usage }
+        return { text, usage: toUsage(res.usage, promptText(opts), text) }
       } catch (err) {
-        throw toUnavailable(err)
+        throw toUnavailable(err, s)
       }
     },
 
     chatStream(opts): ChatStream {
       let text = ''
       let usage: LlmUsage | null = null
+      let settled = false
       let settle!: { resolve: (r: ChatResult) => void; reject: (e: Error) => void }
       const done = new Promise<ChatResult>((resolve, reject) => (settle = { resolve, reject }))
       done.catch(() => {})
+      const finish = (outcome: { ok: true } | { ok: false; err: Error }) => {
+        if (settled) return
+        settled = true
+        if (outcome.ok) settle.resolve({ text, usage: usage ?? toUsage(null, promptText(opts), text) })
+        else settle.reject(outcome.err)
+      }
       const iterate = async function* () {
+        const s = signalFor(opts)
         try {
           const stream = await client(opts.apiKey).chat.completions.create(
             { ...params(opts), stream: true, stream_options: { include_usage: true } },
-            { signal: signalFor(opts) },
+            { signal: s.signal },
           )
+          let finished = false
           for await (const part of stream) {
-            if (part.usage) {
-              usage = { prompt_tokens: part.usage.prompt_tokens, completion_tokens: part.usage.completion_tokens, total_tokens: part.usage.total_tokens }
-            }
-            const delta = part.choices[0]?.delta?.content
+            if (part.usage) usage = toUsage(part.usage, '', '')
+            const choice = part.choices?.[0]
+            if (choice?.finish_reason) finished = true
+            const delta = choice?.delta?.content
             if (delta) {
               text += delta
               yield delta
             }
           }
-          const prompt = estimateTokens(opts.messages.map((m) => m.content).join('\n'))
-          settle.resolve({ text, usage: usage ?? { prompt_tokens: prompt, completion_tokens: estimateTokens(text), total_tokens: prompt + estimateTokens(text) } })
+          // The SDK ends an aborted stream silently, and a dropped connection can look like a clean end:
+          // an answer without finish_reason is incomplete and must not pass for a whole one.
+          if (!finished) {
+            throw s.signal.aborted ? toUnavailable(new DOMException('aborted', 'AbortError'), s) : new LlmUnavailableError('language model stream ended early', undefined, 'network')
+          }
+          finish({ ok: true })
         } catch (err) {
-          const e = toUnavailable(err)
-          settle.reject(e)
+          const e = toUnavailable(err, s)
+          finish({ ok: false, err: e })
           throw e
+        } finally {
+          // The consumer stopped early (break/return): the SDK aborts the request; result() gets what arrived.
+          finish({ ok: true })
         }
       }
       const it = iterate()
@@ -100,15 +146,20 @@ export function createOpenAiClient(baseURL: string): LlmClient {
       }
     },
 
-    async embed(opts) {
+    async embed(opts: EmbedOptions) {
       if (opts.input.length === 0) return { vectors: [], usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 } }
+      const s = signalFor(opts)
       try {
-        const res = await client(opts.apiKey).embeddings.create({ model: opts.model, input: opts.input }, { signal: signalFor(opts) })
-        const vectors = [...res.data].sort((a, b) => a.index - b.index).map((d) => d.embedding as number[])
-        const tokens = res.usage?.total_tokens ?? 0
+        const res = await client(opts.apiKey).embeddings.create(
+          { model: opts.model, input: opts.input, ...(opts.dimensions ? { dimensions: opts.dimensions } : {}) },
+          { signal: s.signal },
+        )
+        if (!res || !Array.isArray(res.data) || res.data.length !== opts.input.length) throw new SyntaxError('embedding count does not match the input')
+        const vectors = [...res.data].sort((a, b) => a.index - b.index).map((d) => Array.from(d.embedding as ArrayLike<number>))
+        const tokens = res.usage?.total_tokens ?? estimateTokens(opts.input.join('\n'))
         return { vectors, usage: { prompt_tokens: res.usage?.prompt_tokens ?? tokens, completion_tokens: 0, total_tokens: tokens } }
       } catch (err) {
-        throw toUnavailable(err)
+        throw toUnavailable(err, s)
       }
     },
   }
