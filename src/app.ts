@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import AjvCompiler from '@fastify/ajv-compiler'
 import cookie from '@fastify/cookie'
 import cors from '@fastify/cors'
 import rateLimit from '@fastify/rate-limit'
@@ -13,6 +14,20 @@ import { ValidationError } from './lib/errors.js'
 import { wireModules, type Modules } from './modules/index.js'
 
 export type App = FastifyInstance
+
+/**
+ * Query strings, path and headers are text, so their values are coerced to the schema's types ("5" -> 5,
+ * a single value -> a one-item array). JSON bodies are typed already: a string where a list or a boolean
+ * belongs is a 422, as a client of the interface expects, not silently converted.
+ */
+function strictBodyValidator() {
+  const pool = AjvCompiler()
+  return ((externalSchemas: never, options: { customOptions?: Record<string, unknown> } | undefined) => {
+    const lax = pool(externalSchemas, options as never)
+    const strict = pool(externalSchemas, { ...options, customOptions: { ...options?.customOptions, coerceTypes: false } } as never)
+    return (route: { httpPart?: string }) => (route.httpPart === 'body' ? strict : lax)(route as never)
+  }) as never
+}
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -30,6 +45,7 @@ export async function buildApp(ctx: AppContext, modules: Modules = wireModules(c
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID()
     },
     ajv: { customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: true, allErrors: false } },
+    schemaController: { compilersFactory: { buildValidator: strictBodyValidator() } },
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   app.decorateRequest('authUser', null)

@@ -2,6 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
+import pg from 'pg'
+import type { Logger } from 'pino'
 import { inject } from 'vitest'
 import { buildApp, type App } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
@@ -32,22 +34,59 @@ export interface StartOptions {
   smtp?: FakeSmtp
   worker?: boolean
   clock?: ManualClock
+  /** A logger of the test's own, to assert on log lines. */
+  log?: Logger
+  /** PostgreSQL runs: reuse this database (another app's `ctx.config.DATABASE_URL`) instead of a fresh clone. */
+  databaseUrl?: string
+  /** PostgreSQL runs: keep the database at close(), so another app can be started on it. */
+  keepDatabase?: boolean
+}
+
+/** A fresh database for one app on the suite's PostgreSQL, cloned from the migrated template. */
+async function cloneDatabase(): Promise<{ url: string; drop: () => Promise<void> } | null> {
+  const server = inject('databaseUrl')
+  const template = inject('databaseTemplate')
+  if (!server || !template) return null
+  const name = `${template.replace(/_tpl$/, '')}_${randomBytes(5).toString('hex')}`
+  const admin = async (sql: string) => {
+    const c = new pg.Client({ connectionString: server })
+    await c.connect()
+    try {
+      await c.query(sql)
+    } finally {
+      await c.end()
+    }
+  }
+  // Two clones of one template at the same instant can collide ("source database is being accessed").
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await admin(`CREATE DATABASE ${name} TEMPLATE ${template}`)
+      break
+    } catch (err) {
+      if (attempt >= 20) throw err
+      await new Promise((r) => setTimeout(r, 50 + Math.random() * 100))
+    }
+  }
+  const url = new URL(server)
+  url.pathname = `/${name}`
+  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) }
 }
 
 /**
- * Boots the real app on 127.0.0.1 with a real SMTP server. The database is the suite's PostgreSQL when
- * DATABASE_URL is set (see global-setup), otherwise an in-memory PGlite of its own; Redis when REDIS_URL
+ * Boots the real app on 127.0.0.1 with a real SMTP server. The database is a fresh clone on the suite's
+ * PostgreSQL when DATABASE_URL is set (see global-setup), otherwise an in-memory PGlite of its own; Redis when REDIS_URL
  * is set, under a key prefix of its own.
  */
 export async function startApp(opts: StartOptions = {}): Promise<TestApp> {
   const smtp = opts.smtp ?? (await new FakeSmtp().start())
   const dataDir = mkdtempSync(join(tmpdir(), 'scb-test-'))
   const clock = opts.clock ?? new ManualClock()
+  const clone = opts.databaseUrl ? null : await cloneDatabase()
   const config = loadConfig(
     {
       NODE_ENV: 'test',
       DATA_DIR: dataDir,
-      DATABASE_URL: inject('databaseUrl'),
+      DATABASE_URL: opts.databaseUrl ?? clone?.url,
       REDIS_URL: process.env.REDIS_URL,
       REDIS_PREFIX: `scbt:${randomBytes(6).toString('hex')}:`,
       JWT_SECRET: 'test-jwt-secret-that-is-long-enough-0123456789',
@@ -61,7 +100,7 @@ export async function startApp(opts: StartOptions = {}): Promise<TestApp> {
     },
     () => {},
   )
-  const ctx = await createContext(config, { clock, pgliteDir: opts.pgliteDir ?? 'memory' })
+  const ctx = await createContext(config, { clock, pgliteDir: opts.pgliteDir ?? 'memory', log: opts.log })
   const modules = wireModules(ctx)
   const app = await buildApp(ctx, modules)
   await app.listen({ port: 0, host: '127.0.0.1' })
@@ -81,6 +120,7 @@ export async function startApp(opts: StartOptions = {}): Promise<TestApp> {
       await app.close()
       await worker?.stop(2000)
       await closeContext(ctx)
+      if (clone && !opts.keepDatabase) await clone.drop().catch(() => {})
       if (!opts.smtp) await smtp.stop()
       rmSync(dataDir, { recursive: true, force: true })
     },

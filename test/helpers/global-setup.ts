@@ -1,34 +1,53 @@
 import pg from 'pg'
 import type { TestProject } from 'vitest/node'
+import { openDatabase } from '../../src/db/client.js'
 
 declare module 'vitest' {
   export interface ProvidedContext {
+    /** The server to create test databases on (DATABASE_URL), or undefined for PGlite. */
     databaseUrl: string | undefined
+    /** A migrated database each test app is cloned from (CREATE DATABASE ... TEMPLATE). */
+    databaseTemplate: string | undefined
   }
 }
 
 /**
- * With DATABASE_URL set, the suite runs in a database of its own, created here and dropped at the end, so
- * runs never see each other's rows or an older schema. Without it every app uses an in-memory PGlite.
+ * With DATABASE_URL set, every test app gets a database of its own, cloned from a template migrated here
+ * once, so apps never see each other's rows or jobs (a worker of one app would otherwise send another
+ * app's mail to the wrong SMTP server). Everything this run created is dropped at the end. Without
+ * DATABASE_URL every app uses an in-memory PGlite, which is isolated the same way.
  */
 export default async function setup(project: TestProject) {
   const base = process.env.DATABASE_URL
   if (!base) {
     project.provide('databaseUrl', undefined)
+    project.provide('databaseTemplate', undefined)
     return
   }
-  const name = `scb_test_${Date.now()}_${process.pid}`
-  const admin = new pg.Client({ connectionString: base })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE ${name}`)
-  await admin.end()
+  const prefix = `scb_test_${Date.now()}_${process.pid}`
+  const template = `${prefix}_tpl`
+  await adminQuery(base, `CREATE DATABASE ${template}`)
   const url = new URL(base)
-  url.pathname = `/${name}`
-  project.provide('databaseUrl', url.toString())
+  url.pathname = `/${template}`
+  const handle = await openDatabase({ url: url.toString(), pgliteDir: 'memory', poolSize: 1 })
+  await handle.close()
+  project.provide('databaseUrl', base)
+  project.provide('databaseTemplate', template)
   return async () => {
     const c = new pg.Client({ connectionString: base })
     await c.connect()
-    await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    const { rows } = await c.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname LIKE $1', [`${prefix}%`])
+    for (const r of rows) await c.query(`DROP DATABASE IF EXISTS ${r.datname} WITH (FORCE)`)
+    await c.end()
+  }
+}
+
+async function adminQuery(connectionString: string, sql: string): Promise<void> {
+  const c = new pg.Client({ connectionString })
+  await c.connect()
+  try {
+    await c.query(sql)
+  } finally {
     await c.end()
   }
 }

@@ -58,9 +58,13 @@ export const tenantsRoutes =
       '/tenants/me/api-keys/rotate',
       {
         ...pre,
+        // A POST without any body rotates with the defaults.
+        preValidation: async (req) => {
+          req.body ??= { revoke_old_immediately: false }
+        },
         schema: { ...base, operationId: 'rotateApiKey', body: RotateTenantApiKeyRequest, response: { 201: RotateTenantApiKeyResponse, ...errors } },
       },
-      async (req, reply) => reply.code(201).send(await tenants.rotateApiKey(req.tenantId!, req.body ?? { revoke_old_immediately: false })),
+      async (req, reply) => reply.code(201).send(await tenants.rotateApiKey(req.tenantId!, req.body)),
     )
     app.delete(
       '/tenants/me/api-keys/:key_id',
