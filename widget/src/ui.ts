@@ -1,0 +1,630 @@
+import { ApiError, createClient, type History, type StreamEvent, type WidgetConfig } from './api.js'
+import { FALLBACK_LABELS, fill, type LinkLabels, type UiLabels } from './labels.js'
+import { renderMarkdown } from './markdown.js'
+import { createStore, type Source, type StoredSession } from './store.js'
+import { CSS as STYLES } from './styles.js'
+
+export interface WidgetOptions {
+  botId: string
+  apiBase: string
+  position?: string
+  color?: string
+  locale?: string
+  mode?: string
+  target?: string
+}
+
+export interface WidgetInstance {
+  open(): void
+  close(): void
+  identify(token: string | null): void
+  destroy(): void
+}
+
+const MAX_CHARS = 1000
+const POLL_MS = 15_000
+const SVG = 'http://www.w3.org/2000/svg'
+
+type Child = Node | string | null | false | undefined
+
+function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag)
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v)
+  for (const c of children) if (c) el.append(c)
+  return el
+}
+
+function icon(path: string): SVGSVGElement {
+  const svg = document.createElementNS(SVG, 'svg')
+  svg.setAttribute('viewBox', '0 0 24 24')
+  svg.setAttribute('aria-hidden', 'true')
+  const p = document.createElementNS(SVG, 'path')
+  p.setAttribute('d', path)
+  svg.appendChild(p)
+  return svg
+}
+
+const CHAT_ICON = 'M4 4h16a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H8l-4 4V6a2 2 0 0 1 2-2zm3 6h10V8H7zm0 4h7v-2H7z'
+const CLOSE_ICON = 'M18.3 5.7 12 12l6.3 6.3-1.4 1.4L10.6 13.4 4.3 19.7 2.9 18.3 9.2 12 2.9 5.7l1.4-1.4 6.3 6.3 6.3-6.3z'
+const SEND_ICON = 'M2 21 23 12 2 3v7l15 2-15 2z'
+
+/** The user id claim of an identity token, read without verifying (only to notice a change of visitor). */
+function tokenUid(token: string | null): string | undefined {
+  if (!token) return undefined
+  try {
+    const body = token.slice(0, token.lastIndexOf('.')).replace(/-/g, '+').replace(/_/g, '/')
+    const uid = JSON.parse(atob(body)).user_id
+    return uid == null ? undefined : String(uid)
+  } catch {
+    return undefined
+  }
+}
+
+function pageLocale(opt?: string): string {
+  return (opt || document.documentElement.lang || navigator.language || 'en').slice(0, 35)
+}
+
+interface AssistantView {
+  el: HTMLElement
+  stage(text: string | null): void
+  stream(text: string): void
+  finish(text: string, sources: Source[] | undefined): void
+  fail(text: string, retry?: () => void): void
+}
+
+export function mountWidget(opts: WidgetOptions): WidgetInstance {
+  const target = opts.mode === 'inline' && opts.target ? document.querySelector(opts.target) : null
+  if (opts.mode === 'inline' && !target) console.warn('[SupportChat] data-target not found; showing the chat bubble instead')
+  const inline = Boolean(target)
+  const locale = pageLocale(opts.locale)
+  const client = createClient(opts.apiBase, opts.botId)
+  const store = createStore(opts.botId)
+
+  let ui: UiLabels = FALLBACK_LABELS.ui
+  let linkLabels: LinkLabels = FALLBACK_LABELS.link
+  let config: WidgetConfig | null = null
+  let session: StoredSession | null = store.load()
+  let sessionPromise: Promise<string> | null = null
+  let identityToken: string | null = null
+  let isOpen = inline
+  let busy = false
+  let ended = false
+  let ticket: string | null = null
+  let lastReadSent: string | null = null
+  let lastHistoryKey = ''
+  let pollTimer: ReturnType<typeof setInterval> | undefined
+  let inflight: AbortController | null = null
+  let destroyed = false
+  let dialogReturn: HTMLElement | null = null
+
+  // --- DOM -----------------------------------------------------------------------------------------
+  const host = document.createElement('div')
+  host.setAttribute('data-support-chat', opts.botId)
+  // Hidden (inline style: the page's CSS cannot undo it) until the bot's configuration has loaded.
+  host.style.cssText = inline ? 'display:none;height:100%' : 'display:none'
+  const root = host.attachShadow({ mode: 'open' })
+  const wrap = h('div', { class: `scb ${inline ? 'inline' : 'bubble'} ${opts.position === 'left' ? 'left' : 'right'}` })
+  if (opts.color && window.CSS?.supports?.('color', opts.color)) wrap.style.setProperty('--a', opts.color)
+
+  const launcher = h('button', { class: 'launcher', type: 'button', 'aria-expanded': 'false', 'aria-controls': 'scb-panel' })
+  launcher.append(icon(CHAT_ICON))
+  const title = h('h2', { id: 'scb-title' })
+  const humanBtn = h('button', { class: 'hbtn human', type: 'button' })
+  const closeBtn = h('button', { class: 'hbtn x', type: 'button' })
+  closeBtn.append(icon(CLOSE_ICON))
+  closeBtn.querySelector('svg')!.setAttribute('style', 'width:16px;height:16px;fill:currentColor')
+  const log = h('div', { class: 'log', role: 'log', 'aria-live': 'off', tabindex: '0' })
+  const live = h('div', { class: 'sr', role: 'status', 'aria-live': 'polite' })
+
+  const escNote = h('textarea', { maxlength: '2000', rows: '2' })
+  const escPrompt = h('p')
+  const escConfirm = h('button', { class: 'btn', type: 'button' })
+  const escCancel = h('button', { class: 'btn ghost', type: 'button' })
+  const escBox = h('div', { class: 'box escalate', hidden: '' }, escPrompt, escNote, h('div', { class: 'row' }, escCancel, escConfirm))
+
+  const endedText = h('p')
+  const newChatBtn = h('button', { class: 'btn', type: 'button' })
+  const endedBox = h('div', { class: 'box ended', hidden: '' }, endedText, h('div', { class: 'row' }, newChatBtn))
+
+  const input = h('textarea', { rows: '1', maxlength: String(MAX_CHARS), enterkeyhint: 'send' })
+  const sendBtn = h('button', { class: 'send', type: 'submit' })
+  sendBtn.append(icon(SEND_ICON))
+  const composer = h('form', { class: 'composer' }, input, sendBtn)
+  const foot = h('div', { class: 'foot' })
+
+  const dlgTitle = h('h3', { id: 'scb-dlg-title' })
+  const dlgBody = h('p', { id: 'scb-dlg-body' })
+  const dlgCancel = h('button', { class: 'btn ghost', type: 'button' })
+  const dlgOpen = h('button', { class: 'btn', type: 'button' })
+  const dialog = h('div', { class: 'dialog', role: 'alertdialog', 'aria-modal': 'true', 'aria-labelledby': 'scb-dlg-title', 'aria-describedby': 'scb-dlg-body' }, dlgTitle, dlgBody, h('div', { class: 'row' }, dlgCancel, dlgOpen))
+  const veil = h('div', { class: 'veil', hidden: '' }, dialog)
+
+  const header = h('header', {}, title, humanBtn, !inline && closeBtn)
+  const panel = h('section', { class: 'panel', id: 'scb-panel', role: 'dialog', 'aria-labelledby': 'scb-title' }, header, log, escBox, endedBox, composer, foot, live, veil)
+  if (!inline) panel.hidden = true
+  wrap.append(...(inline ? [panel] : [launcher, panel]))
+  root.append(h('style', {}, STYLES), wrap)
+  ;(target ?? document.body).appendChild(host)
+
+  function applyLabels(): void {
+    launcher.setAttribute('aria-label', isOpen ? ui.close_chat : ui.open_chat)
+    title.textContent = config?.name || ui.assistant
+    humanBtn.textContent = ui.talk_to_human
+    closeBtn.setAttribute('aria-label', ui.close_chat)
+    input.placeholder = ui.placeholder
+    input.setAttribute('aria-label', ui.placeholder)
+    sendBtn.setAttribute('aria-label', ui.send)
+    escPrompt.textContent = ui.escalate_prompt
+    escNote.placeholder = ui.escalate_note_placeholder
+    escNote.setAttribute('aria-label', ui.escalate_note_placeholder)
+    escConfirm.textContent = ui.escalate_confirm
+    escCancel.textContent = ui.cancel
+    endedText.textContent = ui.chat_ended
+    newChatBtn.textContent = ui.new_chat
+    foot.textContent = ui.powered_by
+    dlgTitle.textContent = linkLabels.title
+    dlgCancel.textContent = linkLabels.cancel_label
+    dlgOpen.textContent = linkLabels.continue_label
+  }
+  applyLabels()
+
+  // --- messages ------------------------------------------------------------------------------------
+  const nearBottom = () => log.scrollHeight - log.scrollTop - log.clientHeight < 80
+  const scrollDown = (force = false) => {
+    if (force || nearBottom()) log.scrollTop = log.scrollHeight
+  }
+  const announce = (text: string) => {
+    live.textContent = ''
+    setTimeout(() => (live.textContent = text.slice(0, 600)), 50)
+  }
+
+  function addMessage(role: 'user' | 'assistant' | 'operator', content: string, id?: string): HTMLElement {
+    const bubble = h('div', { class: 'bubble' })
+    if (role === 'user') bubble.textContent = content
+    else bubble.append(renderMarkdown(content))
+    const el = h('div', { class: `msg ${role === 'user' ? 'user' : role === 'operator' ? 'assistant operator' : 'assistant'}` })
+    if (role === 'operator') el.append(h('div', { class: 'who' }, ui.operator))
+    el.append(h('span', { class: 'sr' }, `${role === 'user' ? ui.you : role === 'operator' ? ui.operator : ui.assistant}: `), bubble)
+    if (id) el.dataset.id = id
+    log.append(el)
+    scrollDown(true)
+    return el
+  }
+
+  function addSystem(text: string): HTMLElement {
+    const el = h('div', { class: 'system' }, text)
+    log.append(el)
+    scrollDown(true)
+    return el
+  }
+
+  function addSources(el: HTMLElement, sources: Source[] | undefined): void {
+    el.querySelector('.sources')?.remove()
+    if (!sources?.length) return
+    const list = h('ul')
+    for (const s of sources.slice(0, 8)) {
+      const a = renderMarkdown(`[${(s.title || s.url).replace(/[[\]\\]/g, '')}](${s.url})`).querySelector('a')
+      list.append(h('li', {}, a ?? (s.title || '')))
+    }
+    el.append(h('div', { class: 'sources' }, h('span', {}, ui.sources), list))
+  }
+
+  function greet(): void {
+    if (!log.childElementCount) addMessage('assistant', ui.greeting)
+  }
+
+  function assistantView(): AssistantView {
+    const el = addMessage('assistant', '')
+    const bubble = el.querySelector('.bubble') as HTMLElement
+    const stageEl = h('div', { class: 'stage' }, h('span', { class: 'dots', 'aria-hidden': 'true' }, h('i'), h('i'), h('i')), h('span'))
+    el.append(stageEl)
+    bubble.hidden = true
+    let text = ''
+    let scheduled = false
+    let finished = false
+    const paint = () => {
+      scheduled = false
+      if (finished) return
+      bubble.replaceChildren(renderMarkdown(text))
+      bubble.hidden = !text
+      scrollDown()
+    }
+    return {
+      el,
+      stage(label) {
+        stageEl.hidden = !label
+        ;(stageEl.lastChild as HTMLElement).textContent = label ?? ''
+      },
+      stream(chunk) {
+        text += chunk
+        if (!scheduled) {
+          scheduled = true
+          // One paint per frame however fast chunks arrive; a hidden tab catches up on `finish`.
+          requestAnimationFrame(paint)
+        }
+      },
+      finish(full, sources) {
+        finished = true
+        stageEl.remove()
+        bubble.hidden = false
+        bubble.replaceChildren(renderMarkdown(full || text))
+        addSources(el, sources)
+        scrollDown()
+      },
+      fail(message, retry) {
+        finished = true
+        stageEl.remove()
+        bubble.hidden = false
+        bubble.classList.add('err')
+        bubble.replaceChildren(h('p', { role: 'alert' }, message))
+        if (retry) {
+          const b = h('button', { class: 'retry', type: 'button' }, ui.retry)
+          b.addEventListener('click', retry)
+          bubble.append(b)
+        }
+        scrollDown(true)
+      },
+    }
+  }
+
+  const stageLabel = (stage: string) => (stage === 'searching' ? ui.searching : stage === 'writing' ? ui.writing : ui.thinking)
+
+  function errorText(err: unknown): string {
+    if (err instanceof ApiError) {
+      if (err.status === 429) return ui.error_rate_limited
+      if (err.status === 0) return ui.error_offline
+      if (err.code === 'message_too_long') return fill(ui.error_too_long, { max: MAX_CHARS })
+    }
+    return ui.error_generic
+  }
+
+  // --- state ---------------------------------------------------------------------------------------
+  function setEnded(value: boolean): void {
+    ended = value
+    endedBox.hidden = !value
+    composer.hidden = value
+    if (value) escBox.hidden = true
+    updateControls()
+  }
+
+  function updateControls(): void {
+    humanBtn.hidden = Boolean(ticket) || ended
+    sendBtn.disabled = busy || !input.value.trim()
+    input.disabled = ended
+  }
+
+  function saveSession(): void {
+    if (session) store.save(session)
+  }
+
+  function ensureSession(): Promise<string> {
+    if (session) return Promise.resolve(session.id)
+    sessionPromise ??= client
+      .initSession(identityToken, locale)
+      .then((r) => {
+        session = { id: r.session_id, at: Date.now(), mode: r.mode, uid: tokenUid(identityToken), src: {} }
+        saveSession()
+        return r.session_id
+      })
+      .finally(() => (sessionPromise = null))
+    return sessionPromise
+  }
+
+  function applyHistory(hist: History): void {
+    const key = `${hist.messages.length}:${hist.messages[hist.messages.length - 1]?.id ?? ''}:${hist.chat_ended}:${hist.ticket_number ?? ''}`
+    if (key === lastHistoryKey) return
+    lastHistoryKey = key
+    log.replaceChildren()
+    greet()
+    for (const m of hist.messages) {
+      const el = addMessage(m.role === 'user' ? 'user' : m.from_operator ? 'operator' : 'assistant', m.content, m.id)
+      if (m.role === 'assistant') addSources(el, session?.src?.[m.id])
+    }
+    ticket = hist.ticket_number ?? null
+    if (ticket) addSystem(fill(ui.ticket_opened, { ticket }))
+    setEnded(hist.chat_ended)
+    markRead()
+  }
+
+  async function refreshHistory(): Promise<void> {
+    if (!session || busy) return
+    try {
+      applyHistory(await client.history(session.id))
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) resetChat(false)
+    }
+  }
+
+  /** Tells the service which message the visitor has seen: the newest assistant or operator message shown. */
+  function markRead(): void {
+    if (!session || !isOpen || document.hidden) return
+    const items = log.querySelectorAll<HTMLElement>('.msg.assistant[data-id]')
+    const last = items[items.length - 1]?.dataset.id
+    if (!last || last === lastReadSent) return
+    lastReadSent = last
+    client.markRead(session.id, last).catch(() => {
+      lastReadSent = null
+    })
+  }
+
+  function resetChat(focus: boolean): void {
+    inflight?.abort()
+    session = null
+    store.clear()
+    ticket = null
+    lastReadSent = null
+    lastHistoryKey = ''
+    log.replaceChildren()
+    greet()
+    setEnded(false)
+    escBox.hidden = true
+    if (focus) input.focus()
+  }
+
+  function syncPolling(): void {
+    const want = isOpen && !destroyed && Boolean(session && ticket)
+    if (want && !pollTimer) pollTimer = setInterval(() => void refreshHistory(), POLL_MS)
+    if (!want && pollTimer) {
+      clearInterval(pollTimer)
+      pollTimer = undefined
+    }
+  }
+
+  // --- sending -------------------------------------------------------------------------------------
+  async function send(text: string): Promise<void> {
+    text = text.trim()
+    if (!text || busy || ended) return
+    if ([...text].length > MAX_CHARS) {
+      addSystem(fill(ui.error_too_long, { max: MAX_CHARS }))
+      return
+    }
+    busy = true
+    input.value = ''
+    autosize()
+    updateControls()
+    addMessage('user', text)
+    await turn(text, true)
+  }
+
+  async function turn(text: string, mayRetrySession: boolean): Promise<void> {
+    busy = true
+    updateControls()
+    const view = assistantView()
+    view.stage(ui.thinking)
+    const abort = new AbortController()
+    inflight = abort
+    const retry = () => {
+      if (busy) return
+      view.el.remove()
+      void turn(text, true)
+    }
+    try {
+      const sid = await ensureSession()
+      await client.chat(sid, text, locale, (e: StreamEvent) => onFrame(e, view, retry), abort.signal)
+    } catch (err) {
+      if ((err as Error).name === 'AbortError' || destroyed) return
+      if (err instanceof ApiError && err.code === 'session_not_found' && mayRetrySession) {
+        // The stored session is gone on the service: start a new one and ask again.
+        session = null
+        store.clear()
+        view.el.remove()
+        busy = false
+        return turn(text, false)
+      }
+      if (err instanceof ApiError && err.code === 'session_closed') {
+        view.el.remove()
+        setEnded(true)
+        return
+      }
+      view.fail(errorText(err), err instanceof ApiError && err.status !== 422 ? retry : undefined)
+      announce(errorText(err))
+    } finally {
+      if (inflight === abort) inflight = null
+      busy = false
+      updateControls()
+      syncPolling()
+    }
+  }
+
+  function onFrame(e: StreamEvent, view: AssistantView, retry: () => void): void {
+    if (e.type === 'status') view.stage(stageLabel(e.stage))
+    else if (e.type === 'chunk') {
+      view.stage(ui.writing)
+      view.stream(e.text)
+    } else if (e.type === 'done') {
+      view.finish(e.text, e.sources)
+      if (e.message_id) view.el.dataset.id = e.message_id
+      if (session && e.message_id && e.sources?.length) {
+        session.src = { ...session.src, [e.message_id]: e.sources }
+      }
+      saveSession()
+      announce(e.text)
+      if (e.ticket_number) {
+        ticket = e.ticket_number
+        addSystem(fill(ui.ticket_opened, { ticket }))
+      }
+      if (e.chat_ended) setEnded(true)
+      updateControls()
+      markRead()
+    } else if (e.type === 'error') {
+      view.fail(e.code === 'rate_limited' ? ui.error_rate_limited : ui.error_generic, retry)
+      announce(ui.error_generic)
+    }
+  }
+
+  async function escalate(): Promise<void> {
+    escConfirm.disabled = true
+    try {
+      const sid = await ensureSession()
+      const r = await client.escalate(sid, escNote.value.trim())
+      escBox.hidden = true
+      composer.hidden = ended
+      escNote.value = ''
+      ticket = r.ticket_number
+      const note = addSystem(fill(ui.ticket_opened, { ticket }))
+      announce(note.textContent ?? '')
+      updateControls()
+      saveSession()
+      await refreshHistory()
+      syncPolling()
+      if (!ended) input.focus()
+    } catch (err) {
+      addSystem(errorText(err)).classList.add('err')
+    } finally {
+      escConfirm.disabled = false
+    }
+  }
+
+  // --- link safety ---------------------------------------------------------------------------------
+  function linkIsSafe(url: URL): boolean {
+    if (!config?.link_safety_enabled || url.protocol === 'mailto:' || url.protocol === 'tel:') return true
+    const hn = url.hostname.toLowerCase()
+    const domains = [...config.allowed_domains, location.hostname.toLowerCase()]
+    return domains.some((d) => d && (hn === d || hn.endsWith(`.${d}`)))
+  }
+
+  function openDialog(url: URL, from: HTMLElement): void {
+    dialogReturn = from
+    dlgBody.textContent = fill(linkLabels.body, { hostname: url.hostname })
+    dlgOpen.onclick = () => {
+      closeDialog()
+      window.open(url.href, '_blank', 'noopener,noreferrer')
+    }
+    veil.hidden = false
+    dlgCancel.focus()
+  }
+
+  function closeDialog(): void {
+    if (veil.hidden) return
+    veil.hidden = true
+    dialogReturn?.focus()
+    dialogReturn = null
+  }
+
+  // --- open / close --------------------------------------------------------------------------------
+  function open(): void {
+    if (destroyed || inline || isOpen) return
+    isOpen = true
+    panel.hidden = false
+    wrap.classList.add('open')
+    launcher.setAttribute('aria-expanded', 'true')
+    applyLabels()
+    scrollDown(true)
+    input.focus()
+    markRead()
+    void refreshHistory()
+    syncPolling()
+  }
+
+  function close(): void {
+    if (destroyed || inline || !isOpen) return
+    isOpen = false
+    closeDialog()
+    panel.hidden = true
+    wrap.classList.remove('open')
+    launcher.setAttribute('aria-expanded', 'false')
+    applyLabels()
+    syncPolling()
+    launcher.focus()
+  }
+
+  function autosize(): void {
+    input.style.height = 'auto'
+    input.style.height = `${Math.min(input.scrollHeight + 2, 120)}px`
+  }
+
+  // --- events --------------------------------------------------------------------------------------
+  launcher.addEventListener('click', () => (isOpen ? close() : open()))
+  closeBtn.addEventListener('click', close)
+  composer.addEventListener('submit', (e) => {
+    e.preventDefault()
+    void send(input.value)
+  })
+  input.addEventListener('input', () => {
+    autosize()
+    updateControls()
+  })
+  input.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+      e.preventDefault()
+      void send(input.value)
+    }
+  })
+  humanBtn.addEventListener('click', () => {
+    escBox.hidden = false
+    composer.hidden = true
+    escNote.focus()
+  })
+  escCancel.addEventListener('click', () => {
+    escBox.hidden = true
+    composer.hidden = ended
+    humanBtn.focus()
+  })
+  escConfirm.addEventListener('click', () => void escalate())
+  newChatBtn.addEventListener('click', () => resetChat(true))
+  dlgCancel.addEventListener('click', closeDialog)
+  log.addEventListener('click', (e) => {
+    const a = (e.target as Element).closest?.('a')
+    if (!a) return
+    let url: URL
+    try {
+      url = new URL(a.getAttribute('href') ?? '')
+    } catch {
+      e.preventDefault()
+      return
+    }
+    if (!linkIsSafe(url)) {
+      e.preventDefault()
+      openDialog(url, a)
+    }
+  })
+  panel.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape') {
+      if (!veil.hidden) closeDialog()
+      else if (!escBox.hidden) escCancel.click()
+      else close()
+      e.stopPropagation()
+    } else if (e.key === 'Tab' && !veil.hidden) {
+      // Keep focus inside the dialog while it is open.
+      e.preventDefault()
+      ;(root.activeElement === dlgCancel ? dlgOpen : dlgCancel).focus()
+    }
+  })
+  const onVisible = () => markRead()
+  document.addEventListener('visibilitychange', onVisible)
+
+  // --- boot ----------------------------------------------------------------------------------------
+  void (async () => {
+    try {
+      config = await client.config(locale)
+    } catch (err) {
+      console.warn('[SupportChat] the chat is unavailable for this page', err instanceof ApiError ? err.status : '')
+      return
+    }
+    if (destroyed) return
+    ui = { ...FALLBACK_LABELS.ui, ...config.labels }
+    linkLabels = { ...FALLBACK_LABELS.link, ...config.link_safety_labels }
+    applyLabels()
+    host.style.display = inline ? 'block' : ''
+    greet()
+    updateControls()
+    if (session) await refreshHistory()
+    syncPolling()
+  })()
+
+  return {
+    open,
+    close,
+    identify(token) {
+      identityToken = typeof token === 'string' && token ? token : null
+      if (session && session.uid !== tokenUid(identityToken)) resetChat(false)
+    },
+    destroy() {
+      destroyed = true
+      inflight?.abort()
+      syncPolling()
+      document.removeEventListener('visibilitychange', onVisible)
+      host.remove()
+    },
+  }
+}
