@@ -42,6 +42,33 @@ const EnvSchema = Type.Object({
   CRAWLER_ALLOW_PRIVATE_NETWORKS: Type.Boolean({ default: false }),
   WIDGET_LOADER_URL: Type.String({ default: '' }),
   OPERATOR_REPLY_GRACE_SECONDS: Type.Integer({ minimum: 0, default: 600 }),
+  // --- answer pipeline (chat) ---
+  /** All guard checks (injection, relevance, human request) on GUARD_MODEL; each can also be switched alone. */
+  GUARDS_ENABLED: Type.Boolean({ default: true }),
+  GUARD_INJECTION_ENABLED: Type.Boolean({ default: true }),
+  GUARD_RELEVANCE_ENABLED: Type.Boolean({ default: true }),
+  GUARD_HUMAN_ENABLED: Type.Boolean({ default: true }),
+  /** Time allowed to each guard-model call (guards, rewriting, validation); on timeout the turn goes on without it. */
+  GUARD_TIMEOUT_MS: Type.Integer({ minimum: 50, maximum: 60000, default: 4000 }),
+  /** Answer check on GUARD_MODEL after generation (one regeneration, else a safe fallback). */
+  VALIDATION_ENABLED: Type.Boolean({ default: true }),
+  /** Generation: time to the first token (then one retry) and total time for the answer. */
+  CHAT_FIRST_TOKEN_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120000, default: 15000 }),
+  CHAT_TIMEOUT_MS: Type.Integer({ minimum: 500, maximum: 300000, default: 60000 }),
+  CHAT_MAX_ANSWER_TOKENS: Type.Integer({ minimum: 16, maximum: 8000, default: 700 }),
+  /** Turns of history given to rewriting and the prompt, and the characters kept of each. */
+  CHAT_HISTORY_TURNS: Type.Integer({ minimum: 0, maximum: 50, default: 6 }),
+  CHAT_HISTORY_MESSAGE_CHARS: Type.Integer({ minimum: 50, maximum: 20000, default: 1200 }),
+  /** Retrieval: chunks given to the model, the confidence (0..1) below which a ticket is opened, and below which the answer carries a caveat. */
+  RETRIEVAL_TOP_K: Type.Integer({ minimum: 1, maximum: 50, default: 6 }),
+  RETRIEVAL_MIN_SCORE: Type.Number({ minimum: 0, maximum: 1, default: 0.2 }),
+  RETRIEVAL_CAVEAT_SCORE: Type.Number({ minimum: 0, maximum: 1, default: 0.4 }),
+  /** Posting rows BM25 reads before it proves the top-k exact (MaxScore); higher is slower but never less exact. */
+  RETRIEVAL_LEXICAL_BUDGET: Type.Integer({ minimum: 100, maximum: 1000000, default: 3000 }),
+  /** Memory for per-tenant embedding caches when pgvector is absent (exact cosine in process). */
+  RETRIEVAL_VECTOR_CACHE_MB: Type.Integer({ minimum: 0, maximum: 4096, default: 64 }),
+  /** Idempotency-Key: how long a duplicate waits for the first request before 409 idempotency_in_flight. */
+  IDEMPOTENCY_WAIT_MS: Type.Integer({ minimum: 0, maximum: 60000, default: 8000 }),
 })
 
 type Env = Static<typeof EnvSchema>

@@ -1,3 +1,4 @@
+import type { ChatTables } from './schema/chat.js'
 import type { FoundationTables } from './schema/foundation.js'
 import type { IngestionTables } from './schema/ingestion.js'
 
@@ -5,4 +6,4 @@ import type { IngestionTables } from './schema/ingestion.js'
  * The whole database as Kysely sees it. Each area keeps its tables in `schema/<area>.ts`; add the area
  * here when it gets tables.
  */
-export interface Database extends FoundationTables, IngestionTables {}
+export interface Database extends FoundationTables, IngestionTables, ChatTables {}

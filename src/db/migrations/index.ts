@@ -2,6 +2,8 @@ import type { Migration } from 'kysely'
 import * as m0001 from './0001_foundation.js'
 import * as m0002 from './0002_extensions.js'
 import * as m0100 from './0100_ingestion.js'
+import * as m0200 from './0200_chat.js'
+import * as m0201 from './0201_retrieval_stats.js'
 
 /**
  * The one migration history, for PGlite and PostgreSQL alike. Names sort in the order they run; never
@@ -11,4 +13,6 @@ export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
   '0002_extensions': m0002,
   '0100_ingestion': m0100,
+  '0200_chat': m0200,
+  '0201_retrieval_stats': m0201,
 }

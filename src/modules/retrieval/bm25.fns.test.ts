@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest'
+import { idf, isExact, lexicalConfidence, orQuery, planQuery, termScore } from './bm25.fns.js'
+
+describe('bm25', () => {
+  it('gives rare terms more weight and never a negative idf', () => {
+    expect(idf(1, 1000)).toBeGreaterThan(idf(100, 1000))
+    expect(idf(1000, 1000)).toBeGreaterThan(0)
+  })
+
+  it('saturates term frequency and prefers shorter chunks', () => {
+    const w = idf(5, 100)
+    expect(termScore(2, 100, 100, w)).toBeGreaterThan(termScore(1, 100, 100, w))
+    expect(termScore(20, 100, 100, w)).toBeLessThan(w * 2.2)
+    expect(termScore(1, 50, 100, w)).toBeGreaterThan(termScore(1, 200, 100, w))
+    expect(termScore(0, 100, 100, w)).toBe(0)
+  })
+
+  it('plans the rarest terms as essential within the budget and bounds the rest', () => {
+    const plan = planQuery(
+      [
+        { term: 'common', df: 900 },
+        { term: 'rare', df: 3 },
+        { term: 'mid', df: 50 },
+        { term: 'missing', df: 0 },
+      ],
+      { n: 1000, totalLen: 100_000 },
+      100,
+    )
+    expect(plan.terms.map((t) => t.term)).toEqual(['rare', 'mid', 'common'])
+    expect(plan.essential.map((t) => t.term)).toEqual(['rare', 'mid'])
+    expect(plan.nonEssentialBound).toBeCloseTo(idf(900, 1000) * 2.2)
+    expect(plan.avgdl).toBe(100)
+    // a chunk-level top-k whose k-th score beats the bound is exact; one below is not
+    expect(isExact(plan, plan.nonEssentialBound + 0.1, 10, 40)).toBe(true)
+    expect(isExact(plan, plan.nonEssentialBound - 0.1, 10, 40)).toBe(false)
+    expect(isExact(plan, undefined, 10, 3)).toBe(false)
+  })
+
+  it('always keeps at least one essential term, however common', () => {
+    const plan = planQuery([{ term: 'a', df: 5000 }], { n: 6000, totalLen: 6000 }, 100)
+    expect(plan.essential).toHaveLength(1)
+    expect(isExact(plan, undefined, 10, 0)).toBe(true)
+  })
+
+  it('turns a score into a 0..1 confidence that drops with unknown words (capped)', () => {
+    const stats = { n: 1000, totalLen: 100_000 }
+    const known = planQuery([{ term: 'reset', df: 10 }, { term: 'password', df: 20 }], stats, 1000)
+    const full = known.terms.reduce((a, t) => a + termScore(1, 100, 100, t.idf), 0)
+    expect(lexicalConfidence(full, known)).toBeCloseTo(1)
+    const withUnknown = planQuery([{ term: 'reset', df: 10 }, { term: 'password', df: 20 }, { term: 'kubernetes', df: 0 }], stats, 1000)
+    const c = lexicalConfidence(full, withUnknown)
+    expect(c).toBeGreaterThan(0.5)
+    expect(c).toBeLessThan(0.8)
+    expect(lexicalConfidence(1, { idfMass: 0 })).toBe(0)
+  })
+
+  it('quotes lexemes for a tsquery', () => {
+    expect(orQuery(["it's", 'a\\b', 'x'])).toBe("'it''s' | 'a\\\\b' | 'x'")
+  })
+})

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest'
+import { cosine, jaccard, mmr, rrf, wordSet } from './fusion.fns.js'
+import { normalize, topK } from './vector-cache.js'
+
+describe('fusion', () => {
+  it('RRF rewards items ranked well by several lists', () => {
+    const s = rrf([{ items: [{ id: 'a' }, { id: 'b' }, { id: 'c' }] }, { items: [{ id: 'b' }, { id: 'd' }] }])
+    const order = [...s.entries()].sort((x, y) => y[1] - x[1]).map(([id]) => id)
+    expect(order[0]).toBe('b')
+    expect(s.get('a')).toBeCloseTo(1 / 61)
+    expect(s.get('b')).toBeCloseTo(1 / 62 + 1 / 61)
+  })
+
+  it('cosine and jaccard', () => {
+    expect(cosine([1, 0], [1, 0])).toBeCloseTo(1)
+    expect(cosine([1, 0], [0, 1])).toBeCloseTo(0)
+    expect(cosine([0, 0], [1, 1])).toBe(0)
+    expect(jaccard(new Set(['a', 'b']), new Set(['b', 'c']))).toBeCloseTo(1 / 3)
+    expect([...wordSet('Hello, hello World! a')]).toEqual(['hello', 'world'])
+  })
+
+  it('MMR drops near duplicates and prefers diverse evidence', () => {
+    const items = [
+      { id: 'a', relevance: 1, terms: wordSet('reset your password from the login page') },
+      { id: 'a2', relevance: 0.99, terms: wordSet('reset your password from the login page') },
+      { id: 'b', relevance: 0.9, terms: wordSet('reset your password login page link expires') },
+      { id: 'c', relevance: 0.8, terms: wordSet('two factor authentication codes are sent by sms') },
+    ]
+    const picked = mmr(items, 3).map((i) => i.id)
+    expect(picked[0]).toBe('a')
+    expect(picked).not.toContain('a2')
+    expect(picked).toContain('c')
+    expect(mmr([], 3)).toEqual([])
+  })
+
+  it('finds the nearest vectors exactly', () => {
+    const vecs = [
+      [1, 0, 0],
+      [0.9, 0.1, 0],
+      [0, 1, 0],
+      [0, 0, 1],
+    ].map(normalize)
+    const data = new Float32Array(12)
+    vecs.forEach((v, i) => data.set(v, i * 3))
+    const res = topK({ data, dims: 3, ids: ['a', 'b', 'c', 'd'] }, normalize([1, 0.05, 0]), 2)
+    expect(res.map((r) => r.index)).toEqual([0, 1])
+    expect(res[0]!.score).toBeGreaterThan(res[1]!.score)
+  })
+})

@@ -1,0 +1,99 @@
+/**
+ * Rank fusion and diversification. Lists from different retrievers (BM25, vectors, FAQ) have scores on
+ * different scales, so Reciprocal Rank Fusion combines ranks only; Maximal Marginal Relevance then picks
+ * the final top-k so near-duplicate chunks do not crowd out other evidence.
+ */
+
+export interface Ranked {
+  id: string
+}
+
+/** RRF: sum over lists of weight / (k + rank), rank starting at 1. Cormack et al. use k = 60. */
+export function rrf(lists: { items: Ranked[]; weight?: number }[], k = 60): Map<string, number> {
+  const scores = new Map<string, number>()
+  for (const list of lists) {
+    const w = list.weight ?? 1
+    list.items.forEach((item, i) => {
+      scores.set(item.id, (scores.get(item.id) ?? 0) + w / (k + i + 1))
+    })
+  }
+  return scores
+}
+
+export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  const n = Math.min(a.length, b.length)
+  let dot = 0
+  let na = 0
+  let nb = 0
+  for (let i = 0; i < n; i++) {
+    const x = a[i]!
+    const y = b[i]!
+    dot += x * y
+    na += x * x
+    nb += y * y
+  }
+  return na > 0 && nb > 0 ? dot / Math.sqrt(na * nb) : 0
+}
+
+export function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
+  if (a.size === 0 && b.size === 0) return 0
+  let inter = 0
+  const [small, large] = a.size <= b.size ? [a, b] : [b, a]
+  for (const x of small) if (large.has(x)) inter++
+  return inter / (a.size + b.size - inter)
+}
+
+export interface MmrItem {
+  id: string
+  /** Relevance, any scale (normalised inside). */
+  relevance: number
+  embedding?: ArrayLike<number> | null
+  terms: ReadonlySet<string>
+}
+
+/** Similarity of two candidates: cosine of their embeddings when both have one, else word overlap. */
+export function similarity(a: MmrItem, b: MmrItem): number {
+  if (a.embedding && b.embedding && a.embedding.length === b.embedding.length) return cosine(a.embedding, b.embedding)
+  return jaccard(a.terms, b.terms)
+}
+
+/**
+ * Greedy MMR: each pick maximises lambda * relevance - (1 - lambda) * (max similarity to the picks so far).
+ * Items nearly identical to a pick (similarity >= dupThreshold) are dropped outright.
+ */
+export function mmr<T extends MmrItem>(items: T[], k: number, lambda = 0.7, dupThreshold = 0.95): T[] {
+  if (items.length === 0 || k <= 0) return []
+  const max = Math.max(...items.map((i) => i.relevance))
+  const rel = (i: T) => (max > 0 ? i.relevance / max : 0)
+  const picked: T[] = []
+  const maxSim = new Map<string, number>()
+  let rest = [...items]
+  while (picked.length < k && rest.length > 0) {
+    let best: T | null = null
+    let bestScore = -Infinity
+    for (const it of rest) {
+      const s = lambda * rel(it) - (1 - lambda) * (maxSim.get(it.id) ?? 0)
+      if (s > bestScore) {
+        bestScore = s
+        best = it
+      }
+    }
+    const chosen = best!
+    picked.push(chosen)
+    rest = rest.filter((it) => it !== chosen)
+    const next: T[] = []
+    for (const it of rest) {
+      const sim = similarity(it, chosen)
+      if (sim >= dupThreshold) continue
+      maxSim.set(it.id, Math.max(maxSim.get(it.id) ?? 0, sim))
+      next.push(it)
+    }
+    rest = next
+  }
+  return picked
+}
+
+/** Lower-cased word set for overlap similarity (words of 2+ letters or digits). */
+export function wordSet(text: string): Set<string> {
+  return new Set((text.toLowerCase().match(/[\p{L}\p{N}]{2,}/gu) ?? []).slice(0, 2000))
+}

@@ -1,0 +1,161 @@
+import { sql } from 'kysely'
+import type { Db } from '../../db/client.js'
+import { orQuery, type Bm25Params, type QueryPlan, type TermStat } from './bm25.fns.js'
+
+export interface CorpusRow {
+  n: number
+  totalLen: number
+  nEmbedded: number
+  version: number
+}
+
+export interface ScoredChunk {
+  id: string
+  document_id: string
+  score: number
+}
+
+export interface ChunkDetail {
+  id: string
+  document_id: string
+  content: string
+  section_title: string | null
+  heading_path: string | null
+  source_url: string | null
+  doc_title: string | null
+  filename: string
+  doc_url: string | null
+}
+
+/** pgvector's text form of a vector. */
+const vectorLiteral = (v: ArrayLike<number>) => `[${Array.from(v).join(',')}]`
+
+/** node-postgres reads pgvector as text "[...]" and real[] as number[]; PGlite gives number[] for both. */
+export function parseEmbedding(value: unknown): number[] | null {
+  if (value == null) return null
+  if (Array.isArray(value)) return value as number[]
+  if (typeof value === 'string') {
+    const s = value.trim().replace(/^[[{]|[\]}]$/g, '')
+    return s ? s.split(',').map(Number) : []
+  }
+  return null
+}
+
+export function createRetrievalRepo(db: Db, features: { vector: boolean }) {
+  return {
+    /**
+     * The tenant's corpus statistics and, for every lexeme of the query under each text-search
+     * configuration the tenant's chunks use, its document frequency. One round trip; null corpus when the
+     * tenant has no chunks at all.
+     */
+    async corpusAndTerms(tenantId: string, query: string): Promise<{ corpus: CorpusRow | null; terms: TermStat[] }> {
+      const { rows } = await sql<{ n_chunks: number; total_len: number; n_embedded: number; version: number; terms: { t: string; df: number }[] | null }>`
+        SELECT c.n_chunks, c.total_len, c.n_embedded, c.version,
+          (SELECT json_agg(json_build_object('t', q.term, 'df', coalesce(s.df, 0)))
+             FROM (SELECT DISTINCT u.lexeme AS term FROM unnest(c.langs) cfg, unnest(to_tsvector(cfg::regconfig, ${query})) u) q
+             LEFT JOIN lexical_terms s ON s.tenant_id = c.tenant_id AND s.term = q.term) AS terms
+        FROM lexical_corpus c WHERE c.tenant_id = ${tenantId}
+      `.execute(db)
+      const r = rows[0]
+      if (!r || r.n_chunks <= 0) return { corpus: null, terms: [] }
+      return {
+        corpus: { n: Number(r.n_chunks), totalLen: Number(r.total_len), nEmbedded: Number(r.n_embedded), version: Number(r.version) },
+        terms: (r.terms ?? []).map((x) => ({ term: x.t, df: Number(x.df) })),
+      }
+    },
+
+    /**
+     * BM25 over the chunks that contain one of the plan's essential terms, scored on every query term.
+     * Term frequencies come from the chunk's tsvector restricted to the query lexemes (setweight marks
+     * them, ts_filter keeps them), so only a handful of lexemes per candidate are unnested.
+     */
+    async bm25(tenantId: string, plan: QueryPlan, k: number, p: Bm25Params): Promise<{ rows: ScoredChunk[]; candidates: number }> {
+      if (plan.essential.length === 0) return { rows: [], candidates: 0 }
+      const terms = plan.terms.map((t) => t.term)
+      const idfs = plan.terms.map((t) => t.idf)
+      const { rows } = await sql<ScoredChunk & { total: number }>`
+        WITH w AS (SELECT * FROM unnest(${terms}::text[], ${idfs}::float8[]) AS w(term, idf)),
+        cand AS (
+          SELECT c.id, c.document_id, greatest(c.token_count, 1)::float8 AS len,
+                 ts_filter(setweight(setweight(c.tsv, 'D'), 'A', ${terms}::text[]), '{a}') AS qv
+          FROM chunks c
+          WHERE c.tenant_id = ${tenantId} AND c.tsv @@ ${orQuery(plan.essential.map((t) => t.term))}::tsquery
+        )
+        SELECT cand.id, cand.document_id,
+               sum(w.idf * (f.tf * ${p.k1 + 1}::float8) / (f.tf + ${p.k1}::float8 * (${1 - p.b}::float8 + ${p.b}::float8 * cand.len / ${plan.avgdl}::float8)))::float8 AS score,
+               count(*) OVER ()::int AS total
+        FROM cand
+        CROSS JOIN LATERAL unnest(cand.qv) AS u
+        CROSS JOIN LATERAL (SELECT coalesce(array_length(u.positions, 1), 1)::float8 AS tf) f
+        JOIN w ON w.term = u.lexeme
+        GROUP BY cand.id, cand.document_id
+        ORDER BY score DESC, cand.id
+        LIMIT ${k}
+      `.execute(db)
+      return { rows: rows.map((r) => ({ id: r.id, document_id: r.document_id, score: Number(r.score) })), candidates: rows[0]?.total ?? 0 }
+    },
+
+    /** Exact nearest chunks by cosine with pgvector (only when the extension is installed). */
+    async vectorSearch(tenantId: string, query: ArrayLike<number>, model: string, k: number): Promise<ScoredChunk[]> {
+      if (!features.vector) throw new Error('pgvector is not installed')
+      const lit = vectorLiteral(query)
+      const { rows } = await sql<ScoredChunk>`
+        SELECT id, document_id, (1 - (embedding <=> ${lit}::vector))::float8 AS score
+        FROM chunks
+        WHERE tenant_id = ${tenantId} AND embedding IS NOT NULL AND vector_dims(embedding) = ${query.length}
+          AND (embedding_model IS NULL OR embedding_model = ${model})
+        ORDER BY embedding <=> ${lit}::vector
+        LIMIT ${k}
+      `.execute(db)
+      return rows.map((r) => ({ ...r, score: Number(r.score) }))
+    },
+
+    /** Embeddings of some chunks (exact cosine in process over candidates). */
+    async embeddingsOf(tenantId: string, ids: string[], model: string): Promise<{ id: string; document_id: string; embedding: number[] }[]> {
+      if (ids.length === 0) return []
+      const { rows } = await sql<{ id: string; document_id: string; embedding: unknown }>`
+        SELECT id, document_id, embedding FROM chunks
+        WHERE tenant_id = ${tenantId} AND id = ANY(${ids}::uuid[]) AND embedding IS NOT NULL
+          AND (embedding_model IS NULL OR embedding_model = ${model})
+      `.execute(db)
+      return rows.flatMap((r) => {
+        const e = parseEmbedding(r.embedding)
+        return e ? [{ id: r.id, document_id: r.document_id, embedding: e }] : []
+      })
+    },
+
+    /** Every embedded chunk of the tenant, in pages (for the in-process vector cache). */
+    async *allEmbeddings(tenantId: string, model: string, pageSize = 2000): AsyncGenerator<{ id: string; document_id: string; embedding: number[] }[]> {
+      let after = '00000000-0000-0000-0000-000000000000'
+      for (;;) {
+        const { rows } = await sql<{ id: string; document_id: string; embedding: unknown }>`
+          SELECT id, document_id, embedding FROM chunks
+          WHERE tenant_id = ${tenantId} AND embedding IS NOT NULL AND id > ${after}::uuid
+            AND (embedding_model IS NULL OR embedding_model = ${model})
+          ORDER BY id LIMIT ${pageSize}
+        `.execute(db)
+        if (rows.length === 0) return
+        yield rows.flatMap((r) => {
+          const e = parseEmbedding(r.embedding)
+          return e ? [{ id: r.id, document_id: r.document_id, embedding: e }] : []
+        })
+        if (rows.length < pageSize) return
+        after = rows[rows.length - 1]!.id
+      }
+    },
+
+    /** Text and document metadata of the chosen chunks. */
+    async details(tenantId: string, ids: string[]): Promise<ChunkDetail[]> {
+      if (ids.length === 0) return []
+      const { rows } = await sql<ChunkDetail>`
+        SELECT c.id, c.document_id, c.content, c.section_title, c.heading_path, c.source_url,
+               d.title AS doc_title, d.filename, d.source_url AS doc_url
+        FROM chunks c JOIN documents d ON d.id = c.document_id AND d.tenant_id = c.tenant_id
+        WHERE c.tenant_id = ${tenantId} AND c.id = ANY(${ids}::uuid[])
+      `.execute(db)
+      return rows
+    },
+  }
+}
+
+export type RetrievalRepo = ReturnType<typeof createRetrievalRepo>

@@ -1,0 +1,236 @@
+import type { Logger } from 'pino'
+import type { LlmClient } from '../llm/llm.js'
+import { DEFAULT_BM25, isExact, lexicalConfidence, planQuery, type Bm25Params, type QueryPlan, type TermStat } from './bm25.fns.js'
+import { cosine, mmr, rrf, wordSet } from './fusion.fns.js'
+import type { CorpusRow, RetrievalRepo, ScoredChunk } from './retrieval.repo.js'
+import { normalize, topK, VectorCache } from './vector-cache.js'
+
+/** An approved FAQ entry matching a query; `score` is a 0..1 confidence. Provided by the knowledge module. */
+export interface FaqHit {
+  id: string
+  question: string
+  answer: string
+  score: number
+}
+export type FaqSearch = (tenantId: string, query: string, opts: { limit: number }) => Promise<FaqHit[]>
+
+export interface RetrievalHit {
+  /** Chunk id, or `faq:<id>` for an FAQ entry. */
+  id: string
+  kind: 'chunk' | 'faq'
+  documentId: string | null
+  title: string
+  /** The page a crawled chunk came from; null for uploaded files and FAQs. */
+  url: string | null
+  text: string
+  /** Fused rank score (RRF), for ordering only. */
+  score: number
+  /** 0..1: the best of the lexical confidence, the cosine similarity and the FAQ score. */
+  confidence: number
+  bm25: number | null
+  lexical: number | null
+  vector: number | null
+}
+
+export interface RetrievalResult {
+  hits: RetrievalHit[]
+  /** Chunks the tenant has (0: nothing indexed at all). */
+  corpusChunks: number
+  /** Highest confidence among the hits, 0 when none. */
+  bestScore: number
+  /** Tokens of the query embedding. */
+  tokens: number
+  timings: Record<string, number>
+  vectorUsed: boolean
+}
+
+export interface SearchOptions {
+  /** The tenant's provider key; without it only lexical (and FAQ) retrieval runs. */
+  apiKey?: string | null
+  k?: number
+  signal?: AbortSignal
+  /** Time allowed to the query embedding; on failure retrieval goes on lexically. */
+  embedTimeoutMs?: number
+}
+
+export interface RetrievalDeps {
+  repo: RetrievalRepo
+  llm: Pick<LlmClient, 'embed'>
+  features: { vector: boolean }
+  log?: Pick<Logger, 'warn'>
+  embeddingModel: string
+  lexicalBudget: number
+  vectorCacheBytes: number
+  faqSearch?: FaqSearch
+  bm25?: Bm25Params
+}
+
+/** Lists fed to fusion are this long; the final top-k is picked from the fused pool by MMR. */
+const LIST_K = 30
+const POOL_K = 20
+
+const ms = (start: number) => Math.round((performance.now() - start) * 100) / 100
+
+export function createRetrievalService(deps: RetrievalDeps) {
+  const { repo } = deps
+  const params = deps.bm25 ?? DEFAULT_BM25
+  const cache = new VectorCache(deps.vectorCacheBytes)
+
+  /** BM25 top-k, exact by MaxScore: widens the candidate budget when the bound is not met. */
+  async function bm25TopK(tenantId: string, corpus: CorpusRow, terms: TermStat[], k: number): Promise<{ rows: ScoredChunk[]; plan: QueryPlan }> {
+    let budget = deps.lexicalBudget
+    let last: { rows: ScoredChunk[]; plan: QueryPlan } | null = null
+    for (let round = 0; round < 3; round++) {
+      const plan = planQuery(terms, corpus, budget, params)
+      if (plan.terms.length === 0) return { rows: [], plan }
+      const { rows, candidates } = await repo.bm25(tenantId, plan, k, params)
+      last = { rows, plan }
+      if (isExact(plan, rows[k - 1]?.score, k, candidates)) break
+      budget *= 8
+    }
+    return last!
+  }
+
+  async function vectors(
+    tenantId: string,
+    query: string,
+    corpus: CorpusRow,
+    opts: SearchOptions,
+    lexicalIds: () => Promise<string[]>,
+  ): Promise<{ rows: ScoredChunk[]; tokens: number } | null> {
+    if (!opts.apiKey || corpus.nEmbedded === 0) return null
+    let q: number[]
+    let tokens = 0
+    try {
+      const r = await deps.llm.embed({ apiKey: opts.apiKey, model: deps.embeddingModel, input: [query], timeoutMs: opts.embedTimeoutMs ?? 5000, signal: opts.signal })
+      q = r.vectors[0] ?? []
+      tokens = r.usage.total_tokens
+    } catch (err) {
+      deps.log?.warn({ err: { message: (err as Error).message } }, 'query embedding failed; lexical retrieval only')
+      return null
+    }
+    if (q.length === 0) return null
+    if (deps.features.vector) return { rows: await repo.vectorSearch(tenantId, q, deps.embeddingModel, LIST_K), tokens }
+    const entry = await cache.get(tenantId, corpus.version, deps.embeddingModel, q.length, corpus.nEmbedded, () => repo.allEmbeddings(tenantId, deps.embeddingModel))
+    if (entry) {
+      return { rows: topK(entry, normalize(q), LIST_K).map((t) => ({ id: entry.ids[t.index]!, document_id: entry.docIds[t.index]!, score: t.score })), tokens }
+    }
+    // too large for the cache: exact cosine over the lexical candidates only
+    const rows = (await repo.embeddingsOf(tenantId, await lexicalIds(), deps.embeddingModel))
+      .map((r) => ({ id: r.id, document_id: r.document_id, score: cosine(q, r.embedding) }))
+      .sort((a, b) => b.score - a.score)
+    return { rows, tokens }
+  }
+
+  return {
+    /** BM25 only, chunk level (the retrieval benchmark uses it). */
+    async lexical(tenantId: string, query: string, k: number): Promise<{ corpus: CorpusRow | null; rows: ScoredChunk[]; plan: QueryPlan | null }> {
+      const { corpus, terms } = await repo.corpusAndTerms(tenantId, query)
+      if (!corpus) return { corpus: null, rows: [], plan: null }
+      return { corpus, ...(await bm25TopK(tenantId, corpus, terms, k)) }
+    },
+
+    /**
+     * Hybrid retrieval: BM25 and (when the tenant has embeddings and a key is given) vector similarity in
+     * parallel, plus approved FAQs, fused by RRF, diversified by MMR to the top k.
+     */
+    async search(tenantId: string, query: string, opts: SearchOptions = {}): Promise<RetrievalResult> {
+      const k = opts.k ?? 6
+      const timings: Record<string, number> = {}
+      const t0 = performance.now()
+      const { corpus, terms } = await repo.corpusAndTerms(tenantId, query)
+      timings.stats = ms(t0)
+      const faqP = deps.faqSearch
+        ? deps.faqSearch(tenantId, query, { limit: 5 }).catch((err) => {
+            deps.log?.warn({ err: { message: (err as Error).message } }, 'faq search failed')
+            return [] as FaqHit[]
+          })
+        : Promise.resolve([] as FaqHit[])
+      if (!corpus) {
+        const faqs = await faqP
+        const hits = faqs.map(faqHit)
+        return { hits: hits.slice(0, k), corpusChunks: 0, bestScore: Math.max(0, ...hits.map((h) => h.confidence)), tokens: 0, timings, vectorUsed: false }
+      }
+
+      const tl = performance.now()
+      const lexP = bm25TopK(tenantId, corpus, terms, LIST_K).then((r) => {
+        timings.lexical = ms(tl)
+        return r
+      })
+      const tv = performance.now()
+      const vecP = vectors(tenantId, query, corpus, opts, async () => (await lexP).rows.map((r) => r.id)).then((v) => {
+        timings.vector = ms(tv)
+        return v
+      })
+      const [lex, vec, faqs] = await Promise.all([lexP, vecP, faqP])
+
+      const tf = performance.now()
+      const lexById = new Map(lex.rows.map((r) => [r.id, r]))
+      const vecById = new Map((vec?.rows ?? []).map((r) => [r.id, r]))
+      const fused = rrf([{ items: lex.rows }, { items: vec?.rows ?? [] }, { items: faqs.map((f) => ({ id: `faq:${f.id}` })) }])
+      const pool = [...fused.entries()].sort((a, b) => b[1] - a[1]).slice(0, POOL_K)
+      const chunkIds = pool.map(([id]) => id).filter((id) => !id.startsWith('faq:'))
+      const details = new Map((await repo.details(tenantId, chunkIds)).map((d) => [d.id, d]))
+      const faqById = new Map(faqs.map((f) => [`faq:${f.id}`, f]))
+      const candidates: RetrievalHit[] = []
+      for (const [id, score] of pool) {
+        const faq = faqById.get(id)
+        if (faq) {
+          candidates.push({ ...faqHit(faq), score })
+          continue
+        }
+        const d = details.get(id)
+        if (!d) continue
+        const l = lexById.get(id)
+        const v = vecById.get(id)
+        const lexConf = l ? lexicalConfidence(l.score, lex.plan) : null
+        const title = [d.doc_title || d.filename, d.heading_path || d.section_title].filter(Boolean).join(' — ')
+        candidates.push({
+          id,
+          kind: 'chunk',
+          documentId: d.document_id,
+          title,
+          url: d.source_url ?? d.doc_url ?? null,
+          text: d.content,
+          score,
+          confidence: Math.max(lexConf ?? 0, v ? Math.max(v.score, 0) : 0),
+          bm25: l?.score ?? null,
+          lexical: lexConf,
+          vector: v?.score ?? null,
+        })
+      }
+      const picked = mmr(
+        candidates.map((c) => ({ ...c, relevance: c.score, terms: wordSet(c.text) })),
+        k,
+      ).map(({ relevance: _r, terms: _t, ...hit }) => hit as RetrievalHit)
+      timings.fuse = ms(tf)
+      timings.total = ms(t0)
+      return {
+        hits: picked,
+        corpusChunks: corpus.n,
+        bestScore: Math.max(0, ...picked.map((h) => h.confidence)),
+        tokens: vec?.tokens ?? 0,
+        timings,
+        vectorUsed: vec !== null,
+      }
+    },
+  }
+}
+
+function faqHit(f: FaqHit): RetrievalHit {
+  return {
+    id: `faq:${f.id}`,
+    kind: 'faq',
+    documentId: null,
+    title: f.question,
+    url: null,
+    text: `Q: ${f.question}\nA: ${f.answer}`,
+    score: 0,
+    confidence: Math.max(0, Math.min(1, f.score)),
+    bm25: null,
+    lexical: null,
+    vector: null,
+  }
+}
+
+export type RetrievalService = ReturnType<typeof createRetrievalService>

@@ -1,0 +1,138 @@
+/**
+ * Exact cosine search in process, for databases without pgvector: a tenant's embeddings are loaded once
+ * (normalised, Float32) and reused until the tenant's corpus version changes. Memory is bounded; a tenant
+ * too large for the budget gets null, and the caller falls back to scoring candidate rows only.
+ */
+export interface VectorEntry {
+  version: number
+  model: string
+  dims: number
+  ids: string[]
+  docIds: string[]
+  data: Float32Array
+  bytes: number
+}
+
+export interface VectorLoader {
+  (): AsyncIterable<{ id: string; document_id: string; embedding: number[] }[]>
+}
+
+export function normalize(v: ArrayLike<number>): Float32Array {
+  let n = 0
+  for (let i = 0; i < v.length; i++) n += v[i]! * v[i]!
+  const out = new Float32Array(v.length)
+  const inv = n > 0 ? 1 / Math.sqrt(n) : 0
+  for (let i = 0; i < v.length; i++) out[i] = v[i]! * inv
+  return out
+}
+
+/** Indices and similarities of the k best rows (a small min-heap keeps it O(n log k)). */
+export function topK(entry: Pick<VectorEntry, 'data' | 'dims' | 'ids'>, query: Float32Array, k: number): { index: number; score: number }[] {
+  const { data, dims } = entry
+  const rows = entry.ids.length
+  const heapIdx: number[] = []
+  const heapVal: number[] = []
+  const siftDown = (i: number) => {
+    for (;;) {
+      const l = 2 * i + 1
+      const r = l + 1
+      let m = i
+      if (l < heapVal.length && heapVal[l]! < heapVal[m]!) m = l
+      if (r < heapVal.length && heapVal[r]! < heapVal[m]!) m = r
+      if (m === i) return
+      ;[heapVal[i], heapVal[m]] = [heapVal[m]!, heapVal[i]!]
+      ;[heapIdx[i], heapIdx[m]] = [heapIdx[m]!, heapIdx[i]!]
+      i = m
+    }
+  }
+  const siftUp = (i: number) => {
+    while (i > 0) {
+      const p = (i - 1) >> 1
+      if (heapVal[p]! <= heapVal[i]!) return
+      ;[heapVal[i], heapVal[p]] = [heapVal[p]!, heapVal[i]!]
+      ;[heapIdx[i], heapIdx[p]] = [heapIdx[p]!, heapIdx[i]!]
+      i = p
+    }
+  }
+  for (let r = 0; r < rows; r++) {
+    let dot = 0
+    const off = r * dims
+    for (let d = 0; d < dims; d++) dot += data[off + d]! * query[d]!
+    if (heapVal.length < k) {
+      heapVal.push(dot)
+      heapIdx.push(r)
+      siftUp(heapVal.length - 1)
+    } else if (dot > heapVal[0]!) {
+      heapVal[0] = dot
+      heapIdx[0] = r
+      siftDown(0)
+    }
+  }
+  return heapIdx.map((index, i) => ({ index, score: heapVal[i]! })).sort((a, b) => b.score - a.score)
+}
+
+export class VectorCache {
+  private entries = new Map<string, VectorEntry>()
+  private loading = new Map<string, Promise<VectorEntry | null>>()
+  private used = 0
+
+  constructor(private readonly maxBytes: number) {}
+
+  /**
+   * The tenant's vectors at `version`, loading them when missing or stale. Null when they would not fit
+   * the budget (`expectedRows * dims * 4`), or when there are none.
+   */
+  async get(tenantId: string, version: number, model: string, dims: number, expectedRows: number, load: VectorLoader): Promise<VectorEntry | null> {
+    const cur = this.entries.get(tenantId)
+    if (cur && cur.version === version && cur.model === model && cur.dims === dims) {
+      // LRU: move to the end
+      this.entries.delete(tenantId)
+      this.entries.set(tenantId, cur)
+      return cur
+    }
+    if (expectedRows <= 0 || expectedRows * dims * 4 > this.maxBytes) return null
+    const key = `${tenantId}:${version}:${model}:${dims}`
+    let p = this.loading.get(key)
+    if (!p) {
+      p = this.load(tenantId, version, model, dims, expectedRows, load).finally(() => this.loading.delete(key))
+      this.loading.set(key, p)
+    }
+    return p
+  }
+
+  private async load(tenantId: string, version: number, model: string, dims: number, expectedRows: number, load: VectorLoader): Promise<VectorEntry | null> {
+    let data = new Float32Array(Math.max(expectedRows, 1) * dims)
+    const ids: string[] = []
+    const docIds: string[] = []
+    for await (const page of load()) {
+      for (const row of page) {
+        if (row.embedding.length !== dims) continue
+        if ((ids.length + 1) * dims > data.length) {
+          if ((ids.length + 1) * dims * 4 > this.maxBytes) return null
+          const bigger = new Float32Array(Math.min(data.length * 2, Math.floor(this.maxBytes / 4 / dims) * dims))
+          bigger.set(data)
+          data = bigger
+        }
+        data.set(normalize(row.embedding), ids.length * dims)
+        ids.push(row.id)
+        docIds.push(row.document_id)
+      }
+    }
+    if (ids.length === 0) return null
+    const entry: VectorEntry = { version, model, dims, ids, docIds, data: data.length === ids.length * dims ? data : data.slice(0, ids.length * dims), bytes: ids.length * dims * 4 }
+    const old = this.entries.get(tenantId)
+    if (old) {
+      this.used -= old.bytes
+      this.entries.delete(tenantId)
+    }
+    // evict least recently used tenants until the new entry fits
+    for (const [t, e] of this.entries) {
+      if (this.used + entry.bytes <= this.maxBytes) break
+      this.entries.delete(t)
+      this.used -= e.bytes
+    }
+    this.entries.set(tenantId, entry)
+    this.used += entry.bytes
+    return entry
+  }
+}
