@@ -40,7 +40,19 @@ const EnvSchema = Type.Object({
   MAX_UPLOAD_BYTES: Type.Integer({ minimum: 1024, default: 20 * 1024 * 1024 }),
   MAX_DOCUMENTS_PER_TENANT: Type.Integer({ minimum: 1, default: 500 }),
   CRAWLER_ALLOW_PRIVATE_NETWORKS: Type.Boolean({ default: false }),
+  /** Empty: "SupportBotCrawler/0.1 (+PUBLIC_BASE_URL)". The product token is what robots.txt groups match. */
+  CRAWLER_USER_AGENT: Type.String({ default: '' }),
+  /** Requests in flight per host (across all crawls of this process). */
+  CRAWLER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 32, default: 4 }),
+  /** Minimum gap between request starts on one host; robots.txt Crawl-delay raises it (up to 5 s). */
+  CRAWLER_DELAY_MS: Type.Integer({ minimum: 0, maximum: 60000, default: 250 }),
+  CRAWLER_PAGE_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120000, default: 10000 }),
+  CRAWLER_MAX_PAGE_BYTES: Type.Integer({ minimum: 1024, maximum: 100 * 1024 * 1024, default: 5 * 1024 * 1024 }),
+  CRAWLER_MAX_DEPTH: Type.Integer({ minimum: 0, maximum: 10, default: 3 }),
+  CRAWLER_DEFAULT_MAX_PAGES: Type.Integer({ minimum: 1, maximum: 5000, default: 200 }),
   WIDGET_LOADER_URL: Type.String({ default: '' }),
+  /** A `: ping` comment on an open widget answer stream this often, so idle proxies keep it open. */
+  WIDGET_SSE_HEARTBEAT_MS: Type.Integer({ minimum: 100, maximum: 120000, default: 15000 }),
   OPERATOR_REPLY_GRACE_SECONDS: Type.Integer({ minimum: 0, default: 600 }),
   // --- answer pipeline (chat) ---
   /** All guard checks (injection, relevance, human request) on GUARD_MODEL; each can also be switched alone. */

@@ -16,6 +16,10 @@ import { healthRoutes } from './health/health.routes.js'
 import { createTenantsRepo } from './tenants/tenants.repo.js'
 import { tenantsRoutes } from './tenants/tenants.routes.js'
 import { createTenantsService } from './tenants/tenants.service.js'
+import { createWidgetAccess } from './widget/widget.cors.js'
+import { createWidgetRepo } from './widget/widget.repo.js'
+import { widgetRoutes } from './widget/widget.routes.js'
+import { createWidgetService, unavailableChat } from './widget/widget.service.js'
 
 export interface Modules {
   guards: Guards
@@ -38,7 +42,8 @@ export function wireModules(ctx: AppContext): Modules {
   const guards = createGuards({ jwt, clock, authRepo, tenantsRepo })
 
   const email = createEmailService({ queue, cipher })
-  const tenants = createTenantsService({ db, clock, cipher, repo: tenantsRepo })
+  const widgetRepo = createWidgetRepo(db)
+  const tenants = createTenantsService({ db, clock, cipher, repo: tenantsRepo, sessionStats: widgetRepo.sessionStats })
   const bots = createBotsService({ db, clock, repo: botsRepo })
   const auth = createAuthService({
     db,
@@ -52,6 +57,9 @@ export function wireModules(ctx: AppContext): Modules {
     frontendUrl: config.FRONTEND_URL || config.PUBLIC_BASE_URL || `http://localhost:${config.PORT}`,
   })
 
+  const widget = createWidgetService({ clock, bots: botsRepo, tenants, chat: unavailableChat, repo: widgetRepo })
+  const widgetAccess = createWidgetAccess(widget.findBot)
+
   return {
     guards,
     routes: [
@@ -59,8 +67,14 @@ export function wireModules(ctx: AppContext): Modules {
       authRoutes({ guards, auth, secureCookies: config.PUBLIC_BASE_URL.startsWith('https://') }),
       tenantsRoutes({ guards, tenants }),
       botsRoutes({ guards, bots }),
+      widgetRoutes({
+        widget,
+        access: widgetAccess,
+        redis: ctx.redis,
+        options: { publicBaseUrl: config.PUBLIC_BASE_URL, loaderUrl: config.WIDGET_LOADER_URL, heartbeatMs: config.WIDGET_SSE_HEARTBEAT_MS },
+      }),
     ],
     jobs: [...emailJobs({ cipher, mailer: ctx.mailer })],
-    widgetCors: () => ({ origin: true }),
+    widgetCors: widgetAccess.corsOptions,
   }
 }

@@ -1,0 +1,71 @@
+import { Type } from '@sinclair/typebox'
+import { Nullable, Uuid } from '../../http/schemas.js'
+import { LINK_SAFETY_KEYS, UI_KEYS } from './widget.i18n.js'
+
+/** A bot public id as the widget sends it; anything else cannot name a bot, so it is a plain 404 later. */
+const BotPublicId = Type.String({ minLength: 1, maxLength: 64 })
+const Locale = Type.String({ maxLength: 35 })
+
+export const BotQuery = Type.Object({ bot_id: BotPublicId })
+export const ConfigQuery = Type.Object({ bot_id: BotPublicId, locale: Type.Optional(Locale) })
+export const SessionQuery = Type.Object({ bot_id: BotPublicId, session_id: Uuid })
+export const ChatQuery = Type.Object({ bot_id: BotPublicId, session_id: Type.Optional(Uuid), locale: Type.Optional(Locale) })
+
+/**
+ * `message` is optional in the schema (interface.md) and unbounded here on purpose: the contract's coded
+ * errors (message_required, message_too_long with max_chars) come from the service, not from a generic
+ * validation error. The body limit of the route bounds it.
+ */
+export const ChatBody = Type.Object({ message: Type.Optional(Type.String()) })
+
+export const SessionInitBody = Type.Object({
+  bot_id: BotPublicId,
+  identity_token: Type.Optional(Nullable(Type.String({ maxLength: 8192 }))),
+  locale: Type.Optional(Nullable(Locale)),
+})
+export const SessionInitResponse = Type.Object({ session_id: Uuid, mode: Type.Union([Type.Literal('identified'), Type.Literal('anonymous')]) })
+
+export const WidgetEscalateBody = Type.Object({
+  user_note: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
+  trigger: Type.Optional(Type.Union([Type.Literal('user_request'), Type.Literal('answer_rejected'), Type.Literal('llm_unavailable')])),
+})
+export const WidgetEscalateResponse = Type.Object(
+  { message: Type.String(), ticket_number: Type.String(), chat_ended: Type.Optional(Type.Boolean()) },
+  { additionalProperties: true },
+)
+
+export const ReadBody = Type.Object({ message_id: Uuid })
+export const ReadResponse = Type.Object({ session_id: Uuid, read_message_id: Uuid })
+
+const SourceLink = Type.Object({ title: Type.String(), url: Type.String() })
+
+export const HistoryResponse = Type.Object({
+  session_id: Uuid,
+  messages: Type.Array(
+    Type.Object({
+      id: Uuid,
+      role: Type.String(),
+      content: Type.String(),
+      created_at: Type.String({ format: 'date-time' }),
+      from_operator: Type.Boolean(),
+      sources: Type.Array(SourceLink),
+    }),
+  ),
+  chat_ended: Type.Boolean(),
+  ticket_number: Nullable(Type.String()),
+})
+
+const labels = (keys: readonly string[]) => Type.Object(Object.fromEntries(keys.map((k) => [k, Type.String()])))
+
+export const WidgetConfigResponse = Type.Object({
+  bot_id: Type.String(),
+  name: Type.String(),
+  link_safety_enabled: Type.Boolean(),
+  allowed_domains: Type.Array(Type.String()),
+  link_safety_labels: labels(LINK_SAFETY_KEYS),
+  locale: Type.String(),
+  /** Every visible text of the widget in `locale` (an addition to the contract's fields). */
+  labels: labels(UI_KEYS),
+})
+
+export const WidgetHealthResponse = Type.Record(Type.String(), Type.String())

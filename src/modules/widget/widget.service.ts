@@ -1,0 +1,205 @@
+import type { Static } from '@sinclair/typebox'
+import type { Clock } from '../../lib/clock.js'
+import { AppError, badRequest, forbidden, notFound } from '../../lib/errors.js'
+import type { BotRow } from '../bots/bots.service.js'
+import type { BotsRepo } from '../bots/bots.repo.js'
+import { verifyIdentityToken, type IdentityClaims } from '../tenants/identity-token.fns.js'
+import type { TenantsService } from '../tenants/tenants.service.js'
+import { checkMessage } from './widget.fns.js'
+import { labelsFor } from './widget.i18n.js'
+import type { WidgetRepo } from './widget.repo.js'
+import type { SessionInitBody, WidgetEscalateBody } from './widget.schemas.js'
+
+export type TurnEvent = { type: 'status'; stage: 'thinking' | 'searching' | 'writing' } | { type: 'chunk'; text: string }
+
+export interface TurnResult {
+  text: string
+  session_id: string
+  message_id: string
+  chat_ended: boolean
+  ticket_number?: string | null
+  sources: { title: string; url: string }[]
+}
+
+/** The slice of the chat service (src/modules/chat) the widget uses: the answer pipeline and its sessions. */
+export interface ChatPort {
+  runTurn(input: {
+    tenantId: string
+    bot: BotRow
+    sessionId?: string | null
+    message: string
+    locale?: string | null
+    channel: 'api' | 'widget'
+    signal?: AbortSignal
+    onEvent?: (e: TurnEvent) => void
+  }): Promise<TurnResult>
+  createSession(input: {
+    tenantId: string
+    botId: string
+    channel: 'api' | 'widget'
+    mode: 'identified' | 'anonymous'
+    identity?: IdentityClaims | null
+    locale?: string | null
+  }): Promise<{ id: string }>
+  history(
+    tenantId: string,
+    sessionId: string,
+  ): Promise<{
+    messages: { id: string; role: string; content: string; created_at: Date | string; from_operator?: boolean }[]
+    chat_ended: boolean
+    ticket_number?: string | null
+  }>
+  escalate(tenantId: string, sessionId: string, input: { trigger: string; user_note?: string | null }): Promise<{ message: string; ticket_number: string } & Record<string, unknown>>
+}
+
+const sessionNotFound = () => new AppError(404, 'session_not_found', 'Session not found', { coded: true })
+
+export function createWidgetService(deps: {
+  clock: Clock
+  bots: Pick<BotsRepo, 'findByPublicId'>
+  tenants: Pick<TenantsService, 'tenantOr404' | 'llmKey' | 'signingSecrets'>
+  chat: ChatPort
+  repo: WidgetRepo
+}) {
+  const { clock, bots, tenants, chat, repo } = deps
+
+  /** The session, if it belongs to this bot (and so to its tenant); otherwise the contract's coded 404. */
+  async function botSession(bot: BotRow, sessionId: string) {
+    const session = await repo.findBotSession(bot.tenant_id, bot.id, sessionId)
+    if (!session) throw sessionNotFound()
+    return session
+  }
+
+  /** A tenant that may answer: active (else 403) and with a language-model key (else 400). */
+  async function answeringTenant(tenantId: string): Promise<void> {
+    const tenant = await tenants.tenantOr404(tenantId)
+    if (!tenant.is_active) throw forbidden('Tenant is inactive', 'tenant_inactive')
+    if (!(await tenants.llmKey(tenantId))) throw badRequest('The bot has no language-model API key configured', 'llm_key_missing')
+  }
+
+  return {
+    /** Unknown and deactivated bots look the same to the public: 404. */
+    async findBot(publicId: string): Promise<BotRow | undefined> {
+      return bots.findByPublicId(publicId)
+    },
+
+    activeBot(bot: BotRow | undefined): BotRow {
+      if (!bot || !bot.is_active) throw notFound('Bot not found')
+      return bot
+    },
+
+    config(bot: BotRow, locale: string | undefined) {
+      const l = labelsFor(locale)
+      return {
+        bot_id: bot.public_id,
+        name: bot.name,
+        link_safety_enabled: bot.link_safety_enabled,
+        allowed_domains: bot.allowed_domains,
+        link_safety_labels: l.link,
+        locale: l.locale,
+        labels: l.ui,
+      }
+    },
+
+    async initSession(bot: BotRow, body: Static<typeof SessionInitBody>) {
+      await answeringTenant(bot.tenant_id)
+      let identity: IdentityClaims | null = null
+      if (body.identity_token) {
+        const secrets = await tenants.signingSecrets(bot.tenant_id)
+        identity = secrets.length ? verifyIdentityToken(body.identity_token, secrets, Math.floor(clock.now().getTime() / 1000)) : null
+      }
+      const mode = identity ? ('identified' as const) : ('anonymous' as const)
+      const session = await chat.createSession({
+        tenantId: bot.tenant_id,
+        botId: bot.id,
+        channel: 'widget',
+        mode,
+        identity,
+        locale: body.locale ?? identity?.locale ?? null,
+      })
+      return { session_id: session.id, mode }
+    },
+
+    /**
+     * Everything that can fail before the answer stream opens, so it fails as a plain HTTP error: the
+     * message, the session (this bot's, still open), the tenant. A turn without a session starts one.
+     */
+    async prepareTurn(bot: BotRow, input: { sessionId?: string; message?: string; locale?: string }) {
+      const message = checkMessage(input.message)
+      if (input.sessionId) {
+        const session = await botSession(bot, input.sessionId)
+        if (session.chat_ended) throw new AppError(409, 'session_closed', 'This chat has ended; start a new session', { coded: true })
+      }
+      await answeringTenant(bot.tenant_id)
+      const sessionId =
+        input.sessionId ??
+        (await chat.createSession({ tenantId: bot.tenant_id, botId: bot.id, channel: 'widget', mode: 'anonymous', locale: input.locale ?? null })).id
+      return { sessionId, message, locale: input.locale ?? null }
+    },
+
+    runTurn(bot: BotRow, turn: { sessionId: string; message: string; locale: string | null }, onEvent: (e: TurnEvent) => void, signal: AbortSignal) {
+      return chat.runTurn({
+        tenantId: bot.tenant_id,
+        bot,
+        sessionId: turn.sessionId,
+        message: turn.message,
+        locale: turn.locale,
+        channel: 'widget',
+        signal,
+        onEvent,
+      })
+    },
+
+    async history(bot: BotRow, sessionId: string) {
+      await botSession(bot, sessionId)
+      const [h, sources] = await Promise.all([chat.history(bot.tenant_id, sessionId), repo.messageSources(bot.tenant_id, sessionId)])
+      return {
+        session_id: sessionId,
+        messages: h.messages.map((m) => ({
+          id: m.id,
+          role: m.role,
+          content: m.content,
+          created_at: new Date(m.created_at).toISOString(),
+          from_operator: m.from_operator ?? false,
+          sources: sources.get(m.id) ?? [],
+        })),
+        chat_ended: h.chat_ended,
+        ticket_number: h.ticket_number ?? null,
+      }
+    },
+
+    async escalate(bot: BotRow, sessionId: string, body: Static<typeof WidgetEscalateBody>) {
+      await botSession(bot, sessionId)
+      return chat.escalate(bot.tenant_id, sessionId, { trigger: body.trigger ?? 'user_request', user_note: body.user_note?.trim() || null })
+    },
+
+    /** Moves the visitor's read cursor forward; an older receipt is accepted and changes nothing. */
+    async markRead(bot: BotRow, sessionId: string, messageId: string) {
+      await botSession(bot, sessionId)
+      const message = await repo.findSessionMessage(bot.tenant_id, sessionId, messageId)
+      if (!message) throw notFound('Message not found')
+      const cursor = await repo.advanceReadCursor(bot.tenant_id, sessionId, message)
+      return { session_id: sessionId, read_message_id: cursor ?? message.id }
+    },
+
+    sessionStats: (tenantId: string, since: Date) => repo.sessionStats(tenantId, since),
+  }
+}
+
+export type WidgetService = ReturnType<typeof createWidgetService>
+
+/** Stands in until the chat pipeline is wired: every turn answers 503. */
+export const unavailableChat: ChatPort = {
+  runTurn: async () => {
+    throw new AppError(503, 'unavailable', 'The answer pipeline is not available')
+  },
+  createSession: async () => {
+    throw new AppError(503, 'unavailable', 'The answer pipeline is not available')
+  },
+  history: async () => {
+    throw new AppError(503, 'unavailable', 'The answer pipeline is not available')
+  },
+  escalate: async () => {
+    throw new AppError(503, 'unavailable', 'The answer pipeline is not available')
+  },
+}
