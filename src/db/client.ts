@@ -63,13 +63,18 @@ export async function openDatabase(opts: DatabaseOptions): Promise<DatabaseHandl
     throw err
   }
   const ext = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_extension WHERE extname = 'vector'`.execute(db)
+  let closing: Promise<void> | null = null
   return {
     db,
     kind,
     features: { vector: (ext.rows[0]?.n ?? 0) > 0 },
-    async close() {
-      await db.destroy()
-      if (kind === 'pglite') await closeDriver()
+    // Idempotent: shutdown paths may close twice (a signal during a failed start, a test teardown).
+    close() {
+      closing ??= (async () => {
+        await db.destroy()
+        if (kind === 'pglite') await closeDriver()
+      })()
+      return closing
     },
   }
 }

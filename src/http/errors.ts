@@ -90,7 +90,8 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
       return reply.code(err.statusCode).send({ detail: err.message })
     }
-    req.log.error({ err: describeError(err) }, 'unhandled error')
+    // Not under `err`: pino's error serializer would add a stack.
+    req.log.error({ error: describeError(err) }, 'unhandled error')
     return reply.code(500).send({ detail: 'Internal server error' })
   })
 

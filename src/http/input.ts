@@ -1,23 +1,27 @@
 /**
  * The path to the first string holding a NUL character inside parsed input (JSON body, query, params),
- * or null. Only plain objects and arrays are walked (uploads and buffers are not), to a bounded depth.
+ * or null. Data objects and arrays are walked to a bounded depth and size; buffers, streams and other
+ * emitters (uploads) are not.
  */
-export function findNul(value: unknown, depth = 0): (string | number)[] | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? [] : null
-  if (depth > 32 || value === null || typeof value !== 'object') return null
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const at = findNul(value[i], depth + 1)
-      if (at) return [i, ...at]
+export function findNul(value: unknown): (string | number)[] | null {
+  let budget = 10_000
+  const walk = (v: unknown, depth: number): (string | number)[] | null => {
+    if (typeof v === 'string') return v.includes('\u0000') ? [] : null
+    if (v === null || typeof v !== 'object' || depth > 32 || --budget < 0) return null
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const at = walk(v[i], depth + 1)
+        if (at) return [i, ...at]
+      }
+      return null
+    }
+    if (ArrayBuffer.isView(v) || v instanceof Date || typeof (v as { on?: unknown }).on === 'function') return null
+    for (const k of Object.keys(v)) {
+      if (k.includes('\u0000')) return [k]
+      const at = walk((v as Record<string, unknown>)[k], depth + 1)
+      if (at) return [k, ...at]
     }
     return null
   }
-  const proto = Object.getPrototypeOf(value)
-  if (proto !== Object.prototype && proto !== null) return null
-  for (const [k, v] of Object.entries(value)) {
-    if (k.includes('\u0000')) return [k]
-    const at = findNul(v, depth + 1)
-    if (at) return [k, ...at]
-  }
-  return null
+  return walk(value, 0)
 }
