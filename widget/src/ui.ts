@@ -103,7 +103,7 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
   // Hidden (inline style: the page's CSS cannot undo it) until the bot's configuration has loaded.
   host.style.cssText = inline ? 'display:none;height:100%' : 'display:none'
   const root = host.attachShadow({ mode: 'open' })
-  const wrap = h('div', { class: `scb ${inline ? 'inline' : 'bubble'} ${opts.position === 'left' ? 'left' : 'right'}` })
+  const wrap = h('div', { class: `scb ${inline ? 'inline' : 'floating'} ${opts.position === 'left' ? 'left' : 'right'}` })
   if (opts.color && window.CSS?.supports?.('color', opts.color)) wrap.style.setProperty('--a', opts.color)
 
   const launcher = h('button', { class: 'launcher', type: 'button', 'aria-expanded': 'false', 'aria-controls': 'scb-panel' })
