@@ -1,0 +1,527 @@
+/**
+ * PII redaction: pure functions, no I/O. Runs on every visitor message before anything leaves the
+ * process or is stored.
+ *
+ * Mandatory types: EMAIL, PHONE, CARD (Luhn + issuer prefix), IBAN (country length + mod 97), API_KEY
+ * (known key formats, JWTs, Bearer/Basic credentials, keyed secrets, PEM private keys, high-entropy
+ * tokens), PASSWORD (values after "password:", "pwd=", "my password is ...", URL user-info).
+ * Optional (per tenant): ID_DOC (US SSN with validity rules; passport, licence and national/tax ids after
+ * a keyword), IP (IPv4 with valid octets, IPv6), URL_TOKEN (values of token/key/sig/code/session-like
+ * query parameters).
+ *
+ * Every pattern is linear: character classes with bounded or possessive-like use (a negative look-behind
+ * on the same class keeps the engine from restarting inside a run), and validation in code instead of
+ * clever regexes. Overlaps: the higher priority wins, then the longer span.
+ */
+import { isIPv6 } from 'node:net'
+import { IBAN_LENGTHS, cardPrefixPlausible, ibanChecksumValid, looksLikeSecret, luhnValid, ssnValid } from './pii-checks.js'
+
+export const MANDATORY_PII_TYPES = ['EMAIL', 'PHONE', 'CARD', 'IBAN', 'API_KEY', 'PASSWORD'] as const
+export const OPTIONAL_PII_TYPES = ['ID_DOC', 'IP', 'URL_TOKEN'] as const
+export type OptionalPiiType = (typeof OPTIONAL_PII_TYPES)[number]
+export type PiiType = (typeof MANDATORY_PII_TYPES)[number] | OptionalPiiType
+
+export type IdDocKind = 'SSN' | 'PASSPORT' | 'DRIVER_LICENSE' | 'NATIONAL_ID' | 'TAX_ID'
+
+export interface PiiEntity {
+  type: PiiType
+  /** Offsets in the original text, end exclusive. */
+  start: number
+  end: number
+  /** For ID_DOC: which kind of document number. */
+  subtype?: IdDocKind
+}
+
+export interface RedactOptions {
+  optional?: ReadonlySet<OptionalPiiType>
+}
+
+export interface RedactResult {
+  text: string
+  entities: PiiEntity[]
+  /** Number of entities per type found (types absent when none). */
+  counts: Partial<Record<PiiType, number>>
+}
+
+export const placeholder = (type: PiiType) => `[${type}]`
+
+interface Candidate extends PiiEntity {
+  priority: number
+}
+
+const PRIORITY = {
+  KEY_SPECIFIC: 100,
+  PASSWORD: 95,
+  IBAN: 90,
+  CARD: 88,
+  EMAIL: 85,
+  URL_TOKEN: 80,
+  KEY_CONTEXT: 78,
+  ID_DOC: 70,
+  IP: 65,
+  KEY_GENERIC: 50,
+  PHONE: 40,
+} as const
+
+type Add = (type: PiiType, start: number, end: number, priority: number, subtype?: IdDocKind) => void
+
+// ---------------------------------------------------------------------------------------------------------
+// EMAIL
+
+const EMAIL_RE = /(?<![\p{L}\p{N}._%+\-'])[\p{L}\p{N}._%+\-']{1,64}@[\p{L}\p{N}\-]{1,63}(?:\.[\p{L}\p{N}\-]{1,63}){1,8}/gu
+
+function findEmails(text: string, add: Add) {
+  for (const m of text.matchAll(EMAIL_RE)) {
+    let start = m.index
+    let s = m[0]
+    // a local part does not start with a dot or a quote; a domain does not end with a hyphen
+    const lead = /^[._%+\-']+/.exec(s)?.[0].length ?? 0
+    start += lead
+    s = s.slice(lead).replace(/-+$/, '')
+    const at = s.indexOf('@')
+    if (at <= 0) continue
+    const domain = s.slice(at + 1)
+    const labels = domain.split('.')
+    // drop trailing labels that cannot be a top-level domain (e.g. a sentence's next word glued on)
+    while (labels.length > 1 && !/^\p{L}{2,63}$/u.test(labels[labels.length - 1])) labels.pop()
+    if (labels.length < 2) continue
+    const end = start + at + 1 + labels.join('.').length
+    add('EMAIL', start, end, PRIORITY.EMAIL)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// CARD
+
+const DIGIT_RUN_RE = /(?<![\p{L}\p{N}_])\d(?:[ \-]?\d){11,}(?![\p{L}_])/gu
+
+function findCards(text: string, add: Add) {
+  for (const m of text.matchAll(DIGIT_RUN_RE)) {
+    const run = m[0]
+    if (run.length > 400) continue
+    // groups of digits with their offsets inside the run
+    const groups: Array<{ s: number; e: number; sep: string }> = []
+    for (const g of run.matchAll(/\d+/g)) groups.push({ s: g.index, e: g.index + g[0].length, sep: g.index > 0 ? run[g.index - 1] : '' })
+    let i = 0
+    while (i < groups.length) {
+      let found = false
+      let digits = ''
+      for (let j = i; j < groups.length; j++) {
+        digits += run.slice(groups[j].s, groups[j].e)
+        if (digits.length > 19) break
+        if (digits.length < 12) continue
+        const window = groups.slice(i, j + 1)
+        if (!cardGroupingOk(window.map((g) => g.e - g.s), window.slice(1).map((g) => g.sep))) continue
+        if (luhnValid(digits) && cardPrefixPlausible(digits)) {
+          add('CARD', m.index + groups[i].s, m.index + groups[j].e, PRIORITY.CARD)
+          i = j + 1
+          found = true
+          break
+        }
+      }
+      if (!found) i++
+    }
+  }
+}
+
+/** Cards are written unbroken, in groups of four (last group shorter), or 4-6-5 / 4-6-4 (Amex, Diners). */
+function cardGroupingOk(sizes: number[], seps: string[]): boolean {
+  if (sizes.length === 1) return true
+  if (new Set(seps).size > 1) return false
+  if (sizes.length === 3 && sizes[0] === 4 && sizes[1] === 6 && (sizes[2] === 5 || sizes[2] === 4)) return true
+  for (let k = 0; k < sizes.length - 1; k++) if (sizes[k] !== 4) return false
+  return sizes[sizes.length - 1] >= 1 && sizes[sizes.length - 1] <= 4
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// IBAN
+
+const IBAN_RE = /(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?:[ \-]?[A-Za-z0-9]){10,40}/g
+
+function findIbans(text: string, add: Add) {
+  IBAN_RE.lastIndex = 0
+  for (let m = IBAN_RE.exec(text); m; m = IBAN_RE.exec(text)) {
+    const cc = m[0].slice(0, 2).toUpperCase()
+    const len = IBAN_LENGTHS[cc]
+    if (!len) {
+      IBAN_RE.lastIndex = m.index + 1
+      continue
+    }
+    let chars = ''
+    let end = m.index
+    for (let k = 0; k < m[0].length && chars.length < len; k++) {
+      const c = m[0][k]
+      if (c !== ' ' && c !== '-') {
+        chars += c
+        end = m.index + k + 1
+      }
+    }
+    const nextIsAlnum = /[\p{L}\p{N}]/u.test(text[end] ?? '')
+    if (chars.length === len && !nextIsAlnum && ibanChecksumValid(chars.toUpperCase())) {
+      add('IBAN', m.index, end, PRIORITY.IBAN)
+      IBAN_RE.lastIndex = end
+    } else {
+      IBAN_RE.lastIndex = m.index + 1
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// API_KEY
+
+const KEY_FORMATS: RegExp[] = [
+  /\bsk-[A-Za-z0-9_\-]{20,}/g, // OpenAI (sk-, sk-proj-), Anthropic (sk-ant-)
+  /\b[rsp]k_(?:live|test)_[A-Za-z0-9]{10,}/g, // Stripe
+  /\bwhsec_[A-Za-z0-9]{16,}/g, // webhook signing secrets
+  /\bck_[A-Za-z0-9_\-]{16,}/g, // this service's own API keys
+  /\bgh[pousr]_[A-Za-z0-9]{30,}/g, // GitHub
+  /\bgithub_pat_[A-Za-z0-9_]{40,}/g,
+  /\bxox[abposr]-[A-Za-z0-9\-]{10,}/g, // Slack
+  /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}\b/g, // AWS access key ids
+  /\bAIza[0-9A-Za-z_\-]{35}/g, // Google
+  /\bglpat-[A-Za-z0-9_\-]{20,}/g, // GitLab
+  /\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}/g, // SendGrid
+  /\bhf_[A-Za-z0-9]{30,}/g, // Hugging Face
+  /\bnpm_[A-Za-z0-9]{36}\b/g,
+  /\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*/g, // JWT
+]
+const BEARER_RE = /\bBearer\s+([A-Za-z0-9\-._~+\/]{16,}=*)/dg
+const BASIC_RE = /\bAuthorization\s*:\s*Basic\s+([A-Za-z0-9+\/]{8,}={0,2})/dgi
+const KEYED_SECRET_RE =
+  /\b(?:api[_\s\-]?key|apikey|access[_\s\-]?key(?:[_\s\-]?id)?|secret(?:[_\s\-]?(?:access[_\s\-]?)?key)?|client[_\s\-]?secret|auth[_\s\-]?token|access[_\s\-]?token|refresh[_\s\-]?token|api[_\s\-]?token|bot[_\s\-]?token|token|private[_\s\-]?key)\b["']?\s{0,3}(?:is\s*:?|:|=>?)\s{0,3}["']?([A-Za-z0-9_\-.+\/=~]{12,256})/dgi
+const PEM_BEGIN_RE = /-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----/g
+const PEM_END_RE = /-----END [A-Z0-9 ]{0,40}PRIVATE KEY-----/g
+const GENERIC_TOKEN_RE = /(?<![A-Za-z0-9_\-+\/])[A-Za-z0-9_\-+\/]{20,}={0,2}(?![A-Za-z0-9_\-+\/=])/g
+
+function findApiKeys(text: string, add: Add) {
+  for (const re of KEY_FORMATS) for (const m of text.matchAll(re)) add('API_KEY', m.index, m.index + m[0].length, PRIORITY.KEY_SPECIFIC)
+  for (const re of [BEARER_RE, BASIC_RE]) {
+    for (const m of text.matchAll(re)) {
+      const [s, e] = m.indices![1]
+      add('API_KEY', s, e - (/[.]+$/.exec(m[1])?.[0].length ?? 0), PRIORITY.KEY_SPECIFIC)
+    }
+  }
+  for (const m of text.matchAll(KEYED_SECRET_RE)) {
+    let [s, e] = m.indices![1]
+    const v = text.slice(s, e).replace(/[.,;:]+$/, '')
+    e = s + v.length
+    if (/\d/.test(v) && /[A-Za-z]/.test(v) && !/^\d+[.\-]\d+/.test(v)) add('API_KEY', s, e, PRIORITY.KEY_CONTEXT)
+  }
+  let pemCovered = 0
+  for (const m of text.matchAll(PEM_BEGIN_RE)) {
+    if (m.index < pemCovered) continue
+    PEM_END_RE.lastIndex = m.index + m[0].length
+    const end = PEM_END_RE.exec(text)
+    // no END marker: the rest of the text is key material (and no later BEGIN can have an END either)
+    pemCovered = end ? end.index + end[0].length : text.length
+    add('API_KEY', m.index, pemCovered, PRIORITY.KEY_SPECIFIC)
+  }
+  for (const m of text.matchAll(GENERIC_TOKEN_RE)) {
+    const v = m[0]
+    if (v.length > 1024) continue
+    // hyphen/slash-joined names ("PI3K-Akt-mTORC1-S6K1/2") have many separators; random tokens few
+    if ((v.match(/[\-_\/+]/g)?.length ?? 0) > v.length / 12 + 0.5) continue
+    // base64 may contain '/': judge it without them (paths are words, so they stay unlike secrets)
+    if (looksLikeSecret(v.replace(/[\/=]/g, ''))) {
+      add('API_KEY', m.index, m.index + v.length, PRIORITY.KEY_GENERIC)
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// PASSWORD
+
+const PASSWORD_KEYWORD =
+  String.raw`password|passwd|passphrase|passcode|pass|pwd|pw|pin(?:\s?code)?|mot\s+de\s+passe|contrase(?:ñ|n)a|passwort|kennwort|senha|wachtwoord|parola\s+d'ordine|has[łl]o|пароль`
+/** keyword, optional "for my account" filler, then ":" / "=" / "is". */
+const PASSWORD_RE = new RegExp(
+  String.raw`(?<![\p{L}\p{N}_])(${PASSWORD_KEYWORD})(?![\p{L}\p{N}])((?:\s+(?:for|of|to|on|at|in)(?:\s+[\p{L}\p{N}.'\-]{1,30}){1,4}?)?)(\s{0,3}[:=]\s{0,3}|\s{0,3}-+>\s{0,3}|\s+(?:is|was|is\s+now|will\s+be|ist|est|es)(?![\p{L}\p{N}])\s*:?\s*)`,
+  'giu',
+)
+const URL_USERINFO_RE = /\b[a-z][a-z0-9+.\-]{1,15}:\/\/[^\s:\/@]{1,128}:([^\s@\/]{1,128})@/dgi
+/** Words that follow "password is" in sentences about a password rather than giving one. */
+const NOT_A_PASSWORD = new Set(
+  (
+    'not wrong incorrect invalid expired correct right required too the a an same different working broken reset changed ' +
+    'missing empty blank locked weak strong case also still now being set saved stored hidden forgotten lost no very quite ' +
+    'really that this it in on for to of my your his her our their and or but being been with without long short secure ' +
+    'safe unsafe mandatory optional needed accepted rejected valid sent asked requested visible shown displayed there here ' +
+    'what which where how why when ok okay fine good bad'
+  ).split(' '),
+)
+
+function findPasswords(text: string, add: Add) {
+  for (const m of text.matchAll(PASSWORD_RE)) {
+    const keyword = m[1].toLowerCase()
+    const separator = m[3]
+    const viaIs = !/[:=>]/.test(separator)
+    const shortKeyword = keyword === 'pass' || keyword === 'pw'
+    if (shortKeyword && viaIs) continue
+    let s = m.index + m[0].length
+    let e: number
+    if (/^\[[A-Z_]+\]/.test(text.slice(s, s + 20))) continue // already a placeholder
+    const q = text[s]
+    if (q === '"' || q === "'" || q === '`' || q === '“' || q === '‘') {
+      const close = q === '“' ? '”' : q === '‘' ? '’' : q
+      const ci = text.indexOf(close, s + 1)
+      if (ci < 0 || ci - s > 129) continue
+      s += 1
+      e = ci
+    } else {
+      e = s
+      while (e < text.length && e - s < 128 && !/\s/.test(text[e])) e++
+      // sentence punctuation after a value is not part of it ('!' and '?' often are part of passwords)
+      while (e - s > 1 && /[.,;:)\]}"'”’]/.test(text[e - 1])) e--
+    }
+    if (e <= s) continue
+    const value = text.slice(s, e)
+    if (NOT_A_PASSWORD.has(value.toLowerCase())) continue
+    if (shortKeyword && value.length < 4) continue
+    if (keyword.startsWith('pin') && !/^\d{3,10}$/.test(value)) continue
+    if (viaIs && value.length < 3) continue
+    add('PASSWORD', s, e, PRIORITY.PASSWORD)
+  }
+  for (const m of text.matchAll(URL_USERINFO_RE)) {
+    const [s, e] = m.indices![1]
+    add('PASSWORD', s, e, PRIORITY.PASSWORD)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// PHONE
+
+const PHONE_RE = /(?<![\p{L}\p{N}_+\-.\/@#])(?:\+|\(\s?\+?)?\d[\d \-.\/()\u00a0]{5,26}\d(?:\s{0,2}(?:x|ext\.?|extension|#)\s{0,2}\d{1,6})?(?![\p{L}\p{N}_@])/gu
+const PHONE_CONTEXT_RE =
+  /(?<![\p{L}])(?:phone|tel|telephone|mobile|cell|cellphone|call|fax|whats\s?app|sms|text\s+me|reach\s+me|ring|contact|number|nummer|numéro|téléphone|telefon|teléfono|móvil|cellulare|handy|portable|celular)(?![\p{L}])/iu
+const NOT_PHONE_CONTEXT_RE =
+  /(?:order|invoice|ref|reference|tracking|account|acct|ticket|case|\bid|sku|serial|customer|member|transaction|confirmation|booking|\bpo|iban|card|zip|postal|postcode|pin|isbn|version|model|part|batch|lot|receipt|policy|claim|code)\s*(?:number|no\.?|nr\.?|num\.?|#)?\s*[:#=]?\s*$|#\s*$/i
+const CURRENCY_BEFORE_RE = /(?:[$€£¥₹]|\b(?:usd|eur|gbp|chf|jpy|inr|rs\.?|cad|aud))\s*$/i
+const CURRENCY_AFTER_RE = /^\s*(?:[$€£¥₹]|(?:usd|eur|gbp|chf|jpy|inr|cad|aud|dollars?|euros?|pounds?|yen)\b)/i
+
+/** A calendar date (year-month-day or day/month/year in either order) at the start, with valid fields. */
+function startsWithDate(s: string): boolean {
+  let m = /^(\d{4})([\-\/.])(\d{1,2})\2(\d{1,2})(?!\d)/.exec(s)
+  if (m) return Number(m[3]) >= 1 && Number(m[3]) <= 12 && Number(m[4]) >= 1 && Number(m[4]) <= 31
+  m = /^(\d{1,2})([\-\/.])(\d{1,2})\2(\d{4}|\d{2})(?!\d)/.exec(s)
+  if (!m) return false
+  const a = Number(m[1])
+  const b = Number(m[3])
+  return a >= 1 && b >= 1 && ((a <= 31 && b <= 12) || (a <= 12 && b <= 31))
+}
+
+const NANP_LAYOUT_RE = /^(?:1[ .\-]?)?(?:\(\d{3}\)[ .\-]?|\d{3}[ .\-])\d{3}[ .\-]\d{4}$/
+
+/**
+ * Whether a digit sequence is written like a phone number. With a country code (+, 00) or a phone word
+ * just before it, most layouts pass; without either it needs a recognisable national layout: North
+ * American 3-3-4, trunk-prefixed (0...), or pairs/triples. Dates, decimals and numeric ranges, money,
+ * card-like and SSN-like groupings, and numbers after "order", "invoice", "#"... never pass.
+ */
+function phoneShapeOk(s: string, before: string, after: string): boolean {
+  const ext = /\s*(?:x|ext\.?|extension|#)\s*\d{1,6}$/i.exec(s)
+  const main = ext ? s.slice(0, ext.index) : s
+  const intl = /^(?:\+|\(\s?\+|00[1-9])/.test(main)
+  const digits = main.replace(/\D/g, '')
+  const national = digits.startsWith('00') ? digits.slice(2) : digits
+  if (intl ? national.length < 8 || national.length > 15 : digits.length < 7 || digits.length > 13) return false
+  const groups = main.split(/\D+/).filter(Boolean)
+  // single digits in the middle ("1 2 3 4 5 6 7") are counts or lists, not phone groups (+33 1 ... is international)
+  if (!intl && groups.slice(1).some((g) => g.length === 1)) return false
+  // parentheses only around one leading code: "(555) ...", "+44 (0) 20 ...", "(+33) ..."
+  if (/[()]/.test(main) && /[()]/.test(main.replace(/^\+?\d{0,4}\s?\(\s?\+?\d{1,5}\s?\)/, ''))) return false
+  // three or more groups of four ("4111 1111 1111") is how cards and account numbers are written
+  if (!intl && groups.length >= 3 && groups.every((g) => g.length === 4) && groups[0][0] !== '0') return false
+  const sepKinds = new Set(main.replace(/[\d()+\s]/g, ''))
+  // decimals in ranges ("35.35-41.23") and numeric ranges or ratios ("11 256/20 849")
+  if (sepKinds.has('.') && sepKinds.size > 1) return false
+  // ascending lists ("10 11 12 13 14": citations, steps)
+  if (groups.length >= 3 && groups.every((g, k) => k === 0 || Number(g) === Number(groups[k - 1]) + 1)) return false
+
+  if (!intl && NOT_PHONE_CONTEXT_RE.test(before)) return false
+  if (CURRENCY_BEFORE_RE.test(before) || CURRENCY_AFTER_RE.test(after)) return false
+  // dates (2024-01-31, 31/01/2024, 31.01.2024, also followed by a time) and year ranges
+  if (startsWithDate(main)) return false
+  if (/^(?:19|20)\d\d\s?[\-–\/]\s?(?:19|20)\d\d$/.test(main)) return false
+  // dotted numbers: IPv4-like, versions and decimals
+  if (sepKinds.size === 1 && sepKinds.has('.') && !/\s/.test(main) && (groups.length < 3 || (groups.length === 4 && groups.every((g) => g.length <= 3)))) return false
+  // the SSN shape 3-2-4 is not a phone layout
+  if (!intl && groups.length === 3 && groups[0].length === 3 && groups[1].length === 2 && groups[2].length === 4) return false
+  if (intl || PHONE_CONTEXT_RE.test(before)) return true
+
+  if (groups.length === 1) {
+    // unbroken national numbers: North American (area and exchange codes do not start with 0 or 1)
+    if (/^1?[2-9]\d{2}[2-9]\d{6}$/.test(digits)) return true
+    // trunk-prefixed national numbers (0 then 9-10 digits) as written in most of Europe
+    return /^0[1-9]\d{8,9}$/.test(digits)
+  }
+  if (NANP_LAYOUT_RE.test(main)) return true
+  // trunk-prefixed national numbers ("0961-7596216", "030 1234567", "(0151) 1234 5678")
+  if (/^\(?0[1-9]/.test(main) && digits.length >= 9 && digits.length <= 12) return true
+  // pairs or triples with one consistent separator ("71-33-52-22", "06 12 34 56 78", "699 956 915")
+  const seps = main.match(/\D+/g) ?? []
+  return groups.length >= 3 && digits.length >= 8 && groups.every((g) => g.length >= 2 && g.length <= 3) && seps.every((x) => x === seps[0])
+}
+
+function findPhones(text: string, add: Add) {
+  for (const m of text.matchAll(PHONE_RE)) {
+    const cand = m[0]
+    const before = text.slice(Math.max(0, m.index - 30), m.index)
+    const after = text.slice(m.index + cand.length, m.index + cand.length + 12)
+    if (phoneShapeOk(cand, before, after)) {
+      add('PHONE', m.index, m.index + cand.length, PRIORITY.PHONE)
+      continue
+    }
+    // two numbers side by side ("555-123-4567 555-987-6543"): split at whitespace and take valid prefixes
+    const parts = [...cand.matchAll(/\S+/g)]
+    if (parts.length < 2 || parts.length > 8 || cand.replace(/\D/g, '').length < 14) continue
+    let i = 0
+    while (i < parts.length) {
+      let matched = -1
+      for (let j = parts.length - 1; j >= i; j--) {
+        if (i === 0 && j === parts.length - 1) continue
+        const s = parts[i].index
+        const e = parts[j].index + parts[j][0].length
+        const sub = cand.slice(s, e)
+        if (!/^[(+\d]/.test(sub) || !/\d$/.test(sub)) continue
+        const b = text.slice(Math.max(0, m.index + s - 30), m.index + s)
+        const a = text.slice(m.index + e, m.index + e + 12)
+        if (phoneShapeOk(sub, b, a)) {
+          add('PHONE', m.index + s, m.index + e, PRIORITY.PHONE)
+          matched = j
+          break
+        }
+      }
+      i = matched >= 0 ? matched + 1 : i + 1
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// ID_DOC (optional)
+
+const SSN_RE = /(?<![\d\-])(\d{3})([\- ])(\d{2})\2(\d{4})(?!\d|-\d)/g
+const BARE_SSN_RE = /(?<!\d)(\d{3})(\d{2})(\d{4})(?!\d)/g
+const SSN_CONTEXT_RE = /(?:ssn|social\s+security(?:\s+(?:number|no\.?|#))?|ss#)\s*(?:is|:|#|=)?\s*$/i
+const ID_KEYWORD_RE = new RegExp(
+  String.raw`\b(?:` +
+    [
+      String.raw`(?<PASSPORT>passport|passeport|reisepass|pasaporte|passaporto|paspoort)`,
+      String.raw`(?<DRIVER_LICENSE>driver'?s?\s+licen[cs]e|driving\s+licen[cs]e|licen[cs]e|dl|führerschein|permis\s+de\s+conduire)`,
+      String.raw`(?<TAX_ID>tax\s+id(?:entification)?|tin|itin|ein|vat\s+id|steuer-?id|steuernummer|nif|codice\s+fiscale|pan\s+card|pan)`,
+      String.raw`(?<NATIONAL_ID>national\s+id(?:entity)?|id\s*card|identity\s+card|identity\s+document|id|nin|nino|national\s+insurance|dni|nie|bsn|pesel|personalausweis|carte\s+d'identit[ée]|aadhaar|sin|cpf|curp|rut|nric|ssn|social\s+security)`,
+    ].join('|') +
+    String.raw`)(?![\p{L}\p{N}])(?:\s*(?:number|no\.?|nr\.?|num\.?|#|card)(?![\p{L}\p{N}]))?\s{0,3}(?:is(?![\p{L}\p{N}])\s*:?|:|#|=|-)?\s{0,3}`,
+  'giu',
+)
+
+function findIdDocs(text: string, add: Add) {
+  for (const m of text.matchAll(SSN_RE)) {
+    if (ssnValid(m[1], m[3], m[4])) add('ID_DOC', m.index, m.index + m[0].length, PRIORITY.ID_DOC, 'SSN')
+  }
+  for (const m of text.matchAll(BARE_SSN_RE)) {
+    if (SSN_CONTEXT_RE.test(text.slice(Math.max(0, m.index - 30), m.index)) && ssnValid(m[1], m[2], m[3])) {
+      add('ID_DOC', m.index, m.index + m[0].length, PRIORITY.ID_DOC, 'SSN')
+    }
+  }
+  for (const m of text.matchAll(ID_KEYWORD_RE)) {
+    const kind = (Object.entries(m.groups ?? {}).find(([, v]) => v !== undefined)?.[0] ?? 'NATIONAL_ID') as IdDocKind
+    const short = m[0].trim().length <= 3 // "id", "dl", "tin", "pan", "sin": only with a separator or "number"
+    if (short && !/(?:number|no\.?|nr\.?|num\.?|#|card|:|=|is)\s*$/i.test(m[0])) continue
+    // the value: one token with a digit, optionally followed by short groups ("AB 12 34 56 C")
+    const rest = text.slice(m.index + m[0].length, m.index + m[0].length + 40)
+    const v = /^[A-Za-z0-9][A-Za-z0-9\-\/.]{1,23}(?:[ ][A-Za-z0-9]{1,4}){0,4}/.exec(rest)
+    if (!v) continue
+    let value = v[0].replace(/[.\-\/]+$/, '')
+    // trailing short groups only when they look like part of the number (digits, or one letter at the end)
+    const parts = value.split(' ')
+    while (parts.length > 1 && !/^(?:\d{1,4}|[A-Z])$/.test(parts[parts.length - 1])) parts.pop()
+    value = parts.join(' ')
+    if (!/\d/.test(value) || value.replace(/\W/g, '').length < 5) continue
+    const start = m.index + m[0].length
+    const isSsnShape = /^\d{3}[\- ]?\d{2}[\- ]?\d{4}$/.test(value)
+    add('ID_DOC', start, start + value.length, PRIORITY.ID_DOC, isSsnShape && kind === 'NATIONAL_ID' ? 'SSN' : kind)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// IP (optional)
+
+const OCTET = String.raw`(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)`
+const IPV4_RE = new RegExp(String.raw`(?<![\w.])(?:${OCTET}\.){3}${OCTET}(?!\.?\d|\w)`, 'g')
+const IPV6_RE = /(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?(?![\w:])/g
+const VERSION_BEFORE_RE = /\b(?:version|ver\.?|v)\s*$/i
+
+function findIps(text: string, add: Add) {
+  for (const m of text.matchAll(IPV4_RE)) {
+    if (VERSION_BEFORE_RE.test(text.slice(Math.max(0, m.index - 12), m.index))) continue
+    add('IP', m.index, m.index + m[0].length, PRIORITY.IP)
+  }
+  for (const m of text.matchAll(IPV6_RE)) {
+    const v = m[0]
+    if (!v.includes('::') && v.split(':').length !== 8 && !/\d+\.\d+\.\d+\.\d+$/.test(v)) continue
+    if (v.split(':').filter(Boolean).length < 2) continue
+    if (isIPv6(v)) add('IP', m.index, m.index + v.length, PRIORITY.IP)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// URL_TOKEN (optional)
+
+const URL_PARAM_RE = /[?&;#]([A-Za-z0-9_.\-]{1,64})=([^&#\s"'<>]{3,2048})/dg
+const SENSITIVE_PARAM_RE =
+  /^(?:[\w.\-]*[_.\-])?(?:token|access_?token|id_?token|refresh_?token|key|apikey|api_?key|sig|signature|code|session|sessionid|session_?id|sid|secret|password|passwd|pwd|auth|otp|jwt|credential|credentials|hash|ticket)(?:[_.\-][\w.\-]*)?$/i
+
+function findUrlTokens(text: string, add: Add) {
+  for (const m of text.matchAll(URL_PARAM_RE)) {
+    if (!SENSITIVE_PARAM_RE.test(m[1])) continue
+    const [s, e0] = m.indices![2]
+    const value = text.slice(s, e0).replace(/[.,;:!?)\]]+$/, '')
+    if (value.length < 3) continue
+    add('URL_TOKEN', s, s + value.length, PRIORITY.URL_TOKEN)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+/** All PII entities in the text, overlaps resolved, in text order. */
+export function detectPii(text: string, opts: RedactOptions = {}): PiiEntity[] {
+  const optional = opts.optional ?? new Set<OptionalPiiType>()
+  const candidates: Candidate[] = []
+  const add: Add = (type, start, end, priority, subtype) => {
+    if (end > start) candidates.push(subtype ? { type, start, end, priority, subtype } : { type, start, end, priority })
+  }
+  findApiKeys(text, add)
+  findPasswords(text, add)
+  findIbans(text, add)
+  findCards(text, add)
+  findEmails(text, add)
+  findPhones(text, add)
+  if (optional.has('URL_TOKEN')) findUrlTokens(text, add)
+  if (optional.has('ID_DOC')) findIdDocs(text, add)
+  if (optional.has('IP')) findIps(text, add)
+
+  candidates.sort((a, b) => b.priority - a.priority || b.end - b.start - (a.end - a.start) || a.start - b.start)
+  const taken = new Uint8Array(text.length)
+  const chosen: PiiEntity[] = []
+  outer: for (const c of candidates) {
+    for (let i = c.start; i < c.end; i++) if (taken[i]) continue outer
+    taken.fill(1, c.start, c.end)
+    chosen.push(c.subtype ? { type: c.type, start: c.start, end: c.end, subtype: c.subtype } : { type: c.type, start: c.start, end: c.end })
+  }
+  return chosen.sort((a, b) => a.start - b.start)
+}
+
+/** Replaces every PII entity with its placeholder ([EMAIL], [PHONE] ...). Offsets refer to the original text. */
+export function redact(text: string, opts: RedactOptions = {}): RedactResult {
+  const entities = detectPii(text, opts)
+  const counts: Partial<Record<PiiType, number>> = {}
+  let out = ''
+  let pos = 0
+  for (const e of entities) {
+    out += text.slice(pos, e.start) + placeholder(e.type)
+    pos = e.end
+    counts[e.type] = (counts[e.type] ?? 0) + 1
+  }
+  out += text.slice(pos)
+  return { text: out, entities, counts }
+}
