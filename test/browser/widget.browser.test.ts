@@ -1,0 +1,239 @@
+import { join } from 'node:path'
+import type { BrowserContext, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startFakeLlm, type FakeLlm } from '../fakes/fake-llm.js'
+import { startApp, type TestApp } from '../helpers/app.js'
+import { createTenant, type Tenant } from '../helpers/factories.js'
+import { CHROMIUM, hasChromium, hostPageHtml, launchBrowser, resultsDir, serveHostPage, type HostPage } from './harness.js'
+
+/**
+ * The widget in a real browser: a tenant's page on one 127.0.0.1 port embeds the loader from the service
+ * on another port. The knowledge is a page of that same site, crawled as a URL source, so answers come
+ * with a source link; it mentions a community forum on another host, which the link-safety dialog guards.
+ */
+if (!hasChromium) {
+  console.warn(`\n  NOTICE: browser tests of the widget SKIPPED: no Chromium at ${CHROMIUM} (apt-get install -y chromium)\n`)
+}
+
+const DOCS_PAGE = `<!doctype html><html><head><title>Resetting your password</title></head><body><main>
+<h1>Resetting your password</h1>
+<p>To reset your password, open Settings, choose Security and press the Reset password button.
+We then send a reset link to your e-mail address; the link stays valid for one hour.</p>
+<p>If the reset password e-mail does not arrive, ask in our community forum at https://community.example.org/t/reset-password for help.</p>
+<h2>Two-factor authentication</h2>
+<p>Two-factor authentication adds a one-time code from an authenticator app to every sign-in.</p>
+</main></body></html>`
+
+const QUESTION = 'How do I reset my password?'
+const FORUM = 'https://community.example.org/t/reset-password'
+
+const suite = hasChromium ? describe : describe.skip
+
+suite('widget in Chromium', () => {
+  let t: TestApp
+  let fake: FakeLlm
+  let tenant: Tenant
+  let bot: { id: string; public_id: string }
+  let site: HostPage
+  let refused: HostPage
+  let browser: { context: BrowserContext; close(): Promise<void> }
+  let page: Page
+  const shots = resultsDir()
+  const W = '[data-support-chat]'
+
+  beforeAll(async () => {
+    fake = await startFakeLlm()
+    // Answers stream word by word, slowly enough to be watched.
+    fake.script((req) => (req.stream && !req.json ? { chunkDelayMs: 40, delayMs: 300 } : undefined))
+    t = await startApp({ env: { LLM_BASE_URL: fake.url, CRAWLER_ALLOW_PRIVATE_NETWORKS: 'true', CRAWLER_DELAY_MS: '0' } })
+    tenant = await createTenant(t)
+    bot = (await tenant.api.post('/bots', { name: 'Acme Assistant', link_safety_enabled: true, allowed_domains: ['127.0.0.1'] })).body
+
+    site = await serveHostPage((path) =>
+      path.startsWith('/docs/') ? DOCS_PAGE : hostPageHtml({ embedSrc: `${t.url}/embed.js`, botId: bot.public_id, attrs: { 'data-color': '#0f766e' } }),
+    )
+    // The same embed on a host the bot does not allow (127.0.0.2 is loopback too).
+    refused = await serveHostPage(() => hostPageHtml({ embedSrc: `${t.url}/embed.js`, botId: bot.public_id }), '127.0.0.2')
+
+    const src = await tenant.api.post('/documents/sources/url', { url: `${site.origin}/docs/reset-password`, schedule: 'manual' })
+    expect(src.status).toBe(201)
+    const deadline = Date.now() + 30_000
+    for (;;) {
+      const s = await tenant.api.get(`/documents/sources/${src.body.id}`)
+      if (s.body.status === 'ready' && s.body.chunks_created > 0) break
+      if (s.body.status === 'error' || Date.now() > deadline) throw new Error(`crawl did not finish: ${JSON.stringify(s.body)}`)
+      await new Promise((r) => setTimeout(r, 200))
+    }
+
+    browser = await launchBrowser()
+    page = await browser.context.newPage()
+    page.on('pageerror', (e) => console.warn('page error:', e.message))
+  }, 120_000)
+
+  afterAll(async () => {
+    await browser?.close()
+    await site?.close()
+    await refused?.close()
+    await t?.close()
+    await fake?.close()
+  })
+
+  /** Records every text the newest assistant bubble shows, to prove the answer appeared piece by piece. */
+  async function watchBubbles(p: Page) {
+    await p.evaluate(() => {
+      const root = document.querySelector('[data-support-chat]')!.shadowRoot!
+      const seen: string[] = []
+      ;(window as unknown as { __seen: string[] }).__seen = seen
+      new MutationObserver(() => {
+        const bubbles = root.querySelectorAll('.msg.assistant .bubble')
+        const text = bubbles[bubbles.length - 1]?.textContent ?? ''
+        if (text && seen[seen.length - 1] !== text) seen.push(text)
+      }).observe(root, { subtree: true, childList: true, characterData: true })
+    })
+  }
+
+  it('opens from the bubble, streams the answer in with stages and shows its source', async () => {
+    await page.goto(site.url)
+    const launcher = page.locator(`${W} >> .launcher`)
+    await launcher.waitFor()
+    await page.screenshot({ path: join(shots, 'widget-desktop-closed.png') })
+    await launcher.click()
+    const input = page.locator(`${W} >> form textarea`)
+    await expect.poll(() => input.evaluate((el) => el === (el.getRootNode() as ShadowRoot).activeElement)).toBe(true)
+
+    await watchBubbles(page)
+    await input.fill(QUESTION)
+    await input.press('Enter')
+    // The stage indicator shows while the model has not answered yet.
+    await expect.poll(() => page.locator(`${W} >> .stage`).first().textContent(), { timeout: 5000 }).toMatch(/Thinking|Searching|Writing/)
+    await page.locator(`${W} >> .sources a`).waitFor({ timeout: 20_000 })
+
+    const seen = await page.evaluate(() => (window as unknown as { __seen: string[] }).__seen)
+    const final = seen[seen.length - 1]!
+    expect(final).toContain('reset')
+    // Several intermediate texts, each a prefix-growing piece of the answer: it streamed, not one block.
+    expect(seen.length).toBeGreaterThanOrEqual(4)
+    expect(seen[0]!.length).toBeLessThan(final.length)
+
+    const source = page.locator(`${W} >> .sources a`).first()
+    expect(await source.getAttribute('href')).toBe(`${site.origin}/docs/reset-password`)
+    expect(await source.textContent()).toContain('Resetting your password')
+    await page.screenshot({ path: join(shots, 'widget-desktop.png') })
+  })
+
+  it('marks the shown answer as read on the service', async () => {
+    const shownId = await page.locator(`${W} >> .msg.assistant[data-id]`).last().getAttribute('data-id')
+    expect(shownId).toMatch(/^[0-9a-f-]{36}$/)
+    await expect
+      .poll(async () => (await t.ctx.db.selectFrom('chat_sessions').select('read_message_id').where('tenant_id', '=', tenant.tenantId).execute()).map((r) => r.read_message_id))
+      .toContain(shownId)
+  })
+
+  it('asks before opening a link outside the allowed domains', async () => {
+    const link = page.locator(`${W} >> .msg.assistant .bubble a[href^="${FORUM}"]`)
+    await link.waitFor()
+    const pagesBefore = browser.context.pages().length
+    await link.click()
+    const dialog = page.locator(`${W} >> .dialog`)
+    await dialog.waitFor()
+    expect(await dialog.textContent()).toContain('community.example.org')
+    expect(await dialog.getAttribute('role')).toBe('alertdialog')
+    await page.screenshot({ path: join(shots, 'widget-link-dialog.png') })
+    await page.keyboard.press('Escape')
+    await dialog.waitFor({ state: 'hidden' })
+    expect(browser.context.pages().length).toBe(pagesBefore)
+
+    // A link on an allowed host (the source page) opens directly, without the dialog.
+    const popup = page.waitForEvent('popup')
+    await page.locator(`${W} >> .sources a`).first().click()
+    const opened = await popup
+    expect(opened.url()).toBe(`${site.origin}/docs/reset-password`)
+    expect(await dialog.isVisible()).toBe(false)
+    await opened.close()
+  })
+
+  it('hands over to a human and shows the ticket number', async () => {
+    await page.locator(`${W} >> button.human`).click()
+    await page.locator(`${W} >> .escalate textarea`).fill('Please call me back')
+    await page.locator(`${W} >> .escalate .btn:not(.ghost)`).click()
+    const note = page.locator(`${W} >> .system`, { hasText: /ESC-\d{4}/ })
+    await note.waitFor({ timeout: 10_000 })
+    expect(await note.textContent()).toMatch(/Ticket ESC-\d{4} has been opened/)
+    const tickets = await tenant.api.get('/escalations')
+    if (tickets.status === 200) expect(JSON.stringify(tickets.body)).toContain('Please call me back')
+  })
+
+  it('restores the conversation after a reload', async () => {
+    await page.reload()
+    await page.locator(`${W} >> .launcher`).click()
+    const log = page.locator(`${W} >> .log`)
+    await expect.poll(() => log.textContent(), { timeout: 10_000 }).toContain(QUESTION)
+    const text = (await log.textContent())!
+    expect(text).toMatch(/reset/i)
+    expect(text).toMatch(/ESC-\d{4}/)
+    expect(await page.locator(`${W} >> .sources a`).count()).toBeGreaterThan(0)
+  })
+
+  it('closes with Escape and gives focus back to the launcher', async () => {
+    await page.locator(`${W} >> form textarea`).focus().catch(() => {})
+    await page.locator(`${W} >> .panel`).press('Escape')
+    await page.locator(`${W} >> .panel`).waitFor({ state: 'hidden' })
+    expect(await page.locator(`${W} >> .launcher`).evaluate((el) => el === (el.getRootNode() as ShadowRoot).activeElement)).toBe(true)
+    expect(await page.locator(`${W} >> .launcher`).getAttribute('aria-expanded')).toBe('false')
+  })
+
+  it('goes full screen on a phone', async () => {
+    const phone = await browser.context.newPage()
+    await phone.setViewportSize({ width: 390, height: 844 })
+    await phone.goto(site.url)
+    await phone.locator(`${W} >> .launcher`).click()
+    const box = await phone.locator(`${W} >> .panel`).boundingBox()
+    expect(box).toEqual({ x: 0, y: 0, width: 390, height: 844 })
+    await phone.locator(`${W} >> .log`).getByText(QUESTION).waitFor({ timeout: 10_000 })
+    await phone.screenshot({ path: join(shots, 'widget-phone.png') })
+    await phone.close()
+  })
+
+  it('never runs markup from an answer', async () => {
+    const hostile = await browser.context.newPage()
+    await hostile.goto(site.url)
+    fake.script((req) =>
+      req.stream && !req.json && req.messages.some((m) => m.content.includes('hostile test'))
+        ? { chunks: ['Look: <img src=x onerror="window.__pwned=1">', ' and [click](javascript:window.__pwned=2)', ' <script>window.__pwned=3</script>'] }
+        : undefined,
+    )
+    await hostile.locator(`${W} >> .launcher`).click()
+    await hostile.locator(`${W} >> form textarea`).fill('hostile test: how do I reset my password?')
+    await hostile.locator(`${W} >> form textarea`).press('Enter')
+    await expect.poll(() => hostile.locator(`${W} >> .msg.assistant .bubble`).last().textContent(), { timeout: 20_000 }).toMatch(/\S/)
+    await hostile.waitForTimeout(300)
+    expect(await hostile.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined()
+    const html = await hostile.locator(`${W} >> .log`).innerHTML()
+    expect(html).not.toMatch(/<img|<script|javascript:/i)
+    await hostile.close()
+  })
+
+  it('is refused on a page of a host the bot does not allow', async () => {
+    const other = await browser.context.newPage()
+    const refusals: number[] = []
+    other.on('response', (r) => {
+      if (r.url().includes('/widget/config')) refusals.push(r.status())
+    })
+    await other.goto(refused.url)
+    await expect.poll(() => refusals.length, { timeout: 10_000 }).toBeGreaterThan(0)
+    expect(refusals[0]).toBe(403)
+    await other.waitForTimeout(300)
+    expect(await other.locator(`${W} >> .launcher`).isVisible()).toBe(false)
+    // A script on that page cannot read the API either.
+    const direct = await other.evaluate(async (url) => {
+      try {
+        const r = await fetch(url)
+        return `read ${r.status}`
+      } catch {
+        return 'blocked'
+      }
+    }, `${t.url}/widget/config?bot_id=${bot.public_id}`)
+    expect(direct).toBe('blocked')
+    await other.close()
+  })
+})
