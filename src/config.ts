@@ -39,6 +39,20 @@ const EnvSchema = Type.Object({
   RATE_LIMIT_ENABLED: Type.Boolean({ default: true }),
   MAX_UPLOAD_BYTES: Type.Integer({ minimum: 1024, default: 20 * 1024 * 1024 }),
   MAX_DOCUMENTS_PER_TENANT: Type.Integer({ minimum: 1, default: 500 }),
+  // --- ingestion (documents) ---
+  /** Vector size asked of the embedding model; unset: 1536 for text-embedding-3 models, the model's own size otherwise. */
+  EMBEDDING_DIMENSIONS: Type.Optional(Type.Integer({ minimum: 1, maximum: 16000 })),
+  /** Chunks per embeddings request. */
+  EMBEDDING_BATCH: Type.Integer({ minimum: 1, maximum: 2048, default: 64 }),
+  /** How often the backfill looks for chunks still without a vector (no key then, provider down...). */
+  EMBED_BACKFILL_INTERVAL_SECONDS: Type.Integer({ minimum: 10, maximum: 86400, default: 900 }),
+  /** Chunk size aimed at and the overlap between consecutive chunks of a section (estimated tokens). */
+  CHUNK_TARGET_TOKENS: Type.Integer({ minimum: 50, maximum: 4000, default: 400 }),
+  CHUNK_OVERLAP_TOKENS: Type.Integer({ minimum: 0, maximum: 1000, default: 40 }),
+  /** Worker threads that parse uploads and chunk documents, and the time and heap each file may use. */
+  PARSER_WORKERS: Type.Integer({ minimum: 1, maximum: 16, default: 2 }),
+  PARSER_TIMEOUT_SECONDS: Type.Integer({ minimum: 1, maximum: 600, default: 60 }),
+  PARSER_MAX_MEMORY_MB: Type.Integer({ minimum: 64, maximum: 16384, default: 1024 }),
   CRAWLER_ALLOW_PRIVATE_NETWORKS: Type.Boolean({ default: false }),
   /** Empty: "SupportBotCrawler/0.1 (+PUBLIC_BASE_URL)". The product token is what robots.txt groups match. */
   CRAWLER_USER_AGENT: Type.String({ default: '' }),

@@ -10,6 +10,8 @@ import { createJwt } from './auth/jwt.js'
 import { createBotsRepo } from './bots/bots.repo.js'
 import { botsRoutes } from './bots/bots.routes.js'
 import { createBotsService } from './bots/bots.service.js'
+import { enqueueEmbedBackfill } from './documents/documents.jobs.js'
+import { wireDocuments } from './documents/documents.wire.js'
 import { emailJobs } from './email/email.jobs.js'
 import { createEmailService } from './email/email.service.js'
 import { healthRoutes } from './health/health.routes.js'
@@ -43,7 +45,14 @@ export function wireModules(ctx: AppContext): Modules {
 
   const email = createEmailService({ queue, cipher })
   const widgetRepo = createWidgetRepo(db)
-  const tenants = createTenantsService({ db, clock, cipher, repo: tenantsRepo, sessionStats: widgetRepo.sessionStats })
+  const tenants = createTenantsService({
+    db,
+    clock,
+    cipher,
+    repo: tenantsRepo,
+    sessionStats: widgetRepo.sessionStats,
+    onLlmKeySet: (tenantId) => enqueueEmbedBackfill(queue, tenantId),
+  })
   const bots = createBotsService({ db, clock, repo: botsRepo })
   const auth = createAuthService({
     db,
@@ -59,6 +68,7 @@ export function wireModules(ctx: AppContext): Modules {
 
   const widget = createWidgetService({ clock, bots: botsRepo, tenants, chat: unavailableChat, repo: widgetRepo })
   const widgetAccess = createWidgetAccess(widget.findBot)
+  const documents = wireDocuments(ctx, guards, { llmKey: tenants.llmKey })
 
   return {
     guards,
@@ -73,8 +83,9 @@ export function wireModules(ctx: AppContext): Modules {
         redis: ctx.redis,
         options: { publicBaseUrl: config.PUBLIC_BASE_URL, loaderUrl: config.WIDGET_LOADER_URL, heartbeatMs: config.WIDGET_SSE_HEARTBEAT_MS },
       }),
+      documents.routes,
     ],
-    jobs: [...emailJobs({ cipher, mailer: ctx.mailer })],
+    jobs: [...emailJobs({ cipher, mailer: ctx.mailer }), ...documents.jobs],
     widgetCors: widgetAccess.corsOptions,
   }
 }

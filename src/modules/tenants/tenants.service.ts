@@ -52,6 +52,8 @@ export function createTenantsService(deps: {
   repo: TenantsRepo
   /** Identified widget sessions in a window; the widget module provides it. */
   sessionStats?: (tenantId: string, since: Date) => Promise<IdentifiedSessionStats>
+  /** Called after a language-model key is set (the documents module embeds what waited for one). */
+  onLlmKeySet?: (tenantId: string) => Promise<unknown>
 }) {
   const { db, clock, cipher, repo } = deps
 
@@ -112,6 +114,7 @@ export function createTenantsService(deps: {
       if (input.support_email !== undefined) patch.support_email = input.support_email?.trim().toLowerCase() || null
       const t = await repo.updateTenant(tenantId, patch)
       if (!t) throw notFound('Tenant not found')
+      if (patch.llm_key_enc && deps.onLlmKeySet) await deps.onLlmKeySet(tenantId)
       return present(t)
     },
 

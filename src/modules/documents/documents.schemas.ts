@@ -1,0 +1,56 @@
+import { Type } from '@sinclair/typebox'
+import { DateTime, Nullable, Uuid } from '../../http/schemas.js'
+
+export const FileType = Type.Union([
+  Type.Literal('pdf'),
+  Type.Literal('markdown'),
+  Type.Literal('docx'),
+  Type.Literal('doc'),
+  Type.Literal('plaintext'),
+  Type.Literal('json'),
+  Type.Literal('yaml'),
+  Type.Literal('swagger'),
+  Type.Literal('url'),
+])
+export const DocumentStatus = Type.Union([Type.Literal('processing'), Type.Literal('ready'), Type.Literal('error')])
+
+export const HealthWarning = Type.Object({
+  type: Type.String(),
+  severity: Type.Union([Type.Literal('high'), Type.Literal('medium'), Type.Literal('low')]),
+  message: Type.String(),
+})
+
+export const DocumentHealthStatusResponse = Type.Object({
+  score: Nullable(Type.Integer({ minimum: 0, maximum: 100 })),
+  checked_at: DateTime,
+  warnings: Type.Array(HealthWarning),
+  error: Nullable(Type.String()),
+})
+
+export const DocumentResponse = Type.Object({
+  id: Uuid,
+  filename: Type.String(),
+  title: Nullable(Type.String()),
+  file_type: FileType,
+  status: DocumentStatus,
+  error_message: Nullable(Type.String()),
+  source_id: Nullable(Uuid),
+  source_url: Nullable(Type.String()),
+  size_bytes: Type.Integer(),
+  chunk_count: Type.Integer(),
+  health_status: Nullable(DocumentHealthStatusResponse),
+  created_at: DateTime,
+  updated_at: DateTime,
+})
+
+export const DocumentDetailResponse = Type.Composite([
+  DocumentResponse,
+  Type.Object({ parsed_text: Type.String(), parsed_text_length: Type.Integer() }),
+])
+
+export const DocumentListResponse = Type.Object({ documents: Type.Array(DocumentResponse) })
+
+export const DocumentParams = Type.Object({ document_id: Uuid })
+
+/** For the OpenAPI document only: the body is read as a multipart stream, not validated as JSON. */
+export const DocumentUploadBody = Type.Object({ file: Type.String({ format: 'binary' }) })

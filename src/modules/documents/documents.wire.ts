@@ -1,0 +1,59 @@
+import type { FastifyPluginAsync } from 'fastify'
+import type { AppContext } from '../../context.js'
+import type { Guards } from '../../http/auth.js'
+import { documentsJobs } from './documents.jobs.js'
+import { createDocumentsRepo } from './documents.repo.js'
+import { documentsRoutes } from './documents.routes.js'
+import { createDocumentsService } from './documents.service.js'
+import { DEFAULT_PARSE_LIMITS } from './parsers/parse.js'
+import { createParserPool } from './parsers/pool.js'
+
+/** The documents module: parser worker pool, repository, service, routes (which close the pool with the app), jobs. */
+export function wireDocuments(ctx: AppContext, guards: Guards, deps: { llmKey: (tenantId: string) => Promise<string | null> }) {
+  const { db, clock, queue, config, llm } = ctx
+  const repo = createDocumentsRepo(db)
+  const parser = createParserPool({
+    size: config.PARSER_WORKERS,
+    timeoutMs: config.PARSER_TIMEOUT_SECONDS * 1000,
+    maxMemoryMb: config.PARSER_MAX_MEMORY_MB,
+    limits: DEFAULT_PARSE_LIMITS,
+  })
+  const documents = createDocumentsService({
+    db,
+    clock,
+    log: ctx.log,
+    repo,
+    queue,
+    parser,
+    llm,
+    llmKey: deps.llmKey,
+    settings: {
+      maxUploadBytes: config.MAX_UPLOAD_BYTES,
+      maxDocuments: config.MAX_DOCUMENTS_PER_TENANT,
+      embeddingModel: config.EMBEDDING_MODEL,
+      embeddingDimensions: config.EMBEDDING_DIMENSIONS,
+      embeddingBatch: config.EMBEDDING_BATCH,
+      chunk: { targetTokens: config.CHUNK_TARGET_TOKENS, overlapTokens: config.CHUNK_OVERLAP_TOKENS },
+    },
+  })
+  const routes = documentsRoutes({ guards, documents, maxUploadBytes: config.MAX_UPLOAD_BYTES })
+  const withShutdown: FastifyPluginAsync = async (app, opts) => {
+    app.addHook('onClose', async () => parser.close())
+    await routes(app as never, opts as never)
+  }
+  return {
+    documents,
+    repo,
+    parser,
+    routes: withShutdown,
+    jobs: documentsJobs({
+      documents,
+      repo,
+      queue,
+      clock,
+      log: ctx.log,
+      embeddingModel: config.EMBEDDING_MODEL,
+      backfillEverySeconds: config.EMBED_BACKFILL_INTERVAL_SECONDS,
+    }),
+  }
+}

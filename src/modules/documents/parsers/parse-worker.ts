@@ -1,0 +1,31 @@
+import { parentPort } from 'node:worker_threads'
+import { chunkDocument, type ChunkOptions } from '../chunking.fns.js'
+import type { DocumentFileType } from '../../../db/schema/ingestion.js'
+import { ParseFailure, UnsupportedFile } from './errors.js'
+import { parseUpload, type ParseLimits } from './parse.js'
+
+/** Runs inside a worker thread (see pool.ts): CPU-heavy parsing and chunking off the event loop. */
+export type WorkerTask =
+  | { id: number; op: 'parse'; filename: string; bytes: Uint8Array; limits: ParseLimits }
+  | { id: number; op: 'chunk'; text: string; fileType: DocumentFileType; sourceUrl: string | null; options: ChunkOptions }
+
+export type WorkerReply =
+  | { id: number; ok: true; value: unknown }
+  | { id: number; ok: false; kind: 'unsupported' | 'parse' | 'crash'; message: string }
+
+parentPort?.on('message', async (task: WorkerTask) => {
+  let reply: WorkerReply
+  try {
+    const value =
+      task.op === 'parse'
+        ? await parseUpload(task.filename, task.bytes, task.limits)
+        : chunkDocument({ text: task.text, fileType: task.fileType, sourceUrl: task.sourceUrl }, task.options)
+    reply = { id: task.id, ok: true, value }
+  } catch (err) {
+    const kind = err instanceof UnsupportedFile ? 'unsupported' : err instanceof ParseFailure ? 'parse' : 'crash'
+    const e = err as Error
+    reply = { id: task.id, ok: false, kind, message: `${e?.name ?? 'Error'}: ${String(e?.message ?? err).slice(0, 300)}` }
+    if (kind !== 'crash') reply.message = String(e.message)
+  }
+  parentPort!.postMessage(reply)
+})

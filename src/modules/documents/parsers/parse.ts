@@ -1,0 +1,80 @@
+import type { DocumentFileType } from '../../../db/schema/ingestion.js'
+import { parseDoc } from './doc.js'
+import { parseDocx } from './docx.js'
+import { ParseFailure, UnsupportedFile } from './errors.js'
+import { normalizeMarkdown, normalizeMdx } from './markdown.js'
+import { parsePdf } from './pdf.js'
+import { sniffUpload } from './sniff.fns.js'
+import { isOpenApi, parseJsonText, parseYamlText, renderStructured, StructuredParseError } from './structured.fns.js'
+import { cleanText, decodeText } from './text.fns.js'
+
+export interface ParseLimits {
+  pdfMaxPages: number
+  zipMaxEntries: number
+  zipMaxXmlBytes: number
+}
+
+export const DEFAULT_PARSE_LIMITS: ParseLimits = {
+  pdfMaxPages: 5000,
+  zipMaxEntries: 5000,
+  zipMaxXmlBytes: 200 * 1024 * 1024,
+}
+
+export interface ParsedUpload {
+  fileType: Exclude<DocumentFileType, 'url'>
+  /** Markdown: headings as `#`, code fenced, tables as pipe tables. */
+  text: string
+  title: string | null
+}
+
+const stem = (filename: string) => filename.replace(/\.[^.]+$/, '').trim() || null
+
+/**
+ * Any accepted upload to markdown. Throws UnsupportedFile (400) or ParseFailure (422) with a message for
+ * the user; anything else escaping from a parser library is also reported as a ParseFailure by the caller.
+ */
+export async function parseUpload(filename: string, bytes: Uint8Array, limits: ParseLimits = DEFAULT_PARSE_LIMITS): Promise<ParsedUpload> {
+  const sniff = sniffUpload(filename, bytes)
+  if (!sniff.ok) throw sniff.status === 400 ? new UnsupportedFile(sniff.message) : new ParseFailure(sniff.message)
+  let result: ParsedUpload
+  switch (sniff.kind) {
+    case 'pdf': {
+      const r = await parsePdf(bytes, { maxPages: limits.pdfMaxPages })
+      result = { fileType: 'pdf', text: r.text, title: r.title }
+      break
+    }
+    case 'docx': {
+      const r = await parseDocx(bytes, { maxEntries: limits.zipMaxEntries, maxXmlBytes: limits.zipMaxXmlBytes })
+      result = { fileType: 'docx', ...r }
+      break
+    }
+    case 'doc':
+      result = { fileType: 'doc', ...(await parseDoc(bytes)) }
+      break
+    case 'markdown':
+      result = { fileType: 'markdown', ...normalizeMarkdown(decodeText(bytes)) }
+      break
+    case 'mdx':
+      result = { fileType: 'markdown', ...normalizeMdx(decodeText(bytes)) }
+      break
+    case 'plaintext':
+      result = { fileType: 'plaintext', text: decodeText(bytes), title: null }
+      break
+    case 'json':
+    case 'yaml': {
+      const raw = decodeText(bytes)
+      try {
+        const docs = sniff.kind === 'json' ? [parseJsonText(raw)] : parseYamlText(raw)
+        const r = renderStructured(docs, stem(filename))
+        const swagger = docs.length === 1 && isOpenApi(docs[0]!)
+        result = { fileType: swagger ? 'swagger' : sniff.kind, text: cleanText(r.text), title: r.title }
+      } catch (err) {
+        if (err instanceof StructuredParseError) throw new ParseFailure(err.message)
+        throw err
+      }
+      break
+    }
+  }
+  if (!result.text.trim()) throw new ParseFailure('The file contains no readable text (a scanned or image-only document?)')
+  return { ...result, title: result.title?.trim() || stem(filename) }
+}
