@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createGuards } from '../src/http/auth.js'
+import { USER_CACHE_MS, createGuards } from '../src/http/auth.js'
 import { createAuthRepo } from '../src/modules/auth/auth.repo.js'
 import { createJwt } from '../src/modules/auth/jwt.js'
 import { createTenantsRepo } from '../src/modules/tenants/tenants.repo.js'
 import { createTenantsService } from '../src/modules/tenants/tenants.service.js'
 import { startFakeLlm, type FakeLlm } from './fakes/fake-llm.js'
+import { tokenFromMail } from './fakes/smtp.js'
 import { startApp, type TestApp } from './helpers/app.js'
 import { PASSWORD, createTenant, uniqueEmail, type Tenant } from './helpers/factories.js'
 import type { Api } from './helpers/http.js'
@@ -96,9 +97,25 @@ describe('GET /tenants/me', () => {
     }
   })
 
+  it('lets a session opened before verification use tenant routes right after verifying', async () => {
+    const api = t.api()
+    const email = uniqueEmail()
+    await api.post('/auth/register', { email, password: PASSWORD })
+    api.withToken((await api.post('/auth/login', { email, password: PASSWORD })).body.token)
+    expect((await api.get('/tenants/me')).status).toBe(403)
+    const mail = await t.smtp.waitFor((m) => m.to.includes(email))
+    expect((await t.api().post('/auth/verify-email', { token: tokenFromMail(mail) })).status).toBe(200)
+    const me = await api.get('/tenants/me')
+    expect(me.status).toBe(200)
+    expect(me.body.is_verified).toBe(true)
+    expect((await api.get('/auth/me')).body).toMatchObject({ is_verified: true, tenant_id: me.body.id })
+  })
+
   it('answers 404 when the verified user has no tenant (any more)', async () => {
     const tenant = await createTenant(t)
     await t.ctx.db.deleteFrom('tenants').where('id', '=', tenant.tenantId).execute()
+    // Deleted behind the service's back: noticed once the guard's cached user row has lapsed.
+    t.clock.advance(USER_CACHE_MS + 1)
     const res = await tenant.api.get('/tenants/me')
     expect(res.status).toBe(404)
     expect(res.body).toEqual({ detail: expect.any(String) })

@@ -26,6 +26,14 @@ declare module 'fastify' {
 
 /** Only touch last_used_at this often; one write per minute per key is plenty for the dashboard. */
 const TOUCH_EVERY_MS = 60_000
+/**
+ * How long a guard may reuse a user row it read. Changes made through this process (verification, password
+ * reset) are seen at once; another instance sees them within this bound.
+ */
+export const USER_CACHE_MS = 5_000
+const USER_CACHE_MAX = 10_000
+
+type UserRow = NonNullable<Awaited<ReturnType<AuthRepo['findUserById']>>>
 
 /**
  * Route guards, used as `preHandler`. A JWT never authenticates an X-API-Key route and a ck_ key never
@@ -37,6 +45,35 @@ export function createGuards(deps: {
   authRepo: Pick<AuthRepo, 'findUserById'>
   tenantsRepo: Pick<TenantsRepo, 'findUsableKeyByHash' | 'touchApiKey'>
 }) {
+  const cache = new Map<string, { row: UserRow; until: number }>()
+  const forgotten = new Map<string, number>()
+
+  /** The user row, read at most once per USER_CACHE_MS per user; a dashboard request then costs one query less. */
+  async function loadUser(id: string): Promise<UserRow | undefined> {
+    const started = deps.clock.now().getTime()
+    const hit = cache.get(id)
+    if (hit && hit.until > started) return hit.row
+    const row = await deps.authRepo.findUserById(id)
+    // A read that began before a change to this user was announced may hold the old row: do not keep it.
+    if (row && (forgotten.get(id) ?? -Infinity) < started) {
+      if (cache.size >= USER_CACHE_MAX) cache.delete(cache.keys().next().value!)
+      cache.set(id, { row, until: started + USER_CACHE_MS })
+    } else {
+      cache.delete(id)
+    }
+    return row
+  }
+
+  /** Call after a committed change to a user (verification, password, tenant). */
+  function forgetUser(id: string): void {
+    cache.delete(id)
+    const now = deps.clock.now().getTime()
+    forgotten.set(id, now)
+    if (forgotten.size > USER_CACHE_MAX) {
+      for (const [k, at] of forgotten) if (at < now - USER_CACHE_MS) forgotten.delete(k)
+    }
+  }
+
   async function user(req: FastifyRequest): Promise<void> {
     const header = req.headers.authorization
     let token: string | undefined
@@ -48,7 +85,7 @@ export function createGuards(deps: {
     if (!token) throw unauthorized('Not authenticated')
     const claims = await deps.jwt.verify(token)
     if (!claims) throw unauthorized('Invalid or expired token')
-    const row = await deps.authRepo.findUserById(claims.sub)
+    const row = await loadUser(claims.sub)
     if (!row || row.token_version !== claims.ver) throw unauthorized('Invalid or expired token')
     req.authUser = { id: row.id, email: row.email, is_verified: row.is_verified, tenant_id: row.tenant_id, created_at: row.created_at }
   }
@@ -75,7 +112,7 @@ export function createGuards(deps: {
     }
   }
 
-  return { user, tenant, apiKey }
+  return { user, tenant, apiKey, forgetUser }
 }
 
 export type Guards = ReturnType<typeof createGuards>

@@ -10,18 +10,20 @@ import { createJwt } from './auth/jwt.js'
 import { createBotsRepo } from './bots/bots.repo.js'
 import { botsRoutes } from './bots/bots.routes.js'
 import { createBotsService } from './bots/bots.service.js'
+import { wireChat } from './chat/chat.wire.js'
 import { enqueueEmbedBackfill } from './documents/documents.jobs.js'
 import { wireDocuments } from './documents/documents.wire.js'
 import { emailJobs } from './email/email.jobs.js'
 import { createEmailService } from './email/email.service.js'
 import { healthRoutes } from './health/health.routes.js'
+import { wireSources } from './sources/sources.wire.js'
 import { createTenantsRepo } from './tenants/tenants.repo.js'
 import { tenantsRoutes } from './tenants/tenants.routes.js'
 import { createTenantsService } from './tenants/tenants.service.js'
 import { createWidgetAccess } from './widget/widget.cors.js'
 import { createWidgetRepo } from './widget/widget.repo.js'
 import { widgetRoutes } from './widget/widget.routes.js'
-import { createWidgetService, unavailableChat } from './widget/widget.service.js'
+import { createWidgetService } from './widget/widget.service.js'
 
 export interface Modules {
   guards: Guards
@@ -64,11 +66,14 @@ export function wireModules(ctx: AppContext): Modules {
     bots,
     botsRepo,
     frontendUrl: config.FRONTEND_URL || config.PUBLIC_BASE_URL || `http://localhost:${config.PORT}`,
+    onUserChanged: guards.forgetUser,
   })
 
-  const widget = createWidgetService({ clock, bots: botsRepo, tenants, chat: unavailableChat, repo: widgetRepo })
+  const chat = wireChat(ctx, guards, { bots: botsRepo })
+  const widget = createWidgetService({ clock, bots: botsRepo, tenants, chat: chat.service, repo: widgetRepo })
   const widgetAccess = createWidgetAccess(widget.findBot)
   const documents = wireDocuments(ctx, guards, { llmKey: tenants.llmKey })
+  const urlSources = wireSources(ctx, guards, { parseFile: (name, bytes) => documents.parser.parse(name, bytes) })
 
   return {
     guards,
@@ -83,9 +88,11 @@ export function wireModules(ctx: AppContext): Modules {
         redis: ctx.redis,
         options: { publicBaseUrl: config.PUBLIC_BASE_URL, loaderUrl: config.WIDGET_LOADER_URL, heartbeatMs: config.WIDGET_SSE_HEARTBEAT_MS },
       }),
+      urlSources.routes,
       documents.routes,
+      chat.routes,
     ],
-    jobs: [...emailJobs({ cipher, mailer: ctx.mailer }), ...documents.jobs],
+    jobs: [...emailJobs({ cipher, mailer: ctx.mailer }), ...urlSources.jobs, ...documents.jobs, ...chat.jobs],
     widgetCors: widgetAccess.corsOptions,
   }
 }

@@ -1,8 +1,12 @@
+import { webcrypto } from 'node:crypto'
 import { SignJWT, jwtVerify } from 'jose'
 import type { Clock } from '../../lib/clock.js'
 
 export const JWT_TTL_SECONDS = 86_400
 export const AUTH_COOKIE = 'access_token'
+
+/** Verified tokens remembered, so a dashboard session does not pay an HMAC check on every request. */
+const VERIFIED_CACHE_MAX = 10_000
 
 export interface JwtClaims {
   sub: string
@@ -11,7 +15,15 @@ export interface JwtClaims {
 }
 
 export function createJwt(secret: string, clock: Clock) {
-  const key = new TextEncoder().encode(secret)
+  // Imported once: handing jose the raw bytes would import a new key on every call.
+  const keyPromise = webcrypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, [
+    'sign',
+    'verify',
+  ])
+  // token -> claims and expiry. A signature check is a pure function of the token, so remembering it is
+  // safe; expiry is still checked on every use, and revocation (token version) by the caller.
+  const verified = new Map<string, { claims: JwtClaims; exp: number }>()
+
   return {
     async sign(claims: JwtClaims): Promise<string> {
       const now = Math.floor(clock.now().getTime() / 1000)
@@ -20,18 +32,28 @@ export function createJwt(secret: string, clock: Clock) {
         .setSubject(claims.sub)
         .setIssuedAt(now)
         .setExpirationTime(now + JWT_TTL_SECONDS)
-        .sign(key)
+        .sign(await keyPromise)
     },
     /** The claims of a valid token, or null for anything else (expired, forged, malformed, a ck_ key). */
     async verify(token: string): Promise<JwtClaims | null> {
-      if (!token || token.startsWith('ck_')) return null
+      if (!token || token.startsWith('ck_') || token.length > 4096) return null
+      const nowSeconds = clock.now().getTime() / 1000
+      const hit = verified.get(token)
+      if (hit) {
+        if (hit.exp > nowSeconds) return hit.claims
+        verified.delete(token)
+        return null
+      }
       try {
-        const { payload } = await jwtVerify(token, key, {
+        const { payload } = await jwtVerify(token, await keyPromise, {
           algorithms: ['HS256'],
           currentDate: clock.now(),
         })
-        if (typeof payload.sub !== 'string' || typeof payload.ver !== 'number') return null
-        return { sub: payload.sub, ver: payload.ver }
+        if (typeof payload.sub !== 'string' || typeof payload.ver !== 'number' || typeof payload.exp !== 'number') return null
+        const claims = { sub: payload.sub, ver: payload.ver }
+        if (verified.size >= VERIFIED_CACHE_MAX) verified.delete(verified.keys().next().value!)
+        verified.set(token, { claims, exp: payload.exp })
+        return claims
       } catch {
         return null
       }
