@@ -1,5 +1,8 @@
 import type { MailMessage } from '../email/mailer.js'
 
+// The token stands on a short line of its own, so it survives quoted-printable line wrapping and can be
+// copied (or grepped) from an .eml file in DATA_DIR/outbox.
+
 export const verifyEmailMail = (to: string, url: string, token: string): MailMessage => ({
   to,
   subject: 'Verify your e-mail address',
@@ -8,7 +11,8 @@ export const verifyEmailMail = (to: string, url: string, token: string): MailMes
     '',
     `Open this link: ${url}`,
     '',
-    `Or use this verification token: ${token}`,
+    'Or paste this token into the app:',
+    `Verification token: ${token}`,
     '',
     'The link is valid for 48 hours. If you did not sign up, ignore this message.',
   ].join('\n'),
@@ -22,7 +26,8 @@ export const resetPasswordMail = (to: string, url: string, token: string): MailM
     '',
     `Open this link to choose a new password: ${url}`,
     '',
-    `Or use this reset token: ${token}`,
+    'Or paste this token into the app:',
+    `Reset token: ${token}`,
     '',
     'The link is valid for 1 hour and can be used once. If it was not you, ignore this message.',
   ].join('\n'),
