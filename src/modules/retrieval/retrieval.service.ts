@@ -59,6 +59,8 @@ export interface RetrievalDeps {
   features: { vector: boolean }
   log?: Pick<Logger, 'warn'>
   embeddingModel: string
+  /** Sent with the query embedding when set, as the indexer sends it with the chunks'. */
+  embeddingDimensions?: number
   lexicalBudget: number
   vectorCacheBytes: number
   faqSearch?: FaqSearch
@@ -102,7 +104,14 @@ export function createRetrievalService(deps: RetrievalDeps) {
     let q: number[]
     let tokens = 0
     try {
-      const r = await deps.llm.embed({ apiKey: opts.apiKey, model: deps.embeddingModel, input: [query], timeoutMs: opts.embedTimeoutMs ?? 5000, signal: opts.signal })
+      const r = await deps.llm.embed({
+        apiKey: opts.apiKey,
+        model: deps.embeddingModel,
+        input: [query],
+        ...(deps.embeddingDimensions ? { dimensions: deps.embeddingDimensions } : {}),
+        timeoutMs: opts.embedTimeoutMs ?? 5000,
+        signal: opts.signal,
+      })
       q = r.vectors[0] ?? []
       tokens = r.usage.total_tokens
     } catch (err) {
@@ -184,7 +193,7 @@ export function createRetrievalService(deps: RetrievalDeps) {
         const l = lexById.get(id)
         const v = vecById.get(id)
         const lexConf = l ? lexicalConfidence(l.score, lex.plan) : null
-        const title = [d.doc_title || d.filename, d.heading_path || d.section_title].filter(Boolean).join(' — ')
+        const title = hitTitle(d.doc_title || d.filename, d.heading_path || d.section_title)
         candidates.push({
           id,
           kind: 'chunk',
@@ -215,6 +224,14 @@ export function createRetrievalService(deps: RetrievalDeps) {
       }
     },
   }
+}
+
+/** "Guide — Install > Linux": the document, then where in it; a heading path that repeats the title loses it. */
+export function hitTitle(docTitle: string, headingPath: string | null): string {
+  if (!headingPath) return docTitle
+  const parts = headingPath.split(' > ')
+  if (parts[0]?.trim().toLowerCase() === docTitle.trim().toLowerCase()) parts.shift()
+  return parts.length ? `${docTitle} — ${parts.join(' > ')}` : docTitle
 }
 
 function faqHit(f: FaqHit): RetrievalHit {

@@ -1,0 +1,313 @@
+import { sql, type Selectable } from 'kysely'
+import type { Db } from '../../db/client.js'
+import type { ChatMessagesTable, ChatSessionsTable, Feedback, PiiAction, QuestionOutcome, SourceRef, TicketTrigger } from '../../db/schema/chat.js'
+
+export type SessionRow = Selectable<ChatSessionsTable>
+export type MessageRow = Selectable<ChatMessagesTable>
+
+export interface NewMessage {
+  id: string
+  sessionId: string
+  role: 'user' | 'assistant'
+  content: string
+  contentOriginalEnc?: string | null
+  piiCounts?: Record<string, number> | null
+  fromOperator?: boolean
+  sourceDocuments?: string[]
+  sources?: SourceRef[]
+  tokensUsed?: number
+  debug?: Record<string, unknown> | null
+  createdAt: Date
+}
+
+export interface PiiEvent {
+  entityType: string
+  action: PiiAction
+  direction: 'message' | 'ticket'
+  count: number
+  sessionId?: string | null
+  ticketId?: string | null
+  actorUserId?: string | null
+}
+
+export function createChatRepo(db: Db) {
+  return {
+    findSession(tenantId: string, sessionId: string, trx: Db = db) {
+      return trx.selectFrom('chat_sessions').selectAll().where('tenant_id', '=', tenantId).where('id', '=', sessionId).executeTakeFirst()
+    },
+
+    /** Locks the session for the rest of the transaction (one turn or escalation at a time per session). */
+    lockSession(tenantId: string, sessionId: string, trx: Db) {
+      return trx.selectFrom('chat_sessions').selectAll().where('tenant_id', '=', tenantId).where('id', '=', sessionId).forUpdate().executeTakeFirst()
+    },
+
+    /**
+     * Creates a session, with the caller's id when it gave one and that id is free; an id already taken
+     * (by any tenant) silently gets a fresh one, so no one learns whether it exists elsewhere.
+     */
+    async insertSession(
+      tenantId: string,
+      s: { id?: string | null; botId: string; channel: 'api' | 'widget'; mode: 'identified' | 'anonymous'; identityEnc: string | null; locale: string | null; now: Date },
+      trx: Db = db,
+    ): Promise<SessionRow> {
+      const values = {
+        tenant_id: tenantId,
+        bot_id: s.botId,
+        channel: s.channel,
+        mode: s.mode,
+        identity_enc: s.identityEnc,
+        locale: s.locale,
+        created_at: s.now,
+        last_activity_at: s.now,
+      }
+      if (s.id) {
+        const row = await trx.insertInto('chat_sessions').values({ ...values, id: s.id }).onConflict((oc) => oc.column('id').doNothing()).returningAll().executeTakeFirst()
+        if (row) return row
+      }
+      return trx.insertInto('chat_sessions').values(values).returningAll().executeTakeFirstOrThrow()
+    },
+
+    /** The newest `limit` messages of the session, oldest first. */
+    async recentMessages(tenantId: string, sessionId: string, limit: number, trx: Db = db) {
+      const rows = await trx
+        .selectFrom('chat_messages')
+        .select(['id', 'role', 'content', 'created_at', 'from_operator'])
+        .where('tenant_id', '=', tenantId)
+        .where('session_id', '=', sessionId)
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(limit)
+        .execute()
+      return rows.reverse()
+    },
+
+    sessionMessages(tenantId: string, sessionId: string, trx: Db = db) {
+      return trx
+        .selectFrom('chat_messages')
+        .selectAll()
+        .where('tenant_id', '=', tenantId)
+        .where('session_id', '=', sessionId)
+        .orderBy('created_at')
+        .orderBy('id')
+        .execute()
+    },
+
+    async insertMessages(tenantId: string, messages: NewMessage[], trx: Db = db): Promise<void> {
+      if (messages.length === 0) return
+      await trx
+        .insertInto('chat_messages')
+        .values(
+          messages.map((m) => ({
+            id: m.id,
+            tenant_id: tenantId,
+            session_id: m.sessionId,
+            role: m.role,
+            content: m.content,
+            content_original_enc: m.contentOriginalEnc ?? null,
+            pii_counts: m.piiCounts && Object.keys(m.piiCounts).length ? JSON.stringify(m.piiCounts) : null,
+            from_operator: m.fromOperator ?? false,
+            source_documents: JSON.stringify(m.sourceDocuments ?? []),
+            sources: JSON.stringify(m.sources ?? []),
+            tokens_used: m.tokensUsed ?? 0,
+            debug: m.debug ? JSON.stringify(m.debug) : null,
+            created_at: m.createdAt,
+          })),
+        )
+        .execute()
+    },
+
+    async touchSession(
+      tenantId: string,
+      sessionId: string,
+      p: { addMessages: number; lastQuestion?: string | null; lastAnswerPreview?: string | null; chatEnded?: boolean; now: Date },
+      trx: Db = db,
+    ): Promise<void> {
+      await trx
+        .updateTable('chat_sessions')
+        .set((eb) => ({
+          message_count: eb('message_count', '+', p.addMessages),
+          last_activity_at: p.now,
+          ...(p.lastQuestion !== undefined ? { last_question: p.lastQuestion } : {}),
+          ...(p.lastAnswerPreview !== undefined ? { last_answer_preview: p.lastAnswerPreview } : {}),
+          ...(p.chatEnded ? { chat_ended: true } : {}),
+        }))
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', sessionId)
+        .execute()
+    },
+
+    async insertPiiEvents(tenantId: string, events: PiiEvent[], now: Date, trx: Db = db): Promise<void> {
+      if (events.length === 0) return
+      await trx
+        .insertInto('pii_events')
+        .values(
+          events.map((e) => ({
+            tenant_id: tenantId,
+            entity_type: e.entityType,
+            action: e.action,
+            direction: e.direction,
+            count: e.count,
+            session_id: e.sessionId ?? null,
+            ticket_id: e.ticketId ?? null,
+            actor_user_id: e.actorUserId ?? null,
+            created_at: now,
+          })),
+        )
+        .execute()
+    },
+
+    async insertQuestionLog(
+      tenantId: string,
+      q: { botId: string; sessionId: string; messageId: string; question: string; outcome: QuestionOutcome; trigger: TicketTrigger | null; bestScore: number | null; now: Date },
+      trx: Db = db,
+    ): Promise<void> {
+      await trx
+        .insertInto('question_log')
+        .values({
+          tenant_id: tenantId,
+          bot_id: q.botId,
+          session_id: q.sessionId,
+          message_id: q.messageId,
+          question: q.question,
+          outcome: q.outcome,
+          trigger: q.trigger,
+          best_score: q.bestScore,
+          created_at: q.now,
+        })
+        .execute()
+    },
+
+    /** Sessions with their bot's public id and newest ticket number, most recent activity first. */
+    listSessions(tenantId: string, limit: number, offset: number) {
+      return db
+        .selectFrom('chat_sessions as s')
+        .innerJoin('bots as b', 'b.id', 's.bot_id')
+        .select([
+          's.id',
+          'b.public_id as bot_public_id',
+          's.mode',
+          's.message_count',
+          's.last_question',
+          's.last_answer_preview',
+          's.last_activity_at',
+          's.chat_ended',
+          (eb) =>
+            eb
+              .selectFrom('escalation_tickets as t')
+              .select('t.ticket_number')
+              .whereRef('t.session_id', '=', 's.id')
+              .where('t.tenant_id', '=', tenantId)
+              .orderBy('t.created_at', 'desc')
+              .limit(1)
+              .as('ticket_number'),
+        ])
+        .where('s.tenant_id', '=', tenantId)
+        .orderBy('s.last_activity_at', 'desc')
+        .orderBy('s.id', 'desc')
+        .limit(limit)
+        .offset(offset)
+        .execute()
+    },
+
+    countSessions(tenantId: string) {
+      return db
+        .selectFrom('chat_sessions')
+        .select(sql<number>`count(*)::int`.as('n'))
+        .where('tenant_id', '=', tenantId)
+        .executeTakeFirstOrThrow()
+        .then((r) => r.n)
+    },
+
+    /** Erases the encrypted originals of a session; returns the erased messages' entity counts. */
+    deleteOriginals(tenantId: string, sessionId: string, trx: Db = db) {
+      return trx
+        .updateTable('chat_messages')
+        .set({ content_original_enc: null })
+        .where('tenant_id', '=', tenantId)
+        .where('session_id', '=', sessionId)
+        .where('content_original_enc', 'is not', null)
+        .returning(['id', 'pii_counts'])
+        .execute()
+    },
+
+    findMessage(tenantId: string, messageId: string, trx: Db = db) {
+      return trx.selectFrom('chat_messages').selectAll().where('tenant_id', '=', tenantId).where('id', '=', messageId).executeTakeFirst()
+    },
+
+    async setFeedback(tenantId: string, messageId: string, feedback: Feedback, idealAnswer: string | null, trx: Db = db) {
+      const row = await trx
+        .updateTable('chat_messages')
+        .set({ feedback, ideal_answer: idealAnswer })
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', messageId)
+        .returning(['id', 'feedback', 'ideal_answer'])
+        .executeTakeFirst()
+      await trx.updateTable('question_log').set({ feedback }).where('tenant_id', '=', tenantId).where('message_id', '=', messageId).execute()
+      return row
+    },
+
+    /** Down-voted answers, newest first, each with the visitor message right before it. */
+    badAnswers(tenantId: string, limit: number, offset: number) {
+      return db
+        .selectFrom('chat_messages as m')
+        .select([
+          'm.id',
+          'm.session_id',
+          'm.content',
+          'm.ideal_answer',
+          'm.created_at',
+          (eb) =>
+            eb
+              .selectFrom('chat_messages as q')
+              .select('q.content')
+              .whereRef('q.session_id', '=', 'm.session_id')
+              .where('q.tenant_id', '=', tenantId)
+              .where('q.role', '=', 'user')
+              .where((w) => w.or([w('q.created_at', '<', w.ref('m.created_at')), w.and([w('q.created_at', '=', w.ref('m.created_at')), w('q.id', '<', w.ref('m.id'))])]))
+              .orderBy('q.created_at', 'desc')
+              .orderBy('q.id', 'desc')
+              .limit(1)
+              .as('question'),
+        ])
+        .where('m.tenant_id', '=', tenantId)
+        .where('m.feedback', '=', 'down')
+        .where('m.role', '=', 'assistant')
+        .orderBy('m.created_at', 'desc')
+        .orderBy('m.id', 'desc')
+        .limit(limit)
+        .offset(offset)
+        .execute()
+    },
+
+    countBadAnswers(tenantId: string) {
+      return db
+        .selectFrom('chat_messages')
+        .select(sql<number>`count(*)::int`.as('n'))
+        .where('tenant_id', '=', tenantId)
+        .where('feedback', '=', 'down')
+        .where('role', '=', 'assistant')
+        .executeTakeFirstOrThrow()
+        .then((r) => r.n)
+    },
+
+    setChatEnded(tenantId: string, sessionId: string, now: Date, trx: Db = db) {
+      return trx
+        .updateTable('chat_sessions')
+        .set({ chat_ended: true, last_activity_at: now })
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', sessionId)
+        .execute()
+    },
+
+    /** What a turn needs of its tenant in one read: the encrypted key, privacy settings, whether it may answer. */
+    tenantSettings(tenantId: string) {
+      return db
+        .selectFrom('tenants')
+        .select(['id', 'name', 'is_active', 'llm_key_enc', 'pii_optional_types'])
+        .where('id', '=', tenantId)
+        .executeTakeFirst()
+    },
+  }
+}
+
+export type ChatRepo = ReturnType<typeof createChatRepo>

@@ -1,0 +1,166 @@
+import { createHash } from 'node:crypto'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { apiKeySecurity, bearerSecurity, type Guards } from '../../http/auth.js'
+import { rateLimits } from '../../http/rate-limit.js'
+import { ErrorBody, RateLimitBody, commonErrors } from '../../http/schemas.js'
+import { unavailable, ValidationError } from '../../lib/errors.js'
+import { LlmUnavailableError } from '../llm/llm.js'
+import type { ChatLogsService } from './chat-logs.service.js'
+import {
+  BadAnswerListResponse,
+  ChatHistoryResponse,
+  ChatMessageLogResponse,
+  ChatRequest,
+  ChatSessionListResponse,
+  ChatTurnResponse,
+  DeleteOriginalResponse,
+  EscalateRequest,
+  EscalateResponse,
+  LogQuery,
+  MessageFeedbackRequest,
+  MessageFeedbackResponse,
+  MessageParams,
+  Page,
+  SessionParams,
+} from './chat.schemas.js'
+import type { ChatService, TurnResult } from './chat.service.js'
+import { idempotencyKeyOf, type Idempotency } from './idempotency.js'
+
+/** A browser locale hint such as "de-DE"; anything else is ignored rather than refused. */
+function browserLocale(header: string | string[] | undefined): string | null {
+  const v = (Array.isArray(header) ? header[0] : header)?.trim().split(',')[0]?.split(';')[0]?.trim()
+  return v && v.length <= 35 && /^[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*$/.test(v) ? v : null
+}
+
+/** The contract's fields, in a fixed order (the bytes are replayed as they are). */
+function presentTurn(r: TurnResult) {
+  return {
+    text: r.text,
+    session_id: r.session_id,
+    message_id: r.message_id,
+    chat_ended: r.chat_ended,
+    ...(r.ticket_number ? { ticket_number: r.ticket_number } : {}),
+    delivered_to_operator: r.delivered_to_operator,
+    source_documents: r.source_documents,
+    sources: r.sources,
+    tokens_used: r.tokens_used,
+  }
+}
+
+const providerDown = () => unavailable('The language-model provider is unavailable; please try again later', 'llm_unavailable')
+
+export const chatRoutes =
+  (deps: { guards: Guards; chat: ChatService; logs: ChatLogsService; idempotency: Idempotency }): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const { guards, chat, logs, idempotency } = deps
+    const apiErrors = { ...commonErrors, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, 429: RateLimitBody, 503: ErrorBody }
+    const jwtErrors = { ...commonErrors, 403: ErrorBody, 404: ErrorBody }
+
+    app.post(
+      '/chat',
+      {
+        preHandler: guards.apiKey,
+        config: { rateLimit: rateLimits.chat },
+        schema: {
+          tags: ['chat'],
+          security: apiKeySecurity,
+          operationId: 'chat',
+          summary: 'Ask the bot a question (server to server)',
+          description: 'Headers: X-Browser-Locale (optional language hint), Idempotency-Key (optional, at most 128 characters; a replay within 24 h returns the first response).',
+          body: ChatRequest,
+          response: { 200: ChatTurnResponse, ...apiErrors },
+        },
+      },
+      async (req, reply) => {
+        const tenantId = req.tenantId!
+        const question = req.body.question.trim()
+        if (!question) throw new ValidationError(['body', 'question'], 'Question must not be empty', 'string_too_short')
+        const key = idempotencyKeyOf(req.headers['idempotency-key'])
+        if (key === 'too_long') throw new ValidationError(['header', 'idempotency-key'], 'String should have at most 128 characters', 'string_too_long')
+        const locale = browserLocale(req.headers['x-browser-locale'])
+        const work = async () => {
+          const bot = await chat.resolveBot(tenantId, req.body.bot_public_id)
+          try {
+            const r = await chat.runTurn({ tenantId, bot, sessionId: req.body.session_id ?? null, message: question, locale, channel: 'api' })
+            return JSON.stringify(presentTurn(r))
+          } catch (err) {
+            if (err instanceof LlmUnavailableError) throw providerDown()
+            throw err
+          }
+        }
+        const requestHash = createHash('sha256').update(JSON.stringify([question, req.body.session_id ?? null, req.body.bot_public_id ?? null])).digest('hex')
+        const body = key ? await idempotency.run(tenantId, key, requestHash, work) : await work()
+        // the stored bytes themselves, so a replay is identical to the first response
+        return reply.type('application/json; charset=utf-8').send(body as never)
+      },
+    )
+
+    app.post(
+      '/chat/:session_id/escalate',
+      {
+        preHandler: guards.apiKey,
+        config: { rateLimit: rateLimits.chat },
+        // every field is optional, so a POST without a body escalates with the defaults
+        preValidation: async (req) => {
+          req.body ??= {}
+        },
+        schema: {
+          tags: ['chat'],
+          security: apiKeySecurity,
+          operationId: 'escalateChat',
+          summary: 'Hand a session over to the support team',
+          params: SessionParams,
+          body: EscalateRequest,
+          response: { 200: EscalateResponse, ...apiErrors },
+        },
+      },
+      async (req) => {
+        const r = await chat.escalate(req.tenantId!, req.params.session_id, req.body ?? {})
+        return { message: r.message, ticket_number: r.ticket_number, chat_ended: r.chat_ended, delivered_to_operator: r.delivered_to_operator }
+      },
+    )
+
+    const base = { tags: ['chat logs'], security: bearerSecurity }
+
+    app.get(
+      '/chat/sessions',
+      { preHandler: guards.tenant, schema: { ...base, operationId: 'listChatSessions', querystring: Page(200, 50), response: { 200: ChatSessionListResponse, ...jwtErrors } } },
+      async (req) => logs.listSessions(req.tenantId!, req.query),
+    )
+
+    app.get(
+      '/chat/logs/session/:session_id',
+      {
+        preHandler: guards.tenant,
+        schema: { ...base, operationId: 'getChatSessionLog', params: SessionParams, querystring: LogQuery, response: { 200: ChatMessageLogResponse, ...jwtErrors } },
+      },
+      async (req) => logs.sessionLog(req.tenantId!, req.params.session_id, { includeOriginal: req.query.include_original, actorUserId: req.authUser?.id ?? null }),
+    )
+
+    app.post(
+      '/chat/logs/session/:session_id/delete-original',
+      { preHandler: guards.tenant, schema: { ...base, operationId: 'deleteChatSessionOriginals', params: SessionParams, response: { 200: DeleteOriginalResponse, ...jwtErrors } } },
+      async (req) => logs.deleteOriginals(req.tenantId!, req.params.session_id, req.authUser?.id ?? null),
+    )
+
+    app.post(
+      '/chat/messages/:message_id/feedback',
+      {
+        preHandler: guards.tenant,
+        schema: { ...base, operationId: 'chatMessageFeedback', params: MessageParams, body: MessageFeedbackRequest, response: { 200: MessageFeedbackResponse, 400: ErrorBody, ...jwtErrors } },
+      },
+      async (req) => logs.feedback(req.tenantId!, req.params.message_id, req.body),
+    )
+
+    app.get(
+      '/chat/bad-answers',
+      { preHandler: guards.tenant, schema: { ...base, operationId: 'listBadAnswers', querystring: Page(100, 50), response: { 200: BadAnswerListResponse, ...jwtErrors } } },
+      async (req) => logs.badAnswers(req.tenantId!, req.query),
+    )
+
+    app.get(
+      '/chat/history/:session_id',
+      { preHandler: guards.tenant, schema: { ...base, operationId: 'getChatHistory', params: SessionParams, response: { 200: ChatHistoryResponse, ...jwtErrors } } },
+      async (req) => logs.history(req.tenantId!, req.params.session_id),
+    )
+  }

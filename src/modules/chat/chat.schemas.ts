@@ -1,0 +1,112 @@
+import { Type } from '@sinclair/typebox'
+import { DateTime, Nullable, Uuid } from '../../http/schemas.js'
+
+export const MAX_QUESTION_CHARS = 1000
+
+export const ChatRequest = Type.Object({
+  question: Type.String({ minLength: 1, maxLength: MAX_QUESTION_CHARS }),
+  session_id: Type.Optional(Nullable(Uuid)),
+  bot_public_id: Type.Optional(Nullable(Type.String({ maxLength: 64 }))),
+})
+
+const SourceRef = Type.Object({ title: Type.String(), url: Type.String() })
+
+export const ChatTurnResponse = Type.Object({
+  text: Type.String(),
+  session_id: Uuid,
+  message_id: Uuid,
+  chat_ended: Type.Boolean(),
+  ticket_number: Type.Optional(Type.String()),
+  delivered_to_operator: Type.Boolean(),
+  source_documents: Type.Array(Uuid),
+  sources: Type.Array(SourceRef),
+  tokens_used: Type.Integer(),
+})
+
+export const EscalateTriggerSchema = Type.Union([Type.Literal('user_request'), Type.Literal('answer_rejected'), Type.Literal('llm_unavailable')])
+
+export const EscalateRequest = Type.Object({
+  user_note: Type.Optional(Nullable(Type.String({ maxLength: 4000 }))),
+  trigger: Type.Optional(EscalateTriggerSchema),
+  failure_type: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
+  original_user_message: Type.Optional(Nullable(Type.String({ maxLength: 4000 }))),
+})
+
+export const EscalateResponse = Type.Object({
+  message: Type.String(),
+  ticket_number: Type.String(),
+  chat_ended: Type.Boolean(),
+  delivered_to_operator: Type.Boolean(),
+})
+
+export const SessionParams = Type.Object({ session_id: Uuid })
+export const MessageParams = Type.Object({ message_id: Uuid })
+
+export const Page = (max: number, dflt: number) =>
+  Type.Object({
+    limit: Type.Integer({ minimum: 1, maximum: max, default: dflt }),
+    offset: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }),
+  })
+
+export const SessionListItem = Type.Object({
+  session_id: Uuid,
+  bot_public_id: Type.String(),
+  mode: Type.String(),
+  message_count: Type.Integer(),
+  last_question: Nullable(Type.String()),
+  last_answer_preview: Nullable(Type.String()),
+  last_activity: DateTime,
+  chat_ended: Type.Boolean(),
+  ticket_number: Nullable(Type.String()),
+})
+export const ChatSessionListResponse = Type.Object({ sessions: Type.Array(SessionListItem), total: Type.Integer() })
+
+export const LogQuery = Type.Object({ include_original: Type.Boolean({ default: false }) })
+
+const Role = Type.Union([Type.Literal('user'), Type.Literal('assistant')])
+const FeedbackValue = Type.Union([Type.Literal('none'), Type.Literal('up'), Type.Literal('down')])
+
+export const ChatMessageLogItem = Type.Object({
+  id: Uuid,
+  session_id: Uuid,
+  role: Role,
+  content: Type.String(),
+  content_original: Nullable(Type.String()),
+  content_original_available: Type.Boolean(),
+  feedback: FeedbackValue,
+  ideal_answer: Nullable(Type.String()),
+  created_at: DateTime,
+  from_operator: Type.Boolean(),
+  source_documents: Type.Array(Type.String()),
+  sources: Type.Array(SourceRef),
+  tokens_used: Type.Integer(),
+  /** Stage timings (ms), guard and decision outcomes, retrieval scores: no message text. */
+  debug: Nullable(Type.Record(Type.String(), Type.Unknown())),
+})
+export const ChatMessageLogResponse = Type.Object({ session_id: Uuid, messages: Type.Array(ChatMessageLogItem) })
+
+export const DeleteOriginalResponse = Type.Object({ deleted_count: Type.Integer() })
+
+export const MessageFeedbackRequest = Type.Object({
+  feedback: FeedbackValue,
+  ideal_answer: Type.Optional(Nullable(Type.String({ maxLength: 8000 }))),
+})
+export const MessageFeedbackResponse = Type.Object({ id: Uuid, feedback: FeedbackValue, ideal_answer: Nullable(Type.String()) })
+
+export const BadAnswerItem = Type.Object({
+  message_id: Uuid,
+  session_id: Uuid,
+  question: Nullable(Type.String()),
+  answer: Type.String(),
+  ideal_answer: Nullable(Type.String()),
+  created_at: DateTime,
+})
+export const BadAnswerListResponse = Type.Object({ items: Type.Array(BadAnswerItem), total: Type.Integer() })
+
+export const MessageResponse = Type.Object({ id: Uuid, role: Role, content: Type.String(), created_at: DateTime, from_operator: Type.Boolean() })
+export const ChatHistoryResponse = Type.Object({
+  session_id: Uuid,
+  messages: Type.Array(MessageResponse),
+  chat_ended: Type.Boolean(),
+  ticket_number: Nullable(Type.String()),
+})

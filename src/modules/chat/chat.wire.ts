@@ -1,0 +1,59 @@
+import type { AppContext } from '../../context.js'
+import type { Guards } from '../../http/auth.js'
+import type { BotsRepo } from '../bots/bots.repo.js'
+import { createTicketsRepo, type TicketRow } from '../escalations/tickets.repo.js'
+import { createTicketsService } from '../escalations/tickets.service.js'
+import { createRetrievalRepo } from '../retrieval/retrieval.repo.js'
+import { createRetrievalService, type FaqSearch } from '../retrieval/retrieval.service.js'
+import type { Db } from '../../db/client.js'
+import { createChatLogsService } from './chat-logs.service.js'
+import { chatJobs } from './chat.jobs.js'
+import { createChatRepo } from './chat.repo.js'
+import { chatRoutes } from './chat.routes.js'
+import { createChatService, type AwaitingHandler } from './chat.service.js'
+import { createIdempotency } from './idempotency.js'
+
+/**
+ * The answer pipeline and everything it stands on: retrieval, ticket creation, the chat service (which the
+ * widget uses too), the logs API and idempotency. Later modules plug in through the optional hooks:
+ * approved FAQs join retrieval, the escalations module handles sessions awaiting a visitor's reply and
+ * enqueues notifications when a ticket is created.
+ */
+export function wireChat(
+  ctx: AppContext,
+  guards: Guards,
+  deps: {
+    bots: Pick<BotsRepo, 'findDefault' | 'findTenantBotByPublicId'>
+    faqSearch?: FaqSearch
+    awaiting?: AwaitingHandler
+    afterTicketCreated?: (tenantId: string, ticket: TicketRow, trx: Db) => Promise<void>
+  },
+) {
+  const { db, clock, cipher, config, log } = ctx
+  const retrieval = createRetrievalService({
+    repo: createRetrievalRepo(db, ctx.database.features),
+    llm: ctx.llm,
+    features: ctx.database.features,
+    log,
+    embeddingModel: config.EMBEDDING_MODEL,
+    // the same rule as the indexer's, so query and chunk vectors have the same length
+    embeddingDimensions: config.EMBEDDING_DIMENSIONS ?? (/^text-embedding-3/.test(config.EMBEDDING_MODEL) ? 1536 : undefined),
+    lexicalBudget: config.RETRIEVAL_LEXICAL_BUDGET,
+    vectorCacheBytes: config.RETRIEVAL_VECTOR_CACHE_MB * 1024 * 1024,
+    faqSearch: deps.faqSearch,
+  })
+  const repo = createChatRepo(db)
+  const ticketsRepo = createTicketsRepo(db)
+  const tickets = createTicketsService({ clock, cipher, repo: ticketsRepo, afterCreate: deps.afterTicketCreated })
+  const service = createChatService({ db, clock, cipher, log, llm: ctx.llm, repo, tickets, ticketsRepo, retrieval, bots: deps.bots, config, awaiting: deps.awaiting })
+  const logs = createChatLogsService({ db, clock, cipher, repo, ticketsRepo })
+  const idempotency = createIdempotency({ db, redis: ctx.redis, prefix: config.REDIS_PREFIX, clock, waitMs: config.IDEMPOTENCY_WAIT_MS, log })
+  return {
+    service,
+    retrieval,
+    tickets,
+    ticketsRepo,
+    routes: chatRoutes({ guards, chat: service, logs, idempotency }),
+    jobs: chatJobs({ idempotency }),
+  }
+}

@@ -1,0 +1,32 @@
+import type { Cipher } from '../../../lib/crypto.js'
+import { OPTIONAL_PII_TYPES, redact, type OptionalPiiType } from '../../privacy/pii.fns.js'
+
+/**
+ * Stage 2: the visitor's text is redacted before it goes anywhere (model, database, logs, tickets). The
+ * mandatory types always; ID_DOC, IP and URL_TOKEN as the tenant's privacy settings say. When something
+ * was redacted the original is kept only encrypted, for the operator's explicit include_original view.
+ */
+
+export interface Redaction {
+  /** What every later stage sees and what is stored. */
+  text: string
+  changed: boolean
+  /** Entity counts by type; never values. */
+  counts: Record<string, number>
+  /** AES-GCM of the original, only when redaction changed something. */
+  originalEnc: string | null
+}
+
+export function optionalTypes(configured: readonly string[] | null | undefined): ReadonlySet<OptionalPiiType> {
+  const set = new Set<OptionalPiiType>()
+  for (const t of configured ?? []) if ((OPTIONAL_PII_TYPES as readonly string[]).includes(t)) set.add(t as OptionalPiiType)
+  return set
+}
+
+export function redactMessage(text: string, optional: readonly string[] | null | undefined, cipher: Pick<Cipher, 'encrypt'>): Redaction {
+  const r = redact(text, { optional: optionalTypes(optional) })
+  const changed = r.entities.length > 0
+  const counts: Record<string, number> = {}
+  for (const [k, v] of Object.entries(r.counts)) if (v) counts[k] = v
+  return { text: r.text, changed, counts, originalEnc: changed ? cipher.encrypt(text) : null }
+}

@@ -1,0 +1,32 @@
+import type { TicketPriority, TicketTrigger } from '../../db/schema/chat.js'
+
+/**
+ * Ticket rules (contract "Escalations"): a visitor who asked for a person or rejected an answer waits
+ * for help (medium); a provider outage means nobody got an answer (high); a question the knowledge does
+ * not cover is a documentation gap first (low). An identified visitor on a paid plan is one step higher.
+ */
+const BASE: Record<TicketTrigger, TicketPriority> = {
+  user_request: 'medium',
+  answer_rejected: 'medium',
+  llm_unavailable: 'high',
+  low_similarity: 'low',
+  no_documents: 'low',
+}
+
+const ORDER: TicketPriority[] = ['low', 'medium', 'high', 'critical']
+
+const UNPAID = new Set(['', 'free', 'trial', 'freemium', 'basic_free', 'none', 'anonymous', 'guest'])
+
+export function isPaidPlan(planTier: string | null | undefined): boolean {
+  if (!planTier) return false
+  return !UNPAID.has(planTier.trim().toLowerCase())
+}
+
+export function ticketPriority(trigger: TicketTrigger, planTier?: string | null): TicketPriority {
+  const base = BASE[trigger]
+  if (!isPaidPlan(planTier)) return base
+  return ORDER[Math.min(ORDER.indexOf(base) + 1, ORDER.length - 1)]!
+}
+
+/** ESC-0001 ... ESC-9999, then ESC-10000 and on. */
+export const formatTicketNumber = (seq: number) => `ESC-${String(seq).padStart(4, '0')}`

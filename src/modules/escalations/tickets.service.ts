@@ -1,0 +1,88 @@
+import type { TicketTrigger, TranscriptEntry } from '../../db/schema/chat.js'
+import type { Db } from '../../db/client.js'
+import type { Clock } from '../../lib/clock.js'
+import type { Cipher } from '../../lib/crypto.js'
+import { formatTicketNumber, ticketPriority } from './tickets.fns.js'
+import type { TicketRow, TicketsRepo } from './tickets.repo.js'
+
+/** What an identified visitor's token told us (claims are already capped in length). */
+export interface TicketIdentity {
+  user_id?: string | null
+  email?: string | null
+  name?: string | null
+  plan_tier?: string | null
+}
+
+export interface OpenTicketInput {
+  sessionId: string | null
+  botId: string | null
+  trigger: TicketTrigger
+  /** Redacted. */
+  primaryQuestion: string
+  primaryQuestionOriginalEnc: string | null
+  /** Redacted messages. */
+  transcript: TranscriptEntry[]
+  userNote?: string | null
+  identity?: TicketIdentity | null
+  /** An e-mail the visitor left, already encrypted. */
+  visitorEmailEnc?: string | null
+  evidence?: unknown[]
+}
+
+/**
+ * Ticket creation (the /escalations endpoints and notifications live in their own module and build on
+ * the same table). `afterCreate` runs inside the creating transaction: enqueue notifications there, so a
+ * ticket and its notification commit together.
+ */
+export function createTicketsService(deps: {
+  clock: Clock
+  cipher: Pick<Cipher, 'encrypt'>
+  repo: TicketsRepo
+  afterCreate?: (tenantId: string, ticket: TicketRow, trx: Db) => Promise<void>
+}) {
+  const { clock, cipher, repo } = deps
+  return {
+    /**
+     * Opens a ticket for the session, or adds to the one it already has open (created: false). Call
+     * inside a transaction that holds the session row lock, so two escalations of one session cannot
+     * both open one.
+     */
+    async open(tenantId: string, input: OpenTicketInput, trx: Db): Promise<{ ticket: TicketRow; created: boolean }> {
+      const now = clock.now()
+      if (input.sessionId) {
+        const existing = await repo.findOpenForSession(tenantId, input.sessionId, trx)
+        if (existing) {
+          const ticket = await repo.appendToTicket(tenantId, existing.id, { transcript: input.transcript, userNote: input.userNote ?? null, now }, trx)
+          return { ticket, created: false }
+        }
+      }
+      const seq = await repo.nextSeq(tenantId, trx)
+      const id = input.identity ?? null
+      const ticket = await repo.insert(
+        tenantId,
+        {
+          ticketNumber: formatTicketNumber(seq),
+          seq,
+          sessionId: input.sessionId,
+          botId: input.botId,
+          priority: ticketPriority(input.trigger, id?.plan_tier),
+          trigger: input.trigger,
+          primaryQuestion: input.primaryQuestion.slice(0, 4000),
+          primaryQuestionOriginalEnc: input.primaryQuestionOriginalEnc,
+          transcript: input.transcript,
+          userNote: input.userNote?.slice(0, 4000) ?? null,
+          userEmailEnc: input.visitorEmailEnc ?? (id?.email ? cipher.encrypt(id.email) : null),
+          userName: id?.name ?? null,
+          userId: id?.user_id ?? null,
+          evidence: input.evidence ?? [],
+          now,
+        },
+        trx,
+      )
+      await deps.afterCreate?.(tenantId, ticket, trx)
+      return { ticket, created: true }
+    },
+  }
+}
+
+export type TicketsService = ReturnType<typeof createTicketsService>

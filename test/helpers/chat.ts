@@ -1,0 +1,48 @@
+import type { ChatCall, FakeLlm } from '../fakes/fake-llm.js'
+import type { TestApp } from './app.js'
+import { uploadReady } from './documents.js'
+import type { Tenant } from './factories.js'
+import type { Api } from './http.js'
+
+/** Which pipeline call a recorded model request was. */
+export const system = (c: { messages: { role: string; content: string }[] }) => c.messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n')
+export const isGuard = (c: ChatCall) => c.json && system(c).includes('routing classifier')
+export const isRewrite = (c: ChatCall) => c.json && system(c).includes('Rewrite the visitor')
+export const isValidation = (c: ChatCall) => c.json && system(c).includes('You verify')
+export const isAnswer = (c: ChatCall) => !c.json && system(c).includes('=== Sources ===')
+
+export const REFUNDS_MD = `# Refunds
+
+Refunds are processed within 5 business days after we receive the returned item.
+
+## Digital products
+
+Digital products can be refunded within 14 days of purchase if they were not downloaded.
+`
+
+export const SHIPPING_MD = `# Shipping
+
+Standard shipping to Germany takes 3 to 4 working days and costs 4.90 euros.
+Express shipping arrives the next working day for 12 euros.
+`
+
+/** A knowledge base for one tenant: uploads through the API and waits for indexing. */
+export async function withDocs(t: TestApp, tenant: Tenant, docs: Record<string, string>) {
+  const out: Record<string, string> = {}
+  for (const [name, md] of Object.entries(docs)) out[name] = (await uploadReady(t, tenant.api, name, md)).id
+  return out
+}
+
+export const chatApi = (t: TestApp, tenant: Tenant): Api => t.api().withApiKey(tenant.apiKey)
+
+/** Frames of a text/event-stream body. */
+export function sseFrames(text: string): any[] {
+  return text
+    .split('\n\n')
+    .map((f) => f.split('\n').find((l) => l.startsWith('data: ')))
+    .filter((l): l is string => !!l)
+    .map((l) => JSON.parse(l.slice(6)))
+}
+
+/** Calls made by the fake since `from` (a count taken before the request). */
+export const callsSince = (fake: FakeLlm, from: number) => fake.chatCalls().slice(from)
