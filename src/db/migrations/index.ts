@@ -2,6 +2,7 @@ import type { Migration } from 'kysely'
 import * as m0001 from './0001_foundation.js'
 import * as m0002 from './0002_extensions.js'
 import * as m0100 from './0100_ingestion.js'
+import * as m0150 from './0150_sources.js'
 import * as m0200 from './0200_chat.js'
 import * as m0201 from './0201_retrieval_stats.js'
 
@@ -13,6 +14,7 @@ export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
   '0002_extensions': m0002,
   '0100_ingestion': m0100,
+  '0150_sources': m0150,
   '0200_chat': m0200,
   '0201_retrieval_stats': m0201,
 }

@@ -5,6 +5,8 @@ import { normalizeUrl, urlProblemMessage } from './url.fns.js'
 import { BlockedAddressError, createGuardedLookup, literalAddressProblem } from './ssrf.js'
 
 export const MAX_REDIRECTS = 5
+/** What `checkHop` returns for a redirect target the caller already has. */
+export const ALREADY_VISITED = 'already visited'
 
 export interface FetchOptions {
   /** Validators from the previous crawl, sent as If-None-Match / If-Modified-Since. */
@@ -24,6 +26,8 @@ export type FetchOutcome =
   | { kind: 'ok'; url: string; status: number; contentType: string; charset: string | null; body: Buffer; etag: string | null; lastModified: string | null }
   | { kind: 'not_modified'; url: string; etag: string | null; lastModified: string | null }
   | { kind: 'failed'; url: string; reason: string; status?: number }
+  /** A redirect led to a URL `checkHop` said was already fetched; nothing more was requested. */
+  | { kind: 'known'; url: string }
 
 /** The crawler's only way out to the network, so tests and benches can count or replace it. */
 export interface Fetcher {
@@ -161,6 +165,7 @@ export function createFetcher(cfg: FetcherConfig): Fetcher & { gate: HostGate } 
       if (hop + 1 > MAX_REDIRECTS) return { kind: 'failed', url: startUrl, reason: `too many redirects (more than ${MAX_REDIRECTS})` }
       if (seen.has(next)) return { kind: 'failed', url: startUrl, reason: 'redirect loop' }
       const refused = await opts.checkHop?.(next)
+      if (refused === ALREADY_VISITED) return { kind: 'known', url: next }
       if (refused) return { kind: 'failed', url: next, reason: `redirect to ${next} refused: ${refused}` }
       seen.add(next)
       url = next

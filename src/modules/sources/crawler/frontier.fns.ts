@@ -29,6 +29,17 @@ export function frontierEntries(links: readonly string[], depth: number, scope: 
   return [...out.values()]
 }
 
+/** A page's links worth remembering: normalised, same-site, unique, at most `limit`. */
+export function siteLinks(links: readonly string[], site: string, limit = 2000): string[] {
+  const out = new Set<string>()
+  for (const link of links) {
+    const n = normalizeUrl(link)
+    if ('url' in n && sameSite(n.url, site)) out.add(n.url)
+    if (out.size >= limit) break
+  }
+  return [...out]
+}
+
 /**
  * Failures that say nothing about whether the page still exists (timeouts, network trouble, server
  * errors, rate limiting): the page keeps its previous content instead of being removed as vanished.

@@ -1,0 +1,457 @@
+import { createHash } from 'node:crypto'
+import { gunzipSync } from 'node:zlib'
+import type { Logger } from 'pino'
+import type { Db } from '../../../db/client.js'
+import { PG_FOREIGN_KEY_VIOLATION, pgCode } from '../../../db/errors.js'
+import type { JobQueue } from '../../../jobs/queue.js'
+import type { Clock } from '../../../lib/clock.js'
+import { enqueueIndex } from '../../documents/documents.service.js'
+import type { PageRow, RunRow, SourceRow, SourcesRepo } from '../sources.repo.js'
+import { extractHtml, extractText } from './extract.js'
+import { ALREADY_VISITED, decodeBody, type Fetcher } from './fetcher.js'
+import { frontierEntries, isTransientFailure, nextCrawlAt, siteLinks, type FrontierScope } from './frontier.fns.js'
+import { RobotsCache } from './robots.js'
+import { parseSitemap } from './sitemap.fns.js'
+import { compileExclusions, normalizeUrl, pageLabel, sameSite, siteKey } from './url.fns.js'
+
+export interface CrawlSettings {
+  userAgent: string
+  /** Pages fetched at once by one crawl (the host gate bounds it further per host). */
+  concurrency: number
+  maxDepth: number
+  maxDocumentsPerTenant: number
+}
+
+export interface CrawlerDeps {
+  db: Db
+  repo: SourcesRepo
+  fetcher: Fetcher
+  queue: JobQueue
+  clock: Clock
+  log: Logger
+  settings: CrawlSettings
+  /** The documents module's file parser, for PDF links; without it PDFs are reported and skipped. */
+  parseFile?: (filename: string, bytes: Uint8Array) => Promise<{ text: string; title: string | null }>
+}
+
+/** Thrown when the worker stops mid-crawl; the job is retried and the run resumes from its frontier. */
+export class CrawlInterrupted extends Error {
+  override name = 'CrawlInterrupted'
+  constructor() {
+    super('crawl interrupted by shutdown; it resumes from its saved frontier')
+  }
+}
+
+const MAX_FAILED_URLS = 500
+const MAX_SITEMAP_FILES = 20
+const MAX_SITEMAP_BYTES = 50 * 1024 * 1024
+const SOURCE_CHECK_MS = 1000
+
+type Visit =
+  | { type: 'failed'; url: string; depth: number; reason: string; transient: boolean }
+  | { type: 'known'; url: string; depth: number }
+  | { type: 'skipped'; url: string; finalUrl: string; depth: number; reason: string; links: string[] }
+  | { type: 'not_modified'; url: string; finalUrl: string; depth: number; etag: string | null; lastModified: string | null }
+  | {
+      type: 'page'
+      url: string
+      finalUrl: string
+      depth: number
+      status: number
+      title: string | null
+      markdown: string
+      hash: string
+      links: string[]
+      etag: string | null
+      lastModified: string | null
+    }
+
+const sha256 = (s: string) => createHash('sha256').update(s).digest('hex')
+
+/**
+ * One crawl of one source, as a resumable loop over the persisted frontier: fetch a window of pending
+ * URLs concurrently, and record each result in its own transaction (page document + page row + queue
+ * state + new links + index job), so a crash loses at most the fetches in flight and never half a page.
+ */
+export function createCrawler(deps: CrawlerDeps) {
+  const { db, repo, fetcher, queue, clock, log, settings } = deps
+
+  async function startRun(source: SourceRow): Promise<RunRow | null> {
+    return db.transaction().execute(async (trx) => {
+      const locked = await repo.lockSource(source.tenant_id, source.id, trx)
+      if (!locked || locked.paused) return null
+      const existing = await repo.activeRun(source.tenant_id, source.id, trx)
+      if (existing) return existing
+      const now = clock.now()
+      const run = await repo.insertRun(
+        source.tenant_id,
+        { source_id: source.id, trigger: locked.pending_trigger, site: siteKey(locked.url), failed_urls: '[]', error_message: null, created_at: now, finished_at: null },
+        trx,
+      )
+      await repo.enqueueUrls(run.id, [{ url: locked.url, depth: 0 }], trx)
+      await repo.updateSource(source.tenant_id, source.id, { status: 'indexing', updated_at: now }, trx)
+      return run
+    })
+  }
+
+  async function run(tenantId: string, sourceId: string, signal: AbortSignal): Promise<void> {
+    const source = await repo.findSource(tenantId, sourceId)
+    if (!source || source.paused) return
+    let current: RunRow | null | undefined = await repo.activeRun(tenantId, sourceId)
+    // Without a run in progress only a queued source starts one: a job re-run after its crawl finished
+    // (a crash between the last commit and the job's completion) must not crawl again.
+    if (!current && source.status !== 'queued') return
+    current ??= await startRun(source)
+    if (!current) return
+    const runId = current.id
+    const started = Date.now()
+    const ownerExcluded = new Set<string>()
+    const known = new Map<string, PageRow>()
+    // Content already stored in this run, so two URLs serving one page keep one copy (also after a resume).
+    const hashes = new Map<string, string>()
+    // URLs fetched in this run, so a redirect to one of them is not followed again (claimVisited is the guard).
+    const visited = new Set<string>()
+    for (const p of await repo.pages(tenantId, sourceId)) {
+      if (p.excluded) ownerExcluded.add(p.url)
+      else known.set(p.url, p)
+      if (p.last_seen_run_id === runId && p.content_hash) hashes.set(p.content_hash, p.url)
+    }
+    const scope: FrontierScope = {
+      site: current.site,
+      maxDepth: settings.maxDepth,
+      isExcluded: compileExclusions(source.exclusion_patterns),
+      ownerExcluded,
+    }
+    const robots = new RobotsCache(fetcher, settings.userAgent, signal)
+    let limits = { maxPages: source.max_pages, tenantCapHit: 0 }
+
+    if (!current.sitemap_done) await discoverSitemaps(current, source, scope, robots, signal)
+
+    // ---- visiting ----------------------------------------------------------------------------------
+    async function hopCheck(url: string, depth: number): Promise<string | null> {
+      // The start URL may move the crawl to another host (example.com -> www.example.org); its pages follow.
+      if (visited.has(url)) return ALREADY_VISITED
+      if (depth > 0 && !sameSite(url, scope.site)) return 'off-site'
+      if (ownerExcluded.has(url) || scope.isExcluded(url)) return 'excluded'
+      return (await robots.rules(url)).check(url)
+    }
+
+    async function visit(url: string, depth: number): Promise<Visit> {
+      const rules = await robots.rules(url)
+      const blocked = rules.check(url)
+      if (blocked) return { type: 'failed', url, depth, reason: blocked, transient: /unavailable/.test(blocked) }
+      const page = known.get(url)
+      const res = await fetcher.fetch(url, {
+        etag: page?.document_id ? page.etag : null,
+        lastModified: page?.document_id ? page.last_modified : null,
+        signal,
+        delayMs: rules.delayMs,
+        checkHop: (u) => hopCheck(u, depth),
+      })
+      if (res.kind === 'failed') return { type: 'failed', url, depth, reason: res.reason, transient: isTransientFailure(res.reason, res.status) }
+      if (res.kind === 'known') return { type: 'known', url, depth }
+      if (res.kind === 'not_modified') return { type: 'not_modified', url, finalUrl: res.url, depth, etag: res.etag, lastModified: res.lastModified }
+      let title: string | null = null
+      let markdown = ''
+      let links: string[] = []
+      const type = res.contentType
+      if (type === 'text/html' || type === 'application/xhtml+xml' || (type === '' && /^\s*</.test(res.body.subarray(0, 512).toString('latin1')))) {
+        const extracted = extractHtml(decodeBody(res.body, res.charset), res.url)
+        links = extracted.links
+        if (extracted.noindex) return { type: 'skipped', url, finalUrl: res.url, depth, reason: 'noindex', links }
+        title = extracted.title
+        markdown = extracted.markdown
+      } else if (type === 'text/plain' || type === 'text/markdown' || type === 'text/x-markdown') {
+        const extracted = extractText(decodeBody(res.body, res.charset), type === 'text/plain' ? 'text/plain' : 'text/markdown')
+        title = extracted.title
+        markdown = extracted.markdown
+      } else if (type === 'application/pdf' && deps.parseFile) {
+        try {
+          const parsed = await deps.parseFile('page.pdf', res.body)
+          title = parsed.title
+          markdown = parsed.text.trim()
+        } catch {
+          return { type: 'failed', url, depth, reason: 'unreadable PDF', transient: false }
+        }
+      } else {
+        return { type: 'failed', url, depth, reason: `not HTML (${type || 'no content type'})`, transient: false }
+      }
+      if (!markdown.trim()) return { type: 'skipped', url, finalUrl: res.url, depth, reason: 'no text content', links }
+      return {
+        type: 'page',
+        url,
+        finalUrl: res.url,
+        depth,
+        status: res.status,
+        title,
+        markdown,
+        hash: sha256(markdown),
+        links,
+        etag: res.etag,
+        lastModified: res.lastModified,
+      }
+    }
+
+    // ---- recording ---------------------------------------------------------------------------------
+    // Fetches run concurrently; their writes take turns, so two pages of one crawl never contend for
+    // the same rows (tenant lock, queue rows, run counters) and the in-memory state follows commit order.
+    let writes: Promise<unknown> = Promise.resolve()
+    function serial<T>(fn: () => Promise<T>): Promise<T> {
+      const p = writes.then(fn)
+      writes = p.catch(() => {})
+      return p
+    }
+    const record = (v: Visit) => serial(() => recordNow(v))
+
+    async function recordNow(v: Visit): Promise<void> {
+      const now = clock.now()
+      await db.transaction().execute(async (trx) => {
+        let found = 0
+        let indexed = 0
+        let unchanged = 0
+        const seen = (url: string, values: Partial<Pick<PageRow, 'etag' | 'last_modified' | 'content_hash' | 'document_id' | 'last_status' | 'links'>>) => {
+          const prev = known.get(url)
+          const links = values.links ?? prev?.links ?? []
+          const row = {
+            links: JSON.stringify(links),
+            document_id: values.document_id !== undefined ? values.document_id : (prev?.document_id ?? null),
+            etag: values.etag !== undefined ? values.etag : (prev?.etag ?? null),
+            last_modified: values.last_modified !== undefined ? values.last_modified : (prev?.last_modified ?? null),
+            content_hash: values.content_hash !== undefined ? values.content_hash : (prev?.content_hash ?? null),
+            last_status: values.last_status !== undefined ? values.last_status : (prev?.last_status ?? null),
+            last_seen_run_id: runId,
+            updated_at: now,
+          }
+          known.set(url, { ...(prev ?? { id: '', tenant_id: tenantId, source_id: sourceId, url, excluded: false, created_at: now }), ...row, links })
+          return repo.upsertPage(tenantId, sourceId, url, row, trx)
+        }
+
+        if (v.type === 'known') {
+          await repo.setQueueState(runId, v.url, 'done', null, trx)
+          return
+        }
+        if (v.type === 'failed') {
+          await repo.setQueueState(runId, v.url, 'failed', v.reason, trx)
+          // A page that timed out keeps its content; one that is gone is removed when the run ends.
+          if (v.transient && known.get(v.url)?.document_id) await seen(v.url, {})
+          return
+        }
+
+        // A redirect lands on a URL the run may already have (or will meet later): store it once.
+        if (v.finalUrl !== v.url) {
+          await repo.setQueueState(runId, v.url, 'done', null, trx)
+          if (!(await repo.claimVisited(runId, v.finalUrl, v.depth, trx))) return
+          if (v.depth === 0 && siteKey(v.finalUrl) !== scope.site) {
+            scope.site = siteKey(v.finalUrl)
+            await repo.updateRun(tenantId, runId, { site: scope.site }, trx)
+          }
+        } else {
+          await repo.setQueueState(runId, v.url, 'done', null, trx)
+        }
+        const url = v.finalUrl
+        visited.add(url)
+
+        if (v.type === 'skipped') {
+          await repo.setQueueState(runId, v.url, 'skipped', v.reason, trx)
+        } else if (v.type === 'not_modified') {
+          if (known.get(url)?.document_id) {
+            await seen(url, { etag: v.etag, last_modified: v.lastModified, last_status: 304 })
+            found++
+            unchanged++
+          }
+        } else {
+          const prev = known.get(url)
+          const duplicateOf = hashes.get(v.hash)
+          if (duplicateOf && duplicateOf !== url) {
+            await repo.setQueueState(runId, v.url, 'skipped', `duplicate of ${duplicateOf}`, trx)
+          } else if (prev?.document_id && prev.content_hash === v.hash) {
+            await seen(url, { etag: v.etag, last_modified: v.lastModified, last_status: v.status, links: siteLinks(v.links, scope.site) })
+            hashes.set(v.hash, url)
+            found++
+            unchanged++
+          } else {
+            const doc = {
+              filename: (v.title ?? pageLabel(url)).slice(0, 255),
+              title: v.title,
+              source_url: url,
+              parsed_text: v.markdown,
+              content_hash: v.hash,
+              size_bytes: Buffer.byteLength(v.markdown),
+              status: 'processing' as const,
+              error_message: null,
+              updated_at: now,
+            }
+            let documentId = prev?.document_id ? ((await repo.updateDocument(tenantId, sourceId, prev.document_id, doc, trx))?.id ?? null) : null
+            if (!documentId) {
+              const refusal = await newPageRefusal(trx)
+              if (refusal) {
+                await repo.setQueueState(runId, v.url, 'skipped', refusal, trx)
+                return
+              }
+              documentId = await repo.insertDocument(tenantId, { ...doc, file_type: 'url', source_id: sourceId, lang: null, indexed_at: null, created_at: now }, trx)
+            }
+            await seen(url, { document_id: documentId, etag: v.etag, last_modified: v.lastModified, content_hash: v.hash, last_status: v.status, links: siteLinks(v.links, scope.site) })
+            await enqueueIndex(queue, tenantId, documentId, trx)
+            hashes.set(v.hash, url)
+            found++
+            indexed++
+          }
+        }
+        // A 304 has no body: the links remembered from the page's last fetch lead the crawl on.
+        const links = v.type === 'not_modified' ? (known.get(url)?.links ?? []) : v.links
+        const entries = frontierEntries(links, v.depth + 1, scope)
+        if (entries.length) await repo.enqueueUrls(runId, entries, trx)
+        if (found) current = await repo.addToRun(tenantId, runId, { found, indexed, unchanged }, trx)
+      })
+    }
+
+    /** Why a new page cannot be added (page cap of the source, document capacity of the tenant), or null. */
+    async function newPageRefusal(trx: Db): Promise<string | null> {
+      if (current!.pages_found >= limits.maxPages) return `page limit of ${limits.maxPages} reached`
+      await repo.lockTenant(tenantId, trx)
+      if ((await repo.countTenantDocuments(tenantId, trx)) >= settings.maxDocumentsPerTenant) {
+        limits.tenantCapHit++
+        return `document limit of ${settings.maxDocumentsPerTenant} per account reached`
+      }
+      return null
+    }
+
+    // ---- the loop ----------------------------------------------------------------------------------
+    const inFlight = new Map<string, Promise<void>>()
+    let failure: unknown = null
+    let lastSourceCheck = 0
+    let stop: 'deleted' | 'paused' | null = null
+    while (!signal.aborted && !failure) {
+      if (Date.now() - lastSourceCheck > SOURCE_CHECK_MS) {
+        lastSourceCheck = Date.now()
+        const fresh = await repo.findSource(tenantId, sourceId)
+        if (!fresh) stop = 'deleted'
+        else if (fresh.paused) stop = 'paused'
+        else limits = { ...limits, maxPages: fresh.max_pages }
+        if (stop) break
+      }
+      const room = Math.min(settings.concurrency - inFlight.size, limits.maxPages - current.pages_found - inFlight.size)
+      let skippedOnly = false
+      if (room > 0) {
+        const rows = (await repo.nextPending(runId, room + inFlight.size)).filter((r) => !inFlight.has(r.url)).slice(0, room)
+        for (const row of rows) {
+          // At the account's document limit only pages the source already has are worth fetching.
+          if (limits.tenantCapHit && !known.get(row.url)?.document_id) {
+            await serial(() => repo.setQueueState(runId, row.url, 'skipped', `document limit of ${settings.maxDocumentsPerTenant} per account reached`))
+            skippedOnly = true
+            continue
+          }
+          const p = visit(row.url, row.depth)
+            .then((v) => record(v))
+            .catch((err) => {
+              if (!signal.aborted) failure ??= err
+            })
+            .finally(() => inFlight.delete(row.url))
+          inFlight.set(row.url, p)
+        }
+      }
+      if (inFlight.size === 0) {
+        if (skippedOnly) continue
+        break
+      }
+      await Promise.race(inFlight.values())
+    }
+    await Promise.allSettled(inFlight.values())
+    if (stop === 'deleted') return
+    if (signal.aborted) throw new CrawlInterrupted()
+    if (failure) {
+      // The source was deleted while a page was being recorded: nothing left to finish.
+      if (pgCode(failure) === PG_FOREIGN_KEY_VIOLATION && !(await repo.findSource(tenantId, sourceId))) return
+      throw failure
+    }
+    await finish(stop === 'paused', Date.now() - started)
+
+    async function finish(cancelled: boolean, ms: number): Promise<void> {
+      const now = clock.now()
+      const pendingLeft = (await repo.nextPending(runId, 1)).length > 0
+      const capReached = !cancelled && pendingLeft
+      if (capReached) await repo.skipPending(runId, limits.tenantCapHit ? 'document limit reached' : `page limit of ${limits.maxPages} reached`)
+      const failed = await repo.failures(runId, MAX_FAILED_URLS)
+      const ok = current!.pages_found > 0
+      await db.transaction().execute(async (trx) => {
+        const locked = await repo.lockSource(tenantId, sourceId, trx)
+        if (!locked) return
+        let removed = 0
+        if (ok && !cancelled) {
+          const gone = await repo.unseenPages(tenantId, sourceId, runId, trx)
+          await repo.deleteDocuments(tenantId, gone.map((g) => g.document_id).filter((id): id is string => !!id), trx)
+          await repo.deletePages(tenantId, gone.map((g) => g.id), trx)
+          removed = gone.filter((g) => g.document_id).length
+        }
+        const status = cancelled ? 'cancelled' : ok ? 'completed' : 'failed'
+        const startFailure = failed.find((f) => f.url === locked.url)?.reason ?? failed[0]?.reason
+        const errorMessage = ok || cancelled ? null : `No page could be crawled${startFailure ? `: ${startFailure}` : ''}`
+        await repo.updateRun(
+          tenantId,
+          runId,
+          { status, finished_at: now, cap_reached: capReached, pages_removed: removed, failed_urls: JSON.stringify(failed), error_message: errorMessage },
+          trx,
+        )
+        const warnings: string[] = []
+        if (limits.tenantCapHit) warnings.push(`The account's limit of ${settings.maxDocumentsPerTenant} documents was reached; some pages were not added.`)
+        else if (capReached) warnings.push(`The page limit of ${limits.maxPages} was reached; some pages were not crawled.`)
+        await repo.updateSource(
+          tenantId,
+          sourceId,
+          {
+            status: cancelled ? (ok ? 'ready' : locked.status === 'indexing' ? 'queued' : locked.status) : ok ? 'ready' : 'error',
+            error_message: errorMessage,
+            warning_message: cancelled ? locked.warning_message : warnings.join(' ') || null,
+            last_crawled_at: cancelled ? locked.last_crawled_at : now,
+            next_crawl_at: locked.paused ? null : nextCrawlAt(locked.schedule, now),
+            updated_at: now,
+          },
+          trx,
+        )
+        await repo.clearQueue(runId, trx)
+      })
+      log.info({ sourceId, runId, pages: current!.pages_found, failed: failed.length, ms }, 'crawl finished')
+    }
+  }
+
+  /** Sitemaps named in robots.txt plus /sitemap.xml, following sitemap indexes; their pages join at depth 1. */
+  async function discoverSitemaps(run: RunRow, source: SourceRow, scope: FrontierScope, robots: RobotsCache, signal: AbortSignal) {
+    const origin = new URL(source.url).origin
+    const rules = await robots.rules(source.url)
+    const resolve = (u: string) => {
+      const n = normalizeUrl(u, origin)
+      return 'url' in n ? [n.url] : []
+    }
+    const todo = [...new Set([...rules.sitemaps, `${origin}/sitemap.xml`].flatMap(resolve))]
+    const done = new Set<string>()
+    const pages: string[] = []
+    const budget = Math.max(source.max_pages * 5, 1000)
+    while (todo.length && done.size < MAX_SITEMAP_FILES && pages.length < budget) {
+      const url = todo.shift()!
+      if (done.has(url) || !sameSite(url, scope.site)) continue
+      done.add(url)
+      const res = await fetcher.fetch(url, { accept: 'application/xml,text/xml,*/*;q=0.5', signal, maxBytes: MAX_SITEMAP_BYTES, delayMs: rules.delayMs })
+      if (res.kind !== 'ok') continue
+      let body = res.body
+      if (body[0] === 0x1f && body[1] === 0x8b) {
+        try {
+          body = gunzipSync(body, { maxOutputLength: MAX_SITEMAP_BYTES })
+        } catch {
+          continue
+        }
+      }
+      const parsed = parseSitemap(decodeBody(body, res.charset))
+      pages.push(...parsed.pages)
+      todo.push(...parsed.sitemaps.flatMap(resolve))
+    }
+    const entries = frontierEntries(pages.slice(0, budget), 1, scope)
+    await db.transaction().execute(async (trx) => {
+      await repo.enqueueUrls(run.id, entries, trx)
+      await repo.updateRun(run.tenant_id, run.id, { sitemap_done: true }, trx)
+    })
+  }
+
+  return { run }
+}
+
+export type Crawler = ReturnType<typeof createCrawler>

@@ -1,0 +1,36 @@
+import { defineJob } from '../../jobs/types.js'
+import type { Crawler } from './crawler/crawl.js'
+import type { SourcesService } from './sources.service.js'
+
+export interface CrawlJob {
+  tenantId: string
+  sourceId: string
+}
+
+declare module '../../jobs/types.js' {
+  interface JobPayloads {
+    'sources.crawl': CrawlJob
+    'sources.schedule': Record<string, never>
+  }
+}
+
+export const SCHEDULER_EVERY_SECONDS = 60
+
+export const sourcesJobs = (deps: { crawler: Crawler; sources: Pick<SourcesService, 'enqueueDue' | 'closeOrphanRuns'> }) => [
+  defineJob({
+    kind: 'sources.crawl',
+    // Retries resume the run from its saved frontier; a shutdown mid-crawl is one of them.
+    maxAttempts: 10,
+    backoffSeconds: (attempt) => Math.min(600, 2 ** attempt),
+    handler: (payload, ctx) => deps.crawler.run(payload.tenantId, payload.sourceId, ctx.signal),
+  }),
+  defineJob({
+    kind: 'sources.schedule',
+    everySeconds: SCHEDULER_EVERY_SECONDS,
+    maxAttempts: 1,
+    async handler() {
+      await deps.sources.closeOrphanRuns()
+      await deps.sources.enqueueDue()
+    },
+  }),
+]

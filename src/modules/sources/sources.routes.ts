@@ -1,0 +1,90 @@
+import { Type } from '@sinclair/typebox'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { bearerSecurity, type Guards } from '../../http/auth.js'
+import { ErrorBody, commonErrors } from '../../http/schemas.js'
+import { presentDocument } from '../documents/documents.service.js'
+import {
+  KnowledgeSources,
+  SourcePageParams,
+  SourceParams,
+  UrlSource,
+  UrlSourceCreate,
+  UrlSourceDetail,
+  UrlSourceUpdate,
+} from './sources.schemas.js'
+import type { SourcesService } from './sources.service.js'
+
+/**
+ * /documents/sources/*. Static segments win over the documents module's `/documents/:document_id` in
+ * Fastify's router, so "sources" is never taken for a document id.
+ */
+export const sourcesRoutes =
+  (deps: { guards: Guards; sources: SourcesService }): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const { guards, sources } = deps
+    const base = { tags: ['documents'], security: bearerSecurity }
+    const errors = { ...commonErrors, 403: ErrorBody, 404: ErrorBody }
+
+    app.get(
+      '/documents/sources',
+      { preHandler: guards.tenant, schema: { ...base, operationId: 'listKnowledgeSources', response: { 200: KnowledgeSources, ...errors } } },
+      async (req) => {
+        const [documents, urlSources] = await Promise.all([sources.uploadedDocuments(req.tenantId!), sources.list(req.tenantId!)])
+        return { documents: documents.map(presentDocument), url_sources: urlSources }
+      },
+    )
+
+    app.post(
+      '/documents/sources/url',
+      {
+        preHandler: guards.tenant,
+        schema: { ...base, operationId: 'createUrlSource', body: UrlSourceCreate, response: { 201: UrlSource, 400: ErrorBody, 409: ErrorBody, ...errors } },
+      },
+      async (req, reply) => reply.code(201).send(await sources.create(req.tenantId!, req.body)),
+    )
+
+    app.get(
+      '/documents/sources/:source_id',
+      { preHandler: guards.tenant, schema: { ...base, operationId: 'getUrlSource', params: SourceParams, response: { 200: UrlSourceDetail, ...errors } } },
+      async (req) => sources.detail(req.tenantId!, req.params.source_id),
+    )
+
+    app.patch(
+      '/documents/sources/:source_id',
+      {
+        preHandler: guards.tenant,
+        schema: { ...base, operationId: 'updateUrlSource', params: SourceParams, body: UrlSourceUpdate, response: { 200: UrlSource, ...errors } },
+      },
+      async (req) => sources.update(req.tenantId!, req.params.source_id, req.body),
+    )
+
+    app.delete(
+      '/documents/sources/:source_id',
+      { preHandler: guards.tenant, schema: { ...base, operationId: 'deleteUrlSource', params: SourceParams, response: { 204: Type.Null(), ...errors } } },
+      async (req, reply) => {
+        await sources.remove(req.tenantId!, req.params.source_id)
+        return reply.code(204).send(null)
+      },
+    )
+
+    app.post(
+      '/documents/sources/:source_id/refresh',
+      {
+        preHandler: guards.tenant,
+        schema: { ...base, operationId: 'refreshUrlSource', params: SourceParams, response: { 200: UrlSource, 409: ErrorBody, 429: ErrorBody, ...errors } },
+      },
+      async (req) => sources.refresh(req.tenantId!, req.params.source_id),
+    )
+
+    app.delete(
+      '/documents/sources/:source_id/pages/:document_id',
+      {
+        preHandler: guards.tenant,
+        schema: { ...base, operationId: 'deleteUrlSourcePage', params: SourcePageParams, response: { 204: Type.Null(), ...errors } },
+      },
+      async (req, reply) => {
+        await sources.removePage(req.tenantId!, req.params.source_id, req.params.document_id)
+        return reply.code(204).send(null)
+      },
+    )
+  }

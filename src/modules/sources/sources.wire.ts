@@ -1,0 +1,47 @@
+import type { AppContext } from '../../context.js'
+import type { Guards } from '../../http/auth.js'
+import { createCrawler, type CrawlerDeps } from './crawler/crawl.js'
+import { createFetcher } from './crawler/fetcher.js'
+import { sourcesJobs } from './sources.jobs.js'
+import { createSourcesRepo } from './sources.repo.js'
+import { sourcesRoutes } from './sources.routes.js'
+import { createSourcesService } from './sources.service.js'
+
+export const crawlerUserAgent = (configured: string, publicBaseUrl: string): string =>
+  configured || `SupportBotCrawler/0.1${publicBaseUrl ? ` (+${publicBaseUrl})` : ''}`
+
+/** The URL sources module: crawler (one fetcher per process, so host politeness is process-wide), service, routes, jobs. */
+export function wireSources(ctx: AppContext, guards: Guards, deps: Pick<CrawlerDeps, 'parseFile'> = {}) {
+  const { db, clock, queue, config } = ctx
+  const repo = createSourcesRepo(db)
+  const userAgent = crawlerUserAgent(config.CRAWLER_USER_AGENT, config.PUBLIC_BASE_URL)
+  const fetcher = createFetcher({
+    userAgent,
+    allowPrivateNetworks: config.CRAWLER_ALLOW_PRIVATE_NETWORKS,
+    timeoutMs: config.CRAWLER_PAGE_TIMEOUT_MS,
+    maxBytes: config.CRAWLER_MAX_PAGE_BYTES,
+    perHostConcurrency: config.CRAWLER_CONCURRENCY,
+    perHostDelayMs: config.CRAWLER_DELAY_MS,
+  })
+  const crawler = createCrawler({
+    db,
+    repo,
+    fetcher,
+    queue,
+    clock,
+    log: ctx.log,
+    parseFile: deps.parseFile,
+    settings: {
+      userAgent,
+      concurrency: config.CRAWLER_CONCURRENCY,
+      maxDepth: config.CRAWLER_MAX_DEPTH,
+      maxDocumentsPerTenant: config.MAX_DOCUMENTS_PER_TENANT,
+    },
+  })
+  const sources = createSourcesService({ db, clock, queue, repo, defaultMaxPages: config.CRAWLER_DEFAULT_MAX_PAGES })
+  return {
+    sources,
+    routes: sourcesRoutes({ guards, sources }),
+    jobs: sourcesJobs({ crawler, sources }),
+  }
+}
