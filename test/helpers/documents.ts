@@ -6,7 +6,7 @@ import type { Api } from './http.js'
 export function upload(api: Api, filename: string, content: Uint8Array | string, field = 'file') {
   const form = new FormData()
   const bytes = typeof content === 'string' ? new TextEncoder().encode(content) : content
-  form.append(field, new Blob([bytes]), filename)
+  form.append(field, new Blob([new Uint8Array(bytes)]), filename)
   return api.post('/documents', form)
 }
 

@@ -219,7 +219,11 @@ export function createDocumentsRepo(db: Db) {
       }
       await flush()
       if (oldIds.length === 0) return
-      if (newIds.length > 0) {
+      // Statements that touch no chunk rows are skipped: the lexical-stats triggers run per statement.
+      const reusable = newIds.length
+        ? await sql<{ n: number }>`SELECT count(*)::int AS n FROM chunks WHERE id = ANY(${oldIds}::uuid[]) AND embedding IS NOT NULL`.execute(trx)
+        : null
+      if (reusable && reusable.rows[0]!.n > 0) {
         await sql`
           UPDATE chunks n SET embedding = o.embedding, embedding_model = o.embedding_model
           FROM (

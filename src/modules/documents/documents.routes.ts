@@ -12,6 +12,7 @@ import {
   DocumentParams,
   DocumentResponse,
   DocumentUploadBody,
+  UploadUnprocessable,
 } from './documents.schemas.js'
 import { presentDocument, type DocumentsService } from './documents.service.js'
 
@@ -49,7 +50,7 @@ export const documentsRoutes =
           description: `Upload one file (multipart field \`file\`): pdf, md, mdx, docx, doc, txt, json, yaml, yml; at most ${Math.round(maxUploadBytes / MB)} MB. Indexing continues in the background (status \`processing\` until \`ready\`).`,
           consumes: ['multipart/form-data'],
           body: DocumentUploadBody,
-          response: { 201: DocumentResponse, 400: ErrorBody, 409: ErrorBody, 429: RateLimitBody, ...errors },
+          response: { 201: DocumentResponse, 400: ErrorBody, 409: ErrorBody, 429: RateLimitBody, ...errors, 422: UploadUnprocessable },
         },
       },
       async (req, reply) => {

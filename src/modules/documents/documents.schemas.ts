@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { DateTime, Nullable, Uuid } from '../../http/schemas.js'
+import { DateTime, ErrorBody, Nullable, Uuid, ValidationErrorBody } from '../../http/schemas.js'
 
 export const FileType = Type.Union([
   Type.Literal('pdf'),
@@ -54,3 +54,6 @@ export const DocumentParams = Type.Object({ document_id: Uuid })
 
 /** For the OpenAPI document only: the body is read as a multipart stream, not validated as JSON. */
 export const DocumentUploadBody = Type.Object({ file: Type.String({ format: 'binary' }) })
+
+/** 422 on upload: a validation error (no file field) or a parse error with a message (`{detail: "..."}`). */
+export const UploadUnprocessable = Type.Union([ValidationErrorBody, ErrorBody])

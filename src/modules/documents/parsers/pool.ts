@@ -40,8 +40,12 @@ type NoId<T> = T extends unknown ? Omit<T, 'id'> : never
 interface Slot {
   worker: Worker
   task: Pending | null
+  ready: boolean
   idleTimer?: NodeJS.Timeout
 }
+
+/** A worker that has not loaded its parsers after this long is considered broken. */
+const BOOT_TIMEOUT_MS = 30_000
 
 /** An idle worker is ended after this long; the next file starts a fresh one (~0.3 s). */
 const IDLE_MS = 60_000
@@ -80,8 +84,18 @@ export function createParserPool(opts: ParserPoolOptions): ParserPool {
       stderr: false,
     })
     worker.unref()
-    const slot: Slot = { worker, task: null }
-    worker.on('message', (reply: WorkerReply) => {
+    const slot: Slot = { worker, task: null, ready: false }
+    const boot = setTimeout(() => {
+      if (!slot.ready) void worker.terminate()
+    }, BOOT_TIMEOUT_MS)
+    boot.unref()
+    worker.on('message', (reply: WorkerReply | { ready: true }) => {
+      if ('ready' in reply) {
+        slot.ready = true
+        clearTimeout(boot)
+        if (slot.task) startClock(slot, slot.task)
+        return
+      }
       const t = slot.task
       if (!t || t.msg.id !== reply.id) return
       finish(slot)
@@ -135,17 +149,20 @@ export function createParserPool(opts: ParserPoolOptions): ParserPool {
       const t = queue.shift()!
       if (slot.idleTimer) clearTimeout(slot.idleTimer)
       slot.task = t
-      const s = slot
-      t.timer = setTimeout(() => {
-        if (s.task !== t) return
-        s.task = null
-        remove(s)
-        void s.worker.terminate()
-        t.reject(new ParserTimeout(`The file took too long to read (more than ${Math.round(opts.timeoutMs / 1000)} s)`))
-        pump()
-      }, opts.timeoutMs)
-      s.worker.postMessage(t.msg, t.transfer)
+      if (slot.ready) startClock(slot, t)
+      slot.worker.postMessage(t.msg, t.transfer)
     }
+  }
+
+  function startClock(s: Slot, t: Pending) {
+    t.timer = setTimeout(() => {
+      if (s.task !== t) return
+      s.task = null
+      remove(s)
+      void s.worker.terminate()
+      t.reject(new ParserTimeout(`The file took too long to read (more than ${Math.round(opts.timeoutMs / 1000)} s)`))
+      pump()
+    }, opts.timeoutMs)
   }
 
   function run<T>(msg: NoId<WorkerTask>, transfer: ArrayBuffer[] = []): Promise<T> {

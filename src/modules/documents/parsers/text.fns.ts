@@ -23,7 +23,7 @@ export function cleanText(text: string): string {
     .replace(/\r\n?/g, '\n')
     .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\u200b\ufeff]/g, '')
     .replace(/[ \t]+$/gm, '')
-    .replace(/\n{4,}/g, '\n\n\n')
+    .replace(/\n{3,}/g, '\n\n')
     .normalize('NFC')
     .trim()
 }
