@@ -42,6 +42,8 @@ export class RobotsCache {
     const robotsUrl = `${origin}/robots.txt`
     const res = await this.fetcher.fetch(robotsUrl, { accept: 'text/plain,*/*;q=0.1', maxBytes: MAX_ROBOTS_BYTES, signal: this.signal })
     if (res.kind === 'failed') {
+      // A refused address refuses the whole origin; say so rather than "robots.txt unavailable".
+      if (res.reason.startsWith('blocked:')) return { check: () => res.reason, sitemaps: [], delayMs: 0 }
       if (res.status && res.status >= 400 && res.status < 500) return allowAll
       if (/too large/.test(res.reason)) return allowAll
       return denyAll(res.reason)

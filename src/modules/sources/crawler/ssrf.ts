@@ -18,14 +18,21 @@ export class BlockedAddressError extends Error {
  * embed an IPv4 address we would otherwise have to re-check).
  */
 export function addressProblem(address: string): string | null {
-  const bare = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '')
-  if (!ipaddr.isValid(bare)) return 'invalid'
-  let ip = ipaddr.parse(bare)
-  // ::ffff:127.0.0.1 is 127.0.0.1 on a dual-stack socket; judge the IPv4 inside.
-  if (ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress()) ip = (ip as ipaddr.IPv6).toIPv4Address()
+  const ip = parseAddress(address)
+  if (!ip) return 'invalid'
   const range = ip.range()
   return range === 'unicast' ? null : range
 }
+
+function parseAddress(address: string): ipaddr.IPv4 | ipaddr.IPv6 | null {
+  const bare = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '')
+  if (!ipaddr.isValid(bare)) return null
+  const ip = ipaddr.parse(bare)
+  // ::ffff:127.0.0.1 is 127.0.0.1 on a dual-stack socket; judge (and name) the IPv4 inside.
+  return ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).isIPv4MappedAddress() ? (ip as ipaddr.IPv6).toIPv4Address() : ip
+}
+
+const blocked = (address: string, range: string) => new BlockedAddressError(parseAddress(address)?.toString() ?? address, range)
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void
 
@@ -42,7 +49,7 @@ export function createGuardedLookup(allowPrivate: boolean) {
       if (!allowPrivate) {
         for (const a of list) {
           const problem = addressProblem(a.address)
-          if (problem) return callback(new BlockedAddressError(a.address, problem), [])
+          if (problem) return callback(blocked(a.address, problem), [])
         }
       }
       if (list.length === 0) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), [])
@@ -61,5 +68,5 @@ export function literalAddressProblem(url: string, allowPrivate: boolean): Block
   const host = new URL(url).hostname.replace(/^\[|\]$/g, '')
   if (!isIP(host)) return null
   const problem = addressProblem(host)
-  return problem ? new BlockedAddressError(host, problem) : null
+  return problem ? blocked(host, problem) : null
 }
