@@ -145,10 +145,15 @@ export function createDocumentsService(deps: {
     }
   }
 
-  async function chunksFor(doc: { parsed_text: string; file_type: DocumentFileType; source_url: string | null }): Promise<Chunk[]> {
+  /** Chunks and health check; large texts in a worker thread so the event loop stays responsive. */
+  async function chunksFor(
+    doc: { parsed_text: string; file_type: DocumentFileType; source_url: string | null },
+    now: Date,
+  ): Promise<{ chunks: Chunk[]; health: HealthStatus }> {
     const input = { text: doc.parsed_text, fileType: doc.file_type, sourceUrl: doc.source_url }
     const options: ChunkOptions = { ...settings.chunk, lang: documentLanguage(doc.parsed_text) }
-    return doc.parsed_text.length > INLINE_CHUNK_CHARS ? parser.chunk(input, options) : chunkDocument(input, options)
+    if (doc.parsed_text.length > INLINE_CHUNK_CHARS) return parser.chunk(input, options, now)
+    return { chunks: chunkDocument(input, options), health: checkHealth(doc.parsed_text, now) }
   }
 
   /**
@@ -159,9 +164,8 @@ export function createDocumentsService(deps: {
     for (let round = 0; round < 3; round++) {
       const doc = await repo.findWithText(tenantId, documentId)
       if (!doc) return 'gone'
-      const chunks = await chunksFor(doc)
       const now = clock.now()
-      const health = checkHealth(doc.parsed_text, now)
+      const { chunks, health } = await chunksFor(doc, now)
       const outcome = await db.transaction().execute(async (trx) => {
         const locked = await repo.lockForIndex(tenantId, documentId, trx)
         if (!locked) return 'gone' as const

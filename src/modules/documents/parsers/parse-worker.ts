@@ -1,5 +1,6 @@
 import { parentPort } from 'node:worker_threads'
 import { chunkDocument, type ChunkOptions } from '../chunking.fns.js'
+import { checkHealth } from '../health.fns.js'
 import type { DocumentFileType } from '../../../db/schema/ingestion.js'
 import { ParseFailure, UnsupportedFile } from './errors.js'
 import { parseUpload, type ParseLimits } from './parse.js'
@@ -7,7 +8,7 @@ import { parseUpload, type ParseLimits } from './parse.js'
 /** Runs inside a worker thread (see pool.ts): CPU-heavy parsing and chunking off the event loop. */
 export type WorkerTask =
   | { id: number; op: 'parse'; filename: string; bytes: Uint8Array; limits: ParseLimits }
-  | { id: number; op: 'chunk'; text: string; fileType: DocumentFileType; sourceUrl: string | null; options: ChunkOptions }
+  | { id: number; op: 'chunk'; text: string; fileType: DocumentFileType; sourceUrl: string | null; options: ChunkOptions; now: string }
 
 export type WorkerReply =
   | { id: number; ok: true; value: unknown }
@@ -19,7 +20,10 @@ parentPort?.on('message', async (task: WorkerTask) => {
     const value =
       task.op === 'parse'
         ? await parseUpload(task.filename, task.bytes, task.limits)
-        : chunkDocument({ text: task.text, fileType: task.fileType, sourceUrl: task.sourceUrl }, task.options)
+        : {
+            chunks: chunkDocument({ text: task.text, fileType: task.fileType, sourceUrl: task.sourceUrl }, task.options),
+            health: checkHealth(task.text, new Date(task.now)),
+          }
     reply = { id: task.id, ok: true, value }
   } catch (err) {
     const kind = err instanceof UnsupportedFile ? 'unsupported' : err instanceof ParseFailure ? 'parse' : 'crash'

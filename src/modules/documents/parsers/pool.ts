@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import type { DocumentFileType } from '../../../db/schema/ingestion.js'
+import type { HealthStatus } from '../../../db/schema/ingestion.js'
 import type { Chunk, ChunkOptions } from '../chunking.fns.js'
 import { ParseFailure, UnsupportedFile } from './errors.js'
 import type { ParsedUpload, ParseLimits } from './parse.js'
@@ -31,7 +32,8 @@ export interface ParserPoolOptions {
 
 export interface ParserPool {
   parse(filename: string, bytes: Uint8Array): Promise<ParsedUpload>
-  chunk(doc: { text: string; fileType: DocumentFileType; sourceUrl: string | null }, options?: ChunkOptions): Promise<Chunk[]>
+  /** Chunks and health check of a text, computed together off the event loop. */
+  chunk(doc: { text: string; fileType: DocumentFileType; sourceUrl: string | null }, options: ChunkOptions, now: Date): Promise<{ chunks: Chunk[]; health: HealthStatus }>
   close(): Promise<void>
 }
 
@@ -177,8 +179,8 @@ export function createParserPool(opts: ParserPoolOptions): ParserPool {
       const copy = new Uint8Array(bytes) // a private copy we can hand over without detaching the caller's buffer
       return run<ParsedUpload>({ op: 'parse', filename, bytes: copy, limits: opts.limits }, [copy.buffer as ArrayBuffer])
     },
-    chunk(doc, options = {}) {
-      return run<Chunk[]>({ op: 'chunk', text: doc.text, fileType: doc.fileType, sourceUrl: doc.sourceUrl, options })
+    chunk(doc, options, now) {
+      return run<{ chunks: Chunk[]; health: HealthStatus }>({ op: 'chunk', text: doc.text, fileType: doc.fileType, sourceUrl: doc.sourceUrl, options, now: now.toISOString() })
     },
     /** Ends every worker now; queued work is refused. The pool stays usable (a later task starts a worker). */
     async close() {
