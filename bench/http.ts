@@ -6,7 +6,9 @@
  *
  * Env: DATABASE_URL (server to create the scratch database on; default postgres://root@127.0.0.1:5432/test),
  * BENCH_DURATION (seconds per run, default 10), BENCH_CONNECTIONS (default 50), BENCH_LOG_LEVEL (server's
- * LOG_LEVEL, default warn), BENCH_SKIP_COLD=1 to skip the cold-start part.
+ * LOG_LEVEL, default warn), BENCH_POOL_SIZE (server's DATABASE_POOL_SIZE), BENCH_SKIP_COLD=1 to skip the
+ * cold-start part. Throughput on a shared machine moves with everything else running; the CPU time per
+ * request (server process, and the PostgreSQL backends of the scratch database) moves much less.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -49,7 +51,15 @@ async function startServer(env: Record<string, string>): Promise<Server> {
   const port = await freePort()
   const started = performance.now()
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: LOG_LEVEL, ...SECRETS, ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      LOG_LEVEL: LOG_LEVEL,
+      ...(process.env.BENCH_POOL_SIZE ? { DATABASE_POOL_SIZE: process.env.BENCH_POOL_SIZE } : {}),
+      ...SECRETS,
+      ...env,
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
   })
   let stderr = ''
@@ -128,10 +138,37 @@ interface Figures {
   requests: number
   non2xx: number
   errors: number
+  /** CPU time per request of the server process and of its PostgreSQL backends (Linux /proc), in µs. */
+  serverCpuUs: number | null
+  postgresCpuUs: number | null
 }
 
-async function load(name: string, url: string, headers: Record<string, string> = {}, seconds = DURATION): Promise<Figures> {
+/** utime + stime of a process in ms (Linux; null elsewhere). */
+function cpuMs(pid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100 // USER_HZ is 100 on Linux
+  } catch {
+    return null
+  }
+}
+
+interface Probe {
+  serverPid: number
+  /** PIDs of the PostgreSQL backends serving the scratch database (their CPU is the database's share). */
+  backends(): Promise<number[]>
+}
+
+async function load(name: string, url: string, headers: Record<string, string> = {}, seconds = DURATION, probe?: Probe): Promise<Figures> {
+  const backends = probe ? await probe.backends() : []
+  const sum = (pids: number[]) => pids.reduce((acc, p) => acc + (cpuMs(p) ?? 0), 0)
+  const server0 = probe ? cpuMs(probe.serverPid) : null
+  const pg0 = sum(backends)
   const r = await autocannon({ url, connections: CONNECTIONS, duration: seconds, headers })
+  const server1 = probe ? cpuMs(probe.serverPid) : null
+  // Backends opened during the run were not measured at the start; count them from zero.
+  const pg1 = sum([...new Set([...backends, ...(probe ? await probe.backends() : [])])])
+  const perRequest = (ms: number) => Math.round((ms * 1000) / Math.max(1, r.requests.total))
   return {
     name,
     rps: Math.round(r.requests.average),
@@ -140,11 +177,15 @@ async function load(name: string, url: string, headers: Record<string, string> =
     requests: r.requests.total,
     non2xx: r.non2xx,
     errors: r.errors + r.timeouts,
+    serverCpuUs: server0 !== null && server1 !== null ? perRequest(server1 - server0) : null,
+    postgresCpuUs: probe && backends.length + pg1 > 0 ? perRequest(pg1 - pg0) : null,
   }
 }
 
 const row = (f: Figures) =>
-  `${f.name.padEnd(28)} ${String(f.rps).padStart(8)} req/s   p50 ${String(f.p50).padStart(4)} ms   p99 ${String(f.p99).padStart(4)} ms   (${f.requests} requests, ${f.non2xx} non-2xx, ${f.errors} errors)`
+  `${f.name.padEnd(18)} ${String(f.rps).padStart(7)} req/s   p50 ${String(f.p50).padStart(3)} ms   p99 ${String(f.p99).padStart(3)} ms   ` +
+  `CPU/request: server ${f.serverCpuUs ?? '?'} µs, PostgreSQL ${f.postgresCpuUs ?? '?'} µs   ` +
+  `(${f.requests} requests, ${f.non2xx} non-2xx, ${f.errors} errors)`
 
 async function throughput(): Promise<void> {
   const dbName = `scb_bench_${Date.now()}_${process.pid}`
@@ -160,12 +201,25 @@ async function throughput(): Promise<void> {
     const check = await fetch(`${server.url}/bots`, { headers: auth })
     if (check.status !== 200) throw new Error(`GET /bots: ${check.status}`)
 
+    const probe: Probe = {
+      serverPid: server.child.pid!,
+      async backends() {
+        const c = new pg.Client({ connectionString: BASE_URL })
+        await c.connect()
+        try {
+          const r = await c.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [dbName])
+          return r.rows.map((x) => x.pid)
+        } finally {
+          await c.end()
+        }
+      },
+    }
     console.log(`\nHTTP on 127.0.0.1, PostgreSQL (${dbName}), ${CONNECTIONS} connections, ${DURATION} s each, server LOG_LEVEL=${LOG_LEVEL}`)
     await load('warm-up', `${server.url}/health`, {}, 2)
-    const health = await load('GET /health', `${server.url}/health`)
+    const health = await load('GET /health', `${server.url}/health`, {}, DURATION, probe)
     console.log(row(health))
     await load('warm-up', `${server.url}/bots`, auth, 2)
-    const bots = await load('GET /bots (JWT)', `${server.url}/bots`, auth)
+    const bots = await load('GET /bots (JWT)', `${server.url}/bots`, auth, DURATION, probe)
     console.log(row(bots))
     const ratio = bots.rps / health.rps
     console.log(

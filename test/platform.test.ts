@@ -216,6 +216,11 @@ describe('secrets at rest and in logs', () => {
         expect(dump.includes(value), `${name} in the database`).toBe(false)
         expect(logs.text().includes(value), `${name} in the logs`).toBe(false)
       }
+      // One access line per request, with its request id.
+      const access = logs.lines().filter((l) => l.msg === 'request')
+      expect(access.length).toBeGreaterThan(5)
+      expect(access.find((l) => l.url === '/tenants/me/kyc/secret')).toMatchObject({ method: 'POST', status: 200, reqId: expect.any(String), ms: expect.any(Number) })
+      expect(logs.lines().some((l) => l.msg === 'incoming request')).toBe(false)
       // Neither the JWT nor the Authorization header is logged.
       expect(logs.text()).not.toContain(identity)
       expect(logs.text()).not.toContain(tenant.token)
