@@ -68,6 +68,8 @@ const EnvSchema = Type.Object({
   /** A `: ping` comment on an open widget answer stream this often, so idle proxies keep it open. */
   WIDGET_SSE_HEARTBEAT_MS: Type.Integer({ minimum: 100, maximum: 120000, default: 15000 }),
   OPERATOR_REPLY_GRACE_SECONDS: Type.Integer({ minimum: 0, default: 600 }),
+  /** Days PII audit events are kept when the tenant has not set its own retention (daily cleanup). */
+  PII_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 365 }),
   // --- answer pipeline (chat) ---
   /** All guard checks (injection, relevance, human request) on GUARD_MODEL; each can also be switched alone. */
   GUARDS_ENABLED: Type.Boolean({ default: true }),

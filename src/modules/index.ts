@@ -15,7 +15,9 @@ import { enqueueEmbedBackfill } from './documents/documents.jobs.js'
 import { wireDocuments } from './documents/documents.wire.js'
 import { emailJobs } from './email/email.jobs.js'
 import { createEmailService } from './email/email.service.js'
+import { wireEscalations } from './escalations/escalations.wire.js'
 import { healthRoutes } from './health/health.routes.js'
+import { wirePrivacy } from './privacy/privacy.wire.js'
 import { wireSources } from './sources/sources.wire.js'
 import { createTenantsRepo } from './tenants/tenants.repo.js'
 import { tenantsRoutes } from './tenants/tenants.routes.js'
@@ -69,7 +71,9 @@ export function wireModules(ctx: AppContext): Modules {
     onUserChanged: guards.forgetUser,
   })
 
-  const chat = wireChat(ctx, guards, { bots: botsRepo })
+  const privacy = wirePrivacy(ctx, guards)
+  const escalations = wireEscalations(ctx, guards, { tenants, email, privacy: privacy.repo })
+  const chat = wireChat(ctx, guards, { bots: botsRepo, ...escalations.hooks })
   const widget = createWidgetService({ clock, bots: botsRepo, tenants, chat: chat.service, repo: widgetRepo })
   const widgetAccess = createWidgetAccess(widget.findBot)
   const documents = wireDocuments(ctx, guards, { llmKey: tenants.llmKey })
@@ -91,8 +95,10 @@ export function wireModules(ctx: AppContext): Modules {
       urlSources.routes,
       documents.routes,
       chat.routes,
+      escalations.routes,
+      privacy.routes,
     ],
-    jobs: [...emailJobs({ cipher, mailer: ctx.mailer }), ...urlSources.jobs, ...documents.jobs, ...chat.jobs],
+    jobs: [...emailJobs({ cipher, mailer: ctx.mailer }), ...urlSources.jobs, ...documents.jobs, ...chat.jobs, ...escalations.jobs, ...privacy.jobs],
     widgetCors: widgetAccess.corsOptions,
   }
 }

@@ -14,6 +14,7 @@ import { LlmUnavailableError, type LlmClient } from '../llm/llm.js'
 import type { RetrievalResult, RetrievalService } from '../retrieval/retrieval.service.js'
 import type { IdentityClaims } from '../tenants/identity-token.fns.js'
 import type { ChatRepo, NewMessage, SessionRow } from './chat.repo.js'
+import { afterEscalation } from './stages/after-escalation.js'
 import { decide, type Decision } from './stages/decide.js'
 import { generateAnswer, PartialAnswerError } from './stages/generate.js'
 import { isSmalltalk, matchesHuman, matchesInjection, runGuards, type GuardVerdict } from './stages/guards.js'
@@ -203,6 +204,8 @@ export function createChatService(deps: ChatServiceDeps) {
           trx,
         )
         text = canned(f.escalate.key(created), f.escalate.language, { bot: f.bot.name, ticket: ticket.ticket_number })
+        // the escalations module's follow-up: ask for an e-mail, or whether there is anything else
+        text = await afterEscalation(trx, cipher, { tenantId, sessionId: session.id, ticket, question: f.question, language: f.escalate.language, text })
         if (created) ticketNumber = ticket.ticket_number
         delivered = true
         f.debug.ticket = { number: ticket.ticket_number, created, priority: ticket.priority }

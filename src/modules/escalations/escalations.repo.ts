@@ -1,0 +1,238 @@
+import { sql } from 'kysely'
+import type { Db } from '../../db/client.js'
+import type { TicketStatus } from '../../db/schema/chat.js'
+import type { ReplyMailStatus } from '../../db/schema/escalations.js'
+
+/**
+ * The operator side of tickets: listing with the bot's public id and the session's identity, status
+ * moves, operator replies and their mail decision, notification markers and erasure of originals.
+ * Ticket creation lives in tickets.repo.ts (the chat pipeline's).
+ */
+export function createEscalationsRepo(db: Db) {
+  const ticketQuery = (trx: Db, tenantId: string) =>
+    trx
+      .selectFrom('escalation_tickets as t')
+      .leftJoin('bots as b', (j) => j.onRef('b.id', '=', 't.bot_id').on('b.tenant_id', '=', tenantId))
+      .leftJoin('chat_sessions as s', (j) => j.onRef('s.id', '=', 't.session_id').on('s.tenant_id', '=', tenantId))
+      .selectAll('t')
+      .select(['b.public_id as bot_public_id', 'b.name as bot_name', 's.identity_enc as session_identity_enc', 's.locale as session_locale', 's.visitor_email_enc as session_email_enc'])
+      .where('t.tenant_id', '=', tenantId)
+
+  return {
+    list(tenantId: string, q: { status?: TicketStatus; limit: number; offset: number }) {
+      let query = ticketQuery(db, tenantId)
+      if (q.status) query = query.where('t.status', '=', q.status)
+      return query.orderBy('t.created_at', 'desc').orderBy('t.seq', 'desc').limit(q.limit).offset(q.offset).execute()
+    },
+
+    count(tenantId: string, status?: TicketStatus) {
+      let query = db.selectFrom('escalation_tickets').select(sql<number>`count(*)::int`.as('n')).where('tenant_id', '=', tenantId)
+      if (status) query = query.where('status', '=', status)
+      return query.executeTakeFirstOrThrow().then((r) => r.n)
+    },
+
+    find(tenantId: string, ticketId: string, trx: Db = db) {
+      return ticketQuery(trx, tenantId).where('t.id', '=', ticketId).executeTakeFirst()
+    },
+
+    /** Locks the ticket row for the rest of the transaction; undefined when it is not this tenant's. */
+    lock(tenantId: string, ticketId: string, trx: Db) {
+      return trx.selectFrom('escalation_tickets').selectAll().where('tenant_id', '=', tenantId).where('id', '=', ticketId).forUpdate().executeTakeFirst()
+    },
+
+    /** An operator opened an open ticket: it is being worked on. */
+    async markInProgress(tenantId: string, ticketId: string, now: Date): Promise<void> {
+      await db
+        .updateTable('escalation_tickets')
+        .set({ status: 'in_progress', updated_at: now })
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', ticketId)
+        .where('status', '=', 'open')
+        .execute()
+    },
+
+    async resolve(tenantId: string, ticketId: string, text: string, now: Date, trx: Db): Promise<void> {
+      await trx
+        .updateTable('escalation_tickets')
+        .set({ status: 'resolved', resolution_text: text, resolved_at: now, updated_at: now })
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', ticketId)
+        .execute()
+    },
+
+    /** The latest ticket of the session (the one a visitor's e-mail belongs to). */
+    latestForSession(tenantId: string, sessionId: string, trx: Db = db) {
+      return trx
+        .selectFrom('escalation_tickets')
+        .select(['id', 'user_email_enc', 'status'])
+        .where('tenant_id', '=', tenantId)
+        .where('session_id', '=', sessionId)
+        .orderBy('created_at', 'desc')
+        .limit(1)
+        .executeTakeFirst()
+    },
+
+    async setTicketEmail(tenantId: string, ticketId: string, emailEnc: string, now: Date, trx: Db): Promise<void> {
+      await trx.updateTable('escalation_tickets').set({ user_email_enc: emailEnc, updated_at: now }).where('tenant_id', '=', tenantId).where('id', '=', ticketId).execute()
+    },
+
+    async setSessionAwaiting(tenantId: string, sessionId: string, awaiting: string | null, trx: Db = db, emailEnc?: string): Promise<void> {
+      await trx
+        .updateTable('chat_sessions')
+        .set({ awaiting, ...(emailEnc ? { visitor_email_enc: emailEnc } : {}) })
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', sessionId)
+        .execute()
+    },
+
+    lockSession(tenantId: string, sessionId: string, trx: Db) {
+      return trx
+        .selectFrom('chat_sessions')
+        .select(['id', 'awaiting', 'chat_ended', 'visitor_email_enc'])
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', sessionId)
+        .forUpdate()
+        .executeTakeFirst()
+    },
+
+    /** The operator's reply as an assistant message in the visitor's chat. */
+    async insertOperatorMessage(tenantId: string, m: { id: string; sessionId: string; content: string; now: Date }, trx: Db): Promise<void> {
+      await trx
+        .insertInto('chat_messages')
+        .values({
+          id: m.id,
+          tenant_id: tenantId,
+          session_id: m.sessionId,
+          role: 'assistant',
+          content: m.content,
+          from_operator: true,
+          source_documents: '[]',
+          sources: '[]',
+          debug: JSON.stringify({ operator_reply: true }),
+          created_at: m.now,
+        })
+        .execute()
+      const preview = m.content.replace(/\s+/g, ' ').trim()
+      await trx
+        .updateTable('chat_sessions')
+        .set((eb) => ({
+          message_count: eb('message_count', '+', 1),
+          last_answer_preview: preview.length > 200 ? `${preview.slice(0, 199)}…` : preview,
+          last_activity_at: m.now,
+        }))
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', m.sessionId)
+        .execute()
+    },
+
+    insertReply(tenantId: string, r: { ticketId: string; sessionId: string; messageId: string; actorUserId: string | null; dueAt: Date; now: Date }, trx: Db) {
+      return trx
+        .insertInto('operator_replies')
+        .values({
+          tenant_id: tenantId,
+          ticket_id: r.ticketId,
+          session_id: r.sessionId,
+          message_id: r.messageId,
+          actor_user_id: r.actorUserId,
+          due_at: r.dueAt,
+          created_at: r.now,
+        })
+        .returning(['id'])
+        .executeTakeFirstOrThrow()
+    },
+
+    /**
+     * The reply, locked, with what its mail decision needs: the reply message's time, the visitor's read
+     * cursor's time, and the e-mail addresses known for the ticket and the session.
+     */
+    lockReply(tenantId: string, replyId: string, trx: Db) {
+      return trx
+        .selectFrom('operator_replies as r')
+        .innerJoin('escalation_tickets as t', (j) => j.onRef('t.id', '=', 'r.ticket_id').on('t.tenant_id', '=', tenantId))
+        .leftJoin('chat_messages as m', 'm.id', 'r.message_id')
+        .leftJoin('chat_sessions as s', (j) => j.onRef('s.id', '=', 'r.session_id').on('s.tenant_id', '=', tenantId))
+        .leftJoin('chat_messages as cur', (j) => j.onRef('cur.id', '=', 's.read_message_id').onRef('cur.session_id', '=', 's.id'))
+        .select([
+          'r.id',
+          'r.mail_status',
+          'r.message_id',
+          'm.content as reply_text',
+          'm.created_at as reply_at',
+          'cur.created_at as read_at',
+          'cur.id as read_id',
+          't.id as ticket_id',
+          't.ticket_number',
+          't.primary_question',
+          't.user_email_enc',
+          's.visitor_email_enc',
+          's.locale',
+        ])
+        .where('r.tenant_id', '=', tenantId)
+        .where('r.id', '=', replyId)
+        .forUpdate('r')
+        .executeTakeFirst()
+    },
+
+    async decideReply(tenantId: string, replyId: string, status: Exclude<ReplyMailStatus, 'pending'>, now: Date, trx: Db): Promise<void> {
+      await trx
+        .updateTable('operator_replies')
+        .set({ mail_status: status, decided_at: now })
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', replyId)
+        .where('mail_status', '=', 'pending')
+        .execute()
+    },
+
+    repliesOf(tenantId: string, ticketId: string) {
+      return db
+        .selectFrom('operator_replies')
+        .select(['id', 'message_id', 'mail_status', 'due_at', 'decided_at', 'created_at', 'actor_user_id'])
+        .where('tenant_id', '=', tenantId)
+        .where('ticket_id', '=', ticketId)
+        .orderBy('created_at')
+        .execute()
+    },
+
+    /** Marks a ticket mail as queued; false when it already was (so a job run twice queues it once). */
+    async claimNotification(tenantId: string, ticketId: string, kind: string, now: Date, trx: Db): Promise<boolean> {
+      const row = await trx
+        .insertInto('ticket_notifications')
+        .values({ tenant_id: tenantId, ticket_id: ticketId, kind, created_at: now })
+        .onConflict((oc) => oc.columns(['ticket_id', 'kind']).doNothing())
+        .returning('ticket_id')
+        .executeTakeFirst()
+      return !!row
+    },
+
+    async eraseTicketOriginal(tenantId: string, ticketId: string, now: Date, trx: Db): Promise<boolean> {
+      const r = await trx
+        .updateTable('escalation_tickets')
+        .set({ primary_question_original_enc: null, updated_at: now })
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', ticketId)
+        .where('primary_question_original_enc', 'is not', null)
+        .executeTakeFirst()
+      return Number(r.numUpdatedRows) > 0
+    },
+
+    /** Erases the encrypted originals of the session's messages up to `until` (the ticket's transcript). */
+    eraseMessageOriginals(tenantId: string, sessionId: string, until: Date, trx: Db) {
+      return trx
+        .updateTable('chat_messages')
+        .set({ content_original_enc: null })
+        .where('tenant_id', '=', tenantId)
+        .where('session_id', '=', sessionId)
+        .where('created_at', '<=', until)
+        .where('content_original_enc', 'is not', null)
+        .returning(['id', 'pii_counts'])
+        .execute()
+    },
+
+    tenantPrivacy(tenantId: string) {
+      return db.selectFrom('tenants').select(['pii_optional_types', 'escalation_language']).where('id', '=', tenantId).executeTakeFirst()
+    },
+  }
+}
+
+export type EscalationsRepo = ReturnType<typeof createEscalationsRepo>
+export type TicketView = NonNullable<Awaited<ReturnType<EscalationsRepo['find']>>>

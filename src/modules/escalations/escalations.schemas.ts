@@ -1,0 +1,72 @@
+import { Type } from '@sinclair/typebox'
+import { DateTime, Nullable, Uuid } from '../../http/schemas.js'
+
+export const TicketStatusSchema = Type.Union([Type.Literal('open'), Type.Literal('in_progress'), Type.Literal('resolved')])
+
+export const TicketParams = Type.Object({ ticket_id: Uuid })
+
+export const TicketQuery = Type.Object({ include_original: Type.Boolean({ default: false }) })
+
+export const TicketListQuery = Type.Object({
+  status: Type.Optional(TicketStatusSchema),
+  include_original: Type.Boolean({ default: false }),
+  limit: Type.Integer({ minimum: 1, maximum: 200, default: 100 }),
+  offset: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }),
+})
+
+const TranscriptEntry = Type.Object({ role: Type.String(), content: Type.String(), created_at: DateTime })
+
+const Identity = Type.Object({ id: Type.String(), email: Nullable(Type.String()), name: Nullable(Type.String()), plan: Nullable(Type.String()) })
+
+/** One retrieval hit that led to the hand-off (ids and scores, no text), or the integration's failure_type. */
+const EvidenceItem = Type.Object(
+  {
+    chunk_id: Type.Optional(Nullable(Type.String())),
+    faq_id: Type.Optional(Nullable(Type.String())),
+    document_id: Type.Optional(Nullable(Type.String())),
+    title: Type.Optional(Type.String()),
+    confidence: Type.Optional(Nullable(Type.Number())),
+    bm25: Type.Optional(Nullable(Type.Number())),
+    lexical: Type.Optional(Nullable(Type.Number())),
+    vector: Type.Optional(Nullable(Type.Number())),
+    rrf: Type.Optional(Nullable(Type.Number())),
+    failure_type: Type.Optional(Type.String()),
+  },
+  { additionalProperties: true },
+)
+
+export const EscalationTicket = Type.Object({
+  id: Uuid,
+  ticket_number: Type.String(),
+  session_id: Nullable(Uuid),
+  bot_public_id: Nullable(Type.String()),
+  status: TicketStatusSchema,
+  priority: Type.Union([Type.Literal('low'), Type.Literal('medium'), Type.Literal('high'), Type.Literal('critical')]),
+  trigger: Type.Union([
+    Type.Literal('user_request'),
+    Type.Literal('answer_rejected'),
+    Type.Literal('llm_unavailable'),
+    Type.Literal('low_similarity'),
+    Type.Literal('no_documents'),
+  ]),
+  primary_question: Type.String(),
+  primary_question_original: Nullable(Type.String()),
+  primary_question_original_available: Type.Boolean(),
+  transcript: Type.Array(TranscriptEntry),
+  user_note: Nullable(Type.String()),
+  user_email: Nullable(Type.String()),
+  user_name: Nullable(Type.String()),
+  user_id: Nullable(Type.String()),
+  identity: Nullable(Identity),
+  evidence: Type.Array(EvidenceItem),
+  resolution_text: Nullable(Type.String()),
+  created_at: DateTime,
+  updated_at: DateTime,
+  resolved_at: Nullable(DateTime),
+})
+
+export const EscalationList = Type.Object({ tickets: Type.Array(EscalationTicket), total: Type.Integer() })
+
+export const ResolveRequest = Type.Object({ resolution_text: Type.String({ minLength: 1, maxLength: 8000 }) })
+
+export const DeleteOriginalResponse = Type.Object({ deleted_count: Type.Integer() })

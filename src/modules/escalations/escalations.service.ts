@@ -1,0 +1,312 @@
+import { randomUUID } from 'node:crypto'
+import type { Db } from '../../db/client.js'
+import type { TicketRow } from './tickets.repo.js'
+import type { TicketStatus } from '../../db/schema/chat.js'
+import type { JobQueue } from '../../jobs/queue.js'
+import { addSeconds, type Clock } from '../../lib/clock.js'
+import type { Cipher } from '../../lib/crypto.js'
+import { notFound, ValidationError } from '../../lib/errors.js'
+import type { AwaitingHandler } from '../chat/chat.service.js'
+import { detectLanguage, localeLanguage, visitorLanguage } from '../chat/stages/language.js'
+import { optionalTypes } from '../chat/stages/redact.js'
+import { readIdentity } from '../chat/stages/session.js'
+import type { EmailService } from '../email/email.service.js'
+import { redact } from '../privacy/pii.fns.js'
+import type { NewPiiEvent, PrivacyRepo } from '../privacy/privacy.repo.js'
+import type { TenantsService } from '../tenants/tenants.service.js'
+import {
+  emailAddedMail,
+  extractEmail,
+  followUpText,
+  isNegativeReply,
+  mailLanguage,
+  notificationMail,
+  operatorReplyMail,
+} from './escalations.fns.js'
+import type { EscalationsRepo, TicketView } from './escalations.repo.js'
+
+export type NotifyKind = 'opened' | 'email_added'
+
+/**
+ * Operator workflows: the ticket views (originals only on request, each viewing and erasure audited with
+ * the acting user), resolving with a reply that lands in the visitor's chat and is mailed after a grace
+ * period unless read, the notification of the support address, and the visitor's side after a hand-off
+ * (leaving an e-mail, "anything else?").
+ */
+export function createEscalationsService(deps: {
+  db: Db
+  clock: Clock
+  cipher: Cipher
+  repo: EscalationsRepo
+  privacy: Pick<PrivacyRepo, 'insertEvents'>
+  email: Pick<EmailService, 'queue'>
+  queue: Pick<JobQueue, 'enqueue'>
+  tenants: Pick<TenantsService, 'notificationAddress'>
+  graceSeconds: number
+  /** Where the dashboard lives, for links in notification mails; null for none. */
+  dashboardUrl: string | null
+}) {
+  const { db, clock, cipher, repo, privacy, email, queue, tenants } = deps
+
+  const decryptOrNull = (enc: string | null | undefined) => {
+    if (!enc) return null
+    try {
+      return cipher.decrypt(enc)
+    } catch {
+      return null
+    }
+  }
+
+  /** Entity counts of an original, for its audit event (the values themselves are never logged). */
+  function countsOf(original: string, optional: readonly string[] | null | undefined): Record<string, number> {
+    const r = redact(original, { optional: optionalTypes(optional) })
+    const out: Record<string, number> = {}
+    for (const [k, v] of Object.entries(r.counts)) if (v) out[k] = v
+    return Object.keys(out).length ? out : { UNKNOWN: 1 }
+  }
+
+  const events = (counts: Record<string, number>, base: Omit<NewPiiEvent, 'entityType' | 'count'>): NewPiiEvent[] =>
+    Object.entries(counts)
+      .filter(([, n]) => n > 0)
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([entityType, count]) => ({ ...base, entityType, count }))
+
+  function identityOf(t: TicketView) {
+    const claims = t.session_identity_enc ? readIdentity({ identity_enc: t.session_identity_enc }, cipher) : null
+    if (claims?.user_id) return { id: claims.user_id, email: claims.email ?? null, name: claims.name ?? null, plan: claims.plan_tier ?? null }
+    if (t.user_id) return { id: t.user_id, email: null, name: t.user_name, plan: null }
+    return null
+  }
+
+  function present(t: TicketView, original: string | null) {
+    return {
+      id: t.id,
+      ticket_number: t.ticket_number,
+      session_id: t.session_id,
+      bot_public_id: t.bot_public_id ?? null,
+      status: t.status,
+      priority: t.priority,
+      trigger: t.trigger,
+      primary_question: t.primary_question,
+      primary_question_original: original,
+      primary_question_original_available: t.primary_question_original_enc !== null,
+      transcript: (t.transcript ?? []).map((m) => ({ role: m.role, content: m.content, created_at: new Date(m.created_at).toISOString() })),
+      user_note: t.user_note,
+      user_email: decryptOrNull(t.user_email_enc) ?? decryptOrNull(t.session_email_enc),
+      user_name: t.user_name,
+      user_id: t.user_id,
+      identity: identityOf(t),
+      evidence: Array.isArray(t.evidence) ? (t.evidence as Record<string, unknown>[]) : [],
+      resolution_text: t.resolution_text,
+      created_at: t.created_at.toISOString(),
+      updated_at: t.updated_at.toISOString(),
+      resolved_at: t.resolved_at ? t.resolved_at.toISOString() : null,
+    }
+  }
+
+  /** Presents tickets, decrypting originals when asked; every original shown leaves an audit event. */
+  async function presentAll(tenantId: string, rows: TicketView[], opts: { includeOriginal: boolean; actorUserId: string | null }) {
+    const shown: NewPiiEvent[] = []
+    let optional: string[] | null | undefined
+    const out = []
+    for (const t of rows) {
+      const original = opts.includeOriginal ? decryptOrNull(t.primary_question_original_enc) : null
+      if (original !== null) {
+        optional ??= (await repo.tenantPrivacy(tenantId))?.pii_optional_types ?? []
+        shown.push(...events(countsOf(original, optional), { action: 'original_viewed', direction: 'ticket', ticketId: t.id, sessionId: t.session_id, actorUserId: opts.actorUserId }))
+      }
+      out.push(present(t, original))
+    }
+    if (shown.length) await privacy.insertEvents(tenantId, shown, clock.now())
+    return out
+  }
+
+  async function ticketOr404(tenantId: string, ticketId: string) {
+    const t = await repo.find(tenantId, ticketId)
+    if (!t) throw notFound('Ticket not found')
+    return t
+  }
+
+  const dashboardLink = (ticketId: string) => (deps.dashboardUrl ? `${deps.dashboardUrl}/escalations/${ticketId}` : null)
+
+  /** Runs for every turn of a session that waits for the visitor after a hand-off (see chat.service). */
+  const onAwaiting: AwaitingHandler = async ({ tenantId, session, message, language: detected }) => {
+    // "no", "nein danke" or a bare address say little about the language: the conversation's is surer
+    const language = localeLanguage(session.locale) ?? (session.last_question ? detectLanguage(session.last_question) : null) ?? detected
+    const original = message.originalEnc ? (decryptOrNull(message.originalEnc) ?? message.text) : message.text
+    const address = extractEmail(original)
+    if (address) {
+      const now = clock.now()
+      const enc = cipher.encrypt(address)
+      await db.transaction().execute(async (trx) => {
+        await repo.lockSession(tenantId, session.id, trx)
+        const ticket = await repo.latestForSession(tenantId, session.id, trx)
+        await repo.setSessionAwaiting(tenantId, session.id, 'anything_else', trx, enc)
+        if (ticket) {
+          await repo.setTicketEmail(tenantId, ticket.id, enc, now, trx)
+          await enqueueNotification(tenantId, ticket.id, 'email_added', trx)
+        }
+      })
+      return { text: followUpText('email_saved', language), deliveredToOperator: true }
+    }
+    if (isNegativeReply(message.text)) {
+      if (session.awaiting === 'email') {
+        await repo.setSessionAwaiting(tenantId, session.id, 'anything_else')
+        return { text: followUpText('email_declined', language) }
+      }
+      await repo.setSessionAwaiting(tenantId, session.id, null)
+      return { text: followUpText('goodbye', language), chatEnded: true }
+    }
+    // Anything else is an ordinary turn. A pending e-mail question stays open, so an address given later
+    // still reaches the ticket; "anything else?" has been answered by asking something.
+    if (session.awaiting !== 'email') await repo.setSessionAwaiting(tenantId, session.id, null)
+    return null
+  }
+
+  function enqueueNotification(tenantId: string, ticketId: string, kind: NotifyKind, trx: Db) {
+    return queue.enqueue('escalations.notify', { tenantId, ticketId, kind }, { tenantId, dedupeKey: `ticket-notify:${kind}:${ticketId}`, maxAttempts: 8 }, trx)
+  }
+
+  return {
+    onAwaiting,
+
+    /** Hook of ticket creation, inside its transaction: the notification job commits with the ticket. */
+    onTicketOpened: async (tenantId: string, ticket: Pick<TicketRow, 'id'>, trx: Db) => {
+      await enqueueNotification(tenantId, ticket.id, 'opened', trx)
+    },
+
+    async list(tenantId: string, q: { status?: TicketStatus; includeOriginal: boolean; limit: number; offset: number; actorUserId: string | null }) {
+      const [rows, total] = await Promise.all([repo.list(tenantId, q), repo.count(tenantId, q.status)])
+      return { tickets: await presentAll(tenantId, rows, q), total }
+    },
+
+    /** The ticket; an operator opening an open ticket moves it to in_progress. */
+    async get(tenantId: string, ticketId: string, opts: { includeOriginal: boolean; actorUserId: string | null }) {
+      const t = await ticketOr404(tenantId, ticketId)
+      if (t.status === 'open') {
+        await repo.markInProgress(tenantId, ticketId, clock.now())
+        return (await presentAll(tenantId, [await ticketOr404(tenantId, ticketId)], opts))[0]!
+      }
+      return (await presentAll(tenantId, [t], opts))[0]!
+    },
+
+    /**
+     * Resolves the ticket with the operator's answer: the text appears in the visitor's chat at once (an
+     * assistant message with from_operator), and a durable job decides at the end of the grace period
+     * whether it is mailed too (not when the visitor's read cursor has reached it).
+     */
+    async resolve(tenantId: string, ticketId: string, text: string, actorUserId: string | null) {
+      const reply = text.trim()
+      if (!reply) throw new ValidationError(['body', 'resolution_text'], 'String should have at least 1 character', 'string_too_short')
+      const now = clock.now()
+      await db.transaction().execute(async (trx) => {
+        const t = await repo.lock(tenantId, ticketId, trx)
+        if (!t) throw notFound('Ticket not found')
+        if (t.session_id) {
+          const messageId = randomUUID()
+          const dueAt = addSeconds(now, deps.graceSeconds)
+          await repo.insertOperatorMessage(tenantId, { id: messageId, sessionId: t.session_id, content: reply, now }, trx)
+          const r = await repo.insertReply(tenantId, { ticketId, sessionId: t.session_id, messageId, actorUserId, dueAt, now }, trx)
+          await queue.enqueue('escalations.reply_mail', { tenantId, replyId: r.id }, { tenantId, runAt: dueAt, dedupeKey: `operator-reply:${r.id}`, maxAttempts: 8 }, trx)
+        }
+        await repo.resolve(tenantId, ticketId, reply, now, trx)
+      })
+      return present(await ticketOr404(tenantId, ticketId), null)
+    },
+
+    /** Erases the ticket's encrypted original question and the originals of its transcript's messages, for good. */
+    async deleteOriginal(tenantId: string, ticketId: string, actorUserId: string | null) {
+      const optional = (await repo.tenantPrivacy(tenantId))?.pii_optional_types ?? []
+      const now = clock.now()
+      return db.transaction().execute(async (trx) => {
+        const t = await repo.lock(tenantId, ticketId, trx)
+        if (!t) throw notFound('Ticket not found')
+        const audit: NewPiiEvent[] = []
+        const base = { action: 'original_deleted' as const, ticketId, sessionId: t.session_id, actorUserId }
+        let deleted = 0
+        const original = decryptOrNull(t.primary_question_original_enc)
+        if (await repo.eraseTicketOriginal(tenantId, ticketId, now, trx)) {
+          deleted++
+          audit.push(...events(original ? countsOf(original, optional) : { UNKNOWN: 1 }, { ...base, direction: 'ticket' }))
+        }
+        if (t.session_id) {
+          const times = (t.transcript ?? []).map((m) => new Date(m.created_at).getTime()).filter((x) => Number.isFinite(x))
+          const until = new Date(Math.max(t.created_at.getTime(), ...times))
+          const erased = await repo.eraseMessageOriginals(tenantId, t.session_id, until, trx)
+          deleted += erased.length
+          const counts: Record<string, number> = {}
+          for (const e of erased) {
+            const c = e.pii_counts && Object.keys(e.pii_counts).length ? e.pii_counts : { UNKNOWN: 1 }
+            for (const [k, v] of Object.entries(c)) counts[k] = (counts[k] ?? 0) + v
+          }
+          audit.push(...events(counts, { ...base, direction: 'message' }))
+        }
+        await privacy.insertEvents(tenantId, audit, now, trx)
+        return { deleted_count: deleted }
+      })
+    },
+
+    /** Job: the support address learns of a new ticket (or of the e-mail a visitor left), once. */
+    async sendNotification(p: { tenantId: string; ticketId: string; kind: NotifyKind }) {
+      const t = await repo.find(p.tenantId, p.ticketId)
+      if (!t) return
+      const to = await tenants.notificationAddress(p.tenantId)
+      if (!to) return
+      const visitorEmail = decryptOrNull(t.user_email_enc) ?? decryptOrNull(t.session_email_enc)
+      if (p.kind === 'email_added' && !visitorEmail) return
+      const language = mailLanguage((await repo.tenantPrivacy(p.tenantId))?.escalation_language)
+      const identity = identityOf(t)
+      const link = dashboardLink(t.id)
+      const mail =
+        p.kind === 'opened'
+          ? notificationMail(
+              {
+                ticket_number: t.ticket_number,
+                priority: t.priority,
+                trigger: t.trigger,
+                primary_question: t.primary_question,
+                transcript: t.transcript ?? [],
+                user_note: t.user_note,
+                user_email: visitorEmail,
+                user_name: t.user_name ?? identity?.name ?? null,
+                user_id: t.user_id,
+                plan: identity?.plan ?? null,
+                bot_name: t.bot_name ?? null,
+                evidence: Array.isArray(t.evidence) ? (t.evidence as { title?: unknown; confidence?: unknown }[]) : [],
+              },
+              { language, link },
+            )
+          : emailAddedMail(t, { language, link })
+      await db.transaction().execute(async (trx) => {
+        if (!(await repo.claimNotification(p.tenantId, p.ticketId, p.kind, clock.now(), trx))) return
+        await email.queue({ to, ...mail, ...(visitorEmail ? { replyTo: visitorEmail } : {}) }, { tenantId: p.tenantId, dedupeKey: `ticket-mail:${p.kind}:${p.ticketId}` }, trx)
+      })
+    },
+
+    /**
+     * Job at the end of the grace period: mails the operator's reply unless the visitor's read cursor
+     * reached it. The decision and the mail's enqueueing commit together, under the reply's row lock, so
+     * however often this runs (a retry, a restart, two workers) at most one mail is queued.
+     */
+    async decideReplyMail(p: { tenantId: string; replyId: string }) {
+      const replyTo = await tenants.notificationAddress(p.tenantId)
+      await db.transaction().execute(async (trx) => {
+        const r = await repo.lockReply(p.tenantId, p.replyId, trx)
+        if (!r || r.mail_status !== 'pending') return
+        const now = clock.now()
+        if (!r.reply_at || r.reply_text == null) return repo.decideReply(p.tenantId, p.replyId, 'no_email', now, trx)
+        if (r.read_at && new Date(r.read_at).getTime() >= new Date(r.reply_at).getTime()) return repo.decideReply(p.tenantId, p.replyId, 'read', now, trx)
+        const to = decryptOrNull(r.user_email_enc) ?? decryptOrNull(r.visitor_email_enc)
+        if (!to) return repo.decideReply(p.tenantId, p.replyId, 'no_email', now, trx)
+        const language = localeLanguage(r.locale) ?? visitorLanguage(r.primary_question, null)
+        const mail = operatorReplyMail({ ticket_number: r.ticket_number, reply: r.reply_text, question: r.primary_question, language })
+        await repo.decideReply(p.tenantId, p.replyId, 'sent', now, trx)
+        await email.queue({ to, ...mail, ...(replyTo ? { replyTo } : {}) }, { tenantId: p.tenantId, dedupeKey: `operator-reply-mail:${p.replyId}` }, trx)
+      })
+    },
+
+    repliesOf: (tenantId: string, ticketId: string) => repo.repliesOf(tenantId, ticketId),
+  }
+}
+
+export type EscalationsService = ReturnType<typeof createEscalationsService>

@@ -1,0 +1,490 @@
+import { randomUUID } from 'node:crypto'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { signIdentityToken } from '../src/modules/tenants/identity-token.fns.js'
+import { startFakeLlm, type FakeLlm } from './fakes/fake-llm.js'
+import type { ReceivedMail } from './fakes/smtp.js'
+import { startApp, type TestApp } from './helpers/app.js'
+import { chatApi, REFUNDS_MD, sseFrames, withDocs } from './helpers/chat.js'
+import { createTenant, type Tenant } from './helpers/factories.js'
+import type { Api } from './helpers/http.js'
+
+let fake: FakeLlm
+let t: TestApp
+
+beforeAll(async () => {
+  fake = await startFakeLlm()
+  t = await startApp({ env: { LLM_BASE_URL: fake.url } })
+})
+afterAll(async () => {
+  await t?.close()
+  await fake?.close()
+})
+afterEach(() => fake.reset())
+
+const GRACE_MS = 600_000
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/**
+ * Waits until the worker has nothing due or running, then moves the clock. A jump longer than the job
+ * lease while a job runs would hand that job to a second claim, which no real clock does.
+ */
+async function advance(ms: number) {
+  await expect
+    .poll(
+      async () =>
+        (
+          await t.ctx.db
+            .selectFrom('jobs')
+            .select('id')
+            .where((eb) => eb.or([eb('status', '=', 'running'), eb.and([eb('status', '=', 'queued'), eb('run_at', '<=', t.clock.now())])]))
+            .execute()
+        ).length,
+      { timeout: 10_000 },
+    )
+    .toBe(0)
+  t.clock.advance(ms)
+}
+
+/** The ticket as the operator sees it (by number, through the list). */
+async function ticketByNumber(owner: Tenant, number: string) {
+  const list = await owner.api.get('/escalations')
+  expect(list.status, list.text).toBe(200)
+  const found = list.body.tickets.find((x: { ticket_number: string }) => x.ticket_number === number)
+  expect(found, `ticket ${number}`).toBeTruthy()
+  return found
+}
+
+const notification = (t: TestApp, to: string, number: string) => t.smtp.waitFor((m) => m.to.includes(to) && m.subject.includes(number))
+
+async function identifiedSession(owner: Tenant, claims: Record<string, unknown>) {
+  const secret = await owner.api.post('/tenants/me/kyc/secret')
+  expect(secret.status, secret.text).toBe(200)
+  const token = signIdentityToken({ exp: Math.floor(t.clock.now().getTime() / 1000) + 600, ...claims } as never, secret.body.secret_key)
+  const init = await t.api().post('/widget/session/init', { bot_id: owner.bot.public_id, identity_token: token })
+  expect(init.body.mode).toBe('identified')
+  return init.body.session_id as string
+}
+
+/** One widget turn: the whole event stream, or the plain HTTP error before it. */
+async function widgetTurn(api: Api, bot: string, sessionId: string, message: string) {
+  const res = await fetch(`${api.base}/widget/chat?bot_id=${bot}&session_id=${sessionId}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-forwarded-for': api.ip },
+    body: JSON.stringify({ message }),
+  })
+  const text = await res.text()
+  if (!res.headers.get('content-type')?.startsWith('text/event-stream')) return { status: res.status, body: JSON.parse(text), done: null }
+  const frames = sseFrames(text)
+  return { status: res.status, body: null, done: frames.find((f) => f.type === 'done') ?? null, frames }
+}
+
+describe('a ticket opens with a notification to the support address', () => {
+  it('no_documents: low priority, to the owner when nothing else is set, no Reply-To for an anonymous visitor', async () => {
+    const owner = await createTenant(t)
+    const r = await chatApi(t, owner).post('/chat', { question: 'How do I change my delivery address? Call me on +49 170 1234567' })
+    expect(r.status, r.text).toBe(200)
+    expect(r.body.ticket_number).toBe('ESC-0001')
+    const mail = await notification(t, owner.email, 'ESC-0001')
+    expect(mail.subject).toBe('[LOW] ESC-0001: How do I change my delivery address? Call me on [PHONE]')
+    expect(mail.replyTo).toBeUndefined()
+    // the transcript in the body is the redacted one
+    expect(mail.text).toContain('Visitor: How do I change my delivery address? Call me on [PHONE]')
+    expect(mail.text).not.toContain('1234567')
+    expect(mail.text).toContain('no documentation yet')
+    const ticket = await ticketByNumber(owner, 'ESC-0001')
+    expect(ticket).toMatchObject({ trigger: 'no_documents', priority: 'low', status: 'open', user_email: null, identity: null, bot_public_id: owner.bot.public_id })
+  })
+
+  it('low_similarity: to the tenant support e-mail, with the retrieval evidence on the ticket', async () => {
+    const owner = await createTenant(t)
+    const support = `support-${randomUUID().slice(0, 8)}@shop.test`
+    expect((await owner.api.patch('/tenants/me', { support_email: support })).status).toBe(200)
+    await withDocs(t, owner, { 'refunds.md': REFUNDS_MD })
+    const r = await chatApi(t, owner).post('/chat', { question: 'Which payment methods do you accept for corporate invoices?' })
+    expect(r.body.ticket_number).toMatch(/^ESC-\d{4}$/)
+    const mail = await notification(t, support, r.body.ticket_number)
+    expect(mail.subject).toBe(`[LOW] ${r.body.ticket_number}: Which payment methods do you accept for corporate invoices?`)
+    expect(t.smtp.to(owner.email).filter((m) => m.subject.includes('ESC-'))).toHaveLength(0)
+    const ticket = await ticketByNumber(owner, r.body.ticket_number)
+    expect(ticket).toMatchObject({ trigger: 'low_similarity', priority: 'low' })
+    expect(ticket.evidence.length).toBeGreaterThan(0)
+    expect(ticket.evidence[0]).toMatchObject({ title: expect.any(String), confidence: expect.any(Number) })
+    expect(ticket.evidence[0].confidence).toBeLessThan(t.ctx.config.RETRIEVAL_MIN_SCORE)
+  })
+
+  it('user_request by message: to the L2 address of the support settings, in the escalation language', async () => {
+    const owner = await createTenant(t)
+    const l2 = `l2-${randomUUID().slice(0, 8)}@shop.test`
+    expect((await owner.api.patch('/tenants/me', { support_email: `first-${randomUUID().slice(0, 8)}@shop.test` })).status).toBe(200)
+    const s = await owner.api.put('/tenants/me/support-settings', { l2_email: l2, escalation_language: 'de' })
+    expect(s.status, s.text).toBe(200)
+    const r = await chatApi(t, owner).post('/chat', { question: 'I want to talk to a human please' })
+    expect(r.body.ticket_number).toBe('ESC-0001')
+    const mail = await notification(t, l2, 'ESC-0001')
+    expect(mail.subject).toBe('[MEDIUM] ESC-0001: I want to talk to a human please')
+    expect(mail.text).toContain('Neues Support-Ticket ESC-0001')
+    expect(mail.text).toContain('Grund: der Besucher wollte einen Menschen sprechen')
+    expect((await ticketByNumber(owner, 'ESC-0001')).trigger).toBe('user_request')
+  })
+
+  it.each([
+    ['user_request', 'MEDIUM'],
+    ['answer_rejected', 'MEDIUM'],
+    ['llm_unavailable', 'HIGH'],
+  ])('%s through POST /chat/{id}/escalate: %s', async (trigger, priority) => {
+    const owner = await createTenant(t)
+    await withDocs(t, owner, { 'refunds.md': REFUNDS_MD })
+    const first = await chatApi(t, owner).post('/chat', { question: 'How long do refunds take?' })
+    expect(first.body).not.toHaveProperty('ticket_number')
+    const r = await chatApi(t, owner).post(`/chat/${first.body.session_id}/escalate`, { trigger, user_note: 'Please hurry' })
+    expect(r.status, r.text).toBe(200)
+    const mail = await notification(t, owner.email, r.body.ticket_number)
+    expect(mail.subject).toBe(`[${priority}] ${r.body.ticket_number}: How long do refunds take?`)
+    expect(mail.text).toContain('Please hurry')
+    expect(mail.text).toMatch(/Bot: .*Refunds are processed within 5 business days/)
+    const ticket = await ticketByNumber(owner, r.body.ticket_number)
+    expect(ticket).toMatchObject({ trigger, priority: priority.toLowerCase(), user_note: 'Please hurry' })
+    expect(ticket.transcript.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant'])
+  })
+
+  it('an identified visitor: identity on the ticket, Reply-To their e-mail, one step higher on a paid plan', async () => {
+    const owner = await createTenant(t)
+    const sessionId = await identifiedSession(owner, { user_id: 'u-42', email: 'kim@customer.test', name: 'Kim', plan_tier: 'enterprise' })
+    const done = await widgetTurn(t.api(), owner.bot.public_id, sessionId, 'I need to talk to a person about my contract')
+    expect(done.done, JSON.stringify(done)).toMatchObject({ ticket_number: 'ESC-0001', chat_ended: false })
+    // the e-mail is known: no question for it, "anything else?" instead
+    expect(done.done!.text).toMatch(/Is there anything else I can help you with\?$/)
+    const mail = await notification(t, owner.email, 'ESC-0001')
+    expect(mail.subject).toBe('[HIGH] ESC-0001: I need to talk to a person about my contract')
+    expect(mail.replyTo).toBe('kim@customer.test')
+    expect(mail.text).toContain('Kim <kim@customer.test> (id u-42, enterprise)')
+    const ticket = await ticketByNumber(owner, 'ESC-0001')
+    expect(ticket).toMatchObject({
+      priority: 'high',
+      user_email: 'kim@customer.test',
+      user_name: 'Kim',
+      user_id: 'u-42',
+      identity: { id: 'u-42', email: 'kim@customer.test', name: 'Kim', plan: 'enterprise' },
+    })
+  })
+
+  it('queues one notification per ticket even when its job runs twice', async () => {
+    const owner = await createTenant(t)
+    const r = await chatApi(t, owner).post('/chat', { question: 'Where can I download my invoices?' })
+    await notification(t, owner.email, r.body.ticket_number)
+    const ticket = await ticketByNumber(owner, r.body.ticket_number)
+    await t.ctx.queue.enqueue('escalations.notify', { tenantId: owner.tenantId, ticketId: ticket.id, kind: 'opened' })
+    await t.worker!.drain()
+    await sleep(300)
+    expect(t.smtp.to(owner.email).filter((m) => m.subject.includes(r.body.ticket_number))).toHaveLength(1)
+  })
+})
+
+describe('after the hand-off', () => {
+  it('asks an anonymous visitor for an e-mail, attaches it to the ticket (redacted in the chat), then a "no" ends the chat', async () => {
+    const owner = await createTenant(t)
+    const api = chatApi(t, owner)
+    const r = await api.post('/chat', { question: 'My parcel never arrived, what now?' })
+    expect(r.body.ticket_number).toBe('ESC-0001')
+    expect(r.body.text).toMatch(/ESC-0001\. So that our team can also reply by e-mail, please type your e-mail address here\.$/)
+    await notification(t, owner.email, 'ESC-0001')
+
+    const given = await api.post('/chat', { question: 'sure, it is kim.lee@example.com', session_id: r.body.session_id })
+    expect(given.status, given.text).toBe(200)
+    expect(given.body).toMatchObject({ chat_ended: false, delivered_to_operator: true })
+    expect(given.body.text).toMatch(/Is there anything else I can help you with\?$/)
+    expect(given.body.text).not.toContain('kim.lee@example.com')
+    const ticket = await ticketByNumber(owner, 'ESC-0001')
+    expect(ticket.user_email).toBe('kim.lee@example.com')
+    const stored = await t.ctx.db.selectFrom('escalation_tickets').select('user_email_enc').where('id', '=', ticket.id).executeTakeFirstOrThrow()
+    expect(stored.user_email_enc).not.toContain('kim.lee')
+    // the stored conversation keeps the address redacted
+    const history = await owner.api.get(`/chat/history/${r.body.session_id}`)
+    expect(history.body.messages.map((m: { content: string }) => m.content)).toContain('sure, it is [EMAIL]')
+    expect(JSON.stringify(history.body)).not.toContain('kim.lee@example.com')
+    // the support address learns it, with Reply-To the visitor
+    const added = await t.smtp.waitFor((m) => m.to.includes(owner.email) && /ESC-0001: the visitor left an e-mail address/.test(m.subject))
+    expect(added.replyTo).toBe('kim.lee@example.com')
+
+    const no = await api.post('/chat', { question: 'No, thanks!', session_id: r.body.session_id })
+    expect(no.body).toMatchObject({ chat_ended: true })
+    expect(no.body.text).toBe('Thank you for contacting us. Goodbye!')
+    expect((await owner.api.get(`/chat/history/${r.body.session_id}`)).body.chat_ended).toBe(true)
+    // the server-to-server API answers an ended chat politely
+    const after = await api.post('/chat', { question: 'Hello?', session_id: r.body.session_id })
+    expect(after.body.chat_ended).toBe(true)
+    expect(after.body.text).toMatch(/conversation has ended/)
+  })
+
+  it('in the widget: e-mail, then "nein danke" ends the chat in the done frame and history; a new message gets session_closed', async () => {
+    const owner = await createTenant(t)
+    const bot = owner.bot.public_id
+    const visitor = t.api()
+    const sid = (await visitor.post('/widget/session/init', { bot_id: bot, locale: 'de-DE' })).body.session_id
+    const first = await widgetTurn(visitor, bot, sid, 'Ich möchte mit einem Menschen sprechen')
+    expect(first.done).toMatchObject({ ticket_number: 'ESC-0001', chat_ended: false })
+    expect(first.done!.text).toMatch(/geben Sie bitte hier Ihre E-Mail-Adresse ein\.$/)
+    const second = await widgetTurn(visitor, bot, sid, 'meine Adresse: anna@example.de')
+    expect(second.done!.text).toMatch(/Kann ich Ihnen sonst noch helfen\?$/)
+    const third = await widgetTurn(visitor, bot, sid, 'Nein, danke')
+    expect(third.done).toMatchObject({ chat_ended: true, text: 'Vielen Dank für Ihre Nachricht. Auf Wiedersehen!' })
+    const history = await visitor.get(`/widget/history?bot_id=${bot}&session_id=${sid}`)
+    expect(history.body).toMatchObject({ chat_ended: true, ticket_number: 'ESC-0001' })
+    expect(history.body.messages.map((m: { content: string }) => m.content)).toContain('meine Adresse: [EMAIL]')
+    const closed = await widgetTurn(visitor, bot, sid, 'Noch eine Frage')
+    expect(closed.status).toBe(409)
+    expect(closed.body.detail.code).toBe('session_closed')
+    expect((await ticketByNumber(owner, 'ESC-0001')).user_email).toBe('anna@example.de')
+  })
+
+  it('takes an e-mail written before the hand-off instead of asking again', async () => {
+    const owner = await createTenant(t)
+    const api = chatApi(t, owner)
+    const r = await api.post('/chat', { question: 'Please reach me at lee@example.org, my account is locked and I need a person' })
+    expect(r.body.ticket_number).toBe('ESC-0001')
+    expect(r.body.text).toMatch(/Is there anything else I can help you with\?$/)
+    const mail = await notification(t, owner.email, 'ESC-0001')
+    expect(mail.replyTo).toBe('lee@example.org')
+  })
+
+  it('any other answer to "anything else?" goes on as a normal conversation; a declined e-mail still allows a "no"', async () => {
+    const owner = await createTenant(t)
+    const api = chatApi(t, owner)
+    const r = await api.post('/chat', { question: 'Can I talk to a real person?' })
+    const declined = await api.post('/chat', { question: 'no', session_id: r.body.session_id })
+    expect(declined.body.text).toMatch(/^No problem: you will see our team's reply here in the chat\. Is there anything else/)
+    expect(declined.body.chat_ended).toBe(false)
+    await withDocs(t, owner, { 'refunds.md': REFUNDS_MD })
+    const more = await api.post('/chat', { question: 'How long do refunds take?', session_id: r.body.session_id })
+    expect(more.body.chat_ended).toBe(false)
+    expect(more.body.text).toMatch(/5 business days/)
+    // the question was answered, so a later "no" is just a message again (no longer an answer to "anything else?")
+    const session = await t.ctx.db.selectFrom('chat_sessions').select(['awaiting', 'chat_ended']).where('id', '=', r.body.session_id).executeTakeFirstOrThrow()
+    expect(session).toEqual({ awaiting: null, chat_ended: false })
+  })
+})
+
+describe('operator replies', () => {
+  /** A widget visitor with a ticket and, optionally, an e-mail left after the hand-off. */
+  async function ticketWithVisitor(owner: Tenant, email: string | null) {
+    const bot = owner.bot.public_id
+    const visitor = t.api()
+    const sid = (await visitor.post('/widget/session/init', { bot_id: bot })).body.session_id as string
+    const first = await widgetTurn(visitor, bot, sid, 'I want to talk to a human about my refund')
+    const number = first.done!.ticket_number as string
+    if (email) await widgetTurn(visitor, bot, sid, email)
+    await notification(t, owner.email, number)
+    const ticket = await ticketByNumber(owner, number)
+    return { visitor, bot, sid, number, ticket }
+  }
+
+  const visitorMails = (to: string) => t.smtp.to(to).filter((m) => /Reply to your support request/.test(m.subject))
+  const replyState = (ticketId: string) => t.ctx.db.selectFrom('operator_replies').select(['mail_status']).where('ticket_id', '=', ticketId).execute()
+
+  it('resolve delivers the reply into the chat (widget and dashboard history) and mails it once after the grace period', async () => {
+    const owner = await createTenant(t)
+    const email = `visitor-${randomUUID().slice(0, 8)}@example.com`
+    const { visitor, bot, sid, ticket } = await ticketWithVisitor(owner, email)
+    expect(ticket.status).toBe('open')
+    const opened = await owner.api.get(`/escalations/${ticket.id}`)
+    expect(opened.body.status).toBe('in_progress')
+    expect((await owner.api.get('/escalations?status=in_progress')).body.tickets.map((x: { id: string }) => x.id)).toEqual([ticket.id])
+    expect((await owner.api.get('/escalations?status=open')).body.tickets).toEqual([])
+
+    const resolved = await owner.api.post(`/escalations/${ticket.id}/resolve`, { resolution_text: 'Your refund was sent today.' })
+    expect(resolved.status, resolved.text).toBe(200)
+    expect(resolved.body).toMatchObject({ status: 'resolved', resolution_text: 'Your refund was sent today.', resolved_at: expect.any(String) })
+
+    const widgetHistory = (await visitor.get(`/widget/history?bot_id=${bot}&session_id=${sid}`)).body
+    const reply = widgetHistory.messages.at(-1)
+    expect(reply).toMatchObject({ role: 'assistant', content: 'Your refund was sent today.', from_operator: true })
+    const dash = (await owner.api.get(`/chat/history/${sid}`)).body
+    expect(dash.messages.at(-1)).toMatchObject({ id: reply.id, from_operator: true, content: 'Your refund was sent today.' })
+    expect(dash.messages.filter((m: { from_operator: boolean }) => m.from_operator)).toHaveLength(1)
+
+    // not before the grace period ends
+    await advance(GRACE_MS - 5_000)
+    await sleep(300)
+    expect(visitorMails(email)).toHaveLength(0)
+    await advance(10_000)
+    const mail = await t.smtp.waitFor((m) => m.to.includes(email) && /Reply to your support request/.test(m.subject))
+    expect(mail.subject).toBe(`Reply to your support request ${ticket.ticket_number}`)
+    expect(mail.text).toContain('Your refund was sent today.')
+    expect(mail.replyTo).toBe(owner.email)
+    // the job again (a retry, a second worker) changes nothing
+    const [row] = await t.ctx.db.selectFrom('operator_replies').select('id').where('ticket_id', '=', ticket.id).execute()
+    await t.ctx.queue.enqueue('escalations.reply_mail', { tenantId: owner.tenantId, replyId: row!.id })
+    await t.worker!.drain()
+    await sleep(300)
+    expect(visitorMails(email)).toHaveLength(1)
+    expect(await replyState(ticket.id)).toEqual([{ mail_status: 'sent' }])
+  })
+
+  it('no mail when the widget reported the reply as read within the grace period', async () => {
+    const owner = await createTenant(t)
+    const email = `visitor-${randomUUID().slice(0, 8)}@example.com`
+    const { visitor, bot, sid, ticket } = await ticketWithVisitor(owner, email)
+    await owner.api.post(`/escalations/${ticket.id}/resolve`, { resolution_text: 'We fixed it.' })
+    const reply = (await visitor.get(`/widget/history?bot_id=${bot}&session_id=${sid}`)).body.messages.at(-1)
+    expect(reply.from_operator).toBe(true)
+    const read = await visitor.post(`/widget/messages/read?bot_id=${bot}&session_id=${sid}`, { message_id: reply.id })
+    expect(read.status, read.text).toBe(200)
+    await advance(GRACE_MS + 1_000)
+    await expect.poll(() => replyState(ticket.id), { timeout: 5000 }).toEqual([{ mail_status: 'read' }])
+    await sleep(300)
+    expect(visitorMails(email)).toHaveLength(0)
+  })
+
+  it('a read receipt for an older message does not count; no e-mail known means no mail', async () => {
+    const owner = await createTenant(t)
+    const email = `visitor-${randomUUID().slice(0, 8)}@example.com`
+    const a = await ticketWithVisitor(owner, email)
+    const before = (await a.visitor.get(`/widget/history?bot_id=${a.bot}&session_id=${a.sid}`)).body.messages.at(-1)
+    await a.visitor.post(`/widget/messages/read?bot_id=${a.bot}&session_id=${a.sid}`, { message_id: before.id })
+    await owner.api.post(`/escalations/${a.ticket.id}/resolve`, { resolution_text: 'Answer for A' })
+    const b = await ticketWithVisitor(owner, null)
+    await owner.api.post(`/escalations/${b.ticket.id}/resolve`, { resolution_text: 'Answer for B' })
+    await advance(GRACE_MS + 1_000)
+    await t.smtp.waitFor((m) => m.to.includes(email) && m.text.includes('Answer for A'))
+    await expect.poll(() => replyState(b.ticket.id), { timeout: 5000 }).toEqual([{ mail_status: 'no_email' }])
+    expect(await replyState(a.ticket.id)).toEqual([{ mail_status: 'sent' }])
+  })
+
+  it('refuses an empty or oversized resolution text', async () => {
+    const owner = await createTenant(t)
+    const r = await chatApi(t, owner).post('/chat', { question: 'Where is the invoice for order 77?' })
+    const ticket = await ticketByNumber(owner, r.body.ticket_number)
+    expect((await owner.api.post(`/escalations/${ticket.id}/resolve`, { resolution_text: '' })).status).toBe(422)
+    expect((await owner.api.post(`/escalations/${ticket.id}/resolve`, { resolution_text: '   ' })).status).toBe(422)
+    expect((await owner.api.post(`/escalations/${ticket.id}/resolve`, { resolution_text: 'x'.repeat(8001) })).status).toBe(422)
+    expect((await owner.api.post(`/escalations/${ticket.id}/resolve`, {})).status).toBe(422)
+    expect((await owner.api.get(`/escalations/${ticket.id}`)).body.status).not.toBe('resolved')
+  })
+})
+
+describe('listing and isolation', () => {
+  it('lists newest first, filters by status (422 on a bad value), and answers 404 for another tenant on every id', async () => {
+    const a = await createTenant(t)
+    const b = await createTenant(t)
+    const api = chatApi(t, a)
+    for (const q of ['First question about exports', 'Second question about imports', 'Third question about backups']) await api.post('/chat', { question: q })
+    const list = await a.api.get('/escalations')
+    expect(list.body.tickets.map((x: { ticket_number: string }) => x.ticket_number)).toEqual(['ESC-0003', 'ESC-0002', 'ESC-0001'])
+    expect(list.body.total).toBe(3)
+    const page = await a.api.get('/escalations?limit=1&offset=1')
+    expect(page.body.tickets.map((x: { ticket_number: string }) => x.ticket_number)).toEqual(['ESC-0002'])
+    expect((await a.api.get('/escalations?status=closed')).status).toBe(422)
+    expect((await a.api.get('/escalations?status=resolved')).body.tickets).toEqual([])
+    const id = list.body.tickets[0].id
+
+    expect((await b.api.get('/escalations')).body.tickets).toEqual([])
+    expect((await b.api.get(`/escalations/${id}`)).status).toBe(404)
+    expect((await b.api.get(`/escalations/${id}?include_original=true`)).status).toBe(404)
+    expect((await b.api.post(`/escalations/${id}/resolve`, { resolution_text: 'hijack' })).status).toBe(404)
+    expect((await b.api.post(`/escalations/${id}/delete-original`)).status).toBe(404)
+    expect((await a.api.get(`/escalations/${randomUUID()}`)).status).toBe(404)
+    expect((await a.api.get('/escalations/not-a-uuid')).status).toBe(422)
+    expect((await t.api().get('/escalations')).status).toBe(401)
+    expect((await t.api().withApiKey(a.apiKey).get('/escalations')).status).toBe(401)
+    // nothing of A's ticket changed
+    const again = await a.api.get(`/escalations/${list.body.tickets[2].id}`)
+    expect(again.body).toMatchObject({ resolution_text: null, status: 'in_progress' })
+    expect((await a.api.get(`/escalations/${id}`)).body.status).toBe('in_progress')
+  })
+})
+
+describe('PII audit trail', () => {
+  it('records redactions, viewing and erasing originals with the acting user', async () => {
+    const owner = await createTenant(t)
+    const api = chatApi(t, owner)
+    const r = await api.post('/chat', { question: 'I need a human, my card 4111 1111 1111 1111 was charged twice, mail kim@example.com' })
+    const session = r.body.session_id
+    const ticket = await ticketByNumber(owner, r.body.ticket_number)
+    expect(ticket.primary_question).toBe('I need a human, my card [CARD] was charged twice, mail [EMAIL]')
+    expect(ticket).toMatchObject({ primary_question_original: null, primary_question_original_available: true })
+
+    const events = async () => (await owner.api.get('/tenants/privacy/pii-events')).body
+    let ev = await events()
+    expect(ev.items.filter((e: { action: string }) => e.action === 'redacted').map((e: { entity_type: string; direction: string; count: number; session_id: string }) => [e.entity_type, e.direction, e.count, e.session_id]).sort()).toEqual([
+      ['CARD', 'message', 1, session],
+      ['EMAIL', 'message', 1, session],
+    ])
+    expect(ev.items.some((e: { action: string }) => e.action !== 'redacted')).toBe(false)
+
+    const viewed = await owner.api.get(`/escalations/${ticket.id}?include_original=true`)
+    expect(viewed.body.primary_question_original).toBe('I need a human, my card 4111 1111 1111 1111 was charged twice, mail kim@example.com')
+    ev = await events()
+    const views = ev.items.filter((e: { action: string }) => e.action === 'original_viewed')
+    expect(views.map((e: { entity_type: string }) => e.entity_type).sort()).toEqual(['CARD', 'EMAIL'])
+    expect(views.every((e: { actor_user_id: string; ticket_id: string; direction: string }) => e.actor_user_id === owner.userId && e.ticket_id === ticket.id && e.direction === 'ticket')).toBe(true)
+    // the newest come first
+    expect(ev.items[0].action).toBe('original_viewed')
+    // the list shows originals only when asked, and audits them too
+    expect((await owner.api.get('/escalations')).body.tickets[0].primary_question_original).toBeNull()
+    expect((await events()).total).toBe(ev.total)
+    expect((await owner.api.get('/escalations?include_original=true')).body.tickets[0].primary_question_original).toContain('4111')
+    expect((await events()).total).toBe(ev.total + 2)
+
+    const del = await owner.api.post(`/escalations/${ticket.id}/delete-original`)
+    expect(del.status, del.text).toBe(200)
+    expect(del.body.deleted_count).toBe(2) // the ticket's question and the transcript message
+    const after = await owner.api.get(`/escalations/${ticket.id}?include_original=true`)
+    expect(after.body).toMatchObject({ primary_question_original: null, primary_question_original_available: false, primary_question: ticket.primary_question })
+    const row = await t.ctx.db.selectFrom('escalation_tickets').select('primary_question_original_enc').where('id', '=', ticket.id).executeTakeFirstOrThrow()
+    expect(row.primary_question_original_enc).toBeNull()
+    const log = await owner.api.get(`/chat/logs/session/${session}?include_original=true`)
+    expect(log.body.messages.every((m: { content_original: string | null; content_original_available: boolean }) => m.content_original === null && !m.content_original_available)).toBe(true)
+    const deleted = (await events()).items.filter((e: { action: string }) => e.action === 'original_deleted')
+    expect(deleted.map((e: { entity_type: string; direction: string }) => `${e.direction}:${e.entity_type}`).sort()).toEqual(['message:CARD', 'message:EMAIL', 'ticket:CARD', 'ticket:EMAIL'])
+    expect(deleted.every((e: { actor_user_id: string }) => e.actor_user_id === owner.userId)).toBe(true)
+    expect((await owner.api.post(`/escalations/${ticket.id}/delete-original`)).body.deleted_count).toBe(0)
+  })
+
+  it('pages newest first and bounds limit and offset', async () => {
+    const owner = await createTenant(t)
+    const api = chatApi(t, owner)
+    const sid = (await api.post('/chat', { question: 'hello, my mail is a@example.com' })).body.session_id
+    for (const n of ['+49 170 1234567', '+49 170 7654321']) await api.post('/chat', { question: `call me on ${n}`, session_id: sid })
+    const all = await owner.api.get('/tenants/privacy/pii-events')
+    expect(all.body.total).toBe(3)
+    const times = all.body.items.map((e: { created_at: string }) => e.created_at)
+    expect([...times].sort().reverse()).toEqual(times)
+    const p = await owner.api.get('/tenants/privacy/pii-events?limit=1&offset=2')
+    expect(p.body).toMatchObject({ total: 3, items: [all.body.items[2]] })
+    for (const q of ['limit=0', 'limit=201', 'offset=-1', 'limit=abc']) expect((await owner.api.get(`/tenants/privacy/pii-events?${q}`)).status).toBe(422)
+    expect((await t.api().get('/tenants/privacy/pii-events')).status).toBe(401)
+    const other = await createTenant(t)
+    expect((await other.api.get('/tenants/privacy/pii-events')).body).toEqual({ items: [], total: 0 })
+  })
+
+  it('retention deletes older events of this tenant only, and the daily job applies the tenant retention', async () => {
+    const a = await createTenant(t)
+    const b = await createTenant(t)
+    const day = 86_400_000
+    const now = t.clock.now().getTime()
+    const put = (tenantId: string, ageDays: number) =>
+      t.ctx.db
+        .insertInto('pii_events')
+        .values({ tenant_id: tenantId, entity_type: 'EMAIL', action: 'redacted', direction: 'message', count: 1, created_at: new Date(now - ageDays * day) })
+        .execute()
+    for (const age of [400, 370, 100, 1]) await put(a.tenantId, age)
+    await put(b.tenantId, 400)
+    for (const q of ['retention_days=0', 'retention_days=3651', 'retention_days=x']) expect((await a.api.delete(`/tenants/privacy/pii-events/retention?${q}`)).status).toBe(422)
+    const r = await a.api.delete('/tenants/privacy/pii-events/retention')
+    expect(r.status, r.text).toBe(200)
+    expect(r.body).toEqual({ deleted_count: 2 })
+    expect((await a.api.get('/tenants/privacy/pii-events')).body.total).toBe(2)
+    expect((await b.api.get('/tenants/privacy/pii-events')).body.total).toBe(1)
+    expect((await a.api.delete('/tenants/privacy/pii-events/retention?retention_days=30')).body).toEqual({ deleted_count: 1 })
+
+    // the daily job: A keeps its 30 days, B the default 365
+    await put(a.tenantId, 40)
+    await put(a.tenantId, 10)
+    const recurring = await t.ctx.db.selectFrom('jobs').select(['status', 'run_at']).where('kind', '=', 'privacy.retention').where('status', '=', 'queued').execute()
+    expect(recurring).toHaveLength(1)
+    expect(recurring[0]!.run_at.getTime()).toBeGreaterThan(now + day / 2)
+    await t.ctx.queue.enqueue('privacy.retention', {})
+    await expect.poll(async () => (await a.api.get('/tenants/privacy/pii-events')).body.total, { timeout: 5000 }).toBe(2)
+    expect((await b.api.get('/tenants/privacy/pii-events')).body.total).toBe(0)
+  })
+})
