@@ -97,6 +97,32 @@ const EnvSchema = Type.Object({
   RETRIEVAL_VECTOR_CACHE_MB: Type.Integer({ minimum: 0, maximum: 4096, default: 64 }),
   /** Idempotency-Key: how long a duplicate waits for the first request before 409 idempotency_in_flight. */
   IDEMPOTENCY_WAIT_MS: Type.Integer({ minimum: 0, maximum: 60000, default: 8000 }),
+  // --- knowledge profile, FAQ candidates, gap analyzer ---
+  /** Debounce: the profile and FAQ extraction runs this long after the last document was indexed. */
+  KNOWLEDGE_EXTRACT_DELAY_SECONDS: Type.Integer({ minimum: 0, maximum: 86400, default: 60 }),
+  /** How often tenants whose documents changed without an extraction are picked up again. */
+  KNOWLEDGE_SWEEP_INTERVAL_SECONDS: Type.Integer({ minimum: 10, maximum: 86400, default: 600 }),
+  /** Time allowed to each guard-model call of the extraction, the topic discovery and drafts. */
+  KNOWLEDGE_LLM_TIMEOUT_MS: Type.Integer({ minimum: 500, maximum: 300000, default: 30000 }),
+  /** Documents whose FAQ extraction uses the model in one run (the rest follow in the next rounds). */
+  KNOWLEDGE_FAQ_DOCS_PER_RUN: Type.Integer({ minimum: 1, maximum: 1000, default: 25 }),
+  /** With the tenant's auto-approve on, new FAQ candidates at or above this confidence are approved. */
+  FAQ_AUTO_APPROVE_CONFIDENCE: Type.Number({ minimum: 0, maximum: 1, default: 0.85 }),
+  /** An approved FAQ scoring at least this against a question joins the answer's context ... */
+  FAQ_CONTEXT_SCORE: Type.Number({ minimum: 0, maximum: 1, default: 0.5 }),
+  /** ... and at least this answers the question directly, cited as the FAQ (no generation). */
+  FAQ_DIRECT_SCORE: Type.Number({ minimum: 0, maximum: 1, default: 0.9 }),
+  /** Gap coverage (0..1): below PARTIAL a gap is uncovered, below COVERED partial, else covered. */
+  GAP_PARTIAL_SCORE: Type.Number({ minimum: 0, maximum: 1, default: 0.35 }),
+  GAP_COVERED_SCORE: Type.Number({ minimum: 0, maximum: 1, default: 0.6 }),
+  /** Visitor questions considered by mode B (age and count), and after how many quiet days a cluster is inactive. */
+  GAP_LOOKBACK_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 90 }),
+  GAP_MAX_QUESTIONS: Type.Integer({ minimum: 100, maximum: 200000, default: 20000 }),
+  GAP_INACTIVE_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 30 }),
+  /** Smallest cluster of visitor questions listed as a gap. */
+  GAP_MIN_CLUSTER_SIZE: Type.Integer({ minimum: 1, maximum: 1000, default: 2 }),
+  /** Clusters (largest signal first) whose coverage is measured again with retrieval; the rest use the logged scores. */
+  GAP_RESCORE_LIMIT: Type.Integer({ minimum: 0, maximum: 5000, default: 100 }),
 })
 
 type Env = Static<typeof EnvSchema>

@@ -16,7 +16,9 @@ import { wireDocuments } from './documents/documents.wire.js'
 import { emailJobs } from './email/email.jobs.js'
 import { createEmailService } from './email/email.service.js'
 import { wireEscalations } from './escalations/escalations.wire.js'
+import { wireGaps } from './gaps/gaps.wire.js'
 import { healthRoutes } from './health/health.routes.js'
+import { wireKnowledge } from './knowledge/knowledge.wire.js'
 import { wirePrivacy } from './privacy/privacy.wire.js'
 import { wireSources } from './sources/sources.wire.js'
 import { createTenantsRepo } from './tenants/tenants.repo.js'
@@ -73,10 +75,17 @@ export function wireModules(ctx: AppContext): Modules {
 
   const privacy = wirePrivacy(ctx, guards)
   const escalations = wireEscalations(ctx, guards, { tenants, email, privacy: privacy.repo })
-  const chat = wireChat(ctx, guards, { bots: botsRepo, ...escalations.hooks })
+  const knowledge = wireKnowledge(ctx, guards, { llmKey: tenants.llmKey })
+  const chat = wireChat(ctx, guards, { bots: botsRepo, ...escalations.hooks, faqSearch: knowledge.faqSearch })
   const widget = createWidgetService({ clock, bots: botsRepo, tenants, chat: chat.service, repo: widgetRepo })
   const widgetAccess = createWidgetAccess(widget.findBot)
-  const documents = wireDocuments(ctx, guards, { llmKey: tenants.llmKey })
+  const documents = wireDocuments(ctx, guards, { llmKey: tenants.llmKey, onDocumentIndexed: knowledge.onDocumentIndexed })
+  const gaps = wireGaps(ctx, guards, {
+    llmKey: tenants.llmKey,
+    retrieval: chat.retrieval,
+    profileFor: knowledge.knowledge.profileFor,
+    addFaqCandidates: (tenantId, drafts, source, documentId) => knowledge.knowledge.addCandidates(tenantId, drafts, source, documentId),
+  })
   const urlSources = wireSources(ctx, guards, { parseFile: (name, bytes) => documents.parser.parse(name, bytes) })
 
   return {
@@ -97,8 +106,10 @@ export function wireModules(ctx: AppContext): Modules {
       chat.routes,
       escalations.routes,
       privacy.routes,
+      knowledge.routes,
+      gaps.routes,
     ],
-    jobs: [...emailJobs({ cipher, mailer: ctx.mailer }), ...urlSources.jobs, ...documents.jobs, ...chat.jobs, ...escalations.jobs, ...privacy.jobs],
+    jobs: [...emailJobs({ cipher, mailer: ctx.mailer }), ...urlSources.jobs, ...documents.jobs, ...chat.jobs, ...escalations.jobs, ...privacy.jobs, ...knowledge.jobs, ...gaps.jobs],
     widgetCors: widgetAccess.corsOptions,
   }
 }

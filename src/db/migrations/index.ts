@@ -6,6 +6,7 @@ import * as m0150 from './0150_sources.js'
 import * as m0200 from './0200_chat.js'
 import * as m0201 from './0201_retrieval_stats.js'
 import * as m0400 from './0400_escalations.js'
+import * as m0500 from './0500_knowledge.js'
 
 /**
  * The one migration history, for PGlite and PostgreSQL alike. Names sort in the order they run; never
@@ -19,4 +20,5 @@ export const migrations: Record<string, Migration> = {
   '0200_chat': m0200,
   '0201_retrieval_stats': m0201,
   '0400_escalations': m0400,
+  '0500_knowledge': m0500,
 }

@@ -41,6 +41,8 @@ export const documentsJobs = (deps: {
   log: FastifyBaseLogger
   embeddingModel: string
   backfillEverySeconds: number
+  /** Called once a document is indexed (the knowledge module schedules its profile and FAQ extraction). */
+  onIndexed?: (tenantId: string, documentId: string) => Promise<void>
 }) => {
   const { documents, repo, queue, clock, log } = deps
   return [
@@ -63,7 +65,10 @@ export const documentsJobs = (deps: {
           const r = await documents.embedPending(tenantId, { documentId, signal: ctx.signal })
           if (r.status === 'failed' || r.status === 'partial') await enqueueEmbedBackfill(queue, tenantId, addSeconds(clock.now(), EMBED_RETRY_SECONDS))
           const after = await repo.find(tenantId, documentId)
-          if (!after || after.status !== 'processing') return
+          if (!after || after.status !== 'processing') {
+            if (after?.status === 'ready') await deps.onIndexed?.(tenantId, documentId)
+            return
+          }
         }
       },
     }),

@@ -9,7 +9,11 @@ import { DEFAULT_PARSE_LIMITS } from './parsers/parse.js'
 import { createParserPool } from './parsers/pool.js'
 
 /** The documents module: parser worker pool, repository, service, routes (which close the pool with the app), jobs. */
-export function wireDocuments(ctx: AppContext, guards: Guards, deps: { llmKey: (tenantId: string) => Promise<string | null> }) {
+export function wireDocuments(
+  ctx: AppContext,
+  guards: Guards,
+  deps: { llmKey: (tenantId: string) => Promise<string | null>; onDocumentIndexed?: (tenantId: string, documentId: string) => Promise<void> },
+) {
   const { db, clock, queue, config, llm } = ctx
   const repo = createDocumentsRepo(db)
   const parser = createParserPool({
@@ -54,6 +58,7 @@ export function wireDocuments(ctx: AppContext, guards: Guards, deps: { llmKey: (
       log: ctx.log,
       embeddingModel: config.EMBEDDING_MODEL,
       backfillEverySeconds: config.EMBED_BACKFILL_INTERVAL_SECONDS,
+      onIndexed: deps.onDocumentIndexed,
     }),
   }
 }
