@@ -52,7 +52,10 @@ describe('POST /chat answers from the knowledge', () => {
     expect(answer.tokens_used).toBe(r.body.tokens_used)
     expect(answer.source_documents).toEqual([docs['refunds.md']])
     // per-stage timings and retrieval scores, and no message text in the debug record
-    expect(Object.keys(answer.debug.timings)).toEqual(expect.arrayContaining(['session', 'guards', 'retrieval', 'generation', 'validation', 'total']))
+    expect(Object.keys(answer.debug.timings)).toEqual(expect.arrayContaining(['session', 'guards', 'retrieval', 'generation', 'validation', 'model', 'total']))
+    // time spent waiting on the model is part of the total, never more
+    expect(answer.debug.timings.model).toBeGreaterThan(0)
+    expect(answer.debug.timings.model).toBeLessThanOrEqual(answer.debug.timings.total)
     expect(answer.debug.retrieval.hits[0].document_id).toBe(docs['refunds.md'])
     expect(answer.debug.retrieval.best).toBeGreaterThan(0.2)
     expect(JSON.stringify(answer.debug)).not.toContain('business days')

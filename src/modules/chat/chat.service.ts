@@ -109,6 +109,8 @@ export interface ChatServiceDeps {
   bots: Pick<BotsRepo, 'findDefault' | 'findTenantBotByPublicId'>
   config: ChatConfig
   awaiting?: AwaitingHandler
+  /** Measures the time a turn waits on the model (see model-meter.ts); `llm` must be its metered client. */
+  measure?: <T>(fn: (modelMs: () => number) => Promise<T>) => Promise<T>
 }
 
 /** Timings of the stages of one turn, in ms. */
@@ -291,7 +293,11 @@ export function createChatService(deps: ChatServiceDeps) {
    * The answer pipeline, stage by stage (see docs/ARCHITECTURE.md): session, redaction, guards,
    * rewriting, retrieval, decision, prompt, generation, validation and links, persistence.
    */
-  async function runTurn(input: TurnInput): Promise<TurnResult> {
+  function runTurn(input: TurnInput): Promise<TurnResult> {
+    return deps.measure ? deps.measure((modelMs) => turn(input, modelMs)) : turn(input, () => 0)
+  }
+
+  async function turn(input: TurnInput, modelMs: () => number): Promise<TurnResult> {
     const sw = new Stopwatch()
     const { tenantId, bot } = input
     const emit = input.onEvent ?? (() => {})
@@ -389,9 +395,14 @@ export function createChatService(deps: ChatServiceDeps) {
     const bestScore = found ? found.bestScore : null
     /** Stage 10 with the timings so far in the stored debug record; the log line gets the total with persistence. */
     const done = async (f: Parameters<typeof persistTurn>[0]) => {
-      debug.timings = { ...sw.timings, total: sw.total() }
+      debug.timings = { ...sw.timings, model: modelMs(), total: sw.total() }
       const res = await sw.time('persist', () => persistTurn(f))
-      log.info({ tenant_id: tenantId, session_id: res.session_id, decision: decision.kind, tokens: res.tokens_used, timings: { ...sw.timings, total: sw.total() } }, 'chat turn')
+      const total = sw.total()
+      const model = modelMs()
+      log.info(
+        { tenant_id: tenantId, session_id: res.session_id, decision: decision.kind, tokens: res.tokens_used, timings: { ...sw.timings, model, service: Math.round((total - model) * 100) / 100, total } },
+        'chat turn',
+      )
       return res
     }
 

@@ -12,6 +12,7 @@ import { createChatRepo } from './chat.repo.js'
 import { chatRoutes } from './chat.routes.js'
 import { createChatService, type AwaitingHandler } from './chat.service.js'
 import { createIdempotency } from './idempotency.js'
+import { createModelMeter } from './model-meter.js'
 
 /**
  * The answer pipeline and everything it stands on: retrieval, ticket creation, the chat service (which the
@@ -30,9 +31,10 @@ export function wireChat(
   },
 ) {
   const { db, clock, cipher, config, log } = ctx
+  const meter = createModelMeter(ctx.llm)
   const retrieval = createRetrievalService({
     repo: createRetrievalRepo(db, ctx.database.features),
-    llm: ctx.llm,
+    llm: meter.llm,
     features: ctx.database.features,
     log,
     embeddingModel: config.EMBEDDING_MODEL,
@@ -45,7 +47,21 @@ export function wireChat(
   const repo = createChatRepo(db)
   const ticketsRepo = createTicketsRepo(db)
   const tickets = createTicketsService({ clock, cipher, repo: ticketsRepo, afterCreate: deps.afterTicketCreated })
-  const service = createChatService({ db, clock, cipher, log, llm: ctx.llm, repo, tickets, ticketsRepo, retrieval, bots: deps.bots, config, awaiting: deps.awaiting })
+  const service = createChatService({
+    db,
+    clock,
+    cipher,
+    log,
+    llm: meter.llm,
+    measure: meter.measure,
+    repo,
+    tickets,
+    ticketsRepo,
+    retrieval,
+    bots: deps.bots,
+    config,
+    awaiting: deps.awaiting,
+  })
   const logs = createChatLogsService({ db, clock, cipher, repo, ticketsRepo })
   const idempotency = createIdempotency({ db, redis: ctx.redis, prefix: config.REDIS_PREFIX, clock, waitMs: config.IDEMPOTENCY_WAIT_MS, log })
   return {

@@ -67,7 +67,8 @@ export function createRetrievalRepo(db: Db, features: { vector: boolean }) {
     /**
      * BM25 over the chunks that contain one of the plan's essential terms, scored on every query term.
      * Term frequencies come from the chunk's tsvector restricted to the query lexemes (setweight marks
-     * them, ts_filter keeps them), so only a handful of lexemes per candidate are unnested.
+     * them A, ts_filter keeps A: the query lexemes plus the few title lexemes the indexer weighted A,
+     * which the join then drops), so only a handful of lexemes per candidate are unnested.
      */
     async bm25(tenantId: string, plan: QueryPlan, k: number, p: Bm25Params): Promise<{ rows: ScoredChunk[]; candidates: number }> {
       if (plan.essential.length === 0) return { rows: [], candidates: 0 }
@@ -77,7 +78,7 @@ export function createRetrievalRepo(db: Db, features: { vector: boolean }) {
         WITH w AS (SELECT * FROM unnest(${terms}::text[], ${idfs}::float8[]) AS w(term, idf)),
         cand AS (
           SELECT c.id, c.document_id, greatest(c.token_count, 1)::float8 AS len,
-                 ts_filter(setweight(setweight(c.tsv, 'D'), 'A', ${terms}::text[]), '{a}') AS qv
+                 ts_filter(setweight(c.tsv, 'A', ${terms}::text[]), '{a}') AS qv
           FROM chunks c
           WHERE c.tenant_id = ${tenantId} AND c.tsv @@ ${orQuery(plan.essential.map((t) => t.term))}::tsquery
         )
