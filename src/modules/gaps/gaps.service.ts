@@ -24,6 +24,12 @@ const MODE_B_STATUSES: Record<string, GapStatus[] | null> = {
   all: null,
 }
 
+/** The statuses a filter value stands for; null is every status ('all'). */
+const statusFilter = (map: Record<string, GapStatus[] | null>, v: string | undefined): GapStatus[] | null => {
+  const key = v ?? 'active'
+  return key in map ? map[key]! : ['active']
+}
+
 export function presentGap(g: GapRow) {
   return {
     id: g.id,
@@ -80,8 +86,8 @@ export function createGapsService(deps: {
     async list(tenantId: string, q: { mode_a_status?: string; mode_b_status?: string; mode_a_sort?: string; mode_b_sort?: string }) {
       const [s, a, b] = await Promise.all([
         summary(tenantId),
-        repo.list(tenantId, 'mode_a', MODE_A_STATUSES[q.mode_a_status ?? 'active'] ?? ['active'], (q.mode_a_sort ?? 'coverage_asc') as GapSort, MAX_ITEMS),
-        repo.list(tenantId, 'mode_b', MODE_B_STATUSES[q.mode_b_status ?? 'active'] ?? ['active'], (q.mode_b_sort ?? 'signal_desc') as GapSort, MAX_ITEMS),
+        repo.list(tenantId, 'mode_a', statusFilter(MODE_A_STATUSES, q.mode_a_status), (q.mode_a_sort ?? 'coverage_asc') as GapSort, MAX_ITEMS),
+        repo.list(tenantId, 'mode_b', statusFilter(MODE_B_STATUSES, q.mode_b_status), (q.mode_b_sort ?? 'signal_desc') as GapSort, MAX_ITEMS),
       ])
       return { summary: s, mode_a_items: a.map(presentGap), mode_b_items: b.map(presentGap) }
     },
