@@ -76,22 +76,39 @@ const STOPWORDS: Record<string, string> = {
   catalan: 'el la els les i és de que per amb no un una del al als com més però són seu seva també això aquest',
 }
 
-const WORD_SETS: [string, Set<string>][] = Object.entries(STOPWORDS).map(([lang, words]) => [lang, new Set(words.split(' '))])
+/** word -> languages that use it: one lookup per word whatever the number of languages. */
+const WORD_LANGS = new Map<string, string[]>()
+for (const [lang, words] of Object.entries(STOPWORDS)) {
+  for (const w of words.split(' ')) {
+    const list = WORD_LANGS.get(w)
+    if (list) list.push(lang)
+    else WORD_LANGS.set(w, [lang])
+  }
+}
 
-// Letters that single out a language among its neighbours.
-const DIACRITIC_HINTS: [RegExp, string, number][] = [
-  [/[äöüß]/g, 'german', 1],
-  [/[ãõç]/g, 'portuguese', 1],
-  [/[ñ¿¡]/g, 'spanish', 2],
-  [/[ø]/g, 'norwegian', 0.5],
-  [/[æø]/g, 'danish', 0.5],
-  [/[åäö]/g, 'swedish', 0.5],
-  [/[ğış]/g, 'turkish', 2],
-  [/[őű]/g, 'hungarian', 2],
-  [/[ăâîșşțţ]/g, 'romanian', 1],
-  [/[èàòù]/g, 'italian', 0.3],
-  [/[éèêàç]/g, 'french', 0.3],
-]
+// Letters that single out a language among its neighbours: letter -> [language, weight][].
+const DIACRITIC_HINTS = new Map<string, [string, number][]>()
+for (const [letters, lang, weight] of [
+  ['äöüß', 'german', 1],
+  ['ãõç', 'portuguese', 1],
+  ['ñ¿¡', 'spanish', 2],
+  ['ø', 'norwegian', 0.5],
+  ['æø', 'danish', 0.5],
+  ['åäö', 'swedish', 0.5],
+  ['ğış', 'turkish', 2],
+  ['őű', 'hungarian', 2],
+  ['ăâîșşțţ', 'romanian', 1],
+  ['èàòù', 'italian', 0.3],
+  ['éèêàç', 'french', 0.3],
+] as const) {
+  for (const ch of letters) {
+    const list = DIACRITIC_HINTS.get(ch) ?? []
+    list.push([lang, weight])
+    DIACRITIC_HINTS.set(ch, list)
+  }
+}
+const HINT_CHARS = new RegExp(`[${[...DIACRITIC_HINTS.keys()].join('')}]`, 'g')
+const MAX_HINTS_PER_LETTER = 20
 
 const SAMPLE_CHARS = 3000
 
@@ -107,8 +124,8 @@ function byScript(sample: string): Regconfig | 'latin' | null {
   let armenian = 0
   let cjk = 0
   let other = 0
-  for (const ch of sample) {
-    const c = ch.codePointAt(0)!
+  for (let i = 0; i < sample.length; i++) {
+    const c = sample.charCodeAt(i)
     if (c < 0x80) {
       if ((c >= 65 && c <= 90) || (c >= 97 && c <= 122)) latin++
     } else if (c <= 0x024f) latin++
@@ -120,7 +137,8 @@ function byScript(sample: string): Regconfig | 'latin' | null {
     else if (c >= 0x0900 && c <= 0x097f) deva++
     else if (c >= 0x0b80 && c <= 0x0bff) tamil++
     else if ((c >= 0x3040 && c <= 0x30ff) || (c >= 0x4e00 && c <= 0x9fff) || (c >= 0xac00 && c <= 0xd7af)) cjk++
-    else if (/\p{L}/u.test(ch)) other++
+    else if (c >= 0xd800 && c <= 0xdbff) i++ // astral plane: emoji, rare scripts
+    else if (/\p{L}/u.test(sample[i]!)) other++
   }
   const counts: [string, number][] = [
     ['latin', latin],
@@ -170,11 +188,13 @@ function byWords(sample: string): Regconfig | null {
   if (words.length === 0) return null
   const scores = new Map<string, number>()
   for (const w of words) {
-    for (const [lang, set] of WORD_SETS) if (set.has(w)) scores.set(lang, (scores.get(lang) ?? 0) + 1)
+    const langs = WORD_LANGS.get(w)
+    if (langs) for (const lang of langs) scores.set(lang, (scores.get(lang) ?? 0) + 1)
   }
-  for (const [re, lang, weight] of DIACRITIC_HINTS) {
-    const m = lower.match(re)
-    if (m) scores.set(lang, (scores.get(lang) ?? 0) + Math.min(m.length, 20) * weight)
+  const hintCounts = new Map<string, number>()
+  for (const ch of lower.match(HINT_CHARS) ?? []) hintCounts.set(ch, (hintCounts.get(ch) ?? 0) + 1)
+  for (const [ch, n] of hintCounts) {
+    for (const [lang, weight] of DIACRITIC_HINTS.get(ch)!) scores.set(lang, (scores.get(lang) ?? 0) + Math.min(n, MAX_HINTS_PER_LETTER) * weight)
   }
   let best: string | null = null
   let bestScore = 0
