@@ -32,6 +32,20 @@ import { createTenantsService } from '../src/modules/tenants/tenants.service.js'
 import { defaultAnswer, defaultJson, fakeEmbedding, wordChunks } from '../test/fakes/fake-llm.js'
 import { SseParser } from '../widget/src/sse.js'
 
+/** The chunks of a fetch body as they arrive (DOM's ReadableStream typing has no async iterator here). */
+async function* reads(body: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
+  const reader = body.getReader()
+  try {
+    for (;;) {
+      const { value, done } = await reader.read()
+      if (done) return
+      yield value
+    }
+  } finally {
+    reader.releaseLock()
+  }
+}
+
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`)
   return i > 0 ? Number(process.argv[i + 1]) : dflt
@@ -149,7 +163,7 @@ async function turn(url: string, bot: string, message: string, ip: string): Prom
   if (!res.ok || !res.body) return out
   const parser = new SseParser()
   const decoder = new TextDecoder()
-  for await (const part of res.body) {
+  for await (const part of reads(res.body)) {
     for (const f of parser.push(decoder.decode(part, { stream: true })) as { type: string; code?: string }[]) {
       if (out.firstFrameMs < 0) out.firstFrameMs = performance.now() - t0
       if (f.type === 'chunk') {

@@ -3,6 +3,20 @@ import Fastify from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openSse } from '../src/http/sse.js'
 
+/** The chunks of a fetch body as they arrive (DOM's ReadableStream typing has no async iterator here). */
+async function* reads(body: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
+  const reader = body.getReader()
+  try {
+    for (;;) {
+      const { value, done } = await reader.read()
+      if (done) return
+      yield value
+    }
+  } finally {
+    reader.releaseLock()
+  }
+}
+
 /**
  * The SSE helper on its own (the widget's /widget/chat uses it): frames leave at once, headers from
  * hooks survive the hijack, heartbeats flow while idle, and a client that goes away aborts the work.
@@ -44,7 +58,7 @@ describe('openSse', () => {
     expect(res.headers.get('access-control-allow-origin')).toBe('https://shop.example.com')
     const arrivals: { at: number; text: string }[] = []
     const decoder = new TextDecoder()
-    for await (const part of res.body!) arrivals.push({ at: Date.now(), text: decoder.decode(part) })
+    for await (const part of reads(res.body!)) arrivals.push({ at: Date.now(), text: decoder.decode(part) })
     const all = arrivals.map((a) => a.text).join('')
     expect(all.startsWith('data: {"type":"status","stage":"thinking"}\n\n')).toBe(true)
     expect(all.match(/"type":"chunk"/g)).toHaveLength(5)

@@ -35,8 +35,8 @@ describe('safe markdown', () => {
   it.each(hostile)('renders %s without any executable element, handler or script URL', (md) => {
     const c = render(md)
     expect(c.querySelectorAll('img, script, iframe, svg, object, embed, b, style').length).toBe(0)
-    for (const el of c.querySelectorAll('*')) {
-      for (const attr of el.attributes) {
+    for (const el of Array.from(c.querySelectorAll('*'))) {
+      for (const attr of Array.from(el.attributes)) {
         expect(attr.name.startsWith('on')).toBe(false)
         if (attr.name === 'href') expect(attr.value).toMatch(/^(https?:|mailto:|tel:)/)
       }
@@ -76,13 +76,13 @@ describe('safe markdown', () => {
     expect(c.querySelector('em')!.textContent).toBe('italic')
     expect(c.querySelector('del')!.textContent).toBe('old')
     expect(c.querySelector('p code')!.textContent).toBe('code')
-    const links = [...c.querySelectorAll('a')]
+    const links = Array.from(c.querySelectorAll('a'))
     expect(links.map((a) => a.getAttribute('href'))).toEqual(['https://docs.example.com/a?b=1', 'https://example.com/page', 'mailto:help@example.com'])
     for (const a of links) {
       expect(a.getAttribute('target')).toBe('_blank')
       expect(a.getAttribute('rel')).toContain('noopener')
     }
-    expect([...c.querySelectorAll('ul li')].map((li) => li.textContent)).toEqual(['first', 'second'])
+    expect(Array.from(c.querySelectorAll('ul li')).map((li) => li.textContent)).toEqual(['first', 'second'])
     expect(c.querySelector('ol')!.getAttribute('start')).toBe('3')
     expect(c.querySelector('blockquote')!.textContent).toBe('quoted')
     expect(c.querySelector('pre code')!.textContent).toBe('let a = 1 < 2')

@@ -50,7 +50,17 @@ suite('widget in Chromium', () => {
     bot = (await tenant.api.post('/bots', { name: 'Acme Assistant', link_safety_enabled: true, allowed_domains: ['127.0.0.1'] })).body
 
     site = await serveHostPage((path) =>
-      path.startsWith('/docs/') ? DOCS_PAGE : hostPageHtml({ embedSrc: `${t.url}/embed.js`, botId: bot.public_id, attrs: { 'data-color': '#0f766e' } }),
+      path.startsWith('/docs/')
+        ? DOCS_PAGE
+        : path.startsWith('/inline')
+          ? hostPageHtml({
+              embedSrc: `${t.url}/embed.js`,
+              botId: bot.public_id,
+              lang: 'de',
+              attrs: { 'data-mode': 'inline', 'data-target': '#help' },
+              body: '<h1>Hilfe</h1><div id="help" style="height:520px;max-width:420px"></div>',
+            })
+          : hostPageHtml({ embedSrc: `${t.url}/embed.js`, botId: bot.public_id, attrs: { 'data-color': '#0f766e' } }),
     )
     // The same embed on a host the bot does not allow (127.0.0.2 is loopback too).
     refused = await serveHostPage(() => hostPageHtml({ embedSrc: `${t.url}/embed.js`, botId: bot.public_id }), '127.0.0.2')
@@ -192,6 +202,22 @@ suite('widget in Chromium', () => {
     await phone.locator(`${W} >> .log`).getByText(QUESTION).waitFor({ timeout: 10_000 })
     await phone.screenshot({ path: join(shots, 'widget-phone.png') })
     await phone.close()
+  })
+
+  it('renders inline into data-target, in the page language, through the JS API', async () => {
+    const inline = await browser.context.newPage()
+    await inline.goto(`${site.origin}/inline`)
+    const panel = inline.locator(`#help ${W} >> .panel`)
+    await panel.waitFor()
+    expect(await inline.locator(`${W} >> .launcher`).count()).toBe(0)
+    expect(await inline.locator(`${W} >> button.human`).textContent()).toBe('Mit einem Menschen sprechen')
+    expect(await inline.locator(`${W} >> form textarea`).getAttribute('placeholder')).toBe('Ihre Frage…')
+    await inline.screenshot({ path: join(shots, 'widget-inline-de.png') })
+    // destroy() removes the widget and its global.
+    await inline.evaluate(() => (window as unknown as { SupportChat: { destroy(): void } }).SupportChat.destroy())
+    expect(await inline.locator(W).count()).toBe(0)
+    expect(await inline.evaluate(() => 'SupportChat' in window)).toBe(false)
+    await inline.close()
   })
 
   it('never runs markup from an answer', async () => {

@@ -148,6 +148,7 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
 
   function applyLabels(): void {
     launcher.setAttribute('aria-label', isOpen ? ui.close_chat : ui.open_chat)
+    launcher.querySelector('path')!.setAttribute('d', isOpen ? CLOSE_ICON : CHAT_ICON)
     title.textContent = config?.name || ui.assistant
     humanBtn.textContent = ui.talk_to_human
     closeBtn.setAttribute('aria-label', ui.close_chat)

@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
@@ -65,7 +66,13 @@ export const widgetRoutes =
   async (app) => {
     const { widget, access, options } = deps
     const tags = ['widget']
-    const errors = { 400: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 422: ValidationErrorBody, 429: RateLimitBody }
+    // 422 is either a validation error (detail list) or the contract's coded message_required / message_too_long.
+    const errors = { 400: ErrorBody, 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 422: Type.Union([ValidationErrorBody, ErrorBody]), 429: RateLimitBody }
+
+    /** The body is optional in the interface: an absent one validates as `{}` (then the service's coded errors apply). */
+    const optionalBody = async (req: FastifyRequest) => {
+      if (req.body === undefined || req.body === null) req.body = {}
+    }
 
     /** The active bot named by the request, refused when the calling page's origin is not allowed. */
     async function botFor(req: FastifyRequest, reply: FastifyReply, publicId: string) {
@@ -132,6 +139,7 @@ export const widgetRoutes =
       '/widget/chat',
       {
         bodyLimit: 64 * 1024,
+        preValidation: optionalBody,
         config: { rateLimit: rateLimits.widgetChat },
         schema: {
           tags,
@@ -144,7 +152,7 @@ export const widgetRoutes =
       },
       async (req, reply) => {
         const bot = await botFor(req, reply, req.query.bot_id)
-        const turn = await widget.prepareTurn(bot, { sessionId: req.query.session_id, message: req.body?.message, locale: req.query.locale })
+        const turn = await widget.prepareTurn(bot, { sessionId: req.query.session_id, message: req.body.message, locale: req.query.locale })
 
         const sse = openSse(req, reply, { heartbeatMs: options.heartbeatMs })
         sse.send({ type: 'status', stage: 'thinking' })
@@ -190,10 +198,11 @@ export const widgetRoutes =
     app.post(
       '/widget/escalate',
       {
+        preValidation: optionalBody,
         config: { rateLimit: rateLimits.widgetEscalate },
         schema: { tags, operationId: 'widgetEscalate', querystring: SessionQuery, body: WidgetEscalateBody, response: { 200: WidgetEscalateResponse, ...errors } },
       },
-      async (req, reply) => widget.escalate(await botFor(req, reply, req.query.bot_id), req.query.session_id, req.body ?? {}),
+      async (req, reply) => widget.escalate(await botFor(req, reply, req.query.bot_id), req.query.session_id, req.body),
     )
 
     app.post(

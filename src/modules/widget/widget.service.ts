@@ -188,18 +188,3 @@ export function createWidgetService(deps: {
 
 export type WidgetService = ReturnType<typeof createWidgetService>
 
-/** Stands in until the chat pipeline is wired: every turn answers 503. */
-export const unavailableChat: ChatPort = {
-  runTurn: async () => {
-    throw new AppError(503, 'unavailable', 'The answer pipeline is not available')
-  },
-  createSession: async () => {
-    throw new AppError(503, 'unavailable', 'The answer pipeline is not available')
-  },
-  history: async () => {
-    throw new AppError(503, 'unavailable', 'The answer pipeline is not available')
-  },
-  escalate: async () => {
-    throw new AppError(503, 'unavailable', 'The answer pipeline is not available')
-  },
-}
