@@ -4,11 +4,11 @@ import { classify, clusterCoverage, clusterGroups, clusterKey, clusterTerms, gro
 import { heuristicTopics, templateDraft, topicsFromReply } from './gaps.fns.js'
 
 async function cluster(questions: string[], dense: number[][] | null = null) {
-  const groups = groupQuestions(questions)
+  const groups = await groupQuestions(questions)
   const { vectors, idf } = tfidf(groups)
   const weights = groups.map((g) => g.members.length)
   const d = dense ? groups.map((g) => normalizeDense(dense[g.members[0]!]!)) : null
-  const clusters = await clusterGroups(vectors, weights, d, idf, { lexicalThreshold: 0.5, denseThreshold: 0.8, yieldEvery: 1 })
+  const clusters = await clusterGroups(vectors, weights, d, idf, { lexicalThreshold: 0.5, denseThreshold: 0.8, sliceMs: 0 })
   return { groups, clusters: clusters.map((c) => c.flatMap((g) => groups[g]!.members).sort((a, b) => a - b)), vectors, weights, raw: clusters }
 }
 

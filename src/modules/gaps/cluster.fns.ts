@@ -35,9 +35,11 @@ export interface Group {
 }
 
 /** Questions with the same distinct content terms form one group (an empty key is dropped). */
-export function groupQuestions(questions: string[]): Group[] {
+export async function groupQuestions(questions: string[], sliceMs = 8): Promise<Group[]> {
+  const yielder = createYielder(sliceMs)
   const byKey = new Map<string, { members: number[]; texts: Map<string, number> }>()
   for (let i = 0; i < questions.length; i++) {
+    if (i % 64 === 0) await yielder.tick()
     const key = termKey(questions[i]!)
     if (!key) continue
     let g = byKey.get(key)
@@ -94,8 +96,8 @@ export interface ClusterOptions {
   maxCandidates?: number
   /** With dense vectors, the largest clusters are always compared too (paraphrases sharing no word). */
   alwaysCompareLargest?: number
-  /** Yield to the event loop after this many groups. */
-  yieldEvery?: number
+  /** Yield to the event loop after this much work (ms). */
+  sliceMs?: number
   signal?: AbortSignal
 }
 
@@ -111,6 +113,22 @@ interface WorkCluster {
 const yieldNow = () => new Promise<void>((r) => setImmediate(r))
 
 /**
+ * Cooperative slicing of CPU work: `tick()` yields to the event loop once `budgetMs` of work has run
+ * since the last yield, so HTTP requests on the same process wait at most about that long.
+ */
+export function createYielder(budgetMs = 8, signal?: AbortSignal) {
+  let last = performance.now()
+  return {
+    async tick(): Promise<void> {
+      if (performance.now() - last < budgetMs) return
+      await yieldNow()
+      if (signal?.aborted) throw new Error('aborted')
+      last = performance.now()
+    },
+  }
+}
+
+/**
  * Clusters groups (with their question counts as weights and optional unit dense vectors). Returns the
  * group indices of each cluster, largest clusters first.
  */
@@ -123,17 +141,14 @@ export async function clusterGroups(
 ): Promise<number[][]> {
   const maxCandidates = opts.maxCandidates ?? 200
   const alwaysLargest = dense ? (opts.alwaysCompareLargest ?? 32) : 0
-  const yieldEvery = opts.yieldEvery ?? 250
+  const yielder = createYielder(opts.sliceMs ?? 8, opts.signal)
   const order = vectors.map((_, i) => i).sort((a, b) => weights[b]! - weights[a]! || a - b)
   const clusters: WorkCluster[] = []
   const index = new Map<string, number[]>()
   let largest: number[] = []
 
   for (let step = 0; step < order.length; step++) {
-    if (step % yieldEvery === 0 && step > 0) {
-      await yieldNow()
-      if (opts.signal?.aborted) throw new Error('aborted')
-    }
+    await yielder.tick()
     if (alwaysLargest && (step % 64 === 0 || clusters.length <= alwaysLargest)) {
       largest = clusters
         .map((c, i) => ({ i, w: c.weight }))

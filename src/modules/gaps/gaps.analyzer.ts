@@ -12,6 +12,7 @@ import {
   clusterGroups,
   clusterKey,
   clusterTerms,
+  createYielder,
   groupQuestions,
   matchExisting,
   questionSignal,
@@ -243,7 +244,7 @@ export function createGapAnalyzer(deps: AnalyzerDeps) {
     const t0 = performance.now()
     const rows = await repo.questions(tenantId, addSeconds(now, -settings.lookbackDays * 86400), settings.maxQuestions)
     const tLoad = performance.now()
-    const groups = groupQuestions(rows.map((r) => r.question))
+    const groups = await groupQuestions(rows.map((r) => r.question))
     const { vectors, idf } = tfidf(groups)
     const weights = groups.map((g) => g.members.length)
     const dense = apiKey && groups.length ? await embedGroups(tenantId, apiKey, groups.map((g) => g.text), signal) : null
@@ -252,13 +253,28 @@ export function createGapAnalyzer(deps: AnalyzerDeps) {
     const tCluster = performance.now()
 
     const inactiveBefore = addSeconds(now, -settings.inactiveDays * 86400)
-    const described = clusters.map((gs) => {
+    const yielder = createYielder(8, signal)
+    const described: {
+      groups: number[]
+      members: number[]
+      label: string
+      key: string
+      terms: Record<string, number>
+      count: number
+      signal: number
+      lastAt: Date
+      examples: string[]
+      loggedScore: number
+      outcomes: { outcome: string; feedback: string }[]
+    }[] = []
+    for (const gs of clusters) {
+      await yielder.tick()
       const members = gs.flatMap((g) => groups[g]!.members)
       const qs = members.map((m) => rows[m]!)
       const t = clusterTerms(gs, vectors, weights)
       const bySize = [...gs].sort((a, b) => groups[b]!.members.length - groups[a]!.members.length)
       const logged = qs.filter((q) => q.best_score !== null).map((q) => q.best_score!)
-      return {
+      described.push({
         groups: gs,
         members,
         label: oneLine(groups[bySize[0]!]!.text, 200),
@@ -270,8 +286,8 @@ export function createGapAnalyzer(deps: AnalyzerDeps) {
         examples: bySize.slice(0, 5).map((g) => oneLine(groups[g]!.text, 300)),
         loggedScore: logged.length ? logged.reduce((a, b) => a + b, 0) / logged.length : 0,
         outcomes: qs.map((q) => ({ outcome: q.outcome, feedback: q.feedback })),
-      }
-    })
+      })
+    }
 
     // coverage: retrieval again for the strongest clusters, the logged scores for the long tail
     const candidates = described.filter((c) => c.count >= settings.minClusterSize)
