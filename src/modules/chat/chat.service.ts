@@ -94,6 +94,7 @@ type ChatConfig = Pick<
   | 'RETRIEVAL_TOP_K'
   | 'RETRIEVAL_MIN_SCORE'
   | 'RETRIEVAL_CAVEAT_SCORE'
+  | 'FAQ_DIRECT_SCORE'
 >
 
 export interface ChatServiceDeps {
@@ -182,83 +183,67 @@ export function createChatService(deps: ChatServiceDeps) {
     let text = f.text
     let ticketNumber = f.ticketNumber
     let delivered = f.deliveredToOperator ?? false
-    await db.transaction().execute(async (trx) => {
-      await repo.lockSession(tenantId, session.id, trx)
-      if (f.escalate) {
-        const transcript = [
-          ...(await transcriptOf(tenantId, session.id, trx)),
-          { role: 'user', content: f.question.text, created_at: asked.toISOString() },
-        ]
-        const identity = readIdentity(session, cipher)
+    const write = async (trx?: Db) => {
+      await repo.writeTurn(
+        tenantId,
+        {
+          sessionId: session.id,
+          messages: [
+            { id: userId, sessionId: session.id, role: 'user', content: f.question.text, contentOriginalEnc: f.question.originalEnc, piiCounts: f.question.counts, createdAt: asked },
+            {
+              id: assistantId,
+              sessionId: session.id,
+              role: 'assistant',
+              content: text,
+              sourceDocuments: documentIds(cited),
+              sources: sourceRefs(cited),
+              tokensUsed: f.tokens,
+              debug: f.debug,
+              createdAt: answered,
+            },
+          ],
+          lastQuestion: preview(f.question.text, 500),
+          lastAnswerPreview: preview(text),
+          chatEnded: f.chatEnded ?? false,
+          now: answered,
+          pii: piiEvents(f.question.counts, { action: 'redacted', direction: 'message', sessionId: session.id }),
+          questionLog: f.outcome
+            ? { botId: f.bot.id, messageId: assistantId, question: f.question.text, outcome: f.outcome, trigger: f.trigger ?? f.escalate?.trigger ?? null, bestScore: f.bestScore ?? null }
+            : null,
+        },
+        trx,
+      )
+    }
+    if (!f.escalate) {
+      await write()
+    } else {
+      const esc = f.escalate
+      // a ticket needs the session lock (one open ticket per session) and the tenant's counter: a transaction
+      await db.transaction().execute(async (trx) => {
+        await repo.lockSession(tenantId, session.id, trx)
+        const transcript = [...(await transcriptOf(tenantId, session.id, trx)), { role: 'user', content: f.question.text, created_at: asked.toISOString() }]
         const { ticket, created } = await tickets.open(
           tenantId,
           {
             sessionId: session.id,
             botId: f.bot.id,
-            trigger: f.escalate.trigger,
+            trigger: esc.trigger,
             primaryQuestion: f.question.text,
             primaryQuestionOriginalEnc: f.question.originalEnc,
             transcript,
-            identity,
+            identity: readIdentity(session, cipher),
             visitorEmailEnc: session.visitor_email_enc,
-            evidence: f.escalate.evidence,
+            evidence: esc.evidence,
           },
           trx,
         )
-        text = canned(f.escalate.key(created), f.escalate.language, { bot: f.bot.name, ticket: ticket.ticket_number })
-        // the escalations module's follow-up: ask for an e-mail, or whether there is anything else
-        text = await afterEscalation(trx, cipher, { tenantId, sessionId: session.id, ticket, question: f.question, language: f.escalate.language, text })
+        text = canned(esc.key(created), esc.language, { bot: f.bot.name, ticket: ticket.ticket_number })
         if (created) ticketNumber = ticket.ticket_number
         delivered = true
         f.debug.ticket = { number: ticket.ticket_number, created, priority: ticket.priority }
-      }
-      const messages: NewMessage[] = [
-        {
-          id: userId,
-          sessionId: session.id,
-          role: 'user',
-          content: f.question.text,
-          contentOriginalEnc: f.question.originalEnc,
-          piiCounts: f.question.counts,
-          createdAt: asked,
-        },
-        {
-          id: assistantId,
-          sessionId: session.id,
-          role: 'assistant',
-          content: text,
-          sourceDocuments: documentIds(cited),
-          sources: sourceRefs(cited),
-          tokensUsed: f.tokens,
-          debug: f.debug,
-          createdAt: answered,
-        },
-      ]
-      await repo.insertMessages(tenantId, messages, trx)
-      await repo.touchSession(
-        tenantId,
-        session.id,
-        { addMessages: 2, lastQuestion: preview(f.question.text, 500), lastAnswerPreview: preview(text), chatEnded: f.chatEnded, now: answered },
-        trx,
-      )
-      await repo.insertPiiEvents(tenantId, piiEvents(f.question.counts, { action: 'redacted', direction: 'message', sessionId: session.id }), asked, trx)
-      if (f.outcome) {
-        await repo.insertQuestionLog(
-          tenantId,
-          {
-            botId: f.bot.id,
-            sessionId: session.id,
-            messageId: assistantId,
-            question: f.question.text,
-            outcome: f.outcome,
-            trigger: f.trigger ?? f.escalate?.trigger ?? null,
-            bestScore: f.bestScore ?? null,
-            now: asked,
-          },
-          trx,
-        )
-      }
-    })
+        await write(trx)
+      })
+    }
     return {
       text,
       session_id: session.id,
@@ -275,16 +260,16 @@ export function createChatService(deps: ChatServiceDeps) {
   /** A failed turn still leaves the visitor's (redacted) message in the log, so an escalation has it. */
   async function persistQuestionOnly(tenantId: string, session: SessionRow, question: Redaction): Promise<void> {
     const now = clock.now()
-    await db
-      .transaction()
-      .execute(async (trx) => {
-        await repo.insertMessages(
-          tenantId,
-          [{ id: randomUUID(), sessionId: session.id, role: 'user', content: question.text, contentOriginalEnc: question.originalEnc, piiCounts: question.counts, createdAt: now }],
-          trx,
-        )
-        await repo.touchSession(tenantId, session.id, { addMessages: 1, lastQuestion: preview(question.text, 500), now }, trx)
-        await repo.insertPiiEvents(tenantId, piiEvents(question.counts, { action: 'redacted', direction: 'message', sessionId: session.id }), now, trx)
+    await repo
+      .writeTurn(tenantId, {
+        sessionId: session.id,
+        messages: [{ id: randomUUID(), sessionId: session.id, role: 'user', content: question.text, contentOriginalEnc: question.originalEnc, piiCounts: question.counts, createdAt: now }],
+        lastQuestion: preview(question.text, 500),
+        lastAnswerPreview: null,
+        chatEnded: false,
+        now,
+        pii: piiEvents(question.counts, { action: 'redacted', direction: 'message', sessionId: session.id }),
+        questionLog: null,
       })
       .catch((err) => log.warn({ err: { message: (err as Error).message } }, 'could not store the question of a failed turn'))
   }
@@ -305,7 +290,7 @@ export function createChatService(deps: ChatServiceDeps) {
     emit({ type: 'status', stage: 'thinking' })
 
     // 1. session and history
-    const { session } = await sw.time('session', () =>
+    const { session, created: newSession } = await sw.time('session', () =>
       resolveSession(repo, { tenantId, botId: bot.id, sessionId: input.sessionId, channel: input.channel, locale: input.locale ?? null, now: clock.now() }),
     )
     // 2. redaction, before anything leaves the process or is stored
@@ -339,9 +324,9 @@ export function createChatService(deps: ChatServiceDeps) {
         return r
       }
     }
-    const history = await sw.time('history', async () =>
-      historyTurns(await repo.recentMessages(tenantId, session.id, config.CHAT_HISTORY_TURNS * 2), config.CHAT_HISTORY_TURNS, config.CHAT_HISTORY_MESSAGE_CHARS),
-    )
+    const loadHistory = async () =>
+      historyTurns(await repo.recentMessages(tenantId, session.id, config.CHAT_HISTORY_TURNS * 2), config.CHAT_HISTORY_TURNS, config.CHAT_HISTORY_MESSAGE_CHARS)
+    const history = newSession ? [] : await sw.time('history', loadHistory)
 
     // 3 + 4 + 5: guards, rewriting and retrieval overlap; retrieval waits only for a rewrite it needs
     const decisiveByPattern = matchesInjection(question.text) || matchesHuman(question.text) || isSmalltalk(question.text)
@@ -436,6 +421,17 @@ export function createChatService(deps: ChatServiceDeps) {
           key: (created) => (!created ? 'escalated_existing' : decision.trigger === 'user_request' ? 'escalated_user_request' : 'escalated_no_answer'),
         },
       })
+      reply(r.text)
+      return r
+    }
+
+    // 6b. a very close approved FAQ (knowledge module) is the answer itself, cited as the FAQ: no generation
+    const faq = found?.hits.filter((h) => h.kind === 'faq' && h.confidence >= config.FAQ_DIRECT_SCORE && h.text.includes('\nA: ')).sort((x, y) => y.confidence - x.confidence)[0]
+    if (faq) {
+      debug.faq = { id: faq.id.slice(4), score: faq.confidence, direct: true }
+      const text = faq.text.slice(faq.text.indexOf('\nA: ') + 4)
+      const cited = [{ n: 1, documentId: null, title: `FAQ: ${faq.title}`, url: null, text: faq.text }]
+      const r = await done({ tenantId, bot, session, question, text, outcome: 'answered', bestScore, cited, tokens, debug })
       reply(r.text)
       return r
     }

@@ -1,0 +1,307 @@
+/**
+ * Answer-pipeline figures (npm run bench:chat):
+ *   1. POST /chat at BENCH_CONNECTIONS (default 50) concurrent clients for BENCH_DURATION seconds (default 15)
+ *      against a real server process (`src/server.ts`) on a scratch PostgreSQL database, with the fake model
+ *      (`scripts/fake-llm.ts`, answering instantly) in its own process. The tenant has ~BENCH_CHUNKS (default
+ *      1,000) chunks indexed through the real documents service, with embeddings: every turn runs the whole
+ *      pipeline (guard call, hybrid retrieval with a query embedding, streamed answer, validation call,
+ *      persistence). Reports turns/s, latency, the time the service adds on top of the model (each turn's
+ *      logged total minus the time a model call was in flight), and the server's RSS under load.
+ *   2. Retrieval latency with BENCH_BIG_CHUNKS (default 100,000) chunks in one tenant (text drawn from the
+ *      corpus, embeddings of 256 dimensions), through the retrieval service the turn uses: BM25 alone and
+ *      hybrid (0 skips this part).
+ *
+ * Env: DATABASE_URL (server on which the scratch database is created; default postgres://root@127.0.0.1:5432/test),
+ * BENCH_CORPUS (BEIR folder for the texts; default ../shared/data/retrieval/beir-scifact). The machine is
+ * shared: keep the runs short; figures move with whatever else runs.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import autocannon from 'autocannon'
+import { sql } from 'kysely'
+import pg from 'pg'
+import pino from 'pino'
+import { openDatabase, type Db } from '../src/db/client.js'
+import { JobQueue } from '../src/jobs/queue.js'
+import { systemClock } from '../src/lib/clock.js'
+import { createCipher, lastChars, sha256Hex } from '../src/lib/crypto.js'
+import { newPublicId } from '../src/modules/bots/bots.fns.js'
+import { createDocumentsRepo } from '../src/modules/documents/documents.repo.js'
+import { createDocumentsService } from '../src/modules/documents/documents.service.js'
+import { createOpenAiClient } from '../src/modules/llm/openai-client.js'
+import { createRetrievalRepo } from '../src/modules/retrieval/retrieval.repo.js'
+import { createRetrievalService } from '../src/modules/retrieval/retrieval.service.js'
+import { fakeEmbedding } from '../test/fakes/fake-llm.js'
+
+const BASE_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test'
+const DURATION = Number(process.env.BENCH_DURATION ?? 15)
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
+const CHUNKS = Number(process.env.BENCH_CHUNKS ?? 1000)
+const BIG = Number(process.env.BENCH_BIG_CHUNKS ?? 100_000)
+const CORPUS = process.env.BENCH_CORPUS ?? '../shared/data/retrieval/beir-scifact'
+const SECRETS = { JWT_SECRET: randomBytes(32).toString('hex'), ENCRYPTION_KEY: randomBytes(32).toString('hex') }
+const LLM_KEY = 'sk-bench-0123456789'
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]! : NaN
+}
+const readJsonl = <T>(file: string): T[] =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as T)
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer()
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port
+      s.close(() => resolve(port))
+    })
+    s.on('error', reject)
+  })
+}
+
+async function admin(q: string): Promise<void> {
+  const c = new pg.Client({ connectionString: BASE_URL })
+  await c.connect()
+  try {
+    await c.query(q)
+  } finally {
+    await c.end()
+  }
+}
+
+function spawnTsx(script: string, env: Record<string, string>, onLine?: (line: string) => void): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  if (onLine) createInterface({ input: child.stdout! }).on('line', onLine)
+  else child.stdout!.resume()
+  let stderr = ''
+  child.stderr!.on('data', (d) => (stderr = (stderr + d).slice(-4000)))
+  child.on('exit', (code) => {
+    if (code && code !== 0 && code !== 143) console.error(`${script} exited ${code}: ${stderr}`)
+  })
+  return child
+}
+
+async function waitFor(url: string, child: ChildProcess): Promise<void> {
+  const deadline = Date.now() + 60_000
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`process exited before ${url} answered`)
+    try {
+      const r = await fetch(url, { headers: { authorization: 'Bearer x' } })
+      if (r.status < 500) return
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline) throw new Error(`${url} not ready`)
+    await sleep(50)
+  }
+}
+
+const stop = async (child: ChildProcess) => {
+  if (child.exitCode !== null) return
+  const exited = new Promise((r) => child.once('exit', r))
+  child.kill('SIGTERM')
+  await exited
+}
+
+function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+  return m ? Number(m[1]) / 1024 : NaN
+}
+
+/** A tenant with an encrypted model key, a widget API key and a bot, written directly (no mail round trip). */
+async function seedTenant(db: Db): Promise<{ tenantId: string; apiKey: string }> {
+  const cipher = createCipher(SECRETS.ENCRYPTION_KEY)
+  const now = new Date()
+  const user = await db.insertInto('users').values({ email: `bench-${randomBytes(4).toString('hex')}@bench.test`, password_hash: 'x', is_verified: true, created_at: now, updated_at: now }).returning('id').executeTakeFirstOrThrow()
+  const tenant = await db
+    .insertInto('tenants')
+    .values({ name: 'bench', owner_user_id: user.id, llm_key_enc: cipher.encrypt(LLM_KEY), llm_key_hint: lastChars(LLM_KEY), pii_optional_types: '["ID_DOC","IP","URL_TOKEN"]', created_at: now, updated_at: now })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  await db.updateTable('users').set({ tenant_id: tenant.id }).where('id', '=', user.id).execute()
+  const apiKey = `ck_${randomBytes(16).toString('hex')}`
+  await db.insertInto('api_keys').values({ tenant_id: tenant.id, key_hash: sha256Hex(apiKey), key_hint: lastChars(apiKey), status: 'active', created_at: now }).execute()
+  await db.insertInto('bots').values({ tenant_id: tenant.id, name: 'Bench Bot', public_id: newPublicId(), allowed_domains: '[]', created_at: now, updated_at: now }).execute()
+  return { tenantId: tenant.id, apiKey }
+}
+
+async function main() {
+  const corpus = readJsonl<{ _id: string; title?: string; text: string }>(join(CORPUS, 'corpus.jsonl'))
+  const questions = readJsonl<{ _id: string; text: string }>(join(CORPUS, 'queries.jsonl')).map((q) => q.text)
+  const dbName = `scb_bench_chat_${Date.now()}`
+  await admin(`CREATE DATABASE ${dbName}`)
+  const url = new URL(BASE_URL)
+  url.pathname = `/${dbName}`
+  const dbUrl = url.toString()
+  const fakePort = await freePort()
+  const fake = spawnTsx('scripts/fake-llm.ts', { FAKE_LLM_PORT: String(fakePort) })
+  const llmUrl = `http://127.0.0.1:${fakePort}/v1`
+  let server: ChildProcess | null = null
+  const handle = await openDatabase({ url: dbUrl, pgliteDir: 'memory', poolSize: 4 })
+  const db = handle.db
+  try {
+    await waitFor(`${llmUrl}/models`, fake)
+    const llm = createOpenAiClient(llmUrl)
+
+    // --- 1. a tenant with ~CHUNKS chunks, indexed and embedded by the documents service
+    const { tenantId, apiKey } = await seedTenant(db)
+    const documents = createDocumentsService({
+      db,
+      clock: systemClock,
+      log: pino({ level: 'silent' }) as never,
+      repo: createDocumentsRepo(db),
+      queue: new JobQueue(db, systemClock),
+      parser: { chunk: () => Promise.reject(new Error('not used')), parse: () => Promise.reject(new Error('not used')), close: async () => {} } as never,
+      llm,
+      llmKey: async () => LLM_KEY,
+      settings: { maxUploadBytes: 1 << 30, maxDocuments: 1 << 30, embeddingModel: 'text-embedding-3-small', embeddingBatch: 64, chunk: {} },
+    })
+    let chunks = 0
+    const t0 = performance.now()
+    for (const d of corpus) {
+      if (chunks >= CHUNKS) break
+      chunks += (await documents.indexText(tenantId, { filename: `${d._id}.md`, title: d.title || null, text: d.text }, { embed: true, enforceCapacity: false })).chunkCount
+    }
+    await sql`VACUUM ANALYZE chunks`.execute(db)
+    console.log(`indexed ${chunks} chunks with embeddings in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
+
+    // --- the server, its per-turn log lines, and its memory
+    const port = await freePort()
+    const turns: ({ service: number; model: number; total: number } & Record<string, number>)[] = []
+    server = spawnTsx(
+      'src/server.ts',
+      {
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        DATABASE_URL: dbUrl,
+        LLM_BASE_URL: llmUrl,
+        RATE_LIMIT_ENABLED: 'false',
+        RUN_WORKER: 'false',
+        LOG_LEVEL: 'info',
+        NODE_ENV: 'production',
+        ...SECRETS,
+      },
+      (line) => {
+        if (!line.includes('"chat turn"')) return
+        try {
+          const t = (JSON.parse(line) as { timings?: (typeof turns)[number] }).timings
+          if (t) turns.push(t)
+        } catch {
+          // not a JSON line
+        }
+      },
+    )
+    const base = `http://127.0.0.1:${port}`
+    await waitFor(`${base}/health`, server)
+    const pid = server.pid!
+
+    let qi = 0
+    const body = () => JSON.stringify({ question: questions[qi++ % questions.length] })
+    const headers = { 'content-type': 'application/json', 'x-api-key': apiKey }
+    // warm-up: JIT, connection pools, vector cache
+    await autocannon({ url: `${base}/chat`, method: 'POST', connections: 10, amount: 300, headers, requests: [{ setupRequest: (r) => ({ ...r, body: body() }) }] })
+    turns.length = 0
+
+    const rss: number[] = []
+    const sampler = setInterval(() => rss.push(rssMb(pid)), 250)
+    const result = await autocannon({
+      url: `${base}/chat`,
+      method: 'POST',
+      connections: CONNECTIONS,
+      duration: DURATION,
+      headers,
+      requests: [{ setupRequest: (r) => ({ ...r, body: body() }) }],
+    })
+    clearInterval(sampler)
+    const ok = result.requests.total - result.non2xx
+    console.log(
+      `POST /chat, ${CONNECTIONS} clients, ${DURATION} s: ${(ok / DURATION).toFixed(0)} turns/s (${ok} ok, ${result.non2xx} non-2xx, ${result.errors} errors); latency p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms`,
+    )
+    const service = turns.map((t) => t.service)
+    console.log(
+      `time the service adds on top of the model (per turn, total - model in flight): p50 ${pct(service, 50).toFixed(1)} ms, p95 ${pct(service, 95).toFixed(1)} ms; model in flight p50 ${pct(turns.map((t) => t.model), 50).toFixed(1)} ms (${turns.length} turns logged)`,
+    )
+    const stages = [...new Set(turns.flatMap((t) => Object.keys(t)))]
+    console.log(`per stage, median ms: ${stages.map((k) => `${k} ${pct(turns.map((t) => t[k] ?? 0), 50).toFixed(1)}`).join(', ')}`)
+    console.log(`server RSS under load: max ${Math.max(...rss).toFixed(0)} MB, median ${pct(rss, 50).toFixed(0)} MB`)
+    await stop(server)
+    server = null
+
+    // --- 2. retrieval with BIG chunks in one tenant
+    if (BIG > 0) {
+      const big = await seedTenant(db)
+      const docId = (
+        await db
+          .insertInto('documents')
+          .values({ tenant_id: big.tenantId, filename: 'big.md', file_type: 'markdown', title: 'big', content_hash: randomBytes(8).toString('hex'), size_bytes: 0 })
+          .returning('id')
+          .executeTakeFirstOrThrow()
+      ).id
+      const dims = 256
+      const tb = performance.now()
+      const BATCH = 2000
+      for (let start = 0; start < BIG; start += BATCH) {
+        const rows = []
+        for (let i = start; i < Math.min(BIG, start + BATCH); i++) {
+          // every abstract appears about BIG / corpus times, each copy with a different ordinal number word so the rows differ
+          const d = corpus[i % corpus.length]!
+          const content = `${d.title ?? ''}. ${d.text} Variant ${Math.floor(i / corpus.length)}.`
+          rows.push({ ordinal: i, content, token_count: Math.ceil(content.length / 4), embedding: `{${Array.from(fakeEmbedding(content, dims), (x) => x.toFixed(5)).join(',')}}` })
+        }
+        await sql`
+          INSERT INTO chunks (tenant_id, document_id, ordinal, content, token_count, lang, tsv, embedding, embedding_model)
+          SELECT ${big.tenantId}::uuid, ${docId}::uuid, x.ordinal, x.content, x.token_count, 'english', to_tsvector('english', x.content),
+                 ${handle.features.vector ? sql`x.embedding::real[]::vector` : sql`x.embedding::real[]`}, 'text-embedding-3-small'
+          FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS x(ordinal int, content text, token_count int, embedding text)`.execute(db)
+        if ((start / BATCH) % 10 === 9) process.stderr.write(`big tenant: ${start + BATCH} chunks\n`)
+      }
+      await sql`VACUUM ANALYZE chunks`.execute(db)
+      await sql`ANALYZE lexical_terms`.execute(db)
+      console.log(`big tenant: ${BIG} chunks inserted in ${((performance.now() - tb) / 1000).toFixed(0)} s`)
+      const measure = async (name: string, cacheMb: number, hybrid: boolean) => {
+        const retrieval = createRetrievalService({
+          repo: createRetrievalRepo(db, handle.features),
+          llm,
+          features: handle.features,
+          embeddingModel: 'text-embedding-3-small',
+          embeddingDimensions: dims,
+          lexicalBudget: 3000,
+          vectorCacheBytes: cacheMb * 1024 * 1024,
+        })
+        const lat: number[] = []
+        const qs = questions.slice(0, 220)
+        for (const [i, q] of qs.entries()) {
+          const s = performance.now()
+          await retrieval.search(big.tenantId, q, { apiKey: hybrid ? LLM_KEY : null, k: 6 })
+          if (i >= 20) lat.push(performance.now() - s) // the first ones warm caches
+        }
+        console.log(`retrieval, ${BIG} chunks in one tenant, ${name}: p50 ${pct(lat, 50).toFixed(1)} ms, p95 ${pct(lat, 95).toFixed(1)} ms (${lat.length} queries)`)
+      }
+      await measure('BM25 only', 0, false)
+      await measure('hybrid, vectors over the BM25 candidates (cache budget too small)', 64, true)
+      await measure('hybrid, exact cosine over all vectors in process', 160, true)
+    }
+  } finally {
+    if (server) await stop(server)
+    await stop(fake)
+    await handle.close()
+    await admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => {})
+  }
+}
+
+main().catch((err) => {
+  console.error(err)
+  process.exit(1)
+})
