@@ -95,7 +95,6 @@ type ChatConfig = Pick<
   | 'RETRIEVAL_MIN_SCORE'
   | 'RETRIEVAL_CAVEAT_SCORE'
   | 'FAQ_DIRECT_SCORE'
-  | 'FAQ_DIRECT_SCORE'
 >
 
 export interface ChatServiceDeps {
@@ -422,17 +421,6 @@ export function createChatService(deps: ChatServiceDeps) {
           key: (created) => (!created ? 'escalated_existing' : decision.trigger === 'user_request' ? 'escalated_user_request' : 'escalated_no_answer'),
         },
       })
-      reply(r.text)
-      return r
-    }
-
-    // 6b. a very close approved FAQ (knowledge module) is the answer itself, cited as the FAQ: no generation
-    const faq = found?.hits.filter((h) => h.kind === 'faq' && h.confidence >= config.FAQ_DIRECT_SCORE && h.text.includes('\nA: ')).sort((x, y) => y.confidence - x.confidence)[0]
-    if (faq) {
-      debug.faq = { id: faq.id.slice(4), score: faq.confidence, direct: true }
-      const text = faq.text.slice(faq.text.indexOf('\nA: ') + 4)
-      const cited = [{ n: 1, documentId: null, title: `FAQ: ${faq.title}`, url: null, text: faq.text }]
-      const r = await done({ tenantId, bot, session, question, text, outcome: 'answered', bestScore, cited, tokens, debug })
       reply(r.text)
       return r
     }
