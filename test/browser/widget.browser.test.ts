@@ -29,7 +29,8 @@ const FORUM = 'https://community.example.org/t/reset-password'
 
 const suite = hasChromium ? describe : describe.skip
 
-suite('widget in Chromium', () => {
+
+suite('widget in Chromium', { timeout: 60_000 }, () => {
   let t: TestApp
   let fake: FakeLlm
   let tenant: Tenant
@@ -43,8 +44,13 @@ suite('widget in Chromium', () => {
 
   beforeAll(async () => {
     fake = await startFakeLlm()
-    // Answers stream word by word, slowly enough to be watched.
-    fake.script((req) => (req.stream && !req.json ? { chunkDelayMs: 40, delayMs: 300 } : undefined))
+    // The answer streams word by word, slowly enough to be watched; it cites the page [1] and repeats the
+    // forum address written in it (the pipeline keeps only links found in the sources).
+    fake.script((req) =>
+      req.stream && !req.json
+        ? { text: `To reset your password, open **Settings**, choose *Security* and press the Reset password button. The reset link stays valid for one hour; if it does not arrive, ask at ${FORUM} [1]`, chunkDelayMs: 40, delayMs: 300 }
+        : undefined,
+    )
     t = await startApp({ env: { LLM_BASE_URL: fake.url, CRAWLER_ALLOW_PRIVATE_NETWORKS: 'true', CRAWLER_DELAY_MS: '0' } })
     tenant = await createTenant(t)
     bot = (await tenant.api.post('/bots', { name: 'Acme Assistant', link_safety_enabled: true, allowed_domains: ['127.0.0.1'] })).body
@@ -185,8 +191,10 @@ suite('widget in Chromium', () => {
   })
 
   it('closes with Escape and gives focus back to the launcher', async () => {
-    await page.locator(`${W} >> form textarea`).focus().catch(() => {})
-    await page.locator(`${W} >> .panel`).press('Escape')
+    // The chat ended with the hand-off: the keyboard user is on "Start a new chat".
+    const newChat = page.locator(`${W} >> .ended button`)
+    await newChat.focus()
+    await newChat.press('Escape')
     await page.locator(`${W} >> .panel`).waitFor({ state: 'hidden' })
     expect(await page.locator(`${W} >> .launcher`).evaluate((el) => el === (el.getRootNode() as ShadowRoot).activeElement)).toBe(true)
     expect(await page.locator(`${W} >> .launcher`).getAttribute('aria-expanded')).toBe('false')
@@ -223,12 +231,18 @@ suite('widget in Chromium', () => {
   it('never runs markup from an answer', async () => {
     const hostile = await browser.context.newPage()
     await hostile.goto(site.url)
+    await hostile.locator(`${W} >> .launcher`).click()
+    // The escalated chat was closed by the bot: the visitor starts a new one.
+    const newChat = hostile.locator(`${W} >> .ended button`)
+    await newChat.waitFor()
+    expect(await hostile.locator(`${W} >> form textarea`).isVisible()).toBe(false)
+    await newChat.click()
+    expect(await hostile.locator(`${W} >> .log`).textContent()).not.toContain(QUESTION)
     fake.script((req) =>
       req.stream && !req.json && req.messages.some((m) => m.content.includes('hostile test'))
         ? { chunks: ['Look: <img src=x onerror="window.__pwned=1">', ' and [click](javascript:window.__pwned=2)', ' <script>window.__pwned=3</script>'] }
         : undefined,
     )
-    await hostile.locator(`${W} >> .launcher`).click()
     await hostile.locator(`${W} >> form textarea`).fill('hostile test: how do I reset my password?')
     await hostile.locator(`${W} >> form textarea`).press('Enter')
     await expect.poll(() => hostile.locator(`${W} >> .msg.assistant .bubble`).last().textContent(), { timeout: 20_000 }).toMatch(/\S/)
@@ -241,13 +255,17 @@ suite('widget in Chromium', () => {
 
   it('is refused on a page of a host the bot does not allow', async () => {
     const other = await browser.context.newPage()
-    const refusals: number[] = []
+    const configCalls: string[] = []
+    other.on('requestfailed', (r) => {
+      if (r.url().includes('/widget/config')) configCalls.push('failed')
+    })
     other.on('response', (r) => {
-      if (r.url().includes('/widget/config')) refusals.push(r.status())
+      if (r.url().includes('/widget/config')) configCalls.push(String(r.status()))
     })
     await other.goto(refused.url)
-    await expect.poll(() => refusals.length, { timeout: 10_000 }).toBeGreaterThan(0)
-    expect(refusals[0]).toBe(403)
+    // The widget asked for its configuration and got nothing it may read (403 without CORS headers).
+    await expect.poll(() => configCalls.length, { timeout: 10_000 }).toBeGreaterThan(0)
+    expect(configCalls[0]).toMatch(/^(failed|403)$/)
     await other.waitForTimeout(300)
     expect(await other.locator(`${W} >> .launcher`).isVisible()).toBe(false)
     // A script on that page cannot read the API either.

@@ -468,7 +468,8 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
       saveSession()
       await refreshHistory()
       syncPolling()
-      if (!ended) input.focus()
+      // Focus never stays on a control that was just hidden.
+      ;(ended ? newChatBtn : input).focus()
     } catch (err) {
       addSystem(errorText(err)).classList.add('err')
     } finally {
