@@ -18,7 +18,7 @@ afterAll(async () => {
   for (const a of apps) await a.close().catch(() => {})
   await site.stop()
   rmSync(pgliteDir, { recursive: true, force: true })
-})
+}, 90_000)
 
 it('a crawl killed half way resumes after a restart with every page exactly once', async () => {
   const paths = Array.from({ length: PAGES }, (_, i) => `/p/${i + 1}`)
@@ -61,4 +61,4 @@ it('a crawl killed half way resumes after a restart with every page exactly once
   const refetched = pageFetches.length - new Set(pageFetches).size
   expect(refetched).toBeLessThanOrEqual(Number(env.CRAWLER_CONCURRENCY))
   expect(site.requests.length).toBeGreaterThan(requestsBeforeRestart)
-})
+}, 90_000)

@@ -16,6 +16,11 @@ export interface SourceStats {
   chunks_created: number
 }
 
+/** One page row as the crawler writes it (all columns but the keys and created_at). */
+export type PageUpsert = { url: string } & Required<
+  Pick<Insertable<SourcePagesTable>, 'document_id' | 'etag' | 'last_modified' | 'content_hash' | 'last_status' | 'last_seen_run_id' | 'links'>
+> & { updated_at: Date }
+
 export interface QueueEntry {
   url: string
   depth: number
@@ -187,8 +192,15 @@ export function createSourcesRepo(db: Db) {
         .limit(limit)
         .execute()
     },
-    setQueueState(runId: string, url: string, state: CrawlQueueState, reason: string | null, trx: Executor = db) {
-      return trx.updateTable('crawl_queue').set({ state, reason }).where('run_id', '=', runId).where('url', '=', url).execute()
+    /** Sets the state of many queue rows in one statement. */
+    async setQueueStates(runId: string, rows: { url: string; state: CrawlQueueState; reason: string | null }[], trx: Executor = db): Promise<void> {
+      for (let i = 0; i < rows.length; i += SLICE) {
+        const values = sql.join(rows.slice(i, i + SLICE).map((r) => sql`(${r.url}, ${r.state}, ${r.reason}::text)`))
+        await sql`
+          UPDATE crawl_queue AS q SET state = v.state, reason = v.reason
+          FROM (VALUES ${values}) AS v(url, state, reason)
+          WHERE q.run_id = ${runId} AND q.url = v.url`.execute(trx)
+      }
     },
     /**
      * Claims a redirect target as visited in this run. False when the run already has it (fetched or
@@ -226,18 +238,26 @@ export function createSourcesRepo(db: Db) {
     pages(tenantId: string, sourceId: string, trx: Executor = db) {
       return trx.selectFrom('source_pages').selectAll().where('tenant_id', '=', tenantId).where('source_id', '=', sourceId).execute()
     },
-    upsertPage(
-      tenantId: string,
-      sourceId: string,
-      url: string,
-      values: Omit<Insertable<SourcePagesTable>, 'tenant_id' | 'source_id' | 'url' | 'created_at'> & { updated_at: Date },
-      trx: Executor = db,
-    ) {
-      return trx
-        .insertInto('source_pages')
-        .values({ ...values, tenant_id: tenantId, source_id: sourceId, url, created_at: values.updated_at })
-        .onConflict((oc) => oc.columns(['source_id', 'url']).doUpdateSet(values))
-        .execute()
+    /** Writes many page rows at once, inserting new URLs and updating known ones. */
+    async upsertPages(tenantId: string, sourceId: string, rows: PageUpsert[], trx: Executor = db): Promise<void> {
+      for (let i = 0; i < rows.length; i += SLICE) {
+        await trx
+          .insertInto('source_pages')
+          .values(rows.slice(i, i + SLICE).map((r) => ({ ...r, tenant_id: tenantId, source_id: sourceId, created_at: r.updated_at })))
+          .onConflict((oc) =>
+            oc.columns(['source_id', 'url']).doUpdateSet((eb) => ({
+              document_id: eb.ref('excluded.document_id'),
+              etag: eb.ref('excluded.etag'),
+              last_modified: eb.ref('excluded.last_modified'),
+              content_hash: eb.ref('excluded.content_hash'),
+              last_status: eb.ref('excluded.last_status'),
+              last_seen_run_id: eb.ref('excluded.last_seen_run_id'),
+              links: eb.ref('excluded.links'),
+              updated_at: eb.ref('excluded.updated_at'),
+            })),
+          )
+          .execute()
+      }
     },
     /** Pages this run did not see (gone, no longer linked, now excluded or disallowed). */
     unseenPages(tenantId: string, sourceId: string, runId: string, trx: Executor = db) {
@@ -273,13 +293,14 @@ export function createSourcesRepo(db: Db) {
     },
 
     // ---- page documents (rows of the documents table that this module owns) --------------------------
-    insertDocument(tenantId: string, values: Omit<Insertable<DocumentsTable>, 'tenant_id'>, trx: Executor = db) {
-      return trx
-        .insertInto('documents')
-        .values({ ...values, tenant_id: tenantId })
-        .returning('id')
-        .executeTakeFirstOrThrow()
-        .then((r) => r.id)
+    /** Inserts page documents (ids chosen by the caller, so one statement serves a whole batch). */
+    async insertDocuments(tenantId: string, rows: Insertable<DocumentsTable>[], trx: Executor = db): Promise<void> {
+      for (let i = 0; i < rows.length; i += 100) {
+        await trx
+          .insertInto('documents')
+          .values(rows.slice(i, i + 100).map((r) => ({ ...r, tenant_id: tenantId })))
+          .execute()
+      }
     },
     updateDocument(tenantId: string, sourceId: string, documentId: string, patch: Updateable<DocumentsTable>, trx: Executor = db) {
       return trx

@@ -137,12 +137,20 @@ export function createSourcesService(deps: { db: Db; clock: Clock; queue: JobQue
     uploadedDocuments: (tenantId: string) => repo.uploadedDocuments(tenantId),
 
     async detail(tenantId: string, sourceId: string) {
-      const s = await getOwned(tenantId, sourceId)
-      const [stats, runs, pages] = await Promise.all([
-        repo.stats(tenantId, [s.id]),
-        repo.recentRuns(tenantId, s.id, RECENT_RUNS),
-        repo.pageDocuments(tenantId, s.id),
-      ])
+      // One snapshot: a crawl finishing between the reads must not show a finished run beside a stale source.
+      const { s, stats, runs, pages } = await db
+        .transaction()
+        .setIsolationLevel('repeatable read')
+        .execute(async (trx) => {
+          const s = await repo.findSource(tenantId, sourceId, trx)
+          if (!s) throw notFound('URL source not found')
+          return {
+            s,
+            stats: await repo.stats(tenantId, [s.id], trx),
+            runs: await repo.recentRuns(tenantId, s.id, RECENT_RUNS, trx),
+            pages: await repo.pageDocuments(tenantId, s.id, trx),
+          }
+        })
       return {
         ...presentSource(s, stats.get(s.id)),
         recent_runs: runs.map(presentRun),

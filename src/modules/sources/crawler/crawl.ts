@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import { gunzipSync } from 'node:zlib'
 import type { Logger } from 'pino'
 import type { Db } from '../../../db/client.js'
@@ -6,7 +6,10 @@ import { PG_FOREIGN_KEY_VIOLATION, pgCode } from '../../../db/errors.js'
 import type { JobQueue } from '../../../jobs/queue.js'
 import type { Clock } from '../../../lib/clock.js'
 import { enqueueIndex } from '../../documents/documents.service.js'
-import type { PageRow, RunRow, SourceRow, SourcesRepo } from '../sources.repo.js'
+import type { Insertable } from 'kysely'
+import type { DocumentsTable } from '../../../db/schema/ingestion.js'
+import type { CrawlQueueState } from '../../../db/schema/sources.js'
+import type { PageRow, PageUpsert, QueueEntry, RunRow, SourceRow, SourcesRepo } from '../sources.repo.js'
 import { extractHtml, extractText } from './extract.js'
 import { ALREADY_VISITED, decodeBody, type Fetcher } from './fetcher.js'
 import { frontierEntries, isTransientFailure, nextCrawlAt, siteLinks, type FrontierScope } from './frontier.fns.js'
@@ -46,6 +49,8 @@ const MAX_FAILED_URLS = 500
 const MAX_SITEMAP_FILES = 20
 const MAX_SITEMAP_BYTES = 50 * 1024 * 1024
 const SOURCE_CHECK_MS = 1000
+const FRONTIER_SLICE = 64
+const BATCH_WAIT_MS = 20
 
 type Visit =
   | { type: 'failed'; url: string; depth: number; reason: string; transient: boolean }
@@ -193,123 +198,193 @@ export function createCrawler(deps: CrawlerDeps) {
     }
 
     // ---- recording ---------------------------------------------------------------------------------
-    // Fetches run concurrently; their writes take turns, so two pages of one crawl never contend for
-    // the same rows (tenant lock, queue rows, run counters) and the in-memory state follows commit order.
-    let writes: Promise<unknown> = Promise.resolve()
-    function serial<T>(fn: () => Promise<T>): Promise<T> {
-      const p = writes.then(fn)
-      writes = p.catch(() => {})
-      return p
+    // Fetches run concurrently; their results are written by one writer, a batch of whatever has arrived
+    // per transaction. Pages of one crawl never contend for the same rows (tenant lock, queue rows, run
+    // counters), the in-memory state follows commit order, and a fast site costs one commit per batch
+    // rather than per page. A visit's promise resolves when its batch is committed.
+    let pending: { v: Visit; resolve: () => void; reject: (e: unknown) => void }[] = []
+    let flushing = false
+    function record(v: Visit): Promise<void> {
+      return new Promise<void>((resolve, reject) => {
+        pending.push({ v, resolve, reject })
+        kick()
+      })
     }
-    const record = (v: Visit) => serial(() => recordNow(v))
+    let flushTimer: NodeJS.Timeout | null = null
+    function kick(): void {
+      if (flushing || pending.length === 0) return
+      // Wait (briefly) for the other fetches in flight to land in the same batch: a commit per page costs
+      // more than the whole fetch and extraction of a page on a local site.
+      if (pending.length < inFlight.size) {
+        flushTimer ??= setTimeout(() => {
+          flushTimer = null
+          flush()
+        }, BATCH_WAIT_MS)
+        return
+      }
+      flush()
+    }
+    function flush(): void {
+      if (flushing || pending.length === 0) return
+      if (flushTimer) clearTimeout(flushTimer)
+      flushTimer = null
+      flushing = true
+      const batch = pending
+      pending = []
+      recordBatch(batch.map((b) => b.v))
+        .then(
+          () => batch.forEach((b) => b.resolve()),
+          (err) => batch.forEach((b) => b.reject(err)),
+        )
+        .finally(() => {
+          flushing = false
+          kick()
+        })
+    }
 
-    async function recordNow(v: Visit): Promise<void> {
-      const now = clock.now()
+    interface Batch {
+      trx: Db
+      now: Date
+      found: number
+      indexed: number
+      unchanged: number
+      states: Map<string, { state: CrawlQueueState; reason: string | null }>
+      links: Map<string, QueueEntry>
+      /** Documents of the tenant, counted once per batch when a new page needs room. */
+      tenantDocs: number | null
+      /** Written at the end of the batch, a statement for all. */
+      newDocuments: Insertable<DocumentsTable>[]
+      pages: Map<string, PageUpsert>
+      toIndex: string[]
+    }
+
+    async function recordBatch(visits: Visit[]): Promise<void> {
       await db.transaction().execute(async (trx) => {
-        let found = 0
-        let indexed = 0
-        let unchanged = 0
-        const seen = (url: string, values: Partial<Pick<PageRow, 'etag' | 'last_modified' | 'content_hash' | 'document_id' | 'last_status' | 'links'>>) => {
-          const prev = known.get(url)
-          const links = values.links ?? prev?.links ?? []
-          const row = {
-            links: JSON.stringify(links),
-            document_id: values.document_id !== undefined ? values.document_id : (prev?.document_id ?? null),
-            etag: values.etag !== undefined ? values.etag : (prev?.etag ?? null),
-            last_modified: values.last_modified !== undefined ? values.last_modified : (prev?.last_modified ?? null),
-            content_hash: values.content_hash !== undefined ? values.content_hash : (prev?.content_hash ?? null),
-            last_status: values.last_status !== undefined ? values.last_status : (prev?.last_status ?? null),
-            last_seen_run_id: runId,
-            updated_at: now,
-          }
-          known.set(url, { ...(prev ?? { id: '', tenant_id: tenantId, source_id: sourceId, url, excluded: false, created_at: now }), ...row, links })
-          return repo.upsertPage(tenantId, sourceId, url, row, trx)
+        const b: Batch = {
+          trx,
+          now: clock.now(),
+          found: 0,
+          indexed: 0,
+          unchanged: 0,
+          states: new Map(),
+          links: new Map(),
+          tenantDocs: null,
+          newDocuments: [],
+          pages: new Map(),
+          toIndex: [],
         }
-
-        if (v.type === 'known') {
-          await repo.setQueueState(runId, v.url, 'done', null, trx)
-          return
-        }
-        if (v.type === 'failed') {
-          await repo.setQueueState(runId, v.url, 'failed', v.reason, trx)
-          // A page that timed out keeps its content; one that is gone is removed when the run ends.
-          if (v.transient && known.get(v.url)?.document_id) await seen(v.url, {})
-          return
-        }
-
-        // A redirect lands on a URL the run may already have (or will meet later): store it once.
-        if (v.finalUrl !== v.url) {
-          await repo.setQueueState(runId, v.url, 'done', null, trx)
-          if (!(await repo.claimVisited(runId, v.finalUrl, v.depth, trx))) return
-          if (v.depth === 0 && siteKey(v.finalUrl) !== scope.site) {
-            scope.site = siteKey(v.finalUrl)
-            await repo.updateRun(tenantId, runId, { site: scope.site }, trx)
-          }
-        } else {
-          await repo.setQueueState(runId, v.url, 'done', null, trx)
-        }
-        const url = v.finalUrl
-        visited.add(url)
-
-        if (v.type === 'skipped') {
-          await repo.setQueueState(runId, v.url, 'skipped', v.reason, trx)
-        } else if (v.type === 'not_modified') {
-          if (known.get(url)?.document_id) {
-            await seen(url, { etag: v.etag, last_modified: v.lastModified, last_status: 304 })
-            found++
-            unchanged++
-          }
-        } else {
-          const prev = known.get(url)
-          const duplicateOf = hashes.get(v.hash)
-          if (duplicateOf && duplicateOf !== url) {
-            await repo.setQueueState(runId, v.url, 'skipped', `duplicate of ${duplicateOf}`, trx)
-          } else if (prev?.document_id && prev.content_hash === v.hash) {
-            await seen(url, { etag: v.etag, last_modified: v.lastModified, last_status: v.status, links: siteLinks(v.links, scope.site) })
-            hashes.set(v.hash, url)
-            found++
-            unchanged++
-          } else {
-            const doc = {
-              filename: (v.title ?? pageLabel(url)).slice(0, 255),
-              title: v.title,
-              source_url: url,
-              parsed_text: v.markdown,
-              content_hash: v.hash,
-              size_bytes: Buffer.byteLength(v.markdown),
-              status: 'processing' as const,
-              error_message: null,
-              updated_at: now,
-            }
-            let documentId = prev?.document_id ? ((await repo.updateDocument(tenantId, sourceId, prev.document_id, doc, trx))?.id ?? null) : null
-            if (!documentId) {
-              const refusal = await newPageRefusal(trx)
-              if (refusal) {
-                await repo.setQueueState(runId, v.url, 'skipped', refusal, trx)
-                return
-              }
-              documentId = await repo.insertDocument(tenantId, { ...doc, file_type: 'url', source_id: sourceId, lang: null, indexed_at: null, created_at: now }, trx)
-            }
-            await seen(url, { document_id: documentId, etag: v.etag, last_modified: v.lastModified, content_hash: v.hash, last_status: v.status, links: siteLinks(v.links, scope.site) })
-            await enqueueIndex(queue, tenantId, documentId, trx)
-            hashes.set(v.hash, url)
-            found++
-            indexed++
-          }
-        }
-        // A 304 has no body: the links remembered from the page's last fetch lead the crawl on.
-        const links = v.type === 'not_modified' ? (known.get(url)?.links ?? []) : v.links
-        const entries = frontierEntries(links, v.depth + 1, scope)
-        if (entries.length) await repo.enqueueUrls(runId, entries, trx)
-        if (found) current = await repo.addToRun(tenantId, runId, { found, indexed, unchanged }, trx)
+        for (const v of visits) await recordOne(v, b)
+        await repo.insertDocuments(tenantId, b.newDocuments, trx)
+        await repo.upsertPages(tenantId, sourceId, [...b.pages.values()], trx)
+        for (const documentId of b.toIndex) await enqueueIndex(queue, tenantId, documentId, trx)
+        await repo.setQueueStates(runId, [...b.states].map(([url, s]) => ({ url, ...s })), trx)
+        // Links go in after the states: a link to a URL this batch just finished is already in the queue.
+        if (b.links.size) await repo.enqueueUrls(runId, [...b.links.values()], trx)
+        if (b.found) current = await repo.addToRun(tenantId, runId, { found: b.found, indexed: b.indexed, unchanged: b.unchanged }, trx)
       })
     }
 
+    async function recordOne(v: Visit, b: Batch): Promise<void> {
+      const { trx, now } = b
+      const state = (url: string, st: CrawlQueueState, reason: string | null = null): void => void b.states.set(url, { state: st, reason })
+      const seen = (url: string, values: Partial<Pick<PageRow, 'etag' | 'last_modified' | 'content_hash' | 'document_id' | 'last_status' | 'links'>>) => {
+        const prev = known.get(url)
+        const links = values.links ?? prev?.links ?? []
+        const row = {
+          links: JSON.stringify(links),
+          document_id: values.document_id !== undefined ? values.document_id : (prev?.document_id ?? null),
+          etag: values.etag !== undefined ? values.etag : (prev?.etag ?? null),
+          last_modified: values.last_modified !== undefined ? values.last_modified : (prev?.last_modified ?? null),
+          content_hash: values.content_hash !== undefined ? values.content_hash : (prev?.content_hash ?? null),
+          last_status: values.last_status !== undefined ? values.last_status : (prev?.last_status ?? null),
+          last_seen_run_id: runId,
+          updated_at: now,
+        }
+        known.set(url, { ...(prev ?? { id: '', tenant_id: tenantId, source_id: sourceId, url, excluded: false, created_at: now }), ...row, links })
+        b.pages.set(url, { url, ...row })
+      }
+
+      if (v.type === 'known') return state(v.url, 'done')
+      if (v.type === 'failed') {
+        state(v.url, 'failed', v.reason)
+        // A page that timed out keeps its content; one that is gone is removed when the run ends.
+        if (v.transient && known.get(v.url)?.document_id) seen(v.url, {})
+        return
+      }
+
+      // A redirect lands on a URL the run may already have (or will meet later): store it once. `visited`
+      // covers this process (and this batch); claimVisited the rows committed before a restart.
+      state(v.url, 'done')
+      const url = v.finalUrl
+      if (visited.has(url)) return
+      if (url !== v.url) {
+        if (!(await repo.claimVisited(runId, url, v.depth, trx))) return
+        if (v.depth === 0 && siteKey(url) !== scope.site) {
+          scope.site = siteKey(url)
+          await repo.updateRun(tenantId, runId, { site: scope.site }, trx)
+        }
+      }
+      visited.add(url)
+
+      if (v.type === 'skipped') {
+        state(v.url, 'skipped', v.reason)
+      } else if (v.type === 'not_modified') {
+        if (known.get(url)?.document_id) {
+          seen(url, { etag: v.etag, last_modified: v.lastModified, last_status: 304 })
+          b.found++
+          b.unchanged++
+        }
+      } else {
+        const prev = known.get(url)
+        const duplicateOf = hashes.get(v.hash)
+        if (duplicateOf && duplicateOf !== url) {
+          state(v.url, 'skipped', `duplicate of ${duplicateOf}`)
+        } else if (prev?.document_id && prev.content_hash === v.hash) {
+          seen(url, { etag: v.etag, last_modified: v.lastModified, last_status: v.status, links: siteLinks(v.links, scope.site) })
+          hashes.set(v.hash, url)
+          b.found++
+          b.unchanged++
+        } else {
+          const doc = {
+            filename: (v.title ?? pageLabel(url)).slice(0, 255),
+            title: v.title,
+            source_url: url,
+            parsed_text: v.markdown,
+            content_hash: v.hash,
+            size_bytes: Buffer.byteLength(v.markdown),
+            status: 'processing' as const,
+            error_message: null,
+            updated_at: now,
+          }
+          let documentId = prev?.document_id ? ((await repo.updateDocument(tenantId, sourceId, prev.document_id, doc, trx))?.id ?? null) : null
+          if (!documentId) {
+            const refusal = await newPageRefusal(b)
+            if (refusal) return state(v.url, 'skipped', refusal)
+            documentId = randomUUID()
+            b.newDocuments.push({ ...doc, id: documentId, tenant_id: tenantId, file_type: 'url', source_id: sourceId, lang: null, indexed_at: null, created_at: now })
+            b.tenantDocs!++
+          }
+          seen(url, { document_id: documentId, etag: v.etag, last_modified: v.lastModified, content_hash: v.hash, last_status: v.status, links: siteLinks(v.links, scope.site) })
+          b.toIndex.push(documentId)
+          hashes.set(v.hash, url)
+          b.found++
+          b.indexed++
+        }
+      }
+      // A 304 has no body: the links remembered from the page's last fetch lead the crawl on.
+      const links = v.type === 'not_modified' ? (known.get(url)?.links ?? []) : v.links
+      for (const e of frontierEntries(links, v.depth + 1, scope)) if (!b.links.has(e.url)) b.links.set(e.url, e)
+    }
+
     /** Why a new page cannot be added (page cap of the source, document capacity of the tenant), or null. */
-    async function newPageRefusal(trx: Db): Promise<string | null> {
-      if (current!.pages_found >= limits.maxPages) return `page limit of ${limits.maxPages} reached`
-      await repo.lockTenant(tenantId, trx)
-      if ((await repo.countTenantDocuments(tenantId, trx)) >= settings.maxDocumentsPerTenant) {
+    async function newPageRefusal(b: Batch): Promise<string | null> {
+      if (current!.pages_found + b.found >= limits.maxPages) return `page limit of ${limits.maxPages} reached`
+      if (b.tenantDocs === null) {
+        // Uploads take the same lock, so files and pages cannot overshoot the limit together.
+        await repo.lockTenant(tenantId, b.trx)
+        b.tenantDocs = await repo.countTenantDocuments(tenantId, b.trx)
+      }
+      if (b.tenantDocs >= settings.maxDocumentsPerTenant) {
         limits.tenantCapHit++
         return `document limit of ${settings.maxDocumentsPerTenant} per account reached`
       }
@@ -318,6 +393,7 @@ export function createCrawler(deps: CrawlerDeps) {
 
     // ---- the loop ----------------------------------------------------------------------------------
     const inFlight = new Map<string, Promise<void>>()
+    let frontier: { url: string; depth: number }[] = []
     let failure: unknown = null
     let lastSourceCheck = 0
     let stop: 'deleted' | 'paused' | null = null
@@ -333,11 +409,16 @@ export function createCrawler(deps: CrawlerDeps) {
       const room = Math.min(settings.concurrency - inFlight.size, limits.maxPages - current.pages_found - inFlight.size)
       let skippedOnly = false
       if (room > 0) {
-        const rows = (await repo.nextPending(runId, room + inFlight.size)).filter((r) => !inFlight.has(r.url)).slice(0, room)
+        // The frontier is read ahead in slices, so the loop does not wait on the database for every URL.
+        if (frontier.length < room) {
+          frontier = (await repo.nextPending(runId, FRONTIER_SLICE + inFlight.size)).filter((r) => !inFlight.has(r.url) && !visited.has(r.url))
+        }
+        const rows = frontier.splice(0, room).filter((r) => !inFlight.has(r.url) && !visited.has(r.url))
+        if (rows.length === 0 && frontier.length > 0) continue
         for (const row of rows) {
           // At the account's document limit only pages the source already has are worth fetching.
           if (limits.tenantCapHit && !known.get(row.url)?.document_id) {
-            await serial(() => repo.setQueueState(runId, row.url, 'skipped', `document limit of ${settings.maxDocumentsPerTenant} per account reached`))
+            await record({ type: 'failed', url: row.url, depth: row.depth, reason: `document limit of ${settings.maxDocumentsPerTenant} per account reached`, transient: false })
             skippedOnly = true
             continue
           }

@@ -102,6 +102,10 @@ async function readLimited(body: Readable, encoding: string, maxBytes: number, s
   if (enc === 'gzip' || enc === 'x-gzip') stream = body.pipe(createGunzip())
   else if (enc === 'deflate') stream = body.pipe(createInflate())
   else if (enc === 'br') stream = body.pipe(createBrotliDecompress())
+  if (signal.aborted) {
+    body.destroy()
+    throw signal.reason instanceof Error ? signal.reason : new Error('aborted')
+  }
   const chunks: Buffer[] = []
   let size = 0
   const onAbort = () => stream.destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'))
