@@ -2,7 +2,7 @@
  * Retrieval quality on a BEIR-format folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv):
  *
  *   npm run eval:retrieval -- ../shared/data/retrieval/beir-scifact [--split train] [--mode bm25|tsrank|both]
- *        [--db postgres://...] [--k1 1.2] [--b 0.75] [--limit-docs N] [--limit-queries N] [--keep]
+ *        [--db postgres://...] [--k1 1.2] [--b 0.75] [--limit-docs N] [--limit-queries N] [--budget 1000] [--keep] [--tenant <id of a kept index>]
  *
  * The corpus is indexed THROUGH THE REAL CODE: the documents service's indexText (the same chunking,
  * tsvector configuration and SQL as uploads; the lexical statistics follow by trigger), into an embedded
@@ -34,10 +34,12 @@ interface Args {
   limitDocs?: number
   limitQueries?: number
   keep: boolean
+  budget: number
+  tenant?: string
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { dir: '', split: 'train', mode: 'both', k1: DEFAULT_BM25.k1, b: DEFAULT_BM25.b, keep: false }
+  const a: Args = { dir: '', split: 'train', mode: 'both', k1: DEFAULT_BM25.k1, b: DEFAULT_BM25.b, keep: false, budget: 1000 }
   for (let i = 0; i < argv.length; i++) {
     const v = argv[i]!
     const next = () => argv[++i] ?? ''
@@ -49,6 +51,8 @@ function parseArgs(argv: string[]): Args {
     else if (v === '--limit-docs') a.limitDocs = Number(next())
     else if (v === '--limit-queries') a.limitQueries = Number(next())
     else if (v === '--keep') a.keep = true
+    else if (v === '--budget') a.budget = Number(next())
+    else if (v === '--tenant') a.tenant = next()
     else if (!v.startsWith('--')) a.dir = v
   }
   if (!a.dir) {
@@ -120,7 +124,8 @@ async function main() {
   const log = pino({ level: 'silent' })
   const handle = await openDatabase({ url: args.db ?? process.env.DATABASE_URL, pgliteDir: 'memory', poolSize: 4 })
   const db = handle.db
-  const tenantId = await newTenant(db)
+  const tenantId = args.tenant ?? (await newTenant(db))
+  if (args.tenant) args.keep = true
   try {
     let corpus = readJsonl<{ _id: string; title?: string; text: string }>(join(args.dir, 'corpus.jsonl'))
     const queries = new Map(readJsonl<{ _id: string; text: string }>(join(args.dir, 'queries.jsonl')).map((q) => [q._id, q.text]))
@@ -146,6 +151,13 @@ async function main() {
     const docIdToBeir = new Map<string, string>()
     let chunks = 0
     let skipped = 0
+    if (args.tenant) {
+      // an index kept by an earlier run (--keep): map its documents back to the corpus ids
+      for (const d of await db.selectFrom('documents').select(['id', 'filename']).where('tenant_id', '=', tenantId).execute()) {
+        docIdToBeir.set(d.id, d.filename.replace(/\.txt$/, ''))
+      }
+      corpus = []
+    }
     for (const [i, d] of corpus.entries()) {
       try {
         const r = await documents.indexText(tenantId, { filename: `${d._id}.txt`, title: d.title || null, text: d.text || d.title || '-' }, { embed: false, enforceCapacity: false })
@@ -164,7 +176,7 @@ async function main() {
       llm: { embed: async () => ({ vectors: [], usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 } }) },
       features: handle.features,
       embeddingModel: 'none',
-      lexicalBudget: 3000,
+      lexicalBudget: args.budget,
       vectorCacheBytes: 0,
       bm25: { k1: args.k1, b: args.b },
     })

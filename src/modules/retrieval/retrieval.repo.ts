@@ -70,8 +70,17 @@ export function createRetrievalRepo(db: Db, features: { vector: boolean }) {
      * them A, ts_filter keeps A: the query lexemes plus the few title lexemes the indexer weighted A,
      * which the join then drops), so only a handful of lexemes per candidate are unnested.
      */
-    async bm25(tenantId: string, plan: QueryPlan, k: number, p: Bm25Params): Promise<{ rows: ScoredChunk[]; candidates: number }> {
-      if (plan.essential.length === 0) return { rows: [], candidates: 0 }
+    async bm25(
+      tenantId: string,
+      plan: QueryPlan,
+      k: number,
+      p: Bm25Params,
+      /** Candidates: chunks with one of these terms (default the plan's essential ones) ... */
+      include: string[] = plan.essential.map((t) => t.term),
+      /** ... and none of these (scored in an earlier round). */
+      exclude: string[] = [],
+    ): Promise<{ rows: ScoredChunk[]; candidates: number }> {
+      if (include.length === 0) return { rows: [], candidates: 0 }
       const terms = plan.terms.map((t) => t.term)
       const idfs = plan.terms.map((t) => t.idf)
       const { rows } = await sql<ScoredChunk & { total: number }>`
@@ -80,7 +89,8 @@ export function createRetrievalRepo(db: Db, features: { vector: boolean }) {
           SELECT c.id, c.document_id, greatest(c.token_count, 1)::float8 AS len,
                  ts_filter(setweight(c.tsv, 'A', ${terms}::text[]), '{a}') AS qv
           FROM chunks c
-          WHERE c.tenant_id = ${tenantId} AND c.tsv @@ ${orQuery(plan.essential.map((t) => t.term))}::tsquery
+          WHERE c.tenant_id = ${tenantId} AND c.tsv @@ ${orQuery(include)}::tsquery
+            ${exclude.length ? sql`AND NOT (c.tsv @@ ${orQuery(exclude)}::tsquery)` : sql``}
         )
         SELECT cand.id, cand.document_id,
                sum(w.idf * (f.tf * ${p.k1 + 1}::float8) / (f.tf + ${p.k1}::float8 * (${1 - p.b}::float8 + ${p.b}::float8 * cand.len / ${plan.avgdl}::float8)))::float8 AS score,

@@ -78,19 +78,31 @@ export function createRetrievalService(deps: RetrievalDeps) {
   const params = deps.bm25 ?? DEFAULT_BM25
   const cache = new VectorCache(deps.vectorCacheBytes)
 
-  /** BM25 top-k, exact by MaxScore: widens the candidate budget when the bound is not met. */
+  /**
+   * BM25 top-k, exact by MaxScore. The first round scores the chunks holding the rarest terms (within the
+   * row budget); when the k-th score cannot be proven to beat every other chunk, the next round adds
+   * terms and scores only the chunks the earlier rounds did not see. After three rounds the best found
+   * is returned (in practice the bound holds after one or two).
+   */
   async function bm25TopK(tenantId: string, corpus: CorpusRow, terms: TermStat[], k: number): Promise<{ rows: ScoredChunk[]; plan: QueryPlan }> {
     let budget = deps.lexicalBudget
-    let last: { rows: ScoredChunk[]; plan: QueryPlan } | null = null
-    for (let round = 0; round < 3; round++) {
-      const plan = planQuery(terms, corpus, budget, params)
-      if (plan.terms.length === 0) return { rows: [], plan }
-      const { rows, candidates } = await repo.bm25(tenantId, plan, k, params)
-      last = { rows, plan }
-      if (isExact(plan, rows[k - 1]?.score, k, candidates)) break
-      budget *= 8
+    let seen: string[] = []
+    let merged: ScoredChunk[] = []
+    let candidates = 0
+    let plan = planQuery(terms, corpus, budget, params)
+    for (let round = 0; round < 3 && plan.terms.length > 0; round++) {
+      const include = plan.essential.map((t) => t.term).filter((t) => !seen.includes(t))
+      if (include.length > 0) {
+        const r = await repo.bm25(tenantId, plan, k, params, include, seen)
+        candidates += r.candidates
+        merged = [...merged, ...r.rows].sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1)).slice(0, k)
+        seen = plan.essential.map((t) => t.term)
+      }
+      if (isExact(plan, merged[k - 1]?.score, k, candidates)) break
+      budget *= 4
+      plan = planQuery(terms, corpus, budget, params)
     }
-    return last!
+    return { rows: merged, plan }
   }
 
   async function vectors(
