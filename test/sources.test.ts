@@ -206,9 +206,15 @@ describe('crawling a website end to end', () => {
   })
 
   it('lists the source with uploaded documents, and the static path is not taken for a document id', async () => {
+    const form = new FormData()
+    form.append('file', new Blob(['# Handbook\n\nHow we answer support questions, step by step.']), 'handbook.md')
+    const upload = await tenant.api.post('/documents', form)
+    expect(upload.status).toBe(201)
     const r = await tenant.api.get('/documents/sources')
     expect(r.status).toBe(200)
-    expect(r.body.documents).toEqual([])
+    // uploaded files only: the crawled pages are under their source
+    expect(r.body.documents.map((d: { id: string; filename: string }) => [d.id, d.filename])).toEqual([[upload.body.id, 'handbook.md']])
+    expect(r.body.documents[0]).toMatchObject({ source_id: null, file_type: 'markdown' })
     expect(r.body.url_sources).toHaveLength(1)
     expect(r.body.url_sources[0]).toMatchObject({ id: sourceId, pages_found: EXPECTED_PAGES.length, schedule: 'daily' })
     expect(r.body.url_sources[0].next_crawl_at).not.toBeNull()

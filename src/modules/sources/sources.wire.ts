@@ -1,11 +1,20 @@
+import type { FastifyPluginAsync } from 'fastify'
 import type { AppContext } from '../../context.js'
 import type { Guards } from '../../http/auth.js'
 import { createCrawler, type CrawlerDeps } from './crawler/crawl.js'
-import { createFetcher } from './crawler/fetcher.js'
+import { createFetcher, type Fetcher } from './crawler/fetcher.js'
 import { sourcesJobs } from './sources.jobs.js'
 import { createSourcesRepo } from './sources.repo.js'
 import { sourcesRoutes } from './sources.routes.js'
 import { createSourcesService } from './sources.service.js'
+
+/** The crawler's connection pool closes with the app. */
+const withFetcherClosed =
+  (routes: FastifyPluginAsync<any>, fetcher: Fetcher): FastifyPluginAsync =>
+  async (app, opts) => {
+    app.addHook('onClose', async () => fetcher.close())
+    await routes(app, opts)
+  }
 
 export const crawlerUserAgent = (configured: string, publicBaseUrl: string): string =>
   configured || `SupportBotCrawler/0.1${publicBaseUrl ? ` (+${publicBaseUrl})` : ''}`
@@ -41,7 +50,7 @@ export function wireSources(ctx: AppContext, guards: Guards, deps: Pick<CrawlerD
   const sources = createSourcesService({ db, clock, queue, repo, defaultMaxPages: config.CRAWLER_DEFAULT_MAX_PAGES })
   return {
     sources,
-    routes: sourcesRoutes({ guards, sources }),
+    routes: withFetcherClosed(sourcesRoutes({ guards, sources }), fetcher),
     jobs: sourcesJobs({ crawler, sources }),
   }
 }

@@ -116,6 +116,8 @@ export function createCrawler(deps: CrawlerDeps) {
     const hashes = new Map<string, string>()
     // URLs fetched in this run, so a redirect to one of them is not followed again (claimVisited is the guard).
     const visited = new Set<string>()
+    // Redirect targets already fetched in this run but not yet recorded: the loop does not fetch them again.
+    const reached = new Set<string>()
     for (const p of await repo.pages(tenantId, sourceId)) {
       if (p.excluded) ownerExcluded.add(p.url)
       else known.set(p.url, p)
@@ -135,13 +137,20 @@ export function createCrawler(deps: CrawlerDeps) {
     // ---- visiting ----------------------------------------------------------------------------------
     async function hopCheck(url: string, depth: number): Promise<string | null> {
       // The start URL may move the crawl to another host (example.com -> www.example.org); its pages follow.
-      if (visited.has(url)) return ALREADY_VISITED
+      if (visited.has(url) || reached.has(url) || inFlight.has(url)) return ALREADY_VISITED
       if (depth > 0 && !sameSite(url, scope.site)) return 'off-site'
       if (ownerExcluded.has(url) || scope.isExcluded(url)) return 'excluded'
       return (await robots.rules(url)).check(url)
     }
 
     async function visit(url: string, depth: number): Promise<Visit> {
+      const v = await fetchAndExtract(url, depth)
+      // Only results that claim their redirect target when recorded may keep the loop off that URL.
+      if ((v.type === 'page' || v.type === 'skipped' || v.type === 'not_modified') && v.finalUrl !== url) reached.add(v.finalUrl)
+      return v
+    }
+
+    async function fetchAndExtract(url: string, depth: number): Promise<Visit> {
       const rules = await robots.rules(url)
       const blocked = rules.check(url)
       if (blocked) return { type: 'failed', url, depth, reason: blocked, transient: /unavailable/.test(blocked) }
@@ -411,9 +420,9 @@ export function createCrawler(deps: CrawlerDeps) {
       if (room > 0) {
         // The frontier is read ahead in slices, so the loop does not wait on the database for every URL.
         if (frontier.length < room) {
-          frontier = (await repo.nextPending(runId, FRONTIER_SLICE + inFlight.size)).filter((r) => !inFlight.has(r.url) && !visited.has(r.url))
+          frontier = (await repo.nextPending(runId, FRONTIER_SLICE + inFlight.size)).filter((r) => !inFlight.has(r.url) && !visited.has(r.url) && !reached.has(r.url))
         }
-        const rows = frontier.splice(0, room).filter((r) => !inFlight.has(r.url) && !visited.has(r.url))
+        const rows = frontier.splice(0, room).filter((r) => !inFlight.has(r.url) && !visited.has(r.url) && !reached.has(r.url))
         if (rows.length === 0 && frontier.length > 0) continue
         for (const row of rows) {
           // At the account's document limit only pages the source already has are worth fetching.
