@@ -74,7 +74,7 @@ describe('durability', () => {
       await smtp.stop()
       rmSync(dir, { recursive: true, force: true })
     }
-  })
+  }, 90_000) // two databases on disk: initdb takes seconds on a busy machine
 
   it('runs alone with `npm run worker` (src/worker.ts) and stops cleanly on SIGTERM', async () => {
     const smtp = await new FakeSmtp().start()
@@ -116,7 +116,7 @@ describe('durability', () => {
       await smtp.stop()
       rmSync(dataDir, { recursive: true, force: true })
     }
-  }, 40_000)
+  }, 90_000)
 })
 
 describe('retries', () => {
@@ -124,7 +124,7 @@ describe('retries', () => {
     const attempts: number[] = []
     const id = run()
     const worker = workerWith([
-      defineJob({
+      defineJob<'test.flaky'>({
         kind: 'test.flaky',
         backoffSeconds: (n) => 10 * n,
         async handler(p, ctx) {
@@ -159,7 +159,7 @@ describe('retries', () => {
     const id = run()
     let calls = 0
     const worker = workerWith([
-      defineJob({
+      defineJob<'test.broken'>({
         kind: 'test.broken',
         backoffSeconds: () => 1,
         async handler(p) {
@@ -168,7 +168,7 @@ describe('retries', () => {
           throw new Error('still broken')
         },
       }),
-      defineJob({
+      defineJob<'test.count'>({
         kind: 'test.count',
         async handler(p) {
           if (p.run === id) throw new PermanentJobError('bad payload')
@@ -207,7 +207,7 @@ describe('concurrency', () => {
     const executions = new Map<number, number>()
     const byWorker = [0, 0]
     const def = (w: number) =>
-      defineJob({
+      defineJob<'test.count'>({
         kind: 'test.count',
         async handler(p) {
           if (p.run !== id) return
@@ -238,7 +238,7 @@ describe('concurrency', () => {
     const id = run()
     const ran: string[] = []
     const def = (name: string) =>
-      defineJob({
+      defineJob<'test.count'>({
         kind: 'test.count',
         async handler(p) {
           if (p.run === id) ran.push(name)
@@ -272,7 +272,7 @@ describe('enqueueing', () => {
     expect(rows).toHaveLength(1)
 
     const seen: number[] = []
-    await workerWith([defineJob({ kind: 'test.count', handler: async (p) => void (p.run === id && seen.push(p.n)) })]).drain()
+    await workerWith([defineJob<'test.count'>({ kind: 'test.count', handler: async (p) => void (p.run === id && seen.push(p.n)) })]).drain()
     expect(seen).toEqual([1])
     const third = await t.ctx.queue.enqueue('test.count', { n: 3, run: id }, { dedupeKey: key })
     expect(third).toEqual(expect.any(String))
@@ -293,7 +293,7 @@ describe('enqueueing', () => {
   it('runs a job only once it is due (runAt)', async () => {
     const id = run()
     const seen: number[] = []
-    const worker = workerWith([defineJob({ kind: 'test.count', handler: async (p) => void (p.run === id && seen.push(p.n)) })])
+    const worker = workerWith([defineJob<'test.count'>({ kind: 'test.count', handler: async (p) => void (p.run === id && seen.push(p.n)) })])
     await t.ctx.queue.enqueue('test.count', { n: 1, run: id }, { runAt: new Date(t.clock.now().getTime() + 60_000) })
     await worker.drain()
     expect(seen).toEqual([])
@@ -304,7 +304,7 @@ describe('enqueueing', () => {
 
   it('keeps exactly one pending instance of a recurring job and reschedules it after each run', async () => {
     let runs = 0
-    const worker = workerWith([defineJob({ kind: 'test.tick', everySeconds: 300, handler: async () => void runs++ })])
+    const worker = workerWith([defineJob<'test.tick'>({ kind: 'test.tick', everySeconds: 300, handler: async () => void runs++ })])
     const pending = () =>
       t.ctx.db.selectFrom('jobs').selectAll().where('kind', '=', 'test.tick').where('status', 'in', ['queued', 'running']).execute()
     await worker.start()
@@ -314,7 +314,7 @@ describe('enqueueing', () => {
       const [next] = await pending()
       expect(next!.run_at.getTime() - t.clock.now().getTime()).toBeGreaterThan(290_000)
       // A second worker starting up does not add another instance.
-      const other = workerWith([defineJob({ kind: 'test.tick', everySeconds: 300, handler: async () => void runs++ })])
+      const other = workerWith([defineJob<'test.tick'>({ kind: 'test.tick', everySeconds: 300, handler: async () => void runs++ })])
       await other.start()
       await other.stop()
       expect(await pending()).toHaveLength(1)

@@ -31,10 +31,14 @@ const pgTypes = {
   },
 }
 
+/** A migrated, empty in-memory PGlite as a data-dir image (see openDatabase). */
+let memoryImage: Promise<Blob | File | undefined> = Promise.resolve(undefined)
+
 export async function openDatabase(opts: DatabaseOptions): Promise<DatabaseHandle> {
   let db: Db
   let kind: DatabaseHandle['kind']
   let closeDriver: () => Promise<void>
+  let makeImage: (() => Promise<Blob | File>) | null = null
   if (opts.url) {
     const pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10, types: pgTypes as never })
     // An idle client losing its connection must not crash the process.
@@ -50,10 +54,14 @@ export async function openDatabase(opts: DatabaseOptions): Promise<DatabaseHandl
       mkdirSync(opts.pgliteDir, { recursive: true })
       dataDir = opts.pgliteDir
     }
-    const pglite = await PGlite.create({ dataDir, extensions: { vector } })
+    // In-memory databases (tests) start from a migrated image made once per process: initdb in WebAssembly
+    // takes seconds, loading an image well under one.
+    const image = dataDir === undefined ? await memoryImage : undefined
+    const pglite = await PGlite.create({ dataDir, extensions: { vector }, ...(image ? { loadDataDir: image } : {}) })
     db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) })
     kind = 'pglite'
     closeDriver = () => pglite.close()
+    if (dataDir === undefined && !image) makeImage = () => pglite.dumpDataDir('none')
   }
   try {
     await migrate(db)
@@ -61,6 +69,11 @@ export async function openDatabase(opts: DatabaseOptions): Promise<DatabaseHandl
     await db.destroy().catch(() => {})
     await closeDriver().catch(() => {})
     throw err
+  }
+  if (makeImage) {
+    const made = makeImage().catch(() => undefined)
+    memoryImage = made
+    await made
   }
   const ext = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_extension WHERE extname = 'vector'`.execute(db)
   let closing: Promise<void> | null = null
