@@ -30,7 +30,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     CREATE FUNCTION lexical_lock(tenants uuid[]) RETURNS void LANGUAGE plpgsql AS $$
     DECLARE t uuid;
     BEGIN
-      FOREACH t IN ARRAY (SELECT array_agg(DISTINCT x ORDER BY x) FROM unnest(tenants) x) LOOP
+      -- array_agg over no rows is NULL and FOREACH refuses NULL: statements touching no chunk must pass.
+      FOREACH t IN ARRAY coalesce((SELECT array_agg(DISTINCT x ORDER BY x) FROM unnest(tenants) x), '{}'::uuid[]) LOOP
         PERFORM pg_advisory_xact_lock(hashtext('lexical_stats'), hashtext(t::text));
       END LOOP;
     END $$;
