@@ -57,7 +57,7 @@ const sessionNotFound = () => new AppError(404, 'session_not_found', 'Session no
 export function createWidgetService(deps: {
   clock: Clock
   bots: Pick<BotsRepo, 'findByPublicId'>
-  tenants: Pick<TenantsService, 'tenantOr404' | 'llmKey' | 'signingSecrets'>
+  tenants: Pick<TenantsService, 'tenantOr404' | 'signingSecrets'>
   chat: ChatPort
   repo: WidgetRepo
 }) {
@@ -70,11 +70,11 @@ export function createWidgetService(deps: {
     return session
   }
 
-  /** A tenant that may answer: active (else 403) and with a language-model key (else 400). */
+  /** A tenant that may answer: active (else 403) and with a language-model key (else 400). One read, no decryption. */
   async function answeringTenant(tenantId: string): Promise<void> {
     const tenant = await tenants.tenantOr404(tenantId)
     if (!tenant.is_active) throw forbidden('Tenant is inactive', 'tenant_inactive')
-    if (!(await tenants.llmKey(tenantId))) throw badRequest('The bot has no language-model API key configured', 'llm_key_missing')
+    if (!tenant.llm_key_enc) throw badRequest('The bot has no language-model API key configured', 'llm_key_missing')
   }
 
   return {
@@ -122,22 +122,22 @@ export function createWidgetService(deps: {
 
     /**
      * Everything that can fail before the answer stream opens, so it fails as a plain HTTP error: the
-     * message, the session (this bot's, still open), the tenant. A turn without a session starts one.
+     * message, the session (this bot's, still open), the tenant. Kept to two reads so the stream opens
+     * fast; a turn without a session gets its (anonymous) session from the pipeline, after the stream
+     * opened, and learns its id from the done frame.
      */
     async prepareTurn(bot: BotRow, input: { sessionId?: string; message?: string; locale?: string }) {
       const message = checkMessage(input.message)
-      if (input.sessionId) {
-        const session = await botSession(bot, input.sessionId)
-        if (session.chat_ended) throw new AppError(409, 'session_closed', 'This chat has ended; start a new session', { coded: true })
-      }
-      await answeringTenant(bot.tenant_id)
-      const sessionId =
-        input.sessionId ??
-        (await chat.createSession({ tenantId: bot.tenant_id, botId: bot.id, channel: 'widget', mode: 'anonymous', locale: input.locale ?? null })).id
-      return { sessionId, message, locale: input.locale ?? null }
+      // Both reads at once; the session's verdict wins when both fail, so the answer does not depend on timing.
+      const [sessionR, tenantR] = await Promise.allSettled([input.sessionId ? botSession(bot, input.sessionId) : null, answeringTenant(bot.tenant_id)])
+      if (sessionR.status === 'rejected') throw sessionR.reason
+      if (tenantR.status === 'rejected') throw tenantR.reason
+      const session = sessionR.value
+      if (session?.chat_ended) throw new AppError(409, 'session_closed', 'This chat has ended; start a new session', { coded: true })
+      return { sessionId: input.sessionId ?? null, message, locale: input.locale ?? null }
     },
 
-    runTurn(bot: BotRow, turn: { sessionId: string; message: string; locale: string | null }, onEvent: (e: TurnEvent) => void, signal: AbortSignal) {
+    runTurn(bot: BotRow, turn: { sessionId: string | null; message: string; locale: string | null }, onEvent: (e: TurnEvent) => void, signal: AbortSignal) {
       return chat.runTurn({
         tenantId: bot.tenant_id,
         bot,
