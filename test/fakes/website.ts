@@ -20,6 +20,8 @@ export interface PageSpec {
   /** Answer conditional requests; default true for 200s. */
   validators?: boolean
   lastModified?: string
+  /** Extra response headers (content-encoding for a pre-compressed body, ...). */
+  headers?: Record<string, string>
 }
 
 export interface LoggedRequest {
@@ -113,7 +115,7 @@ export class FakeWebsite {
     if (spec.hugeBytes) return this.streamHuge(res, spec.hugeBytes, log)
     const status = spec.status ?? 200
     const body = spec.body ?? ''
-    const headers: Record<string, string | number> = { 'content-type': spec.contentType ?? 'text/html; charset=utf-8' }
+    const headers: Record<string, string | number> = { 'content-type': spec.contentType ?? 'text/html; charset=utf-8', ...spec.headers }
     if (status === 200 && spec.validators !== false) {
       const etag = `"${createHash('sha1').update(body).digest('hex').slice(0, 16)}"`
       headers.etag = etag
