@@ -238,6 +238,8 @@ export function createChatService(deps: ChatServiceDeps) {
           trx,
         )
         text = canned(esc.key(created), esc.language, { bot: f.bot.name, ticket: ticket.ticket_number })
+        // the escalations module's follow-up: ask for an e-mail, or whether there is anything else
+        text = await afterEscalation(trx, cipher, { tenantId, sessionId: session.id, ticket, question: f.question, language: esc.language, text })
         if (created) ticketNumber = ticket.ticket_number
         delivered = true
         f.debug.ticket = { number: ticket.ticket_number, created, priority: ticket.priority }
