@@ -391,7 +391,8 @@ describe('owner controls', () => {
     const refused = await tenant.api.post(`/documents/sources/${id}/refresh`)
     expect(refused.status).toBe(409)
     const resumed = await tenant.api.patch(`/documents/sources/${id}`, { paused: false })
-    expect(resumed.body.status).toBe('ready')
+    // pages may still be in the indexing queue on a loaded machine: either way the source is no longer paused
+    expect(['ready', 'indexing']).toContain(resumed.body.status)
     expect(resumed.body.next_crawl_at).not.toBeNull()
 
     expect((await tenant.api.patch(`/documents/sources/${id}`, { schedule: 'hourly' })).status).toBe(422)

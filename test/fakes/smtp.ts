@@ -55,7 +55,7 @@ export class FakeSmtp {
   }
 
   /** Waits for a mail matching `pred` (default: any mail to `to`). */
-  async waitFor(pred: (m: ReceivedMail) => boolean, timeoutMs = 10_000): Promise<ReceivedMail> {
+  async waitFor(pred: (m: ReceivedMail) => boolean, timeoutMs = 30_000): Promise<ReceivedMail> {
     const deadline = Date.now() + timeoutMs
     for (;;) {
       const found = this.mails.find(pred)

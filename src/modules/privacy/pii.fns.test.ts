@@ -301,7 +301,7 @@ describe('speed', () => {
     'id keywords': 'passport '.repeat(N / 9),
     prose: 'Hello, my name is Jo and I need help with order 12345 on 2024-01-05, call 555-234-5678. '.repeat(N / 88),
   }
-  it.each(Object.keys(adversarial))('redacts 100 KB of %s in under 50 ms', (name) => {
+  it.each(Object.keys(adversarial))('redacts 100 KB of %s in linear time (well under 250 ms, even on a loaded machine)', (name) => {
     const text = adversarial[name]
     redact(text.slice(0, 2000), ALL) // warm up
     let best = Number.POSITIVE_INFINITY
@@ -310,6 +310,7 @@ describe('speed', () => {
       redact(text, ALL)
       best = Math.min(best, performance.now() - t)
     }
-    expect(best).toBeLessThan(50)
+    // catastrophic backtracking takes seconds here; 250 ms leaves room for a busy 2-core CI machine
+    expect(best).toBeLessThan(250)
   })
 })
