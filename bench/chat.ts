@@ -17,8 +17,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
+import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import autocannon from 'autocannon'
@@ -78,8 +79,8 @@ async function admin(q: string): Promise<void> {
   }
 }
 
-function spawnTsx(script: string, env: Record<string, string>, onLine?: (line: string) => void): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+function spawnTsx(script: string, env: Record<string, string>, onLine?: (line: string) => void, nodeArgs: string[] = []): ChildProcess {
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script], {
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -113,6 +114,30 @@ const stop = async (child: ChildProcess) => {
   const exited = new Promise((r) => child.once('exit', r))
   child.kill('SIGTERM')
   await exited
+}
+
+/** CPU seconds (user + system) a process has used so far. */
+function cpuSeconds(pid: number): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+    return (Number(f[11]) + Number(f[12])) / 100
+  } catch {
+    return 0
+  }
+}
+
+/** The PostgreSQL backends serving one database (their process titles name it). */
+function backendsOf(dbName: string): number[] {
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        return readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(` ${dbName} `)
+      } catch {
+        return false
+      }
+    })
+    .map(Number)
 }
 
 function rssMb(pid: number): number {
@@ -202,6 +227,8 @@ async function main() {
           // not a JSON line
         }
       },
+      // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the server when it stops
+      process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
     )
     const base = `http://127.0.0.1:${port}`
     await waitFor(`${base}/health`, server)
@@ -212,9 +239,19 @@ async function main() {
     const headers = { 'content-type': 'application/json', 'x-api-key': apiKey }
     // warm-up: JIT, connection pools, vector cache
     await autocannon({ url: `${base}/chat`, method: 'POST', connections: 10, amount: 300, headers, requests: [{ setupRequest: (r) => ({ ...r, body: body() }) }] })
+    // one client at a time: what a turn costs the service when nothing queues
+    turns.length = 0
+    await autocannon({ url: `${base}/chat`, method: 'POST', connections: 1, amount: 150, headers, requests: [{ setupRequest: (r) => ({ ...r, body: body() }) }] })
+    const solo = turns.map((t) => t.service)
+    console.log(
+      `one client: time the service adds on top of the model p50 ${pct(solo, 50).toFixed(1)} ms, p95 ${pct(solo, 95).toFixed(1)} ms; model in flight p50 ${pct(turns.map((t) => t.model), 50).toFixed(1)} ms; turn total p50 ${pct(turns.map((t) => t.total), 50).toFixed(1)} ms`,
+    )
+    const soloStages = [...new Set(turns.flatMap((t) => Object.keys(t)))]
+    console.log(`  per stage, median ms: ${soloStages.map((k) => `${k} ${pct(turns.map((t) => t[k] ?? 0), 50).toFixed(1)}`).join(', ')}`)
     turns.length = 0
 
     const rss: number[] = []
+    const cpu0 = { server: cpuSeconds(pid), fake: cpuSeconds(fake.pid!), pg: backendsOf(dbName).reduce((a, p) => a + cpuSeconds(p), 0) }
     const sampler = setInterval(() => rss.push(rssMb(pid)), 250)
     const result = await autocannon({
       url: `${base}/chat`,
@@ -226,15 +263,18 @@ async function main() {
     })
     clearInterval(sampler)
     const ok = result.requests.total - result.non2xx
+    const perTurn = (s: number) => ((s * 1000) / Math.max(ok, 1)).toFixed(1)
+    const cpu = { server: cpuSeconds(pid) - cpu0.server, fake: cpuSeconds(fake.pid!) - cpu0.fake, pg: backendsOf(dbName).reduce((a, p) => a + cpuSeconds(p), 0) - cpu0.pg }
     console.log(
       `POST /chat, ${CONNECTIONS} clients, ${DURATION} s: ${(ok / DURATION).toFixed(0)} turns/s (${ok} ok, ${result.non2xx} non-2xx, ${result.errors} errors); latency p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms`,
     )
     const service = turns.map((t) => t.service)
     console.log(
-      `time the service adds on top of the model (per turn, total - model in flight): p50 ${pct(service, 50).toFixed(1)} ms, p95 ${pct(service, 95).toFixed(1)} ms; model in flight p50 ${pct(turns.map((t) => t.model), 50).toFixed(1)} ms (${turns.length} turns logged)`,
+      `${CONNECTIONS} clients: time the service adds on top of the model (per turn, total - model in flight): p50 ${pct(service, 50).toFixed(1)} ms, p95 ${pct(service, 95).toFixed(1)} ms; model in flight p50 ${pct(turns.map((t) => t.model), 50).toFixed(1)} ms (${turns.length} turns logged)`,
     )
     const stages = [...new Set(turns.flatMap((t) => Object.keys(t)))]
     console.log(`per stage, median ms: ${stages.map((k) => `${k} ${pct(turns.map((t) => t[k] ?? 0), 50).toFixed(1)}`).join(', ')}`)
+    console.log(`CPU per turn: server ${perTurn(cpu.server)} ms, PostgreSQL ${perTurn(cpu.pg)} ms, fake model ${perTurn(cpu.fake)} ms (machine load average ${loadavg()[0]!.toFixed(1)})`)
     console.log(`server RSS under load: max ${Math.max(...rss).toFixed(0)} MB, median ${pct(rss, 50).toFixed(0)} MB`)
     await stop(server)
     server = null

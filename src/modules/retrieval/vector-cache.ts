@@ -54,10 +54,23 @@ export function topK(entry: Pick<VectorEntry, 'data' | 'dims' | 'ids'>, query: F
       i = p
     }
   }
+  const tail = dims - (dims % 4)
   for (let r = 0; r < rows; r++) {
-    let dot = 0
+    // four independent sums: the CPU overlaps them (about twice as fast as one running sum)
+    let s0 = 0
+    let s1 = 0
+    let s2 = 0
+    let s3 = 0
     const off = r * dims
-    for (let d = 0; d < dims; d++) dot += data[off + d]! * query[d]!
+    let d = 0
+    for (; d < tail; d += 4) {
+      s0 += data[off + d]! * query[d]!
+      s1 += data[off + d + 1]! * query[d + 1]!
+      s2 += data[off + d + 2]! * query[d + 2]!
+      s3 += data[off + d + 3]! * query[d + 3]!
+    }
+    for (; d < dims; d++) s0 += data[off + d]! * query[d]!
+    const dot = s0 + s1 + s2 + s3
     if (heapVal.length < k) {
       heapVal.push(dot)
       heapIdx.push(r)
