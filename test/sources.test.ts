@@ -259,6 +259,12 @@ describe('refresh', () => {
     const id = created.body.id
     await waitForCrawl(tenant, id)
     await waitForIndexed(tenant, id)
+    // a loaded machine can still hold a repeated index job of the first crawl; let it finish before the snapshot
+    for (let i = 0; i < 400; i++) {
+      const busy = await t.ctx.db.selectFrom('jobs').select('id').where('kind', '=', 'documents.index').where('status', 'in', ['queued', 'running']).execute()
+      if (busy.length === 0) break
+      await new Promise((r) => setTimeout(r, 50))
+    }
     const before = new Map((await pageDocuments(t, id)).map((d) => [d.source_url!.replace(site.url, ''), d]))
     const chunkIds = async (docId: string) =>
       (await t.ctx.db.selectFrom('chunks').select('id').where('document_id', '=', docId).orderBy('id').execute()).map((c) => c.id)
