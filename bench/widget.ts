@@ -9,6 +9,8 @@
  * 3. N concurrent streaming turns (distinct visitor IPs): every one must end with `done`.
  * 4. gzipped sizes of embed.js and widget.js.
  *
+ * Embedded database by default; DATABASE_URL (and REDIS_URL) run it on a server, in a scratch database.
+ *
  * The model is a small OpenAI-compatible server in this file (stream answers word by word after a fixed
  * delay, JSON guard replies and embeddings from the test fake's deterministic helpers), so the timestamps
  * of its writes are exact. Guards and answer validation are switched off for figure 2 (they are separate
@@ -21,6 +23,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { gzipSync } from 'node:zlib'
+import pg from 'pg'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { closeContext, createContext } from '../src/context.js'
@@ -104,7 +107,26 @@ await new Promise<void>((r) => model.listen(0, '127.0.0.1', r))
 const modelUrl = `http://127.0.0.1:${(model.address() as { port: number }).port}/v1`
 
 // --- service -------------------------------------------------------------------------------------------
+/** With DATABASE_URL the runs use a scratch database on that server, dropped at the end. */
+async function scratchDatabase(server: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `scb_bench_widget_${randomBytes(4).toString('hex')}`
+  const admin = async (q: string) => {
+    const c = new pg.Client({ connectionString: server })
+    await c.connect()
+    try {
+      await c.query(q)
+    } finally {
+      await c.end()
+    }
+  }
+  await admin(`CREATE DATABASE ${name}`)
+  const url = new URL(server)
+  url.pathname = `/${name}`
+  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) }
+}
+
 async function startService(env: Record<string, string>) {
+  const scratch = process.env.DATABASE_URL ? await scratchDatabase(process.env.DATABASE_URL) : null
   const dataDir = mkdtempSync(join(tmpdir(), 'scb-bench-'))
   const config = loadConfig(
     {
@@ -115,7 +137,7 @@ async function startService(env: Record<string, string>) {
       ENCRYPTION_KEY: randomBytes(32).toString('hex'),
       LLM_BASE_URL: modelUrl,
       RATE_LIMIT_ENABLED: 'false',
-      DATABASE_URL: process.env.DATABASE_URL,
+      DATABASE_URL: scratch?.url,
       REDIS_URL: process.env.REDIS_URL,
       ...env,
     },
@@ -161,6 +183,7 @@ async function startService(env: Record<string, string>) {
       await app.close()
       await worker.stop(2000)
       await closeContext(ctx)
+      await scratch?.drop()
       rmSync(dataDir, { recursive: true, force: true })
     },
   }
