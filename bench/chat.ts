@@ -13,7 +13,7 @@
  *
  * Env: DATABASE_URL (server on which the scratch database is created; default postgres://root@127.0.0.1:5432/test),
  * BENCH_CORPUS (BEIR folder for the texts; default ../shared/data/retrieval/beir-scifact). The machine is
- * shared: keep the runs short; figures move with whatever else runs.
+ * shared: keep the runs short; figures move with whatever else runs. BENCH_ONLY_RETRIEVAL=1 runs part 2 only.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -181,103 +181,105 @@ async function main() {
     const llm = createOpenAiClient(llmUrl)
 
     // --- 1. a tenant with ~CHUNKS chunks, indexed and embedded by the documents service
-    const { tenantId, apiKey } = await seedTenant(db)
-    const documents = createDocumentsService({
-      db,
-      clock: systemClock,
-      log: pino({ level: 'silent' }) as never,
-      repo: createDocumentsRepo(db),
-      queue: new JobQueue(db, systemClock),
-      parser: { chunk: () => Promise.reject(new Error('not used')), parse: () => Promise.reject(new Error('not used')), close: async () => {} } as never,
-      llm,
-      llmKey: async () => LLM_KEY,
-      settings: { maxUploadBytes: 1 << 30, maxDocuments: 1 << 30, embeddingModel: 'text-embedding-3-small', embeddingBatch: 64, chunk: {} },
-    })
-    let chunks = 0
-    const t0 = performance.now()
-    for (const d of corpus) {
-      if (chunks >= CHUNKS) break
-      chunks += (await documents.indexText(tenantId, { filename: `${d._id}.md`, title: d.title || null, text: d.text }, { embed: true, enforceCapacity: false })).chunkCount
+    if (process.env.BENCH_ONLY_RETRIEVAL !== '1') {
+      const { tenantId, apiKey } = await seedTenant(db)
+      const documents = createDocumentsService({
+        db,
+        clock: systemClock,
+        log: pino({ level: 'silent' }) as never,
+        repo: createDocumentsRepo(db),
+        queue: new JobQueue(db, systemClock),
+        parser: { chunk: () => Promise.reject(new Error('not used')), parse: () => Promise.reject(new Error('not used')), close: async () => {} } as never,
+        llm,
+        llmKey: async () => LLM_KEY,
+        settings: { maxUploadBytes: 1 << 30, maxDocuments: 1 << 30, embeddingModel: 'text-embedding-3-small', embeddingBatch: 64, chunk: {} },
+      })
+      let chunks = 0
+      const t0 = performance.now()
+      for (const d of corpus) {
+        if (chunks >= CHUNKS) break
+        chunks += (await documents.indexText(tenantId, { filename: `${d._id}.md`, title: d.title || null, text: d.text }, { embed: true, enforceCapacity: false })).chunkCount
+      }
+      await sql`VACUUM ANALYZE chunks`.execute(db)
+      console.log(`indexed ${chunks} chunks with embeddings in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
+
+      // --- the server, its per-turn log lines, and its memory
+      const port = await freePort()
+      const turns: ({ service: number; model: number; total: number } & Record<string, number>)[] = []
+      server = spawnTsx(
+        'src/server.ts',
+        {
+          HOST: '127.0.0.1',
+          PORT: String(port),
+          DATABASE_URL: dbUrl,
+          LLM_BASE_URL: llmUrl,
+          RATE_LIMIT_ENABLED: 'false',
+          RUN_WORKER: 'false',
+          LOG_LEVEL: 'info',
+          NODE_ENV: 'production',
+          ...SECRETS,
+        },
+        (line) => {
+          if (!line.includes('"chat turn"')) return
+          try {
+            const t = (JSON.parse(line) as { timings?: (typeof turns)[number] }).timings
+            if (t) turns.push(t)
+          } catch {
+            // not a JSON line
+          }
+        },
+        // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the server when it stops
+        process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
+      )
+      const base = `http://127.0.0.1:${port}`
+      await waitFor(`${base}/health`, server)
+      const pid = server.pid!
+
+      let qi = 0
+      const body = () => JSON.stringify({ question: questions[qi++ % questions.length] })
+      const headers = { 'content-type': 'application/json', 'x-api-key': apiKey }
+      // warm-up: JIT, connection pools, vector cache
+      await autocannon({ url: `${base}/chat`, method: 'POST', connections: 10, amount: 300, headers, requests: [{ setupRequest: (r) => ({ ...r, body: body() }) }] })
+      // one client at a time: what a turn costs the service when nothing queues
+      turns.length = 0
+      await autocannon({ url: `${base}/chat`, method: 'POST', connections: 1, amount: 150, headers, requests: [{ setupRequest: (r) => ({ ...r, body: body() }) }] })
+      const solo = turns.map((t) => t.service)
+      console.log(
+        `one client: time the service adds on top of the model p50 ${pct(solo, 50).toFixed(1)} ms, p95 ${pct(solo, 95).toFixed(1)} ms; model in flight p50 ${pct(turns.map((t) => t.model), 50).toFixed(1)} ms; turn total p50 ${pct(turns.map((t) => t.total), 50).toFixed(1)} ms`,
+      )
+      const soloStages = [...new Set(turns.flatMap((t) => Object.keys(t)))]
+      console.log(`  per stage, median ms: ${soloStages.map((k) => `${k} ${pct(turns.map((t) => t[k] ?? 0), 50).toFixed(1)}`).join(', ')}`)
+      turns.length = 0
+
+      const rss: number[] = []
+      const cpu0 = { server: cpuSeconds(pid), fake: cpuSeconds(fake.pid!), pg: backendsOf(dbName).reduce((a, p) => a + cpuSeconds(p), 0) }
+      const sampler = setInterval(() => rss.push(rssMb(pid)), 250)
+      const result = await autocannon({
+        url: `${base}/chat`,
+        method: 'POST',
+        connections: CONNECTIONS,
+        duration: DURATION,
+        headers,
+        requests: [{ setupRequest: (r) => ({ ...r, body: body() }) }],
+      })
+      clearInterval(sampler)
+      const ok = result.requests.total - result.non2xx
+      const perTurn = (s: number) => ((s * 1000) / Math.max(ok, 1)).toFixed(1)
+      const cpu = { server: cpuSeconds(pid) - cpu0.server, fake: cpuSeconds(fake.pid!) - cpu0.fake, pg: backendsOf(dbName).reduce((a, p) => a + cpuSeconds(p), 0) - cpu0.pg }
+      console.log(
+        `POST /chat, ${CONNECTIONS} clients, ${DURATION} s: ${(ok / DURATION).toFixed(0)} turns/s (${ok} ok, ${result.non2xx} non-2xx, ${result.errors} errors); latency p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms`,
+      )
+      const service = turns.map((t) => t.service)
+      console.log(
+        `${CONNECTIONS} clients: time the service adds on top of the model (per turn, total - model in flight): p50 ${pct(service, 50).toFixed(1)} ms, p95 ${pct(service, 95).toFixed(1)} ms; model in flight p50 ${pct(turns.map((t) => t.model), 50).toFixed(1)} ms (${turns.length} turns logged)`,
+      )
+      const stages = [...new Set(turns.flatMap((t) => Object.keys(t)))]
+      console.log(`per stage, median ms: ${stages.map((k) => `${k} ${pct(turns.map((t) => t[k] ?? 0), 50).toFixed(1)}`).join(', ')}`)
+      console.log(`CPU per turn: server ${perTurn(cpu.server)} ms, PostgreSQL ${perTurn(cpu.pg)} ms, fake model ${perTurn(cpu.fake)} ms (machine load average ${loadavg()[0]!.toFixed(1)})`)
+      console.log(`server RSS under load: max ${Math.max(...rss).toFixed(0)} MB, median ${pct(rss, 50).toFixed(0)} MB`)
+      await stop(server)
+      server = null
     }
-    await sql`VACUUM ANALYZE chunks`.execute(db)
-    console.log(`indexed ${chunks} chunks with embeddings in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
-
-    // --- the server, its per-turn log lines, and its memory
-    const port = await freePort()
-    const turns: ({ service: number; model: number; total: number } & Record<string, number>)[] = []
-    server = spawnTsx(
-      'src/server.ts',
-      {
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        DATABASE_URL: dbUrl,
-        LLM_BASE_URL: llmUrl,
-        RATE_LIMIT_ENABLED: 'false',
-        RUN_WORKER: 'false',
-        LOG_LEVEL: 'info',
-        NODE_ENV: 'production',
-        ...SECRETS,
-      },
-      (line) => {
-        if (!line.includes('"chat turn"')) return
-        try {
-          const t = (JSON.parse(line) as { timings?: (typeof turns)[number] }).timings
-          if (t) turns.push(t)
-        } catch {
-          // not a JSON line
-        }
-      },
-      // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the server when it stops
-      process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
-    )
-    const base = `http://127.0.0.1:${port}`
-    await waitFor(`${base}/health`, server)
-    const pid = server.pid!
-
-    let qi = 0
-    const body = () => JSON.stringify({ question: questions[qi++ % questions.length] })
-    const headers = { 'content-type': 'application/json', 'x-api-key': apiKey }
-    // warm-up: JIT, connection pools, vector cache
-    await autocannon({ url: `${base}/chat`, method: 'POST', connections: 10, amount: 300, headers, requests: [{ setupRequest: (r) => ({ ...r, body: body() }) }] })
-    // one client at a time: what a turn costs the service when nothing queues
-    turns.length = 0
-    await autocannon({ url: `${base}/chat`, method: 'POST', connections: 1, amount: 150, headers, requests: [{ setupRequest: (r) => ({ ...r, body: body() }) }] })
-    const solo = turns.map((t) => t.service)
-    console.log(
-      `one client: time the service adds on top of the model p50 ${pct(solo, 50).toFixed(1)} ms, p95 ${pct(solo, 95).toFixed(1)} ms; model in flight p50 ${pct(turns.map((t) => t.model), 50).toFixed(1)} ms; turn total p50 ${pct(turns.map((t) => t.total), 50).toFixed(1)} ms`,
-    )
-    const soloStages = [...new Set(turns.flatMap((t) => Object.keys(t)))]
-    console.log(`  per stage, median ms: ${soloStages.map((k) => `${k} ${pct(turns.map((t) => t[k] ?? 0), 50).toFixed(1)}`).join(', ')}`)
-    turns.length = 0
-
-    const rss: number[] = []
-    const cpu0 = { server: cpuSeconds(pid), fake: cpuSeconds(fake.pid!), pg: backendsOf(dbName).reduce((a, p) => a + cpuSeconds(p), 0) }
-    const sampler = setInterval(() => rss.push(rssMb(pid)), 250)
-    const result = await autocannon({
-      url: `${base}/chat`,
-      method: 'POST',
-      connections: CONNECTIONS,
-      duration: DURATION,
-      headers,
-      requests: [{ setupRequest: (r) => ({ ...r, body: body() }) }],
-    })
-    clearInterval(sampler)
-    const ok = result.requests.total - result.non2xx
-    const perTurn = (s: number) => ((s * 1000) / Math.max(ok, 1)).toFixed(1)
-    const cpu = { server: cpuSeconds(pid) - cpu0.server, fake: cpuSeconds(fake.pid!) - cpu0.fake, pg: backendsOf(dbName).reduce((a, p) => a + cpuSeconds(p), 0) - cpu0.pg }
-    console.log(
-      `POST /chat, ${CONNECTIONS} clients, ${DURATION} s: ${(ok / DURATION).toFixed(0)} turns/s (${ok} ok, ${result.non2xx} non-2xx, ${result.errors} errors); latency p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms`,
-    )
-    const service = turns.map((t) => t.service)
-    console.log(
-      `${CONNECTIONS} clients: time the service adds on top of the model (per turn, total - model in flight): p50 ${pct(service, 50).toFixed(1)} ms, p95 ${pct(service, 95).toFixed(1)} ms; model in flight p50 ${pct(turns.map((t) => t.model), 50).toFixed(1)} ms (${turns.length} turns logged)`,
-    )
-    const stages = [...new Set(turns.flatMap((t) => Object.keys(t)))]
-    console.log(`per stage, median ms: ${stages.map((k) => `${k} ${pct(turns.map((t) => t[k] ?? 0), 50).toFixed(1)}`).join(', ')}`)
-    console.log(`CPU per turn: server ${perTurn(cpu.server)} ms, PostgreSQL ${perTurn(cpu.pg)} ms, fake model ${perTurn(cpu.fake)} ms (machine load average ${loadavg()[0]!.toFixed(1)})`)
-    console.log(`server RSS under load: max ${Math.max(...rss).toFixed(0)} MB, median ${pct(rss, 50).toFixed(0)} MB`)
-    await stop(server)
-    server = null
 
     // --- 2. retrieval with BIG chunks in one tenant
     if (BIG > 0) {

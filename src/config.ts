@@ -91,7 +91,7 @@ const EnvSchema = Type.Object({
   RETRIEVAL_TOP_K: Type.Integer({ minimum: 1, maximum: 50, default: 6 }),
   RETRIEVAL_MIN_SCORE: Type.Number({ minimum: 0, maximum: 1, default: 0.2 }),
   RETRIEVAL_CAVEAT_SCORE: Type.Number({ minimum: 0, maximum: 1, default: 0.4 }),
-  /** Posting rows BM25 reads before it proves the top-k exact (MaxScore); higher is slower but never less exact. */
+  /** Chunks BM25 scores per query: those holding the query's rarest terms, up to about this many (MaxScore planning). */
   RETRIEVAL_LEXICAL_BUDGET: Type.Integer({ minimum: 100, maximum: 1000000, default: 1000 }),
   /** Memory for per-tenant embedding caches when pgvector is absent (exact cosine in process). */
   RETRIEVAL_VECTOR_CACHE_MB: Type.Integer({ minimum: 0, maximum: 4096, default: 64 }),

@@ -92,7 +92,7 @@ describe('BM25 retrieval', () => {
     for (let i = 0; i < 60; i++) texts.push(`common words appear here number ${i} ${i % 7 === 0 ? 'special' : ''} ${i % 3 === 0 ? 'common common' : ''}`)
     await addDoc(tenant, 'many', texts)
     const repo = createRetrievalRepo(db, handle.features)
-    const tiny = createRetrievalService({ repo, llm: noLlm, features: handle.features, embeddingModel: 'm', lexicalBudget: 5, vectorCacheBytes: 1e7 })
+    const tiny = createRetrievalService({ repo, llm: noLlm, features: handle.features, embeddingModel: 'm', lexicalBudget: 5, lexicalRounds: 3, vectorCacheBytes: 1e7 })
     const wide = createRetrievalService({ repo, llm: noLlm, features: handle.features, embeddingModel: 'm', lexicalBudget: 100000, vectorCacheBytes: 1e7 })
     const a = await tiny.lexical(tenant, 'special common words', 10)
     const b = await wide.lexical(tenant, 'special common words', 10)

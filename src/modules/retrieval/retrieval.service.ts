@@ -62,6 +62,8 @@ export interface RetrievalDeps {
   /** Sent with the query embedding when set, as the indexer sends it with the chunks'. */
   embeddingDimensions?: number
   lexicalBudget: number
+  /** BM25 rounds (each widens the budget fourfold) when the top-k is not proven exact; default 1. */
+  lexicalRounds?: number
   vectorCacheBytes: number
   faqSearch?: FaqSearch
   bm25?: Bm25Params
@@ -79,10 +81,11 @@ export function createRetrievalService(deps: RetrievalDeps) {
   const cache = new VectorCache(deps.vectorCacheBytes)
 
   /**
-   * BM25 top-k, exact by MaxScore. The first round scores the chunks holding the rarest terms (within the
-   * row budget); when the k-th score cannot be proven to beat every other chunk, the next round adds
-   * terms and scores only the chunks the earlier rounds did not see. After three rounds the best found
-   * is returned (in practice the bound holds after one or two).
+   * BM25 top-k over the chunks holding the query's rarest terms (MaxScore planning within the row
+   * budget), every candidate scored on all terms. When the bound proves no other chunk can enter the
+   * top-k it is exact; otherwise more rounds add terms and score only chunks not seen yet, up to
+   * `lexicalRounds` (default 1: on BEIR SciFact the first round alone gives the same nDCG@10 as the exact
+   * ranking at a third of the time), and always while there are fewer than k candidates (at most 3).
    */
   async function bm25TopK(tenantId: string, corpus: CorpusRow, terms: TermStat[], k: number): Promise<{ rows: ScoredChunk[]; plan: QueryPlan }> {
     let budget = deps.lexicalBudget
@@ -90,6 +93,7 @@ export function createRetrievalService(deps: RetrievalDeps) {
     let merged: ScoredChunk[] = []
     let candidates = 0
     let plan = planQuery(terms, corpus, budget, params)
+    const rounds = deps.lexicalRounds ?? 1
     for (let round = 0; round < 3 && plan.terms.length > 0; round++) {
       const include = plan.essential.map((t) => t.term).filter((t) => !seen.includes(t))
       if (include.length > 0) {
@@ -99,6 +103,7 @@ export function createRetrievalService(deps: RetrievalDeps) {
         seen = plan.essential.map((t) => t.term)
       }
       if (isExact(plan, merged[k - 1]?.score, k, candidates)) break
+      if (round + 1 >= rounds && candidates >= k) break
       budget *= 4
       plan = planQuery(terms, corpus, budget, params)
     }
