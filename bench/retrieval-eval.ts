@@ -2,7 +2,7 @@
  * Retrieval quality on a BEIR-format folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv):
  *
  *   npm run eval:retrieval -- ../shared/data/retrieval/beir-scifact [--split train] [--mode bm25|tsrank|both]
- *        [--db postgres://...] [--k1 1.2] [--b 0.75] [--limit-docs N] [--limit-queries N] [--budget 1000] [--rounds 1] [--keep] [--tenant <id of a kept index>]
+ *        [--db postgres://...] [--k1 1.2] [--b 0.75] [--limit-docs N] [--limit-queries N] [--budget 500] [--rounds 1] [--keep] [--tenant <id of a kept index>]
  *
  * The corpus is indexed THROUGH THE REAL CODE: the documents service's indexText (the same chunking,
  * tsvector configuration and SQL as uploads; the lexical statistics follow by trigger), into an embedded
@@ -40,7 +40,7 @@ interface Args {
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { dir: '', split: 'train', mode: 'both', k1: DEFAULT_BM25.k1, b: DEFAULT_BM25.b, keep: false, budget: 1000, rounds: 1 }
+  const a: Args = { dir: '', split: 'train', mode: 'both', k1: DEFAULT_BM25.k1, b: DEFAULT_BM25.b, keep: false, budget: 500, rounds: 1 }
   for (let i = 0; i < argv.length; i++) {
     const v = argv[i]!
     const next = () => argv[++i] ?? ''

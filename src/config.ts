@@ -92,7 +92,7 @@ const EnvSchema = Type.Object({
   RETRIEVAL_MIN_SCORE: Type.Number({ minimum: 0, maximum: 1, default: 0.2 }),
   RETRIEVAL_CAVEAT_SCORE: Type.Number({ minimum: 0, maximum: 1, default: 0.4 }),
   /** Chunks BM25 scores per query: those holding the query's rarest terms, up to about this many (MaxScore planning). */
-  RETRIEVAL_LEXICAL_BUDGET: Type.Integer({ minimum: 100, maximum: 1000000, default: 1000 }),
+  RETRIEVAL_LEXICAL_BUDGET: Type.Integer({ minimum: 50, maximum: 1000000, default: 500 }),
   /** Memory for per-tenant embedding caches when pgvector is absent (exact cosine in process). */
   RETRIEVAL_VECTOR_CACHE_MB: Type.Integer({ minimum: 0, maximum: 4096, default: 64 }),
   /** Idempotency-Key: how long a duplicate waits for the first request before 409 idempotency_in_flight. */
