@@ -1,3 +1,5 @@
+import { FALLBACK_LABELS } from '../../../widget/src/labels.js'
+
 /**
  * The widget's visible texts, per language. /widget/config sends the set for the visitor's locale, so the
  * browser bundle carries no translations of its own (only the English fallback in case config fails).
@@ -41,37 +43,8 @@ interface Language {
   ui: UiLabels
 }
 
-const en: Language = {
-  link: { title: 'Open external link?', body: 'You are going to {hostname}. Continue?', continue_label: 'Open', cancel_label: 'Cancel' },
-  ui: {
-    open_chat: 'Open chat',
-    close_chat: 'Close chat',
-    greeting: 'Hi! How can I help you today?',
-    placeholder: 'Type your question…',
-    send: 'Send',
-    thinking: 'Thinking…',
-    searching: 'Searching the knowledge base…',
-    writing: 'Writing…',
-    sources: 'Sources',
-    talk_to_human: 'Talk to a human',
-    escalate_prompt: 'A member of our team will follow up. Anything they should know?',
-    escalate_note_placeholder: 'Optional note',
-    escalate_confirm: 'Request a human',
-    cancel: 'Cancel',
-    ticket_opened: 'Ticket {ticket} has been opened. Our team will get back to you.',
-    chat_ended: 'This chat has ended.',
-    new_chat: 'Start a new chat',
-    error_generic: 'Something went wrong. Please try again.',
-    error_rate_limited: 'You are sending messages a little too fast. Please wait a moment and try again.',
-    error_offline: 'We cannot reach the chat service right now. Please check your connection and try again.',
-    error_too_long: 'Your message is too long (at most {max} characters).',
-    retry: 'Try again',
-    you: 'You',
-    assistant: 'Assistant',
-    operator: 'Support team',
-    powered_by: 'AI answers may contain mistakes.',
-  },
-}
+// The browser bundle's English fallback is the one English source; the service serves the same texts.
+const en: Language = FALLBACK_LABELS
 
 const de: Language = {
   link: { title: 'Externen Link öffnen?', body: 'Sie wechseln zu {hostname}. Fortfahren?', continue_label: 'Öffnen', cancel_label: 'Abbrechen' },
