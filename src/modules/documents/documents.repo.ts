@@ -12,7 +12,7 @@ export type DocumentWithText = Selectable<DocumentsTable>
 export type EmbeddingStorage = 'vector' | 'array'
 
 /** Every column but the (possibly megabytes long) parsed text. */
-const LIST_COLUMNS = [
+export const LIST_COLUMNS = [
   'id',
   'tenant_id',
   'filename',

@@ -1,3 +1,4 @@
+import { LIST_COLUMNS } from '../documents/documents.repo.js'
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely'
 import type { Db } from '../../db/client.js'
 import type { DocumentsTable } from '../../db/schema/ingestion.js'
@@ -338,25 +339,7 @@ export function createSourcesRepo(db: Db) {
     uploadedDocuments(tenantId: string, trx: Executor = db) {
       return trx
         .selectFrom('documents')
-        .select([
-          'id',
-          'tenant_id',
-          'filename',
-          'file_type',
-          'status',
-          'error_message',
-          'source_id',
-          'source_url',
-          'title',
-          'size_bytes',
-          'content_hash',
-          'chunk_count',
-          'health_status',
-          'lang',
-          'indexed_at',
-          'created_at',
-          'updated_at',
-        ])
+        .select(LIST_COLUMNS)
         .where('tenant_id', '=', tenantId)
         .where('source_id', 'is', null)
         .orderBy('created_at', 'desc')
