@@ -162,7 +162,7 @@ async function startService(env: Record<string, string>) {
   const { tenant } = await db.transaction().execute((trx) => tenants.provision(user.id, trx))
   await db.updateTable('users').set({ tenant_id: tenant.id }).where('id', '=', user.id).execute()
   await tenants.update(tenant.id, { llm_api_key: 'sk-bench-0123456789' })
-  const bot = await createBotsService({ db, clock, repo: createBotsRepo(db) }).create(tenant.id, { name: 'Bench bot' })
+  const bot = await createBotsService({ db, clock, repo: createBotsRepo(db, ctx.database.changes), changes: ctx.database.changes }).create(tenant.id, { name: 'Bench bot' })
   // Knowledge through the real upload path, so answers are generated (and streamed) from it.
   const jwt = await createJwt(config.JWT_SECRET, clock).sign({ sub: user.id, ver: 0 })
   const form = new FormData()

@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { Kysely, Migrator, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
+import { CHANGES_CHANNEL, createChangeFeed, type ChangeFeed, type NoticeSource } from './change-feed.js'
 import { migrations } from './migrations/index.js'
 import { PGliteDialect } from './pglite-dialect.js'
 import type { Database } from './schema.js'
@@ -12,6 +13,8 @@ export interface DatabaseHandle {
   db: Db
   kind: 'pglite' | 'postgres'
   features: { vector: boolean }
+  /** Change notices between instances (LISTEN/NOTIFY), for caches of hot rows. */
+  changes: ChangeFeed
   close(): Promise<void>
 }
 
@@ -39,6 +42,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<DatabaseHandl
   let kind: DatabaseHandle['kind']
   let closeDriver: () => Promise<void>
   let makeImage: (() => Promise<Blob | File>) | null = null
+  let notices: NoticeSource & { stop?(): Promise<void> }
   if (opts.url) {
     const pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10, types: pgTypes as never })
     // An idle client losing its connection must not crash the process.
@@ -46,6 +50,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<DatabaseHandl
     db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
     kind = 'postgres'
     closeDriver = () => pool.end()
+    notices = pgNoticeSource(opts.url)
   } else {
     const { PGlite } = await import('@electric-sql/pglite')
     const { vector } = await import('@electric-sql/pglite-pgvector')
@@ -62,6 +67,13 @@ export async function openDatabase(opts: DatabaseOptions): Promise<DatabaseHandl
     kind = 'pglite'
     closeDriver = () => pglite.close()
     if (dataDir === undefined && !image) makeImage = () => pglite.dumpDataDir('none')
+    // One process owns a PGlite: its notices never get lost, so the feed is live from the start.
+    notices = {
+      async start(onPayload, onLive) {
+        await pglite.listen(CHANGES_CHANNEL, onPayload)
+        onLive(true)
+      },
+    }
   }
   try {
     await migrate(db)
@@ -76,18 +88,80 @@ export async function openDatabase(opts: DatabaseOptions): Promise<DatabaseHandl
     await made
   }
   const ext = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_extension WHERE extname = 'vector'`.execute(db)
+  const changes = createChangeFeed(notices)
+  await changes.start()
   let closing: Promise<void> | null = null
   return {
     db,
     kind,
     features: { vector: (ext.rows[0]?.n ?? 0) > 0 },
+    changes,
     // Idempotent: shutdown paths may close twice (a signal during a failed start, a test teardown).
     close() {
       closing ??= (async () => {
+        await notices.stop?.()
         await db.destroy()
         if (kind === 'pglite') await closeDriver()
       })()
       return closing
+    },
+  }
+}
+
+/**
+ * LISTEN on a connection of its own (a pooled one would be handed to queries). When it drops, the feed goes
+ * not-live (caches stop keeping anything) and it reconnects with backoff; live again once LISTEN is back.
+ */
+function pgNoticeSource(url: string): NoticeSource & { stop(): Promise<void> } {
+  let client: pg.Client | null = null
+  let stopped = false
+  let timer: NodeJS.Timeout | null = null
+  let handlers: { onPayload: (p: string) => void; onLive: (live: boolean) => void } | null = null
+
+  async function connect(attempt: number): Promise<void> {
+    if (stopped || !handlers) return
+    const c = new pg.Client({ connectionString: url })
+    const { onPayload, onLive } = handlers
+    let lost = false
+    const onLost = () => {
+      if (lost) return
+      lost = true
+      onLive(false)
+      if (client === c) client = null
+      c.end().catch(() => {})
+      if (!stopped) timer = setTimeout(() => void connect(attempt + 1), Math.min(30_000, 250 * 2 ** Math.min(attempt, 7)))
+    }
+    c.on('error', onLost)
+    c.on('end', onLost)
+    c.on('notification', (n) => {
+      if (n.channel === CHANGES_CHANNEL && n.payload !== undefined) onPayload(n.payload)
+    })
+    try {
+      await c.connect()
+      await c.query(`LISTEN ${CHANGES_CHANNEL}`)
+    } catch {
+      onLost()
+      return
+    }
+    if (stopped) {
+      await c.end().catch(() => {})
+      return
+    }
+    client = c
+    onLive(true)
+  }
+
+  return {
+    async start(onPayload, onLive) {
+      handlers = { onPayload, onLive }
+      await connect(0)
+    },
+    async stop() {
+      stopped = true
+      if (timer) clearTimeout(timer)
+      const c = client
+      client = null
+      await c?.end().catch(() => {})
     },
   }
 }

@@ -2,7 +2,8 @@ import type { FastifyRequest } from 'fastify'
 import { forbidden, notFound, unauthorized } from '../lib/errors.js'
 import type { Clock } from '../lib/clock.js'
 import { sha256Hex } from '../lib/crypto.js'
-import type { AuthRepo } from '../modules/auth/auth.repo.js'
+import { NoticeCache, type ChangeFeed } from '../db/change-feed.js'
+import { USERS_TOPIC, type AuthRepo } from '../modules/auth/auth.repo.js'
 import { AUTH_COOKIE, type Jwt } from '../modules/auth/jwt.js'
 import type { TenantsRepo } from '../modules/tenants/tenants.repo.js'
 
@@ -27,10 +28,10 @@ declare module 'fastify' {
 /** Only touch last_used_at this often; one write per minute per key is plenty for the dashboard. */
 const TOUCH_EVERY_MS = 60_000
 /**
- * How long a guard may reuse a user row it read. Changes made through this process (verification, password
- * reset) are seen at once; another instance sees them within this bound.
+ * How long a guard may reuse a user row it read. Changes to a user (verification, password reset) are
+ * announced on the change feed, so every instance drops its copy within milliseconds; this is only a bound.
  */
-export const USER_CACHE_MS = 5_000
+export const USER_CACHE_MS = 60_000
 const USER_CACHE_MAX = 10_000
 
 type UserRow = NonNullable<Awaited<ReturnType<AuthRepo['findUserById']>>>
@@ -44,35 +45,11 @@ export function createGuards(deps: {
   clock: Clock
   authRepo: Pick<AuthRepo, 'findUserById'>
   tenantsRepo: Pick<TenantsRepo, 'findUsableKeyByHash' | 'touchApiKey'>
+  changes: ChangeFeed
 }) {
-  const cache = new Map<string, { row: UserRow; until: number }>()
-  const forgotten = new Map<string, number>()
-
-  /** The user row, read at most once per USER_CACHE_MS per user; a dashboard request then costs one query less. */
-  async function loadUser(id: string): Promise<UserRow | undefined> {
-    const started = deps.clock.now().getTime()
-    const hit = cache.get(id)
-    if (hit && hit.until > started) return hit.row
-    const row = await deps.authRepo.findUserById(id)
-    // A read that began before a change to this user was announced may hold the old row: do not keep it.
-    if (row && (forgotten.get(id) ?? -Infinity) < started) {
-      if (cache.size >= USER_CACHE_MAX) cache.delete(cache.keys().next().value!)
-      cache.set(id, { row, until: started + USER_CACHE_MS })
-    } else {
-      cache.delete(id)
-    }
-    return row
-  }
-
-  /** Call after a committed change to a user (verification, password, tenant). */
-  function forgetUser(id: string): void {
-    cache.delete(id)
-    const now = deps.clock.now().getTime()
-    forgotten.set(id, now)
-    if (forgotten.size > USER_CACHE_MAX) {
-      for (const [k, at] of forgotten) if (at < now - USER_CACHE_MS) forgotten.delete(k)
-    }
-  }
+  // A dashboard request then costs no query for its user.
+  const users = new NoticeCache<UserRow | undefined>(deps.changes, USERS_TOPIC, { ttlMs: USER_CACHE_MS, max: USER_CACHE_MAX, clock: deps.clock })
+  const loadUser = (id: string) => users.get(id, () => deps.authRepo.findUserById(id))
 
   async function user(req: FastifyRequest): Promise<void> {
     const header = req.headers.authorization
@@ -112,7 +89,7 @@ export function createGuards(deps: {
     }
   }
 
-  return { user, tenant, apiKey, forgetUser }
+  return { user, tenant, apiKey }
 }
 
 export type Guards = ReturnType<typeof createGuards>

@@ -44,10 +44,11 @@ export interface Modules {
 export function wireModules(ctx: AppContext): Modules {
   const { db, clock, cipher, config, queue } = ctx
   const jwt = createJwt(config.JWT_SECRET, clock)
-  const authRepo = createAuthRepo(db)
+  const changes = ctx.database.changes
+  const authRepo = createAuthRepo(db, changes)
   const tenantsRepo = createTenantsRepo(db)
-  const botsRepo = createBotsRepo(db)
-  const guards = createGuards({ jwt, clock, authRepo, tenantsRepo })
+  const botsRepo = createBotsRepo(db, changes)
+  const guards = createGuards({ jwt, authRepo, tenantsRepo, changes, clock })
 
   const email = createEmailService({ queue, cipher })
   const widgetRepo = createWidgetRepo(db)
@@ -59,7 +60,7 @@ export function wireModules(ctx: AppContext): Modules {
     sessionStats: widgetRepo.sessionStats,
     onLlmKeySet: (tenantId) => enqueueEmbedBackfill(queue, tenantId),
   })
-  const bots = createBotsService({ db, clock, repo: botsRepo })
+  const bots = createBotsService({ db, clock, repo: botsRepo, changes })
   const auth = createAuthService({
     db,
     clock,
@@ -70,7 +71,6 @@ export function wireModules(ctx: AppContext): Modules {
     bots,
     botsRepo,
     frontendUrl: config.FRONTEND_URL || config.PUBLIC_BASE_URL || `http://localhost:${config.PORT}`,
-    onUserChanged: guards.forgetUser,
   })
 
   const privacy = wirePrivacy(ctx, guards)

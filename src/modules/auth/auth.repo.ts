@@ -1,3 +1,4 @@
+import type { ChangeFeed } from '../../db/change-feed.js'
 import type { Db } from '../../db/client.js'
 import type { AuthTokensTable } from '../../db/schema/foundation.js'
 import { isUniqueViolation } from '../../db/errors.js'
@@ -9,7 +10,10 @@ type Executor = Db
  * Users and one-time tokens. Users are not tenant-scoped (a user exists before its tenant); everything a
  * user owns is reached through the tenant id on the user row.
  */
-export function createAuthRepo(db: Db) {
+/** Change-feed topic of a user row (key: user id); the writes below that the route guards care about announce it. */
+export const USERS_TOPIC = 'users'
+
+export function createAuthRepo(db: Db, changes: ChangeFeed) {
   return {
     findUserByEmail(email: string, trx: Executor = db) {
       return trx.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst()
@@ -29,20 +33,24 @@ export function createAuthRepo(db: Db) {
         throw err
       }
     },
-    markVerified(userId: string, tenantId: string, now: Date, trx: Executor = db) {
-      return trx
+    async markVerified(userId: string, tenantId: string, now: Date, trx: Executor = db) {
+      const row = await trx
         .updateTable('users')
         .set({ is_verified: true, tenant_id: tenantId, updated_at: now })
         .where('id', '=', userId)
         .returningAll()
         .executeTakeFirstOrThrow()
+      await changes.announce(trx, USERS_TOPIC, userId)
+      return row
     },
-    setPassword(userId: string, passwordHash: string, now: Date, trx: Executor = db) {
-      return trx
+    async setPassword(userId: string, passwordHash: string, now: Date, trx: Executor = db) {
+      const result = await trx
         .updateTable('users')
         .set((eb) => ({ password_hash: passwordHash, token_version: eb('token_version', '+', 1), updated_at: now }))
         .where('id', '=', userId)
         .execute()
+      await changes.announce(trx, USERS_TOPIC, userId)
+      return result
     },
     insertToken(values: { user_id: string; purpose: AuthTokensTable['purpose']; token_hash: string; expires_at: Date; now: Date }, trx: Executor = db) {
       return trx

@@ -48,10 +48,7 @@ export function createAuthService(deps: {
   bots: Pick<BotsService, 'create'>
   botsRepo: Pick<BotsRepo, 'findByPublicId'>
   frontendUrl: string
-  /** Told after a committed change to a user, so cached copies (the route guards') are dropped. */
-  onUserChanged?: (userId: string) => void
 }) {
-  const changed = (userId: string) => deps.onUserChanged?.(userId)
   const { db, clock, jwt, repo } = deps
   const link = (path: string, token: string) => `${deps.frontendUrl}${path}?token=${encodeURIComponent(token)}`
 
@@ -99,7 +96,6 @@ export function createAuthService(deps: {
         await deps.bots.create(tenant.id, { name: 'Support Bot' }, trx)
         return { user: await repo.markVerified(userId, tenant.id, now, trx), apiKey }
       })
-      changed(result.user.id)
       return { ...(await session(result.user)), api_key: result.apiKey }
     },
 
@@ -124,14 +120,12 @@ export function createAuthService(deps: {
       checkPassword(newPassword, 'new_password')
       const passwordHash = await hash(newPassword, ARGON2)
       const now = clock.now()
-      const userId = await db.transaction().execute(async (trx) => {
+      await db.transaction().execute(async (trx) => {
         const id = await repo.consumeToken(sha256Hex(token), 'reset_password', now, trx)
         if (!id) throw badRequest('Invalid or expired reset token', 'invalid_token')
         await repo.setPassword(id, passwordHash, now, trx)
         await repo.expireTokens(id, 'reset_password', now, trx)
-        return id
       })
-      changed(userId)
       return { message: 'Password has been reset. Please log in with your new password.' }
     },
 

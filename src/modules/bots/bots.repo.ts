@@ -1,10 +1,14 @@
 import { sql, type Updateable } from 'kysely'
+import type { ChangeFeed } from '../../db/change-feed.js'
 import type { Db } from '../../db/client.js'
 import type { BotsTable } from '../../db/schema/foundation.js'
 
 type Executor = Db
 
-export function createBotsRepo(db: Db) {
+/** Change-feed topic of a tenant's bots (key: tenant id); every write below announces it. */
+export const BOTS_TOPIC = 'bots'
+
+export function createBotsRepo(db: Db, changes: ChangeFeed) {
   return {
     list(tenantId: string, trx: Executor = db) {
       return trx.selectFrom('bots').selectAll().where('tenant_id', '=', tenantId).orderBy('created_at').orderBy('id').execute()
@@ -31,7 +35,7 @@ export function createBotsRepo(db: Db) {
         .limit(1)
         .executeTakeFirst()
     },
-    insert(
+    async insert(
       tenantId: string,
       values: {
         name: string
@@ -44,7 +48,7 @@ export function createBotsRepo(db: Db) {
       },
       trx: Executor = db,
     ) {
-      return trx
+      const row = await trx
         .insertInto('bots')
         .values({
           tenant_id: tenantId,
@@ -59,12 +63,18 @@ export function createBotsRepo(db: Db) {
         })
         .returningAll()
         .executeTakeFirstOrThrow()
+      await changes.announce(trx, BOTS_TOPIC, tenantId)
+      return row
     },
-    update(tenantId: string, botId: string, patch: Updateable<BotsTable>, trx: Executor = db) {
-      return trx.updateTable('bots').set(patch).where('tenant_id', '=', tenantId).where('id', '=', botId).returningAll().executeTakeFirst()
+    async update(tenantId: string, botId: string, patch: Updateable<BotsTable>, trx: Executor = db) {
+      const row = await trx.updateTable('bots').set(patch).where('tenant_id', '=', tenantId).where('id', '=', botId).returningAll().executeTakeFirst()
+      await changes.announce(trx, BOTS_TOPIC, tenantId)
+      return row
     },
-    delete(tenantId: string, botId: string, trx: Executor = db) {
-      return trx.deleteFrom('bots').where('tenant_id', '=', tenantId).where('id', '=', botId).executeTakeFirst()
+    async delete(tenantId: string, botId: string, trx: Executor = db) {
+      const result = await trx.deleteFrom('bots').where('tenant_id', '=', tenantId).where('id', '=', botId).executeTakeFirst()
+      await changes.announce(trx, BOTS_TOPIC, tenantId)
+      return result
     },
     countActiveExcept(tenantId: string, botId: string, trx: Executor = db) {
       return trx

@@ -1,11 +1,12 @@
 import type { Static } from '@sinclair/typebox'
+import { NoticeCache, type ChangeFeed } from '../../db/change-feed.js'
 import type { Db } from '../../db/client.js'
 import type { BotsTable } from '../../db/schema/foundation.js'
 import { conflict, notFound, ValidationError } from '../../lib/errors.js'
 import type { Clock } from '../../lib/clock.js'
 import type { Selectable, Updateable } from 'kysely'
 import { newPublicId, normalizeDomains } from './bots.fns.js'
-import type { BotsRepo } from './bots.repo.js'
+import { BOTS_TOPIC, type BotsRepo } from './bots.repo.js'
 import type { BotCreate, BotUpdate } from './bots.schemas.js'
 
 export type BotRow = Selectable<BotsTable>
@@ -34,8 +35,10 @@ function domainsOrThrow(input: string[]): string[] {
   return r.domains
 }
 
-export function createBotsService(deps: { db: Db; clock: Clock; repo: BotsRepo }) {
+export function createBotsService(deps: { db: Db; clock: Clock; repo: BotsRepo; changes: ChangeFeed }) {
   const { db, clock, repo } = deps
+  // A dashboard lists bots on every page; the list changes only through the repository's announced writes.
+  const lists = new NoticeCache<BotRow[]>(deps.changes, BOTS_TOPIC, { ttlMs: 60_000, max: 10_000, clock })
 
   async function get(tenantId: string, botId: string): Promise<BotRow> {
     const bot = await repo.find(tenantId, botId)
@@ -44,7 +47,7 @@ export function createBotsService(deps: { db: Db; clock: Clock; repo: BotsRepo }
   }
 
   return {
-    list: (tenantId: string) => repo.list(tenantId),
+    list: (tenantId: string) => lists.get(tenantId, () => repo.list(tenantId)),
     get,
 
     create(tenantId: string, input: Static<typeof BotCreate>, trx: Db = db) {
