@@ -2,7 +2,7 @@
  * Retrieval quality on a BEIR-format folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv):
  *
  *   npm run eval:retrieval -- ../shared/data/retrieval/beir-scifact [--split train] [--mode bm25|tsrank|both]
- *        [--db postgres://...] [--k1 1.2] [--b 0.75] [--limit-docs N] [--limit-queries N] [--budget 500] [--rounds 1] [--keep] [--tenant <id of a kept index>]
+ *        [--db postgres://...] [--k1 1.2] [--b 0.75] [--limit-docs N] [--limit-queries N] [--budget 500] [--rounds 1] [--lexical-cache-mb 32] [--keep] [--tenant <id of a kept index>]
  *
  * The corpus is indexed THROUGH THE REAL CODE: the documents service's indexText (the same chunking,
  * tsvector configuration and SQL as uploads; the lexical statistics follow by trigger), into an embedded
@@ -37,10 +37,11 @@ interface Args {
   budget: number
   tenant?: string
   rounds: number
+  lexicalCacheMb: number
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { dir: '', split: 'train', mode: 'both', k1: DEFAULT_BM25.k1, b: DEFAULT_BM25.b, keep: false, budget: 500, rounds: 1 }
+  const a: Args = { dir: '', split: 'train', mode: 'both', k1: DEFAULT_BM25.k1, b: DEFAULT_BM25.b, keep: false, budget: 500, rounds: 1, lexicalCacheMb: 32 }
   for (let i = 0; i < argv.length; i++) {
     const v = argv[i]!
     const next = () => argv[++i] ?? ''
@@ -55,6 +56,7 @@ function parseArgs(argv: string[]): Args {
     else if (v === '--budget') a.budget = Number(next())
     else if (v === '--tenant') a.tenant = next()
     else if (v === '--rounds') a.rounds = Number(next())
+    else if (v === '--lexical-cache-mb') a.lexicalCacheMb = Number(next())
     else if (!v.startsWith('--')) a.dir = v
   }
   if (!a.dir) {
@@ -181,6 +183,7 @@ async function main() {
       lexicalBudget: args.budget,
       lexicalRounds: args.rounds,
       vectorCacheBytes: 0,
+      lexicalCacheBytes: args.lexicalCacheMb * 1024 * 1024,
       bm25: { k1: args.k1, b: args.b },
     })
 

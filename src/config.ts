@@ -95,6 +95,8 @@ const EnvSchema = Type.Object({
   RETRIEVAL_LEXICAL_BUDGET: Type.Integer({ minimum: 50, maximum: 1000000, default: 500 }),
   /** Memory for per-tenant embedding caches when pgvector is absent (exact cosine in process). */
   RETRIEVAL_VECTOR_CACHE_MB: Type.Integer({ minimum: 0, maximum: 4096, default: 64 }),
+  /** Memory for per-tenant BM25 postings scored in process (0: BM25 always runs as SQL). */
+  RETRIEVAL_LEXICAL_CACHE_MB: Type.Integer({ minimum: 0, maximum: 4096, default: 32 }),
   /** Idempotency-Key: how long a duplicate waits for the first request before 409 idempotency_in_flight. */
   IDEMPOTENCY_WAIT_MS: Type.Integer({ minimum: 0, maximum: 60000, default: 8000 }),
   // --- knowledge profile, FAQ candidates, gap analyzer ---

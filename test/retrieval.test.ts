@@ -100,6 +100,28 @@ describe('BM25 retrieval', () => {
     expect(a.rows.length).toBe(10)
   })
 
+  it('scores in process exactly as the SQL statement does, and follows corpus changes', async () => {
+    const tenant = await newTenant()
+    const texts: string[] = []
+    for (let i = 0; i < 80; i++) texts.push(`refund policy number ${i} ${i % 5 === 0 ? 'special refund' : ''} ${i % 3 === 0 ? "it's shipping shipping" : 'words'}`)
+    await addDoc(tenant, 'many', texts)
+    const repo = createRetrievalRepo(db, handle.features)
+    const sqlOnly = createRetrievalService({ repo, llm: noLlm, features: handle.features, embeddingModel: 'm', lexicalBudget: 100000, vectorCacheBytes: 0 })
+    const cached = createRetrievalService({ repo, llm: noLlm, features: handle.features, embeddingModel: 'm', lexicalBudget: 5, vectorCacheBytes: 0, lexicalCacheBytes: 1e7, lexicalReloadMs: 0 })
+    const same = async (q: string) => {
+      const a = await sqlOnly.lexical(tenant, q, 15)
+      const b = await cached.lexical(tenant, q, 15)
+      expect(b.rows.map((r) => [r.id, r.score.toFixed(6)])).toEqual(a.rows.map((r) => [r.id, r.score.toFixed(6)]))
+      return b.rows
+    }
+    expect(await same('special refund shipping')).toHaveLength(15)
+    await same('policy words')
+    // A new document changes the corpus version: the postings are reloaded, not served stale.
+    await addDoc(tenant, 'new', ['A zebra refund story.'])
+    const rows = await same('zebra refund')
+    expect(rows[0]!.score).toBeGreaterThan(rows[1]!.score)
+  })
+
   it('searches chunks of several languages with their own configuration', async () => {
     const tenant = await newTenant()
     await addDoc(tenant, 'de', ['Die Rechnungen werden monatlich verschickt.'], { lang: 'german' })

@@ -42,6 +42,7 @@ export function wireChat(
     embeddingDimensions: config.EMBEDDING_DIMENSIONS ?? (/^text-embedding-3/.test(config.EMBEDDING_MODEL) ? 1536 : undefined),
     lexicalBudget: config.RETRIEVAL_LEXICAL_BUDGET,
     vectorCacheBytes: config.RETRIEVAL_VECTOR_CACHE_MB * 1024 * 1024,
+    lexicalCacheBytes: config.RETRIEVAL_LEXICAL_CACHE_MB * 1024 * 1024,
     faqSearch: deps.faqSearch,
   })
   const repo = createChatRepo(db)

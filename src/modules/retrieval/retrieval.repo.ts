@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import type { Db } from '../../db/client.js'
 import { orQuery, type Bm25Params, type QueryPlan, type TermStat } from './bm25.fns.js'
+import type { TermVectorRow } from './lexical-cache.js'
 
 export interface CorpusRow {
   n: number
@@ -150,6 +151,26 @@ export function createRetrievalRepo(db: Db, features: { vector: boolean }) {
           const e = parseEmbedding(r.embedding)
           return e ? [{ id: r.id, document_id: r.document_id, embedding: e }] : []
         })
+        if (rows.length < pageSize) return
+        after = rows[rows.length - 1]!.id
+      }
+    },
+
+    /** Every chunk's lexemes and term frequencies, in pages by id (for the in-process BM25 postings). */
+    async *allTermVectors(tenantId: string, pageSize = 2000): AsyncGenerator<TermVectorRow[]> {
+      let after = '00000000-0000-0000-0000-000000000000'
+      for (;;) {
+        const { rows } = await sql<{ id: string; document_id: string; len: number; lexemes: string[] | null; tfs: number[] | null }>`
+          SELECT c.id, c.document_id, greatest(c.token_count, 1) AS len, a.lexemes, a.tfs
+          FROM (SELECT id, document_id, token_count, tsv FROM chunks
+                WHERE tenant_id = ${tenantId} AND id > ${after}::uuid ORDER BY id LIMIT ${pageSize}) c
+          CROSS JOIN LATERAL (
+            SELECT array_agg(u.lexeme) AS lexemes, array_agg(coalesce(array_length(u.positions, 1), 1)) AS tfs FROM unnest(c.tsv) u
+          ) a
+          ORDER BY c.id
+        `.execute(db)
+        if (rows.length === 0) return
+        yield rows.map((r) => ({ id: r.id, document_id: r.document_id, len: Number(r.len), lexemes: r.lexemes ?? [], tfs: (r.tfs ?? []).map(Number) }))
         if (rows.length < pageSize) return
         after = rows[rows.length - 1]!.id
       }
