@@ -1,7 +1,7 @@
 /**
  * Answer-pipeline figures (npm run bench:chat):
  *   1. POST /chat at BENCH_CONNECTIONS (default 50) concurrent clients for BENCH_DURATION seconds (default 15)
- *      against a real server process (`src/server.ts`) on a scratch PostgreSQL database, with the fake model
+ *      against a real server process (`dist/src/server.js`, built as `npm start` builds it) on a scratch PostgreSQL database, with the fake model
  *      (`scripts/fake-llm.ts`, answering instantly) in its own process. The tenant has ~BENCH_CHUNKS (default
  *      1,000) chunks indexed through the real documents service, with embeddings: every turn runs the whole
  *      pipeline (guard call, hybrid retrieval with a query embedding, streamed answer, validation call,
@@ -15,7 +15,7 @@
  * BENCH_CORPUS (BEIR folder for the texts; default ../shared/data/retrieval/beir-scifact). The machine is
  * shared: keep the runs short; figures move with whatever else runs. BENCH_ONLY_RETRIEVAL=1 runs part 2 only.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
@@ -46,6 +46,8 @@ const BIG = Number(process.env.BENCH_BIG_CHUNKS ?? 100_000)
 const CORPUS = process.env.BENCH_CORPUS ?? '../shared/data/retrieval/beir-scifact'
 const SECRETS = { JWT_SECRET: randomBytes(32).toString('hex'), ENCRYPTION_KEY: randomBytes(32).toString('hex') }
 const LLM_KEY = 'sk-bench-0123456789'
+/** The node flags `npm start` runs the server with (its heap cap), so the figures are those of a started service. */
+const START_NODE_FLAGS = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.match(/--max-old-space-size=\d+/g) ?? []
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const pct = (xs: number[], p: number) => {
@@ -79,8 +81,9 @@ async function admin(q: string): Promise<void> {
   }
 }
 
+/** A TypeScript script under tsx, or a built .js file (the server, as `npm start` runs it) with plain node. */
 function spawnTsx(script: string, env: Record<string, string>, onLine?: (line: string) => void, nodeArgs: string[] = []): ChildProcess {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script], {
+  const child = spawn(process.execPath, [...nodeArgs, ...(script.endsWith('.ts') ? ['--import', 'tsx'] : []), script], {
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -206,8 +209,9 @@ async function main() {
       // --- the server, its per-turn log lines, and its memory
       const port = await freePort()
       const turns: ({ service: number; model: number; total: number } & Record<string, number>)[] = []
+      execFileSync(process.execPath, ['scripts/build.mjs'], { stdio: 'ignore' })
       server = spawnTsx(
-        'src/server.ts',
+        'dist/src/server.js',
         {
           HOST: '127.0.0.1',
           PORT: String(port),
@@ -228,8 +232,12 @@ async function main() {
             // not a JSON line
           }
         },
-        // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the server when it stops
-        process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
+        // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the server when it stops; BENCH_NODE_ARGS adds node flags
+        [
+          ...START_NODE_FLAGS,
+          ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
+          ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+        ],
       )
       const base = `http://127.0.0.1:${port}`
       await waitFor(`${base}/health`, server)

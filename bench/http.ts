@@ -1,7 +1,7 @@
 /**
  * HTTP figures of the foundation (npm run bench:http):
  *   1. GET /health (the framework's ceiling here) and GET /bots with a JWT, autocannon on 127.0.0.1,
- *      against a real server process (`src/server.ts`) on a scratch PostgreSQL database.
+ *      against a real server process (`dist/src/server.js`, built as `npm start` builds it) on a scratch PostgreSQL database.
  *   2. Cold start to the first served request on PGlite: a fresh DATA_DIR, then the same one again.
  *
  * Env: DATABASE_URL (server to create the scratch database on; default postgres://root@127.0.0.1:5432/test),
@@ -10,7 +10,7 @@
  * cold-start part. Throughput on a shared machine moves with everything else running; the CPU time per
  * request (server process, and the PostgreSQL backends of the scratch database) moves much less.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
@@ -25,6 +25,9 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 10)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'warn'
 const SECRETS = { JWT_SECRET: randomBytes(32).toString('hex'), ENCRYPTION_KEY: randomBytes(32).toString('hex') }
+
+/** The node flags `npm start` runs the server with (its heap cap). */
+const START_NODE_FLAGS = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.match(/--max-old-space-size=\d+/g) ?? []
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
@@ -50,7 +53,7 @@ interface Server {
 async function startServer(env: Record<string, string>): Promise<Server> {
   const port = await freePort()
   const started = performance.now()
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, [...START_NODE_FLAGS, 'dist/src/server.js'], {
     env: {
       PATH: process.env.PATH ?? '',
       HOST: '127.0.0.1',
@@ -236,7 +239,7 @@ async function throughput(): Promise<void> {
 async function coldStart(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'scb-cold-'))
   try {
-    console.log('\nCold start to the first 200 from GET /health (PGlite under DATA_DIR, tsx src/server.ts)')
+    console.log('\nCold start to the first 200 from GET /health (PGlite under DATA_DIR, node dist/src/server.js)')
     const fresh = await startServer({ DATA_DIR: dataDir })
     await fresh.stop()
     console.log(`fresh DATA_DIR      ${Math.round(fresh.readyMs)} ms (creates the database, runs every migration)`)
@@ -252,5 +255,6 @@ async function coldStart(): Promise<void> {
   }
 }
 
+execFileSync(process.execPath, ['scripts/build.mjs'], { stdio: 'ignore' })
 await throughput()
 if (process.env.BENCH_SKIP_COLD !== '1') await coldStart()

@@ -13,7 +13,13 @@ import { gzipSync } from 'node:zlib'
  * stale and esbuild is installed (development, tests), the bundles are built once in memory on first use;
  * so a fresh clone works without a build step, and an edited source is never served stale.
  */
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..')
+/** The project folder: the nearest one up with a package.json (src/ under tsx, dist/src/ when built). */
+function projectRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url))
+  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir)
+  return dir
+}
+const ROOT = projectRoot()
 export const WIDGET_SRC_DIR = join(ROOT, 'widget/src')
 export const WIDGET_DIST_DIR = join(ROOT, 'dist/widget')
 

@@ -1,0 +1,50 @@
+/**
+ * `npm run build` (and the first step of `npm start`): the service as plain JavaScript under dist/, so the
+ * running process carries no TypeScript loader (about 70 MB less memory and a faster start than tsx), plus
+ * the widget bundles in dist/widget. esbuild transpiles file by file (no bundling: the layout under dist/src
+ * mirrors src/ (and widget/src under dist/widget/src), imports stay as written); type checking is `npm run typecheck`'s job. About half a second.
+ */
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { dirname, join, relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import * as esbuild from 'esbuild'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+// `--out <dir>`: build somewhere else (the start test does, so it never touches dist/ under other tests).
+const outArg = process.argv.indexOf('--out')
+const dist = outArg > 0 ? process.argv[outArg + 1] : join(root, 'dist')
+const outdir = join(dist, 'src')
+
+function sources(dir) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = join(dir, e.name)
+    if (e.isDirectory()) return sources(p)
+    return e.name.endsWith('.ts') && !e.name.endsWith('.test.ts') && !e.name.endsWith('.d.ts') ? [p] : []
+  })
+}
+
+const started = performance.now()
+rmSync(outdir, { recursive: true, force: true })
+rmSync(join(dist, 'widget', 'src'), { recursive: true, force: true })
+// widget/src too: the service shares some of the widget's modules (its English labels).
+const entryPoints = [...sources(join(root, 'src')), ...sources(join(root, 'widget', 'src'))]
+await esbuild.build({
+  entryPoints,
+  outdir: dist,
+  outbase: root,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  logLevel: 'warning',
+})
+if (outArg > 0) {
+  console.error(`built ${entryPoints.length} files into ${dist} (${Math.round(performance.now() - started)} ms)`)
+} else {
+  // The widget bundles beside it, so the service serves them from disk instead of building them in memory.
+  const { buildBundles, WIDGET_DIST_DIR } = await import(join(outdir, 'modules/widget/widget.assets.js'))
+  const bundles = await buildBundles()
+  mkdirSync(WIDGET_DIST_DIR, { recursive: true })
+  writeFileSync(join(WIDGET_DIST_DIR, 'embed.js'), bundles.embed)
+  writeFileSync(join(WIDGET_DIST_DIR, 'widget.js'), bundles.widget)
+  console.error(`built ${entryPoints.length} files into ${relative(process.cwd(), dist) || '.'} and the widget in ${relative(process.cwd(), WIDGET_DIST_DIR)} (${Math.round(performance.now() - started)} ms)`)
+}
