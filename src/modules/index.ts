@@ -86,7 +86,10 @@ export function wireModules(ctx: AppContext): Modules {
     profileFor: knowledge.knowledge.profileFor,
     addFaqCandidates: (tenantId, drafts, source, documentId) => knowledge.knowledge.addCandidates(tenantId, drafts, source, documentId),
   })
-  const urlSources = wireSources(ctx, guards, { parseFile: (name, bytes) => documents.parser.parse(name, bytes) })
+  const urlSources = wireSources(ctx, guards, {
+    parseFile: (name, bytes) => documents.parser.parse(name, bytes),
+    extractHtml: (html, url) => documents.parser.extractHtml(html, url),
+  })
 
   return {
     guards,

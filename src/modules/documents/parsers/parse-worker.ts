@@ -4,11 +4,14 @@ import { checkHealth } from '../health.fns.js'
 import type { DocumentFileType } from '../../../db/schema/ingestion.js'
 import { ParseFailure, UnsupportedFile } from './errors.js'
 import { parseUpload, type ParseLimits } from './parse.js'
+// The crawler's page extraction (DOM + Readability) runs here too: seconds and hundreds of MB for a big page.
+import { extractHtml } from '../../sources/crawler/extract.js'
 
 /** Runs inside a worker thread (see pool.ts): CPU-heavy parsing and chunking off the event loop. */
 export type WorkerTask =
   | { id: number; op: 'parse'; filename: string; bytes: Uint8Array; limits: ParseLimits }
   | { id: number; op: 'chunk'; text: string; fileType: DocumentFileType; sourceUrl: string | null; options: ChunkOptions; now: string }
+  | { id: number; op: 'html'; html: string; url: string }
 
 export type WorkerReply =
   | { id: number; ok: true; value: unknown }
@@ -20,10 +23,12 @@ parentPort?.on('message', async (task: WorkerTask) => {
     const value =
       task.op === 'parse'
         ? await parseUpload(task.filename, task.bytes, task.limits)
-        : {
-            chunks: chunkDocument({ text: task.text, fileType: task.fileType, sourceUrl: task.sourceUrl }, task.options),
-            health: checkHealth(task.text, new Date(task.now)),
-          }
+        : task.op === 'html'
+          ? extractHtml(task.html, task.url)
+          : {
+              chunks: chunkDocument({ text: task.text, fileType: task.fileType, sourceUrl: task.sourceUrl }, task.options),
+              health: checkHealth(task.text, new Date(task.now)),
+            }
     reply = { id: task.id, ok: true, value }
   } catch (err) {
     const kind = err instanceof UnsupportedFile ? 'unsupported' : err instanceof ParseFailure ? 'parse' : 'crash'

@@ -6,6 +6,7 @@ import type { Chunk, ChunkOptions } from '../chunking.fns.js'
 import { ParseFailure, UnsupportedFile } from './errors.js'
 import type { ParsedUpload, ParseLimits } from './parse.js'
 import type { WorkerReply, WorkerTask } from './parse-worker.js'
+import type { ExtractedPage } from '../../sources/crawler/extract.js'
 
 /** A parser library threw something unexpected: still a 422 for the user, but counted apart in benches. */
 export class ParserCrash extends ParseFailure {
@@ -34,6 +35,8 @@ export interface ParserPool {
   parse(filename: string, bytes: Uint8Array): Promise<ParsedUpload>
   /** Chunks and health check of a text, computed together off the event loop. */
   chunk(doc: { text: string; fileType: DocumentFileType; sourceUrl: string | null }, options: ChunkOptions, now: Date): Promise<{ chunks: Chunk[]; health: HealthStatus }>
+  /** A crawled HTML page's main content, title and links (the crawler's extraction, off the event loop). */
+  extractHtml(html: string, url: string): Promise<ExtractedPage>
   close(): Promise<void>
 }
 
@@ -181,6 +184,9 @@ export function createParserPool(opts: ParserPoolOptions): ParserPool {
     },
     chunk(doc, options, now) {
       return run<{ chunks: Chunk[]; health: HealthStatus }>({ op: 'chunk', text: doc.text, fileType: doc.fileType, sourceUrl: doc.sourceUrl, options, now: now.toISOString() })
+    },
+    extractHtml(html, url) {
+      return run<ExtractedPage>({ op: 'html', html, url })
     },
     /** Ends every worker now; queued work is refused. The pool stays usable (a later task starts a worker). */
     async close() {

@@ -10,7 +10,7 @@ import type { Insertable } from 'kysely'
 import type { DocumentsTable } from '../../../db/schema/ingestion.js'
 import type { CrawlQueueState } from '../../../db/schema/sources.js'
 import type { PageRow, PageUpsert, QueueEntry, RunRow, SourceRow, SourcesRepo } from '../sources.repo.js'
-import { extractHtml, extractText } from './extract.js'
+import { extractHtml, extractText, type ExtractedPage } from './extract.js'
 import { ALREADY_VISITED, decodeBody, type Fetcher } from './fetcher.js'
 import { frontierEntries, isTransientFailure, nextCrawlAt, siteLinks, type FrontierScope } from './frontier.fns.js'
 import { RobotsCache } from './robots.js'
@@ -35,6 +35,11 @@ export interface CrawlerDeps {
   settings: CrawlSettings
   /** The documents module's file parser, for PDF links; without it PDFs are reported and skipped. */
   parseFile?: (filename: string, bytes: Uint8Array) => Promise<{ text: string; title: string | null }>
+  /**
+   * HTML extraction off the event loop (the documents module's parser threads, with their time and memory
+   * budget): a multi-megabyte page takes seconds and hundreds of MB of heap. Without it, extraction runs here.
+   */
+  extractHtml?: (html: string, url: string) => Promise<ExtractedPage>
 }
 
 /** Thrown when the worker stops mid-crawl; the job is retried and the run resumes from its frontier. */
@@ -170,7 +175,13 @@ export function createCrawler(deps: CrawlerDeps) {
       let links: string[] = []
       const type = res.contentType
       if (type === 'text/html' || type === 'application/xhtml+xml' || (type === '' && /^\s*</.test(res.body.subarray(0, 512).toString('latin1')))) {
-        const extracted = extractHtml(decodeBody(res.body, res.charset), res.url)
+        let extracted: ExtractedPage
+        try {
+          const html = decodeBody(res.body, res.charset)
+          extracted = deps.extractHtml ? await deps.extractHtml(html, res.url) : extractHtml(html, res.url)
+        } catch {
+          return { type: 'failed', url, depth, reason: 'unreadable HTML (too large or complex to extract)', transient: false }
+        }
         links = extracted.links
         if (extracted.noindex) return { type: 'skipped', url, finalUrl: res.url, depth, reason: 'noindex', links }
         title = extracted.title
@@ -402,6 +413,7 @@ export function createCrawler(deps: CrawlerDeps) {
 
     // ---- the loop ----------------------------------------------------------------------------------
     const inFlight = new Map<string, Promise<void>>()
+    const inFlightDepth = new Map<string, number>()
     let frontier: { url: string; depth: number }[] = []
     let failure: unknown = null
     let lastSourceCheck = 0
@@ -422,8 +434,13 @@ export function createCrawler(deps: CrawlerDeps) {
         if (frontier.length < room) {
           frontier = (await repo.nextPending(runId, FRONTIER_SLICE + inFlight.size)).filter((r) => !inFlight.has(r.url) && !visited.has(r.url) && !reached.has(r.url))
         }
-        const rows = frontier.splice(0, room).filter((r) => !inFlight.has(r.url) && !visited.has(r.url) && !reached.has(r.url))
-        if (rows.length === 0 && frontier.length > 0) continue
+        // Level by level: a page starts only when no shallower page is still being read, so every URL is
+        // first found by its shortest path and gets its true depth (whatever the fetch and parse timings).
+        const level = Math.min(...inFlightDepth.values(), frontier[0]?.depth ?? Infinity)
+        let take = 0
+        while (take < room && take < frontier.length && frontier[take]!.depth <= level) take++
+        const rows = frontier.splice(0, take).filter((r) => !inFlight.has(r.url) && !visited.has(r.url) && !reached.has(r.url))
+        if (rows.length === 0 && take > 0) continue
         for (const row of rows) {
           // At the account's document limit only pages the source already has are worth fetching.
           if (limits.tenantCapHit && !known.get(row.url)?.document_id) {
@@ -436,8 +453,12 @@ export function createCrawler(deps: CrawlerDeps) {
             .catch((err) => {
               if (!signal.aborted) failure ??= err
             })
-            .finally(() => inFlight.delete(row.url))
+            .finally(() => {
+              inFlight.delete(row.url)
+              inFlightDepth.delete(row.url)
+            })
           inFlight.set(row.url, p)
+          inFlightDepth.set(row.url, row.depth)
         }
       }
       if (inFlight.size === 0) {
