@@ -132,6 +132,37 @@ describe('knowledge profile', () => {
     expect((await owner.api.patch('/knowledge/profile', { support_email: 'nope' })).status).toBe(422)
   })
 
+  it('feeds product name, topics and glossary to the relevance guard and the answer prompt; an edit reaches the next turn', async () => {
+    const owner = await createTenant(t, { llmKey: 'sk-test-0123456789' })
+    await uploadReady(t, owner.api, 'refunds.md', REFUNDS)
+    await extractionSettled(owner)
+    const patched = await owner.api.patch('/knowledge/profile', {
+      product_name: 'Orbit Ledger',
+      topics: ['Refunds', 'Invoices'],
+      glossary: [{ term: 'Ledger seat', definition: 'One paid user of an Orbit Ledger workspace' }],
+    })
+    expect(patched.status, patched.text).toBe(200)
+    const ask = async (question: string) => {
+      const before = fake.chatCalls().length
+      const res = await t.api().withApiKey(owner.apiKey).post('/chat', { question })
+      expect(res.status, res.text).toBe(200)
+      const calls = fake.chatCalls().slice(before)
+      return {
+        guard: calls.find((c) => system(c).includes('routing classifier')),
+        answer: calls.find((c) => system(c).includes('customer-support assistant of')),
+      }
+    }
+    const first = await ask('How do I request a refund for an annual plan?')
+    expect(system(first.guard!)).toContain('Business: Orbit Ledger')
+    expect(system(first.guard!)).toContain('Topics: Refunds; Invoices.')
+    expect(system(first.answer!)).toContain('customer-support assistant of Orbit Ledger')
+    expect(system(first.answer!)).toContain('- Ledger seat: One paid user of an Orbit Ledger workspace')
+    // the profile is cached per tenant; an edit is announced and the very next turn uses it
+    expect((await owner.api.patch('/knowledge/profile', { product_name: 'Orbit Books' })).status).toBe(200)
+    const second = await ask('How long does a refund take?')
+    expect(system(second.answer!)).toContain('customer-support assistant of Orbit Books')
+  })
+
   it('is marked failed when the model fails, and the FAQ falls back to question headings', async () => {
     const owner = await createTenant(t)
     fake.fail('http500', { match: (r) => r.path.endsWith('/chat/completions') && JSON.stringify(r.body ?? {}).includes('Zebra Widgets'), times: 20 })

@@ -12,6 +12,7 @@ import type { TicketsRepo } from '../escalations/tickets.repo.js'
 import type { TicketsService } from '../escalations/tickets.service.js'
 import { LlmUnavailableError, type LlmClient } from '../llm/llm.js'
 import type { RetrievalResult, RetrievalService } from '../retrieval/retrieval.service.js'
+import type { ProfileData } from '../knowledge/knowledge.fns.js'
 import type { IdentityClaims } from '../tenants/identity-token.fns.js'
 import type { ChatRepo, NewMessage, SessionRow } from './chat.repo.js'
 import { afterEscalation } from './stages/after-escalation.js'
@@ -22,7 +23,7 @@ import { localeLanguage, visitorLanguage } from './stages/language.js'
 import { createStreamCleaner, linkPolicy } from './stages/links.js'
 import { canned, type CannedKey } from './stages/messages.js'
 import { citedSources, documentIds, piiEvents, preview, sourceRefs, sumCounts, type CitableSource } from './stages/persist.js'
-import { buildAnswerPrompt } from './stages/prompt.js'
+import { buildAnswerPrompt, type BusinessProfile } from './stages/prompt.js'
 import { redactMessage, type Redaction } from './stages/redact.js'
 import { evidence, promptSources, retrieve, usableHits } from './stages/retrieve.js'
 import { looksLikeFollowUp, rewriteQuery, type Rewrite } from './stages/rewrite.js'
@@ -110,8 +111,17 @@ export interface ChatServiceDeps {
   bots: Pick<BotsRepo, 'findDefault' | 'findTenantBotByPublicId'>
   config: ChatConfig
   awaiting?: AwaitingHandler
+  /** The tenant's knowledge profile (product name, topics, glossary), for the guard and the prompt. */
+  profileFor?: (tenantId: string) => Promise<ProfileData | null>
   /** Measures the time a turn waits on the model (see model-meter.ts); `llm` must be its metered client. */
   measure?: <T>(fn: (modelMs: () => number) => Promise<T>) => Promise<T>
+}
+
+/** Who the relevance guard judges against: the product (or bot) name, its topics, then the bot's instructions. */
+export function guardBusiness(bot: { name: string; agent_instructions: string | null }, profile: BusinessProfile | null): { name: string; description: string | null } {
+  const topics = (profile?.topics ?? []).map((t) => t.replace(/\s+/g, ' ').trim()).filter(Boolean).slice(0, 20)
+  const description = [topics.length ? `Topics: ${topics.join('; ')}.` : null, bot.agent_instructions?.trim() || null].filter(Boolean).join('\n')
+  return { name: profile?.productName?.trim() || bot.name, description: description || null }
 }
 
 /** Timings of the stages of one turn, in ms. */
@@ -288,6 +298,13 @@ export function createChatService(deps: ChatServiceDeps) {
     const sw = new Stopwatch()
     const { tenantId, bot } = input
     const emit = input.onEvent ?? (() => {})
+    // The profile is read alongside (cached per tenant; a failure only means answering without it).
+    const profileP: Promise<BusinessProfile | null> = deps.profileFor
+      ? deps.profileFor(tenantId).then(
+          (p) => (p ? { productName: p.product_name, topics: p.topics, glossary: p.glossary } : null),
+          () => null,
+        )
+      : Promise.resolve(null)
     const { apiKey, optional } = await sw.time('tenant', () => tenantKey(tenantId))
     emit({ type: 'status', stage: 'thinking' })
 
@@ -331,6 +348,7 @@ export function createChatService(deps: ChatServiceDeps) {
     const history = newSession ? [] : await sw.time('history', loadHistory)
 
     // 3 + 4 + 5: guards, rewriting and retrieval overlap; retrieval waits only for a rewrite it needs
+    const profile = await profileP
     const decisiveByPattern = matchesInjection(question.text) || matchesHuman(question.text) || isSmalltalk(question.text)
     const followUp = looksLikeFollowUp(question.text, history)
     const guardP = sw.time('guards', () =>
@@ -341,7 +359,7 @@ export function createChatService(deps: ChatServiceDeps) {
         enabled: config.GUARDS_ENABLED,
         switches: { injection: config.GUARD_INJECTION_ENABLED, relevance: config.GUARD_RELEVANCE_ENABLED, human: config.GUARD_HUMAN_ENABLED },
         question: question.text,
-        business: { name: bot.name, description: bot.agent_instructions },
+        business: guardBusiness(bot, profile),
         signal: input.signal,
       }),
     )
@@ -443,6 +461,7 @@ export function createChatService(deps: ChatServiceDeps) {
     const { prompt: sources, citable } = promptSources(hits)
     const promptInput = {
       botName: bot.name,
+      profile,
       agentInstructions: bot.agent_instructions,
       disclosure: bot.disclosure_level,
       language,

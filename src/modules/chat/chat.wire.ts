@@ -10,7 +10,7 @@ import { createChatLogsService } from './chat-logs.service.js'
 import { chatJobs } from './chat.jobs.js'
 import { createChatRepo } from './chat.repo.js'
 import { chatRoutes } from './chat.routes.js'
-import { createChatService, type AwaitingHandler } from './chat.service.js'
+import { createChatService, type AwaitingHandler, type ChatServiceDeps } from './chat.service.js'
 import { createIdempotency } from './idempotency.js'
 import { createModelMeter } from './model-meter.js'
 
@@ -26,6 +26,7 @@ export function wireChat(
   deps: {
     bots: Pick<BotsRepo, 'findDefault' | 'findTenantBotByPublicId'>
     faqSearch?: FaqSearch
+    profileFor?: ChatServiceDeps['profileFor']
     awaiting?: AwaitingHandler
     afterTicketCreated?: (tenantId: string, ticket: TicketRow, trx: Db) => Promise<void>
   },
@@ -62,6 +63,7 @@ export function wireChat(
     bots: deps.bots,
     config,
     awaiting: deps.awaiting,
+    profileFor: deps.profileFor,
   })
   const logs = createChatLogsService({ db, clock, cipher, repo, ticketsRepo })
   const idempotency = createIdempotency({ db, redis: ctx.redis, prefix: config.REDIS_PREFIX, clock, waitMs: config.IDEMPOTENCY_WAIT_MS, log })

@@ -1,3 +1,4 @@
+import type { ChangeFeed } from '../../db/change-feed.js'
 import { sql } from 'kysely'
 import type { Db } from '../../db/client.js'
 import type { FaqSource, GlossaryEntry, ProfileField } from '../../db/schema/knowledge.js'
@@ -29,7 +30,10 @@ export interface NewFaq {
 
 const FAQ_COLUMNS = ['id', 'question', 'answer', 'confidence', 'source', 'approved', 'document_id', 'question_key', 'created_at', 'updated_at'] as const
 
-export function createKnowledgeRepo(db: Db) {
+/** Change-feed topic of a tenant's knowledge profile (key: tenant id); content writes announce it. */
+export const PROFILE_TOPIC = 'knowledge_profile'
+
+export function createKnowledgeRepo(db: Db, changes: ChangeFeed) {
   return {
     // --- profile ---
     findProfile(tenantId: string, trx: Executor = db) {
@@ -76,7 +80,9 @@ export function createKnowledgeRepo(db: Db) {
       if (w.extraction_status !== undefined) set.extraction_status = w.extraction_status
       if (w.extraction_error !== undefined) set.extraction_error = w.extraction_error
       if (w.extracted_at !== undefined) set.extracted_at = w.extracted_at
-      return trx.updateTable('knowledge_profiles').set(set).where('tenant_id', '=', tenantId).returningAll().executeTakeFirst()
+      const row = await trx.updateTable('knowledge_profiles').set(set).where('tenant_id', '=', tenantId).returningAll().executeTakeFirst()
+      await changes.announce(trx, PROFILE_TOPIC, tenantId)
+      return row
     },
 
     /** A document changed: remember it, so the extraction (or the sweep) looks again. */

@@ -1,3 +1,4 @@
+import { NoticeCache, type ChangeFeed } from '../../db/change-feed.js'
 import type { Db } from '../../db/client.js'
 import type { FaqSource, ProfileField } from '../../db/schema/knowledge.js'
 import type { JobQueue } from '../../jobs/queue.js'
@@ -5,7 +6,7 @@ import { addSeconds, type Clock } from '../../lib/clock.js'
 import { notFound, ValidationError } from '../../lib/errors.js'
 import type { FaqHit } from '../retrieval/retrieval.service.js'
 import { cleanUrl, dedupeFaqs, faqScore, PROFILE_FIELDS, questionKey, type FaqDraft, type ProfileData } from './knowledge.fns.js'
-import type { FaqRow, KnowledgeRepo, ProfileRow, ProfileWrite } from './knowledge.repo.js'
+import { PROFILE_TOPIC, type FaqRow, type KnowledgeRepo, type ProfileRow, type ProfileWrite } from './knowledge.repo.js'
 import type { FaqListFilter, KnowledgeProfilePatch } from './knowledge.schemas.js'
 import { oneLine, terms } from './text.fns.js'
 
@@ -53,8 +54,25 @@ export function presentFaq(f: FaqRow) {
 export const enqueueExtraction = (queue: JobQueue, clock: Clock, tenantId: string, delaySeconds: number) =>
   queue.enqueue('knowledge.extract', { tenantId }, { dedupeKey: `knowledge.extract:${tenantId}`, tenantId, runAt: addSeconds(clock.now(), delaySeconds), maxAttempts: 3 })
 
-export function createKnowledgeService(deps: { db: Db; clock: Clock; queue: JobQueue; repo: KnowledgeRepo; settings: KnowledgeSettings }) {
+export function createKnowledgeService(deps: { db: Db; clock: Clock; queue: JobQueue; repo: KnowledgeRepo; settings: KnowledgeSettings; changes: ChangeFeed }) {
   const { db, clock, queue, repo, settings } = deps
+  // Read on every chat turn; changes only through the repository's announced profile writes.
+  const profiles = new NoticeCache<ProfileData | null>(deps.changes, PROFILE_TOPIC, { ttlMs: 60_000, max: 10_000, clock })
+
+  /** The profile as the answer pipeline uses it; null until anything is known. */
+  async function loadProfile(tenantId: string): Promise<ProfileData | null> {
+    const p = await repo.findProfile(tenantId)
+    if (!p) return null
+    const data: ProfileData = {
+      product_name: p.product_name,
+      topics: p.topics ?? [],
+      glossary: p.glossary ?? [],
+      support_email: p.support_email,
+      support_urls: p.support_urls ?? [],
+    }
+    const empty = !data.product_name && !data.topics.length && !data.glossary.length && !data.support_email && !data.support_urls.length
+    return empty ? null : data
+  }
 
   async function faqOr404(tenantId: string, id: string): Promise<FaqRow> {
     const f = await repo.findFaq(tenantId, id)
@@ -113,18 +131,8 @@ export function createKnowledgeService(deps: { db: Db; clock: Clock; queue: JobQ
      * The profile as the answer pipeline can use it (product name in the prompt, topics for the relevance
      * guard, glossary for query rewriting); null until anything is known.
      */
-    async profileFor(tenantId: string): Promise<ProfileData | null> {
-      const p = await repo.findProfile(tenantId)
-      if (!p) return null
-      const data: ProfileData = {
-        product_name: p.product_name,
-        topics: p.topics ?? [],
-        glossary: p.glossary ?? [],
-        support_email: p.support_email,
-        support_urls: p.support_urls ?? [],
-      }
-      const empty = !data.product_name && !data.topics.length && !data.glossary.length && !data.support_email && !data.support_urls.length
-      return empty ? null : data
+    profileFor(tenantId: string): Promise<ProfileData | null> {
+      return profiles.get(tenantId, () => loadProfile(tenantId))
     },
 
     /** The hook after a document was indexed: mark the profile stale and (debounced) schedule the extraction. */

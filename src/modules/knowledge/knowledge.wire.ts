@@ -12,12 +12,13 @@ import { createKnowledgeService } from './knowledge.service.js'
  */
 export function wireKnowledge(ctx: AppContext, guards: Guards, deps: { llmKey: (tenantId: string) => Promise<string | null> }) {
   const { db, clock, queue, config, log } = ctx
-  const repo = createKnowledgeRepo(db)
+  const repo = createKnowledgeRepo(db, ctx.database.changes)
   const knowledge = createKnowledgeService({
     db,
     clock,
     queue,
     repo,
+    changes: ctx.database.changes,
     settings: {
       extractDelaySeconds: config.KNOWLEDGE_EXTRACT_DELAY_SECONDS,
       autoApproveConfidence: config.FAQ_AUTO_APPROVE_CONFIDENCE,
