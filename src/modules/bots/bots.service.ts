@@ -46,8 +46,16 @@ export function createBotsService(deps: { db: Db; clock: Clock; repo: BotsRepo; 
     return bot
   }
 
+  const list = (tenantId: string) => lists.get(tenantId, () => repo.list(tenantId))
+
   return {
-    list: (tenantId: string) => lists.get(tenantId, () => repo.list(tenantId)),
+    list,
+    /** The chat's bot lookups, answered from the cached list (no query per turn); same rules as the repository's. */
+    lookups: {
+      /** The tenant's default bot: its oldest active one (the list is ordered by created_at, id). */
+      findDefault: async (tenantId: string) => (await list(tenantId)).find((b) => b.is_active),
+      findTenantBotByPublicId: async (tenantId: string, publicId: string) => (await list(tenantId)).find((b) => b.public_id === publicId),
+    },
     get,
 
     create(tenantId: string, input: Static<typeof BotCreate>, trx: Db = db) {
