@@ -156,7 +156,8 @@ describe('error envelopes', () => {
       const tenant = await createTenant(broken)
       await broken.worker?.stop(1000)
       await broken.ctx.database.close() // the database goes away under a running server
-      const res = await tenant.api.get('/bots')
+      // (not GET /bots: a tenant's bot list may be served from the change-feed cache)
+      const res = await tenant.api.get('/tenants/me')
       expect(res.status).toBe(500)
       expect(res.body).toEqual({ detail: 'Internal server error' })
       expect(res.text).not.toMatch(/ at |\.ts:|stack|select/i)
