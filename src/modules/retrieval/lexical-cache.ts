@@ -1,4 +1,5 @@
 import { termScore, type Bm25Params, type QueryPlan } from './bm25.fns.js'
+import { BudgetLru } from './budget-lru.js'
 import type { ScoredChunk } from './retrieval.repo.js'
 
 /**
@@ -31,16 +32,17 @@ export type TermVectorLoader = () => AsyncIterable<TermVectorRow[]>
 export const estimateLexicalBytes = (chunks: number, totalTokens: number) => totalTokens * 8 + chunks * 160
 
 export class LexicalCache {
-  private entries = new Map<string, LexicalEntry>()
+  private entries: BudgetLru<LexicalEntry>
   private loading = new Map<string, Promise<LexicalEntry | null>>()
   private lastLoaded = new Map<string, number>()
-  private used = 0
 
   constructor(
     private readonly maxBytes: number,
     /** A tenant whose corpus keeps changing (a crawl) is reloaded at most this often; the SQL path serves meanwhile. */
     private readonly minReloadMs = 1000,
-  ) {}
+  ) {
+    this.entries = new BudgetLru(maxBytes)
+  }
 
   /**
    * The tenant's postings at `version`: loaded (once, shared by concurrent callers) when missing; when stale,
@@ -49,11 +51,7 @@ export class LexicalCache {
    */
   async get(tenantId: string, version: number, chunks: number, totalTokens: number, load: TermVectorLoader): Promise<LexicalEntry | null> {
     const cur = this.entries.get(tenantId)
-    if (cur && cur.version === version) {
-      this.entries.delete(tenantId)
-      this.entries.set(tenantId, cur)
-      return cur
-    }
+    if (cur && cur.version === version) return cur
     if (chunks <= 0 || estimateLexicalBytes(chunks, totalTokens) > this.maxBytes) return null
     const key = `${tenantId}:${version}`
     let p = this.loading.get(key)
@@ -98,18 +96,7 @@ export class LexicalCache {
     const postings = new Map<string, { rows: Int32Array; tfs: Float32Array }>()
     for (const [term, l] of lists) postings.set(term, { rows: Int32Array.from(l.rows), tfs: Float32Array.from(l.tfs) })
     const entry: LexicalEntry = { version, ids, docIds, lens: Float32Array.from(lens), postings, bytes: estimateLexicalBytes(ids.length, pairs) }
-    const old = this.entries.get(tenantId)
-    if (old) {
-      this.used -= old.bytes
-      this.entries.delete(tenantId)
-    }
-    for (const [t, e] of this.entries) {
-      if (this.used + entry.bytes <= this.maxBytes) break
-      this.entries.delete(t)
-      this.used -= e.bytes
-    }
     this.entries.set(tenantId, entry)
-    this.used += entry.bytes
     return entry
   }
 }

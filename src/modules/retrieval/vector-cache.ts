@@ -1,3 +1,5 @@
+import { BudgetLru } from './budget-lru.js'
+
 /**
  * Exact cosine search in process, for databases without pgvector: a tenant's embeddings are loaded once
  * (normalised, Float32) and reused until the tenant's corpus version changes. Memory is bounded; a tenant
@@ -85,11 +87,12 @@ export function topK(entry: Pick<VectorEntry, 'data' | 'dims' | 'ids'>, query: F
 }
 
 export class VectorCache {
-  private entries = new Map<string, VectorEntry>()
+  private entries: BudgetLru<VectorEntry>
   private loading = new Map<string, Promise<VectorEntry | null>>()
-  private used = 0
 
-  constructor(private readonly maxBytes: number) {}
+  constructor(private readonly maxBytes: number) {
+    this.entries = new BudgetLru(maxBytes)
+  }
 
   /**
    * The tenant's vectors at `version`, loading them when missing or stale. Null when they would not fit
@@ -97,12 +100,7 @@ export class VectorCache {
    */
   async get(tenantId: string, version: number, model: string, dims: number, expectedRows: number, load: VectorLoader): Promise<VectorEntry | null> {
     const cur = this.entries.get(tenantId)
-    if (cur && cur.version === version && cur.model === model && cur.dims === dims) {
-      // LRU: move to the end
-      this.entries.delete(tenantId)
-      this.entries.set(tenantId, cur)
-      return cur
-    }
+    if (cur && cur.version === version && cur.model === model && cur.dims === dims) return cur
     if (expectedRows <= 0 || expectedRows * dims * 4 > this.maxBytes) return null
     const key = `${tenantId}:${version}:${model}:${dims}`
     let p = this.loading.get(key)
@@ -133,19 +131,7 @@ export class VectorCache {
     }
     if (ids.length === 0) return null
     const entry: VectorEntry = { version, model, dims, ids, docIds, data: data.length === ids.length * dims ? data : data.slice(0, ids.length * dims), bytes: ids.length * dims * 4 }
-    const old = this.entries.get(tenantId)
-    if (old) {
-      this.used -= old.bytes
-      this.entries.delete(tenantId)
-    }
-    // evict least recently used tenants until the new entry fits
-    for (const [t, e] of this.entries) {
-      if (this.used + entry.bytes <= this.maxBytes) break
-      this.entries.delete(t)
-      this.used -= e.bytes
-    }
     this.entries.set(tenantId, entry)
-    this.used += entry.bytes
     return entry
   }
 }
