@@ -156,7 +156,11 @@ export class Worker {
       await this.finish(job, def)
       this.log.debug({ job: job.kind, jobId: job.id, ms: Date.now() - started }, 'job done')
     } catch (err) {
-      await this.fail(job, def, err as Error)
+      // Recording the failure can fail too (the database went away during shutdown): the job keeps its lease,
+      // which lapses, and a worker runs it again. Never an unhandled rejection.
+      await this.fail(job, def, err as Error).catch((e: Error) =>
+        this.log.warn({ job: job.kind, jobId: job.id, err: { message: e.message } }, 'job outcome not recorded; it runs again when its lease lapses'),
+      )
     } finally {
       clearInterval(heartbeat)
       this.running--
