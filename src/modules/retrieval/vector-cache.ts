@@ -1,4 +1,5 @@
 import { BudgetLru } from './budget-lru.js'
+import { DotMatrix } from './simd-dot.js'
 
 /**
  * Exact cosine search in process, for databases without pgvector: a tenant's embeddings are loaded once
@@ -11,7 +12,10 @@ export interface VectorEntry {
   dims: number
   ids: string[]
   docIds: string[]
+  /** Rows of `dims` floats, for the JavaScript loop; empty when `matrix` holds them. */
   data: Float32Array
+  /** The same rows in WebAssembly memory, scored with SIMD (null where WebAssembly SIMD is missing). */
+  matrix: DotMatrix | null
   bytes: number
 }
 
@@ -28,10 +32,36 @@ export function normalize(v: ArrayLike<number>): Float32Array {
   return out
 }
 
-/** Indices and similarities of the k best rows (a small min-heap keeps it O(n log k)). */
-export function topK(entry: Pick<VectorEntry, 'data' | 'dims' | 'ids'>, query: Float32Array, k: number): { index: number; score: number }[] {
-  const { data, dims } = entry
-  const rows = entry.ids.length
+/** The dot product of `query` with every row of `data` (rows of `dims` floats), in JavaScript. */
+function dotAll(data: Float32Array, dims: number, rows: number, query: Float32Array): Float32Array {
+  const out = new Float32Array(rows)
+  const tail = dims - (dims % 4)
+  for (let r = 0; r < rows; r++) {
+    // four independent sums: the CPU overlaps them (about twice as fast as one running sum)
+    let s0 = 0
+    let s1 = 0
+    let s2 = 0
+    let s3 = 0
+    const off = r * dims
+    let d = 0
+    for (; d < tail; d += 4) {
+      s0 += data[off + d]! * query[d]!
+      s1 += data[off + d + 1]! * query[d + 1]!
+      s2 += data[off + d + 2]! * query[d + 2]!
+      s3 += data[off + d + 3]! * query[d + 3]!
+    }
+    for (; d < dims; d++) s0 += data[off + d]! * query[d]!
+    out[r] = s0 + s1 + s2 + s3
+  }
+  return out
+}
+
+/**
+ * Indices and similarities of the k best rows: scored by the entry's WebAssembly SIMD matrix when it has one,
+ * by the JavaScript loop otherwise; a small min-heap keeps the selection O(n log k).
+ */
+export function topK(entry: Pick<VectorEntry, 'data' | 'dims' | 'ids'> & { matrix?: DotMatrix | null }, query: Float32Array, k: number): { index: number; score: number }[] {
+  const scores = entry.matrix ? entry.matrix.scores(query) : dotAll(entry.data, entry.dims, entry.ids.length, query)
   const heapIdx: number[] = []
   const heapVal: number[] = []
   const siftDown = (i: number) => {
@@ -56,23 +86,8 @@ export function topK(entry: Pick<VectorEntry, 'data' | 'dims' | 'ids'>, query: F
       i = p
     }
   }
-  const tail = dims - (dims % 4)
-  for (let r = 0; r < rows; r++) {
-    // four independent sums: the CPU overlaps them (about twice as fast as one running sum)
-    let s0 = 0
-    let s1 = 0
-    let s2 = 0
-    let s3 = 0
-    const off = r * dims
-    let d = 0
-    for (; d < tail; d += 4) {
-      s0 += data[off + d]! * query[d]!
-      s1 += data[off + d + 1]! * query[d + 1]!
-      s2 += data[off + d + 2]! * query[d + 2]!
-      s3 += data[off + d + 3]! * query[d + 3]!
-    }
-    for (; d < dims; d++) s0 += data[off + d]! * query[d]!
-    const dot = s0 + s1 + s2 + s3
+  for (let r = 0; r < scores.length; r++) {
+    const dot = scores[r]!
     if (heapVal.length < k) {
       heapVal.push(dot)
       heapIdx.push(r)
@@ -130,7 +145,18 @@ export class VectorCache {
       }
     }
     if (ids.length === 0) return null
-    const entry: VectorEntry = { version, model, dims, ids, docIds, data: data.length === ids.length * dims ? data : data.slice(0, ids.length * dims), bytes: ids.length * dims * 4 }
+    const rowsData = data.length === ids.length * dims ? data : data.slice(0, ids.length * dims)
+    const matrix = DotMatrix.from(rowsData, dims)
+    const entry: VectorEntry = {
+      version,
+      model,
+      dims,
+      ids,
+      docIds,
+      data: matrix ? new Float32Array(0) : rowsData,
+      matrix,
+      bytes: matrix ? matrix.bytes : ids.length * dims * 4,
+    }
     this.entries.set(tenantId, entry)
     return entry
   }
