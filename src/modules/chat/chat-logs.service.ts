@@ -1,3 +1,4 @@
+import type { PrivacyRepo } from '../privacy/privacy.repo.js'
 import type { Db } from '../../db/client.js'
 import type { Feedback } from '../../db/schema/chat.js'
 import type { Clock } from '../../lib/clock.js'
@@ -11,8 +12,15 @@ import { piiEvents, sumCounts } from './stages/persist.js'
  * The dashboard's view of conversations (JWT): session list, message logs with the encrypted originals on
  * explicit request (each viewing and erasure leaves a PII audit event), feedback and bad answers.
  */
-export function createChatLogsService(deps: { db: Db; clock: Clock; cipher: Pick<Cipher, 'decrypt'>; repo: ChatRepo; ticketsRepo: Pick<TicketsRepo, 'latestNumberForSession'> }) {
-  const { db, clock, cipher, repo } = deps
+export function createChatLogsService(deps: {
+  db: Db
+  clock: Clock
+  cipher: Pick<Cipher, 'decrypt'>
+  repo: ChatRepo
+  ticketsRepo: Pick<TicketsRepo, 'latestNumberForSession'>
+  privacy: Pick<PrivacyRepo, 'insertEvents'>
+}) {
+  const { db, clock, cipher, repo, privacy } = deps
 
   async function sessionOr404(tenantId: string, sessionId: string) {
     const s = await repo.findSession(tenantId, sessionId)
@@ -75,7 +83,7 @@ export function createChatLogsService(deps: { db: Db; clock: Clock; cipher: Pick
       if (shown.length) {
         const counts = sumCounts(shown)
         if (Object.keys(counts).length === 0) counts.UNKNOWN = shown.length
-        await repo.insertPiiEvents(tenantId, piiEvents(counts, { action: 'original_viewed', direction: 'message', sessionId, actorUserId: opts.actorUserId }), clock.now())
+        await privacy.insertEvents(tenantId, piiEvents(counts, { action: 'original_viewed', direction: 'message', sessionId, actorUserId: opts.actorUserId }), clock.now())
       }
       return { session_id: sessionId, messages }
     },
@@ -87,7 +95,7 @@ export function createChatLogsService(deps: { db: Db; clock: Clock; cipher: Pick
         if (erased.length) {
           const counts = sumCounts(erased.map((e) => e.pii_counts))
           if (Object.keys(counts).length === 0) counts.UNKNOWN = erased.length
-          await repo.insertPiiEvents(tenantId, piiEvents(counts, { action: 'original_deleted', direction: 'message', sessionId, actorUserId }), clock.now(), trx)
+          await privacy.insertEvents(tenantId, piiEvents(counts, { action: 'original_deleted', direction: 'message', sessionId, actorUserId }), clock.now(), trx)
         }
         return { deleted_count: erased.length }
       })

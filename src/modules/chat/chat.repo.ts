@@ -1,6 +1,7 @@
+import type { NewPiiEvent } from '../privacy/privacy.repo.js'
 import { sql, type Selectable } from 'kysely'
 import type { Db } from '../../db/client.js'
-import type { ChatMessagesTable, ChatSessionsTable, Feedback, PiiAction, QuestionOutcome, SourceRef, TicketTrigger } from '../../db/schema/chat.js'
+import type { ChatMessagesTable, ChatSessionsTable, Feedback, QuestionOutcome, SourceRef, TicketTrigger } from '../../db/schema/chat.js'
 
 export type SessionRow = Selectable<ChatSessionsTable>
 export type MessageRow = Selectable<ChatMessagesTable>
@@ -20,15 +21,8 @@ export interface NewMessage {
   createdAt: Date
 }
 
-export interface PiiEvent {
-  entityType: string
-  action: PiiAction
-  direction: 'message' | 'ticket'
-  count: number
-  sessionId?: string | null
-  ticketId?: string | null
-  actorUserId?: string | null
-}
+/** A PII audit event as the privacy module writes it; the turn's own events go in with the turn (writeTurn). */
+export type PiiEvent = NewPiiEvent
 
 export function createChatRepo(db: Db) {
   return {
@@ -197,26 +191,6 @@ export function createChatRepo(db: Db) {
         }))
         .where('tenant_id', '=', tenantId)
         .where('id', '=', sessionId)
-        .execute()
-    },
-
-    async insertPiiEvents(tenantId: string, events: PiiEvent[], now: Date, trx: Db = db): Promise<void> {
-      if (events.length === 0) return
-      await trx
-        .insertInto('pii_events')
-        .values(
-          events.map((e) => ({
-            tenant_id: tenantId,
-            entity_type: e.entityType,
-            action: e.action,
-            direction: e.direction,
-            count: e.count,
-            session_id: e.sessionId ?? null,
-            ticket_id: e.ticketId ?? null,
-            actor_user_id: e.actorUserId ?? null,
-            created_at: now,
-          })),
-        )
         .execute()
     },
 

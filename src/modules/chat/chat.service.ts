@@ -10,11 +10,12 @@ import type { BotsRepo } from '../bots/bots.repo.js'
 import type { BotRow } from '../bots/bots.service.js'
 import type { TicketsRepo } from '../escalations/tickets.repo.js'
 import type { TicketsService } from '../escalations/tickets.service.js'
-import { LlmUnavailableError, type LlmClient } from '../llm/llm.js'
+import type { LlmClient } from '../llm/llm.js'
 import type { RetrievalResult, RetrievalService } from '../retrieval/retrieval.service.js'
 import type { ProfileData } from '../knowledge/knowledge.fns.js'
+import type { PrivacyRepo } from '../privacy/privacy.repo.js'
 import type { IdentityClaims } from '../tenants/identity-token.fns.js'
-import type { ChatRepo, NewMessage, SessionRow } from './chat.repo.js'
+import type { ChatRepo, SessionRow } from './chat.repo.js'
 import { afterEscalation } from './stages/after-escalation.js'
 import { decide, type Decision } from './stages/decide.js'
 import { generateAnswer, PartialAnswerError } from './stages/generate.js'
@@ -107,6 +108,8 @@ export interface ChatServiceDeps {
   repo: ChatRepo
   tickets: TicketsService
   ticketsRepo: Pick<TicketsRepo, 'latestNumberForSession'>
+  /** The PII audit trail (events of a ticket's transcript; a turn's own go in with the turn). */
+  privacy: Pick<PrivacyRepo, 'insertEvents'>
   retrieval: Pick<RetrievalService, 'search'>
   bots: Pick<BotsRepo, 'findDefault' | 'findTenantBotByPublicId'>
   config: ChatConfig
@@ -678,7 +681,7 @@ export function createChatService(deps: ChatServiceDeps) {
         await repo.insertMessages(tenantId, [{ id: randomUUID(), sessionId, role: 'assistant', content: message, debug: { escalation: trigger }, createdAt: now }], trx)
         await repo.touchSession(tenantId, sessionId, { addMessages: 1, lastAnswerPreview: preview(message), chatEnded: true, now }, trx)
         const counts = sumCounts([original?.counts, note?.counts])
-        await repo.insertPiiEvents(tenantId, piiEvents(counts, { action: 'redacted', direction: 'ticket', sessionId, ticketId: ticket.id }), now, trx)
+        await deps.privacy.insertEvents(tenantId, piiEvents(counts, { action: 'redacted', direction: 'ticket', sessionId, ticketId: ticket.id }), now, trx)
         await trx
           .updateTable('question_log')
           .set({ outcome: 'escalated', trigger })

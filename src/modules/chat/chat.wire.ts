@@ -6,6 +6,7 @@ import { createTicketsService } from '../escalations/tickets.service.js'
 import { createRetrievalRepo } from '../retrieval/retrieval.repo.js'
 import { createRetrievalService, type FaqSearch } from '../retrieval/retrieval.service.js'
 import type { Db } from '../../db/client.js'
+import type { PrivacyRepo } from '../privacy/privacy.repo.js'
 import { createChatLogsService } from './chat-logs.service.js'
 import { chatJobs } from './chat.jobs.js'
 import { createChatRepo } from './chat.repo.js'
@@ -25,6 +26,7 @@ export function wireChat(
   guards: Guards,
   deps: {
     bots: Pick<BotsRepo, 'findDefault' | 'findTenantBotByPublicId'>
+    privacy: Pick<PrivacyRepo, 'insertEvents'>
     faqSearch?: FaqSearch
     profileFor?: ChatServiceDeps['profileFor']
     awaiting?: AwaitingHandler
@@ -59,13 +61,14 @@ export function wireChat(
     repo,
     tickets,
     ticketsRepo,
+    privacy: deps.privacy,
     retrieval,
     bots: deps.bots,
     config,
     awaiting: deps.awaiting,
     profileFor: deps.profileFor,
   })
-  const logs = createChatLogsService({ db, clock, cipher, repo, ticketsRepo })
+  const logs = createChatLogsService({ db, clock, cipher, repo, ticketsRepo, privacy: deps.privacy })
   const idempotency = createIdempotency({ db, redis: ctx.redis, prefix: config.REDIS_PREFIX, clock, waitMs: config.IDEMPOTENCY_WAIT_MS, log })
   return {
     service,
