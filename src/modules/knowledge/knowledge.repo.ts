@@ -33,6 +33,22 @@ const FAQ_COLUMNS = ['id', 'question', 'answer', 'confidence', 'source', 'approv
 /** Change-feed topic of a tenant's knowledge profile (key: tenant id); content writes announce it. */
 export const PROFILE_TOPIC = 'knowledge_profile'
 
+/** A profile row that knows nothing yet (`dirtyAt`: a document changed and extraction is due). */
+const emptyProfile = (tenantId: string, now: Date, dirtyAt: Date | null) => ({
+  tenant_id: tenantId,
+  topics: '[]',
+  glossary: '[]',
+  support_urls: '[]',
+  operator_fields: '[]',
+  product_name: null,
+  support_email: null,
+  dirty_at: dirtyAt,
+  extracted_at: null,
+  extraction_error: null,
+  created_at: now,
+  updated_at: now,
+})
+
 export function createKnowledgeRepo(db: Db, changes: ChangeFeed) {
   return {
     // --- profile ---
@@ -44,20 +60,7 @@ export function createKnowledgeRepo(db: Db, changes: ChangeFeed) {
     async ensureProfile(tenantId: string, now: Date, trx: Executor = db) {
       await trx
         .insertInto('knowledge_profiles')
-        .values({
-          tenant_id: tenantId,
-          topics: '[]',
-          glossary: '[]',
-          support_urls: '[]',
-          operator_fields: '[]',
-          product_name: null,
-          support_email: null,
-          dirty_at: null,
-          extracted_at: null,
-          extraction_error: null,
-          created_at: now,
-          updated_at: now,
-        })
+        .values(emptyProfile(tenantId, now, null))
         .onConflict((oc) => oc.column('tenant_id').doNothing())
         .execute()
       return (await trx.selectFrom('knowledge_profiles').selectAll().where('tenant_id', '=', tenantId).executeTakeFirst())!
@@ -89,20 +92,7 @@ export function createKnowledgeRepo(db: Db, changes: ChangeFeed) {
     async markDirty(tenantId: string, now: Date, trx: Executor = db) {
       await trx
         .insertInto('knowledge_profiles')
-        .values({
-          tenant_id: tenantId,
-          topics: '[]',
-          glossary: '[]',
-          support_urls: '[]',
-          operator_fields: '[]',
-          product_name: null,
-          support_email: null,
-          dirty_at: now,
-          extracted_at: null,
-          extraction_error: null,
-          created_at: now,
-          updated_at: now,
-        })
+        .values(emptyProfile(tenantId, now, now))
         .onConflict((oc) => oc.column('tenant_id').doUpdateSet({ dirty_at: now }))
         .execute()
     },
