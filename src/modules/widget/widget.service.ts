@@ -3,6 +3,7 @@ import type { Clock } from '../../lib/clock.js'
 import { AppError, badRequest, forbidden, notFound } from '../../lib/errors.js'
 import type { BotRow } from '../bots/bots.service.js'
 import type { BotsRepo } from '../bots/bots.repo.js'
+import type { TurnEvent, TurnInput } from '../chat/chat.service.js'
 import { verifyIdentityToken, type IdentityClaims } from '../tenants/identity-token.fns.js'
 import type { TenantsService } from '../tenants/tenants.service.js'
 import { checkMessage } from './widget.fns.js'
@@ -10,7 +11,7 @@ import { labelsFor } from './widget.i18n.js'
 import type { WidgetRepo } from './widget.repo.js'
 import type { SessionInitBody, WidgetEscalateBody } from './widget.schemas.js'
 
-export type TurnEvent = { type: 'status'; stage: 'thinking' | 'searching' | 'writing' } | { type: 'chunk'; text: string }
+export type { TurnEvent }
 
 export interface TurnResult {
   text: string
@@ -23,16 +24,7 @@ export interface TurnResult {
 
 /** The slice of the chat service (src/modules/chat) the widget uses: the answer pipeline and its sessions. */
 export interface ChatPort {
-  runTurn(input: {
-    tenantId: string
-    bot: BotRow
-    sessionId?: string | null
-    message: string
-    locale?: string | null
-    channel: 'api' | 'widget'
-    signal?: AbortSignal
-    onEvent?: (e: TurnEvent) => void
-  }): Promise<TurnResult>
+  runTurn(input: TurnInput): Promise<TurnResult>
   createSession(input: {
     tenantId: string
     botId: string
