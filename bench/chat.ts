@@ -18,13 +18,11 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { readdirSync, readFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import autocannon from 'autocannon'
 import { sql } from 'kysely'
-import pg from 'pg'
 import pino from 'pino'
 import { openDatabase, type Db } from '../src/db/client.js'
 import { JobQueue } from '../src/jobs/queue.js'
@@ -37,6 +35,7 @@ import { createOpenAiClient } from '../src/modules/llm/openai-client.js'
 import { createRetrievalRepo } from '../src/modules/retrieval/retrieval.repo.js'
 import { createRetrievalService } from '../src/modules/retrieval/retrieval.service.js'
 import { fakeEmbedding } from '../test/fakes/fake-llm.js'
+import { freePort, readJsonl, scratchDatabase, startNodeFlags } from './support.js'
 
 const BASE_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test'
 const DURATION = Number(process.env.BENCH_DURATION ?? 15)
@@ -46,40 +45,14 @@ const BIG = Number(process.env.BENCH_BIG_CHUNKS ?? 100_000)
 const CORPUS = process.env.BENCH_CORPUS ?? '../shared/data/retrieval/beir-scifact'
 const SECRETS = { JWT_SECRET: randomBytes(32).toString('hex'), ENCRYPTION_KEY: randomBytes(32).toString('hex') }
 const LLM_KEY = 'sk-bench-0123456789'
-/** The node flags `npm start` runs the server with (its heap cap), so the figures are those of a started service. */
-const START_NODE_FLAGS = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.match(/--max-old-space-size=\d+/g) ?? []
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b)
   return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]! : NaN
 }
-const readJsonl = <T>(file: string): T[] =>
-  readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as T)
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer()
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port
-      s.close(() => resolve(port))
-    })
-    s.on('error', reject)
-  })
-}
 
-async function admin(q: string): Promise<void> {
-  const c = new pg.Client({ connectionString: BASE_URL })
-  await c.connect()
-  try {
-    await c.query(q)
-  } finally {
-    await c.end()
-  }
-}
 
 /** A TypeScript script under tsx, or a built .js file (the server, as `npm start` runs it) with plain node. */
 function spawnTsx(script: string, env: Record<string, string>, onLine?: (line: string) => void, nodeArgs: string[] = []): ChildProcess {
@@ -168,11 +141,8 @@ async function seedTenant(db: Db): Promise<{ tenantId: string; apiKey: string }>
 async function main() {
   const corpus = readJsonl<{ _id: string; title?: string; text: string }>(join(CORPUS, 'corpus.jsonl'))
   const questions = readJsonl<{ _id: string; text: string }>(join(CORPUS, 'queries.jsonl')).map((q) => q.text)
-  const dbName = `scb_bench_chat_${Date.now()}`
-  await admin(`CREATE DATABASE ${dbName}`)
-  const url = new URL(BASE_URL)
-  url.pathname = `/${dbName}`
-  const dbUrl = url.toString()
+  const scratch = await scratchDatabase(BASE_URL, 'chat')
+  const { name: dbName, url: dbUrl } = scratch
   const fakePort = await freePort()
   const fake = spawnTsx('scripts/fake-llm.ts', { FAKE_LLM_PORT: String(fakePort) })
   const llmUrl = `http://127.0.0.1:${fakePort}/v1`
@@ -234,7 +204,7 @@ async function main() {
         },
         // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the server when it stops; BENCH_NODE_ARGS adds node flags
         [
-          ...START_NODE_FLAGS,
+          ...startNodeFlags(),
           ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
           ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
         ],
@@ -347,7 +317,7 @@ async function main() {
     if (server) await stop(server)
     await stop(fake)
     await handle.close()
-    await admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => {})
+    await scratch.drop().catch(() => {})
   }
 }
 

@@ -18,7 +18,6 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { sql } from 'kysely'
-import pg from 'pg'
 import { loadConfig } from '../src/config.js'
 import { closeContext, createContext } from '../src/context.js'
 import { wireModules } from '../src/modules/index.js'
@@ -26,6 +25,7 @@ import { createSourcesRepo } from '../src/modules/sources/sources.repo.js'
 import { createSourcesService } from '../src/modules/sources/sources.service.js'
 import { createWorker } from '../src/runtime.js'
 import { FakeWebsite, html, links, prose } from '../test/fakes/website.js'
+import { scratchDatabase } from './support.js'
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`)
@@ -56,7 +56,7 @@ function generateSite(total: number): FakeWebsite {
 async function main() {
   const site = await generateSite(PAGES).start()
   const dataDir = mkdtempSync(join(tmpdir(), 'scb-bench-crawl-'))
-  const scratch = process.env.DATABASE_URL ? await scratchDatabase(process.env.DATABASE_URL) : null
+  const scratch = process.env.DATABASE_URL ? await scratchDatabase(process.env.DATABASE_URL, 'crawl') : null
   const config = loadConfig(
     {
       NODE_ENV: 'test',
@@ -128,22 +128,6 @@ async function main() {
   }
 }
 
-async function scratchDatabase(server: string): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `scb_bench_crawl_${randomBytes(4).toString('hex')}`
-  const admin = async (q: string) => {
-    const c = new pg.Client({ connectionString: server })
-    await c.connect()
-    try {
-      await c.query(q)
-    } finally {
-      await c.end()
-    }
-  }
-  await admin(`CREATE DATABASE ${name}`)
-  const url = new URL(server)
-  url.pathname = `/${name}`
-  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) }
-}
 
 main().catch((err) => {
   console.error(err)

@@ -15,18 +15,17 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { randomBytes, randomUUID } from 'node:crypto'
-import pg from 'pg'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { closeContext, createContext } from '../src/context.js'
 import { wireModules } from '../src/modules/index.js'
 import { createWorker } from '../src/runtime.js'
 import { FakeSmtp, tokenFromMail } from '../test/fakes/smtp.js'
+import { freePort, scratchDatabase } from './support.js'
 
 const N = Number(process.env.BENCH_QUESTIONS ?? 10_000)
 const PG_URL = process.env.BENCH_DATABASE_URL
@@ -37,16 +36,6 @@ const pct = (xs: number[], p: number) => {
 }
 const f1 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : '-')
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer()
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port
-      s.close(() => resolve(port))
-    })
-    s.on('error', reject)
-  })
-}
 
 async function startFakeLlmProcess(): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort()
@@ -141,18 +130,8 @@ async function main() {
   const fake = await startFakeLlmProcess()
   const smtp = await new FakeSmtp().start()
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-gaps-'))
-  let dbName: string | null = null
-  let databaseUrl: string | undefined
-  if (PG_URL) {
-    dbName = `bench_gaps_${randomBytes(4).toString('hex')}`
-    const c = new pg.Client({ connectionString: PG_URL })
-    await c.connect()
-    await c.query(`CREATE DATABASE ${dbName}`)
-    await c.end()
-    const u = new URL(PG_URL)
-    u.pathname = `/${dbName}`
-    databaseUrl = u.toString()
-  }
+  const scratch = PG_URL ? await scratchDatabase(PG_URL, 'gaps') : null
+  const databaseUrl = scratch?.url
   const config = loadConfig(
     {
       NODE_ENV: 'production',
@@ -324,12 +303,7 @@ async function main() {
     await smtp.stop()
     fake.child.kill('SIGTERM')
     rmSync(dataDir, { recursive: true, force: true })
-    if (PG_URL && dbName) {
-      const c = new pg.Client({ connectionString: PG_URL })
-      await c.connect()
-      await c.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`)
-      await c.end()
-    }
+    await scratch?.drop()
   }
 }
 

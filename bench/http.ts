@@ -13,12 +13,12 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
 import { simpleParser } from 'mailparser'
 import pg from 'pg'
+import { freePort, scratchDatabase, startNodeFlags } from './support.js'
 
 const BASE_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test'
 const DURATION = Number(process.env.BENCH_DURATION ?? 10)
@@ -26,21 +26,8 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'warn'
 const SECRETS = { JWT_SECRET: randomBytes(32).toString('hex'), ENCRYPTION_KEY: randomBytes(32).toString('hex') }
 
-/** The node flags `npm start` runs the server with (its heap cap). */
-const START_NODE_FLAGS = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.match(/--max-old-space-size=\d+/g) ?? []
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer()
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port
-      s.close(() => resolve(port))
-    })
-    s.on('error', reject)
-  })
-}
 
 interface Server {
   url: string
@@ -53,7 +40,7 @@ interface Server {
 async function startServer(env: Record<string, string>): Promise<Server> {
   const port = await freePort()
   const started = performance.now()
-  const child = spawn(process.execPath, [...START_NODE_FLAGS, 'dist/src/server.js'], {
+  const child = spawn(process.execPath, [...startNodeFlags(), 'dist/src/server.js'], {
     env: {
       PATH: process.env.PATH ?? '',
       HOST: '127.0.0.1',
@@ -93,15 +80,6 @@ async function startServer(env: Record<string, string>): Promise<Server> {
   }
 }
 
-async function admin(sql: string): Promise<void> {
-  const c = new pg.Client({ connectionString: BASE_URL })
-  await c.connect()
-  try {
-    await c.query(sql)
-  } finally {
-    await c.end()
-  }
-}
 
 /** Registers and verifies a user through the API, reading the token from the outbox .eml file. */
 async function signUp(url: string, dataDir: string): Promise<string> {
@@ -191,14 +169,12 @@ const row = (f: Figures) =>
   `(${f.requests} requests, ${f.non2xx} non-2xx, ${f.errors} errors)`
 
 async function throughput(): Promise<void> {
-  const dbName = `scb_bench_${Date.now()}_${process.pid}`
-  await admin(`CREATE DATABASE ${dbName}`)
-  const dbUrl = new URL(BASE_URL)
-  dbUrl.pathname = `/${dbName}`
+  const scratch = await scratchDatabase(BASE_URL, 'http')
+  const dbName = scratch.name
   const dataDir = mkdtempSync(join(tmpdir(), 'scb-bench-'))
   let server: Server | null = null
   try {
-    server = await startServer({ DATABASE_URL: dbUrl.toString(), DATA_DIR: dataDir })
+    server = await startServer({ DATABASE_URL: scratch.url, DATA_DIR: dataDir })
     const jwt = await signUp(server.url, dataDir)
     const auth = { authorization: `Bearer ${jwt}` }
     const check = await fetch(`${server.url}/bots`, { headers: auth })
@@ -232,7 +208,7 @@ async function throughput(): Promise<void> {
   } finally {
     await server?.stop()
     rmSync(dataDir, { recursive: true, force: true })
-    await admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`)
+    await scratch.drop()
   }
 }
 

@@ -23,6 +23,7 @@ import { createDocumentsService } from '../src/modules/documents/documents.servi
 import { DEFAULT_BM25, orQuery } from '../src/modules/retrieval/bm25.fns.js'
 import { createRetrievalRepo } from '../src/modules/retrieval/retrieval.repo.js'
 import { createRetrievalService } from '../src/modules/retrieval/retrieval.service.js'
+import { readJsonl } from './support.js'
 
 interface Args {
   dir: string
@@ -66,11 +67,6 @@ function parseArgs(argv: string[]): Args {
   return a
 }
 
-const readJsonl = <T>(file: string): T[] =>
-  readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as T)
 
 function readQrels(dir: string, split: string): Map<string, Map<string, number>> {
   const files = readdirSync(join(dir, 'qrels'))

@@ -23,7 +23,6 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { gzipSync } from 'node:zlib'
-import pg from 'pg'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { closeContext, createContext } from '../src/context.js'
@@ -36,6 +35,7 @@ import { createTenantsRepo } from '../src/modules/tenants/tenants.repo.js'
 import { createTenantsService } from '../src/modules/tenants/tenants.service.js'
 import { defaultAnswer, defaultJson, fakeEmbedding, wordChunks } from '../test/fakes/fake-llm.js'
 import { SseParser } from '../widget/src/sse.js'
+import { scratchDatabase } from './support.js'
 
 /** The chunks of a fetch body as they arrive (DOM's ReadableStream typing has no async iterator here). */
 async function* reads(body: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
@@ -108,25 +108,9 @@ const modelUrl = `http://127.0.0.1:${(model.address() as { port: number }).port}
 
 // --- service -------------------------------------------------------------------------------------------
 /** With DATABASE_URL the runs use a scratch database on that server, dropped at the end. */
-async function scratchDatabase(server: string): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `scb_bench_widget_${randomBytes(4).toString('hex')}`
-  const admin = async (q: string) => {
-    const c = new pg.Client({ connectionString: server })
-    await c.connect()
-    try {
-      await c.query(q)
-    } finally {
-      await c.end()
-    }
-  }
-  await admin(`CREATE DATABASE ${name}`)
-  const url = new URL(server)
-  url.pathname = `/${name}`
-  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) }
-}
 
 async function startService(env: Record<string, string>) {
-  const scratch = process.env.DATABASE_URL ? await scratchDatabase(process.env.DATABASE_URL) : null
+  const scratch = process.env.DATABASE_URL ? await scratchDatabase(process.env.DATABASE_URL, 'widget') : null
   const dataDir = mkdtempSync(join(tmpdir(), 'scb-bench-'))
   const config = loadConfig(
     {

@@ -1,0 +1,44 @@
+/** Small pieces every benchmark needs: a free port, JSONL files, a scratch database, the start script's flags. */
+import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import pg from 'pg'
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer()
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port
+      s.close(() => resolve(port))
+    })
+    s.on('error', reject)
+  })
+}
+
+export const readJsonl = <T>(file: string): T[] =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as T)
+
+/** The node flags `npm start` runs the server with (its heap cap), so figures are those of a started service. */
+export const startNodeFlags = (): string[] =>
+  (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.match(/--max-old-space-size=\d+/g) ?? []
+
+/** A fresh database on `server` (a PostgreSQL URL) named `scb_bench_<tag>_<random>`, and how to drop it. */
+export async function scratchDatabase(server: string, tag: string): Promise<{ name: string; url: string; drop: () => Promise<void> }> {
+  const name = `scb_bench_${tag}_${randomBytes(4).toString('hex')}`
+  const admin = async (q: string) => {
+    const c = new pg.Client({ connectionString: server })
+    await c.connect()
+    try {
+      await c.query(q)
+    } finally {
+      await c.end()
+    }
+  }
+  await admin(`CREATE DATABASE ${name}`)
+  const url = new URL(server)
+  url.pathname = `/${name}`
+  return { name, url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) }
+}
