@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startFakeLlm, type ChatRequestInfo, type FakeLlm } from './fakes/fake-llm.js'
+import { startFakeLlm, type FakeLlm } from './fakes/fake-llm.js'
 import { startApp, type TestApp } from './helpers/app.js'
+import { system, userText } from './helpers/chat.js'
 import { uploadReady } from './helpers/documents.js'
 import { createTenant, type Tenant } from './helpers/factories.js'
+import { extractionSettled, until } from './helpers/wait.js'
 
 let fake: FakeLlm
 let t: TestApp
 
-const system = (req: ChatRequestInfo) => req.messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n')
-const userText = (req: ChatRequestInfo) => req.messages.filter((m) => m.role === 'user').map((m) => m.content).join('\n')
 
 beforeAll(async () => {
   fake = await startFakeLlm()
@@ -19,15 +19,6 @@ afterAll(async () => {
   await fake?.close()
 })
 
-async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await fn()
-    if (v) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
 
 /** POST /gap-analyzer/recalculate, then waits for that run to finish. */
 async function recalculate(owner: Tenant, mode: 'mode_a' | 'mode_b' | 'both') {
@@ -48,18 +39,6 @@ async function ask(owner: Tenant, question: string) {
   return r.body as { message_id: string; text: string; session_id: string }
 }
 
-async function extractionSettled(owner: Tenant) {
-  await until('extraction', async () => {
-    const jobs = await t.ctx.db
-      .selectFrom('jobs')
-      .select('id')
-      .where('tenant_id', '=', owner.tenantId)
-      .where('kind', 'in', ['knowledge.extract', 'documents.index'])
-      .where('status', 'in', ['queued', 'running'])
-      .execute()
-    return jobs.length === 0
-  })
-}
 
 const REFUNDS = `# Refund policy
 
@@ -119,7 +98,7 @@ describe('mode B: visitor questions', () => {
   it('turns well-answered repeated questions into FAQ candidates from the logs', async () => {
     const owner = await createTenant(t)
     await uploadReady(t, owner.api, 'refunds.md', REFUNDS)
-    await extractionSettled(owner)
+    await extractionSettled(t, owner)
     const replies = []
     for (const q of ['How do I request a refund?', 'how can I request a refund', 'Request a refund: how?']) replies.push(await ask(owner, q))
     await owner.api.post(`/chat/messages/${replies[1]!.message_id}/feedback`, { feedback: 'up' })
@@ -149,7 +128,7 @@ describe('mode A: documentation topics', () => {
       req.json && system(req).includes('documentation topics') && userText(req).includes('Refunds for annual plans') ? { json: { topics: ['Shipping times', 'refunds'] } } : undefined,
     )
     await uploadReady(t, owner.api, 'refunds.md', REFUNDS)
-    await extractionSettled(owner)
+    await extractionSettled(t, owner)
     expect((await owner.api.get('/knowledge/profile')).body.topics).toEqual(['Refunds', 'Warranty claims'])
     for (const q of ['How do I make a warranty claim?', 'how to make a warranty claim', 'Where do I send a warranty claim?']) await ask(owner, q)
 

@@ -1,16 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startFakeLlm, type ChatRequestInfo, type FakeLlm } from './fakes/fake-llm.js'
 import { startApp, type TestApp } from './helpers/app.js'
+import { system, userText } from './helpers/chat.js'
 import { uploadReady } from './helpers/documents.js'
-import { createTenant, type Tenant } from './helpers/factories.js'
+import { createTenant } from './helpers/factories.js'
+import { extractionSettled, until } from './helpers/wait.js'
 
 let fake: FakeLlm
 let t: TestApp
 
-const system = (req: ChatRequestInfo) => req.messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n')
 const isProfileCall = (req: ChatRequestInfo) => req.json && system(req).includes('knowledge profile')
 const isFaqCall = (req: ChatRequestInfo) => req.json && system(req).includes('frequently asked questions')
-const userText = (req: ChatRequestInfo) => req.messages.filter((m) => m.role === 'user').map((m) => m.content).join('\n')
 
 beforeAll(async () => {
   fake = await startFakeLlm()
@@ -21,29 +21,7 @@ afterAll(async () => {
   await fake?.close()
 })
 
-async function until<T>(what: string, fn: () => Promise<T | null | undefined | false>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await fn()
-    if (v) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
 
-/** Waits until the tenant's extraction job has run for everything indexed so far. */
-async function extractionSettled(owner: Tenant) {
-  await until('extraction', async () => {
-    const jobs = await t.ctx.db
-      .selectFrom('jobs')
-      .select('id')
-      .where('tenant_id', '=', owner.tenantId)
-      .where('kind', 'in', ['knowledge.extract', 'documents.index'])
-      .where('status', 'in', ['queued', 'running'])
-      .execute()
-    return jobs.length === 0
-  })
-}
 
 const REFUNDS = `# Refund policy
 
@@ -95,7 +73,7 @@ describe('knowledge profile', () => {
     expect(before.body).toMatchObject({ product_name: null, topics: [], glossary: [], support_email: null, support_urls: [], extraction_status: 'pending', faq_auto_approve: false })
 
     await uploadReady(t, owner.api, 'refunds.md', REFUNDS)
-    await extractionSettled(owner)
+    await extractionSettled(t, owner)
     const p = await owner.api.get('/knowledge/profile')
     expect(p.body).toMatchObject({
       product_name: 'Acme Cloud',
@@ -116,7 +94,7 @@ describe('knowledge profile', () => {
     expect(patched.body.operator_fields).toEqual(['product_name', 'support_urls'])
     productName = 'Something Else'
     await uploadReady(t, owner.api, 'more.md', '# Acme Billing\n\nAcme Cloud invoices are sent monthly.\n')
-    await extractionSettled(owner)
+    await extractionSettled(t, owner)
     const after = await owner.api.get('/knowledge/profile')
     expect(after.body.product_name).toBe('Acme Cloud Pro')
     expect(after.body.support_urls).toEqual(['https://acme.example/contact'])
@@ -135,7 +113,7 @@ describe('knowledge profile', () => {
   it('feeds product name, topics and glossary to the relevance guard and the answer prompt; an edit reaches the next turn', async () => {
     const owner = await createTenant(t, { llmKey: 'sk-test-0123456789' })
     await uploadReady(t, owner.api, 'refunds.md', REFUNDS)
-    await extractionSettled(owner)
+    await extractionSettled(t, owner)
     const patched = await owner.api.patch('/knowledge/profile', {
       product_name: 'Orbit Ledger',
       topics: ['Refunds', 'Invoices'],
@@ -182,7 +160,7 @@ describe('FAQ candidates', () => {
     const owner = await createTenant(t)
     const doc = await uploadReady(t, owner.api, 'acme-api.json', OPENAPI)
     expect(doc.file_type).toBe('swagger')
-    await extractionSettled(owner)
+    await extractionSettled(t, owner)
     const list = await owner.api.get('/knowledge/faq?source=swagger')
     expect(list.status).toBe(200)
     const questions = list.body.items.map((i: { question: string }) => i.question).sort()
@@ -232,7 +210,7 @@ describe('FAQ candidates', () => {
     expect(on.body.faq_auto_approve).toBe(true)
     expect(on.body.operator_fields).toEqual([])
     await uploadReady(t, owner.api, 'api.json', OPENAPI)
-    await extractionSettled(owner)
+    await extractionSettled(t, owner)
     const list = await owner.api.get('/knowledge/faq')
     expect(list.body.total).toBe(3)
     expect(list.body.items.every((i: { approved: boolean }) => i.approved)).toBe(true)
@@ -242,7 +220,7 @@ describe('FAQ candidates', () => {
   it('answer a matching question directly when approved, cited as the FAQ', async () => {
     const owner = await createTenant(t)
     await uploadReady(t, owner.api, 'api.json', OPENAPI)
-    await extractionSettled(owner)
+    await extractionSettled(t, owner)
     const list = await owner.api.get('/knowledge/faq')
     const create = list.body.items.find((i: { question: string }) => i.question === 'How do I create a project?')
     await owner.api.put(`/knowledge/faq/${create.id}`, { answer: 'Send POST /v1/projects with a JSON body holding the project name.' })
@@ -303,7 +281,7 @@ describe('both URL forms', () => {
 
     // FAQ ids of another tenant are 404 too
     await uploadReady(t, b.api, 'api.json', OPENAPI)
-    await extractionSettled(b)
+    await extractionSettled(t, b)
     const faq = (await b.api.get('/knowledge/faq')).body.items[0]
     expect((await a.api.post(`/knowledge/faq/${faq.id}/approve`)).status).toBe(404)
     expect((await a.api.post(`/api/v1/tenants/${a.tenantId}/knowledge/faq/${faq.id}/reject`)).status).toBe(404)
