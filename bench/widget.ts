@@ -34,22 +34,10 @@ import { createBotsService } from '../src/modules/bots/bots.service.js'
 import { createTenantsRepo } from '../src/modules/tenants/tenants.repo.js'
 import { createTenantsService } from '../src/modules/tenants/tenants.service.js'
 import { defaultAnswer, defaultJson, fakeEmbedding, wordChunks } from '../test/fakes/fake-llm.js'
+import { reads } from '../test/helpers/http.js'
 import { SseParser } from '../widget/src/sse.js'
 import { scratchDatabase } from './support.js'
 
-/** The chunks of a fetch body as they arrive (DOM's ReadableStream typing has no async iterator here). */
-async function* reads(body: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
-  const reader = body.getReader()
-  try {
-    for (;;) {
-      const { value, done } = await reader.read()
-      if (done) return
-      yield value
-    }
-  } finally {
-    reader.releaseLock()
-  }
-}
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`)

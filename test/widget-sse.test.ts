@@ -2,20 +2,7 @@ import { request } from 'node:http'
 import Fastify from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openSse } from '../src/http/sse.js'
-
-/** The chunks of a fetch body as they arrive (DOM's ReadableStream typing has no async iterator here). */
-async function* reads(body: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
-  const reader = body.getReader()
-  try {
-    for (;;) {
-      const { value, done } = await reader.read()
-      if (done) return
-      yield value
-    }
-  } finally {
-    reader.releaseLock()
-  }
-}
+import { reads } from './helpers/http.js'
 
 /**
  * The SSE helper on its own (the widget's /widget/chat uses it): frames leave at once, headers from

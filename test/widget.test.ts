@@ -3,22 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startFakeLlm, type FakeLlm } from './fakes/fake-llm.js'
 import { startApp, type TestApp } from './helpers/app.js'
 import { createTenant, type Tenant } from './helpers/factories.js'
-import type { Api } from './helpers/http.js'
+import { reads, type Api } from './helpers/http.js'
 import { signIdentityToken } from '../src/modules/tenants/identity-token.fns.js'
 
-/** The chunks of a fetch body as they arrive (DOM's ReadableStream typing has no async iterator here). */
-async function* reads(body: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
-  const reader = body.getReader()
-  try {
-    for (;;) {
-      const { value, done } = await reader.read()
-      if (done) return
-      yield value
-    }
-  } finally {
-    reader.releaseLock()
-  }
-}
 
 const nowS = () => Math.floor(t.clock.now().getTime() / 1000)
 

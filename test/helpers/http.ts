@@ -51,3 +51,17 @@ export class Api {
   patch = <T = any>(path: string, body?: Body, headers?: Record<string, string>) => this.request<T>('PATCH', path, body, headers)
   delete = <T = any>(path: string, headers?: Record<string, string>) => this.request<T>('DELETE', path, undefined, headers)
 }
+
+/** The chunks of a fetch body as they arrive (DOM's ReadableStream typing has no async iterator here). */
+export async function* reads(body: ReadableStream<Uint8Array>): AsyncGenerator<Uint8Array> {
+  const reader = body.getReader()
+  try {
+    for (;;) {
+      const { value, done } = await reader.read()
+      if (done) return
+      yield value
+    }
+  } finally {
+    reader.releaseLock()
+  }
+}
