@@ -19,13 +19,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { randomBytes, randomUUID } from 'node:crypto'
-import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { closeContext, createContext } from '../src/context.js'
-import { wireModules } from '../src/modules/index.js'
-import { createWorker } from '../src/runtime.js'
 import { FakeSmtp, tokenFromMail } from '../test/fakes/smtp.js'
-import { freePort, scratchDatabase } from './support.js'
+import { freePort, scratchDatabase, serveInProcess } from './support.js'
 
 const N = Number(process.env.BENCH_QUESTIONS ?? 10_000)
 const PG_URL = process.env.BENCH_DATABASE_URL
@@ -149,12 +146,7 @@ async function main() {
     () => {},
   )
   const ctx = await createContext(config, { pgliteDir: PG_URL ? undefined : 'memory' })
-  const modules = wireModules(ctx)
-  const app = await buildApp(ctx, modules)
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  const worker = createWorker(ctx, modules)
-  await worker.start()
-  const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+  const { app, worker, url: base } = await serveInProcess(ctx)
   const json = async (method: string, path: string, token: string | null, body?: unknown) => {
     const res = await fetch(base + path, {
       method,

@@ -19,15 +19,13 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sql } from 'kysely'
-import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { closeContext, createContext } from '../src/context.js'
 import { createJwt } from '../src/modules/auth/jwt.js'
 import { chunkMarkdown } from '../src/modules/documents/chunking.fns.js'
 import { normalizeMarkdown } from '../src/modules/documents/parsers/markdown.js'
-import { wireModules } from '../src/modules/index.js'
-import { createWorker } from '../src/runtime.js'
 import { docxDoc, markdownDoc, pdfDoc } from './ingest-corpus.js'
+import { serveInProcess } from './support.js'
 
 const MD_MB = Number(process.env.BENCH_MD_MB ?? 5)
 const PDF_PAGES = Number(process.env.BENCH_PDF_PAGES ?? 150)
@@ -49,12 +47,7 @@ const config = loadConfig(
   () => {},
 )
 const ctx = await createContext(config, { pgliteDir: 'memory' })
-const modules = wireModules(ctx)
-const app = await buildApp(ctx, modules)
-await app.listen({ port: 0, host: '127.0.0.1' })
-const worker = createWorker(ctx, modules)
-await worker.start()
-const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+const { app, worker, url: base } = await serveInProcess(ctx)
 const jwt = createJwt(config.JWT_SECRET, ctx.clock)
 
 /** A verified user with a tenant, straight in the database (no mail round trip in a benchmark). */

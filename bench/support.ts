@@ -1,8 +1,14 @@
-/** Small pieces every benchmark needs: a free port, JSONL files, a scratch database, the start script's flags. */
+/** Small pieces the benchmarks share: a free port, JSONL files, a scratch database, the start script's flags, an in-process service. */
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
+import type { FastifyInstance } from 'fastify'
 import pg from 'pg'
+import { buildApp } from '../src/app.js'
+import type { AppContext } from '../src/context.js'
+import type { Worker } from '../src/jobs/worker.js'
+import { wireModules, type Modules } from '../src/modules/index.js'
+import { createWorker } from '../src/runtime.js'
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -41,4 +47,14 @@ export async function scratchDatabase(server: string, tag: string): Promise<{ na
   const url = new URL(server)
   url.pathname = `/${name}`
   return { name, url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) }
+}
+
+/** The service in this process on a free 127.0.0.1 port, with its job worker running (benchmarks that drive it over HTTP). */
+export async function serveInProcess(ctx: AppContext): Promise<{ app: FastifyInstance; modules: Modules; worker: Worker; url: string }> {
+  const modules = wireModules(ctx)
+  const app = await buildApp(ctx, modules)
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const worker = createWorker(ctx, modules)
+  await worker.start()
+  return { app, modules, worker, url: `http://127.0.0.1:${(app.server.address() as { port: number }).port}` }
 }

@@ -23,11 +23,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { gzipSync } from 'node:zlib'
-import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { closeContext, createContext } from '../src/context.js'
-import { wireModules } from '../src/modules/index.js'
-import { createWorker } from '../src/runtime.js'
 import { createJwt } from '../src/modules/auth/jwt.js'
 import { createBotsRepo } from '../src/modules/bots/bots.repo.js'
 import { createBotsService } from '../src/modules/bots/bots.service.js'
@@ -36,7 +33,7 @@ import { createTenantsService } from '../src/modules/tenants/tenants.service.js'
 import { defaultAnswer, defaultJson, fakeEmbedding, wordChunks } from '../test/fakes/fake-llm.js'
 import { reads } from '../test/helpers/http.js'
 import { SseParser } from '../widget/src/sse.js'
-import { scratchDatabase } from './support.js'
+import { scratchDatabase, serveInProcess } from './support.js'
 
 
 const arg = (name: string, dflt: number) => {
@@ -116,12 +113,7 @@ async function startService(env: Record<string, string>) {
     () => {},
   )
   const ctx = await createContext(config, { pgliteDir: 'memory' })
-  const modules = wireModules(ctx)
-  const app = await buildApp(ctx, modules)
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  const worker = createWorker(ctx, modules)
-  await worker.start()
-  const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+  const { app, worker, url } = await serveInProcess(ctx)
 
   // A tenant with a key and a bot, written through the services (no e-mail round trip needed here).
   const { db, clock, cipher } = ctx
