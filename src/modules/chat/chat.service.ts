@@ -31,6 +31,15 @@ import { looksLikeFollowUp, rewriteQuery, type Rewrite } from './stages/rewrite.
 import { historyTurns, readIdentity, resolveSession } from './stages/session.js'
 import { validateAnswer, type Verdict } from './stages/validate.js'
 
+export interface NewSessionInput {
+  tenantId: string
+  botId: string
+  channel: 'api' | 'widget'
+  mode: 'identified' | 'anonymous'
+  identity?: IdentityClaims | null
+  locale?: string | null
+}
+
 export type TurnEvent = { type: 'status'; stage: 'thinking' | 'searching' | 'writing' } | { type: 'chunk'; text: string }
 
 export interface TurnInput {
@@ -608,14 +617,7 @@ export function createChatService(deps: ChatServiceDeps) {
       return bot
     },
 
-    async createSession(input: {
-      tenantId: string
-      botId: string
-      channel: 'api' | 'widget'
-      mode: 'identified' | 'anonymous'
-      identity?: IdentityClaims | null
-      locale?: string | null
-    }): Promise<{ id: string }> {
+    async createSession(input: NewSessionInput): Promise<{ id: string }> {
       const s = await repo.insertSession(input.tenantId, {
         botId: input.botId,
         channel: input.channel,

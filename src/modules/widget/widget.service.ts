@@ -3,7 +3,7 @@ import type { Clock } from '../../lib/clock.js'
 import { AppError, badRequest, forbidden, notFound } from '../../lib/errors.js'
 import type { BotRow } from '../bots/bots.service.js'
 import type { BotsRepo } from '../bots/bots.repo.js'
-import type { TurnEvent, TurnInput } from '../chat/chat.service.js'
+import type { NewSessionInput, TurnEvent, TurnInput } from '../chat/chat.service.js'
 import { verifyIdentityToken, type IdentityClaims } from '../tenants/identity-token.fns.js'
 import type { TenantsService } from '../tenants/tenants.service.js'
 import { checkMessage } from './widget.fns.js'
@@ -25,14 +25,7 @@ export interface TurnResult {
 /** The slice of the chat service (src/modules/chat) the widget uses: the answer pipeline and its sessions. */
 export interface ChatPort {
   runTurn(input: TurnInput): Promise<TurnResult>
-  createSession(input: {
-    tenantId: string
-    botId: string
-    channel: 'api' | 'widget'
-    mode: 'identified' | 'anonymous'
-    identity?: IdentityClaims | null
-    locale?: string | null
-  }): Promise<{ id: string }>
+  createSession(input: NewSessionInput): Promise<{ id: string }>
   history(
     tenantId: string,
     sessionId: string,
