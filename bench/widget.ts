@@ -122,7 +122,7 @@ async function startService(env: Record<string, string>) {
     .values({ email: `bench-${randomBytes(4).toString('hex')}@example.test`, password_hash: 'x', is_verified: true, tenant_id: null, created_at: new Date(), updated_at: new Date() })
     .returning('id')
     .executeTakeFirstOrThrow()
-  const tenants = createTenantsService({ db, clock, cipher, repo: createTenantsRepo(db) })
+  const tenants = createTenantsService({ db, clock, cipher, repo: createTenantsRepo(db, ctx.database.changes) })
   const { tenant } = await db.transaction().execute((trx) => tenants.provision(user.id, trx))
   await db.updateTable('users').set({ tenant_id: tenant.id }).where('id', '=', user.id).execute()
   await tenants.update(tenant.id, { llm_api_key: 'sk-bench-0123456789' })

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CHANGES_CHANNEL } from '../src/db/change-feed.js'
@@ -49,6 +50,19 @@ describe('one instance', () => {
     expect((await tenant.api.get('/bots')).body.items).toHaveLength(1)
   })
 
+  it('an X-API-Key stops working on the very next request after it is revoked, though its keyring was cached', async () => {
+    const tenant = await createTenant(t)
+    // An escalation of an unknown session: 404 once the key is accepted, 401 when it is not.
+    const probe = (key: string) => t.api().withApiKey(key).post(`/chat/${randomUUID()}/escalate`, {})
+    for (let i = 0; i < 3; i++) expect((await probe(tenant.apiKey)).status).toBe(404)
+    const rotated = await tenant.api.post('/tenants/me/api-keys/rotate', { revoke_old_immediately: true })
+    expect(rotated.status).toBe(201)
+    expect((await probe(tenant.apiKey)).status).toBe(401)
+    expect((await probe(rotated.body.api_key)).status).toBe(404)
+    expect((await probe(rotated.body.api_key)).status).toBe(404)
+    expect((await tenant.api.delete(`/tenants/me/api-keys/${rotated.body.key.id}`)).status).toBe(409) // the last usable key stays
+  })
+
   it('a failed write (409) leaves the cached list correct', async () => {
     const tenant = await createTenant(t)
     await tenant.api.get('/bots')
@@ -91,6 +105,21 @@ describe.runIf(process.env.DATABASE_URL)('two instances on one PostgreSQL databa
       (r) => r.status === 401,
     )
     expect(seen.ms).toBeLessThan(2000)
+  })
+
+  it("stops accepting an API key on the other instance right after it is revoked here", async () => {
+    const tenant = await createTenant(t)
+    const probe = (key: string) => new Api(other.url).withApiKey(key).post(`/chat/${randomUUID()}/escalate`, {})
+    expect((await probe(tenant.apiKey)).status).toBe(404)
+    expect((await probe(tenant.apiKey)).status).toBe(404) // keyring cached there now
+    const rotated = await tenant.api.post('/tenants/me/api-keys/rotate', { revoke_old_immediately: true })
+    expect(rotated.status).toBe(201)
+    const seen = await eventually(
+      () => probe(tenant.apiKey),
+      (r) => r.status === 401,
+    )
+    expect(seen.ms).toBeLessThan(2000)
+    expect((await probe(rotated.body.api_key)).status).toBe(404)
   })
 
   it('stops caching while its listener is down and catches up after it reconnects', async () => {

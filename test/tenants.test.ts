@@ -116,7 +116,7 @@ describe('GET /tenants/me', () => {
 describe('PATCH /tenants/me', () => {
   it('sets, keeps, and removes the language-model key by the presence of the field', async () => {
     const tenant = await createTenant(t, { llmKey: null })
-    const service = createTenantsService({ db: t.ctx.db, clock: t.ctx.clock, cipher: t.ctx.cipher, repo: createTenantsRepo(t.ctx.db) })
+    const service = createTenantsService({ db: t.ctx.db, clock: t.ctx.clock, cipher: t.ctx.cipher, repo: createTenantsRepo(t.ctx.db, t.ctx.database.changes) })
     const before = (await tenant.api.get('/tenants/me')).body
 
     t.clock.advance(1000)
@@ -204,7 +204,7 @@ describe('signing (KYC) secret', () => {
 
   it('rotates to a new secret and keeps the previous one valid for one hour', async () => {
     const tenant = await createTenant(t)
-    const service = createTenantsService({ db: t.ctx.db, clock: t.ctx.clock, cipher: t.ctx.cipher, repo: createTenantsRepo(t.ctx.db) })
+    const service = createTenantsService({ db: t.ctx.db, clock: t.ctx.clock, cipher: t.ctx.cipher, repo: createTenantsRepo(t.ctx.db, t.ctx.database.changes) })
     const first = (await tenant.api.post('/tenants/me/kyc/secret')).body.secret_key as string
 
     const rotated = await tenant.api.post('/tenants/me/kyc/rotate')

@@ -5,7 +5,7 @@ import { sha256Hex } from '../lib/crypto.js'
 import { NoticeCache, type ChangeFeed } from '../db/change-feed.js'
 import { USERS_TOPIC, type AuthRepo } from '../modules/auth/auth.repo.js'
 import { AUTH_COOKIE, type Jwt } from '../modules/auth/jwt.js'
-import type { TenantsRepo } from '../modules/tenants/tenants.repo.js'
+import { TENANTS_TOPIC, type Keyring, type TenantsRepo } from '../modules/tenants/tenants.repo.js'
 
 export interface AuthUser {
   id: string
@@ -33,6 +33,9 @@ const TOUCH_EVERY_MS = 60_000
  */
 export const USER_CACHE_MS = 60_000
 const USER_CACHE_MAX = 10_000
+/** Key hashes whose tenant this instance has learned (a key never changes tenant), and tenants' keyrings kept. */
+const KEY_TENANTS_MAX = 50_000
+const KEYRING_CACHE_MAX = 10_000
 
 type UserRow = NonNullable<Awaited<ReturnType<AuthRepo['findUserById']>>>
 
@@ -44,12 +47,34 @@ export function createGuards(deps: {
   jwt: Jwt
   clock: Clock
   authRepo: Pick<AuthRepo, 'findUserById'>
-  tenantsRepo: Pick<TenantsRepo, 'findUsableKeyByHash' | 'touchApiKey'>
+  tenantsRepo: Pick<TenantsRepo, 'findUsableKeyByHash' | 'touchApiKey' | 'keyring'>
   changes: ChangeFeed
 }) {
   // A dashboard request then costs no query for its user.
   const users = new NoticeCache<UserRow | undefined>(deps.changes, USERS_TOPIC, { ttlMs: USER_CACHE_MS, max: USER_CACHE_MAX, clock: deps.clock })
   const loadUser = (id: string) => users.get(id, () => deps.authRepo.findUserById(id))
+
+  // A widget or server-to-server request then costs no query for its key: the first use of a key finds its
+  // tenant in the database, later ones check the tenant's cached keyring (dropped on every key or tenant
+  // change by the feed). Usability is judged at each request, so a grace window ends on time.
+  const keyTenants = new Map<string, string>()
+  const keyrings = new NoticeCache<Keyring | undefined>(deps.changes, TENANTS_TOPIC, { ttlMs: USER_CACHE_MS, max: KEYRING_CACHE_MAX, clock: deps.clock })
+  const touched = new Map<string, number>()
+  async function findKey(hash: string, now: Date) {
+    const tenantId = keyTenants.get(hash)
+    if (tenantId === undefined) {
+      const row = await deps.tenantsRepo.findUsableKeyByHash(hash, now)
+      if (row) {
+        if (keyTenants.size >= KEY_TENANTS_MAX) keyTenants.delete(keyTenants.keys().next().value!)
+        keyTenants.set(hash, row.tenant_id)
+      }
+      return row
+    }
+    const ring = await keyrings.get(tenantId, () => deps.tenantsRepo.keyring(tenantId, now))
+    const k = ring?.keys.find((x) => x.key_hash === hash)
+    if (!ring || !k || !(k.status === 'active' || (k.status === 'revoking' && k.expires_at !== null && k.expires_at > now))) return undefined
+    return { id: k.id, tenant_id: tenantId, last_used_at: k.last_used_at, tenant_active: ring.tenantActive }
+  }
 
   async function user(req: FastifyRequest): Promise<void> {
     const header = req.headers.authorization
@@ -80,11 +105,15 @@ export function createGuards(deps: {
     const key = Array.isArray(raw) ? raw[0] : raw
     if (!key || !/^ck_[0-9a-f]{32}$/.test(key.trim())) throw unauthorized('Invalid or missing API key')
     const now = deps.clock.now()
-    const row = await deps.tenantsRepo.findUsableKeyByHash(sha256Hex(key.trim()), now)
+    const row = await findKey(sha256Hex(key.trim()), now)
     if (!row || !row.tenant_active) throw unauthorized('Invalid or missing API key')
     req.tenantId = row.tenant_id
     req.apiKeyId = row.id
-    if (!row.last_used_at || now.getTime() - row.last_used_at.getTime() > TOUCH_EVERY_MS) {
+    const lastUsed = Math.max(row.last_used_at?.getTime() ?? 0, touched.get(row.id) ?? 0)
+    if (now.getTime() - lastUsed > TOUCH_EVERY_MS) {
+      touched.delete(row.id)
+      if (touched.size >= KEY_TENANTS_MAX) touched.delete(touched.keys().next().value!)
+      touched.set(row.id, now.getTime())
       void deps.tenantsRepo.touchApiKey(row.id, now).catch(() => {})
     }
   }

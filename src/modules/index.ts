@@ -46,7 +46,7 @@ export function wireModules(ctx: AppContext): Modules {
   const jwt = createJwt(config.JWT_SECRET, clock)
   const changes = ctx.database.changes
   const authRepo = createAuthRepo(db, changes)
-  const tenantsRepo = createTenantsRepo(db)
+  const tenantsRepo = createTenantsRepo(db, changes)
   const botsRepo = createBotsRepo(db, changes)
   const guards = createGuards({ jwt, authRepo, tenantsRepo, changes, clock })
 

@@ -123,6 +123,8 @@ export interface ChatServiceDeps {
   bots: Pick<BotsRepo, 'findDefault' | 'findTenantBotByPublicId'>
   config: ChatConfig
   awaiting?: AwaitingHandler
+  /** The tenant's settings a turn needs (chat.repo's read by default; the wiring passes a cached one). */
+  tenantSettings?: ChatRepo['tenantSettings']
   /** The tenant's knowledge profile (product name, topics, glossary), for the guard and the prompt. */
   profileFor?: (tenantId: string) => Promise<ProfileData | null>
   /** Measures the time a turn waits on the model (see model-meter.ts); `llm` must be its metered client. */
@@ -157,9 +159,10 @@ const TRANSCRIPT_MESSAGES = 50
 
 export function createChatService(deps: ChatServiceDeps) {
   const { db, clock, cipher, log, llm, repo, tickets, config } = deps
+  const tenantSettings = deps.tenantSettings ?? repo.tenantSettings
 
   async function tenantKey(tenantId: string): Promise<{ apiKey: string; optional: string[] }> {
-    const t = await repo.tenantSettings(tenantId)
+    const t = await tenantSettings(tenantId)
     if (!t) throw notFound('Tenant not found')
     if (!t.llm_key_enc) throw badRequest('No language-model API key is configured for this tenant', 'llm_key_missing')
     return { apiKey: cipher.decrypt(t.llm_key_enc), optional: t.pii_optional_types ?? [] }
@@ -653,7 +656,7 @@ export function createChatService(deps: ChatServiceDeps) {
     async escalate(tenantId: string, sessionId: string, input: EscalateInput) {
       const session = await sessionOr404(tenantId, sessionId)
       const trigger: EscalateTrigger = input.trigger === 'answer_rejected' || input.trigger === 'llm_unavailable' ? input.trigger : 'user_request'
-      const optional = (await repo.tenantSettings(tenantId))?.pii_optional_types ?? []
+      const optional = (await tenantSettings(tenantId))?.pii_optional_types ?? []
       const original = input.original_user_message?.trim() ? redactMessage(input.original_user_message.trim(), optional, cipher) : null
       const note = input.user_note?.trim() ? redactMessage(input.user_note.trim(), optional, cipher) : null
       const lang = localeLanguage(session.locale) ?? (session.last_question ? visitorLanguage(session.last_question, null) : 'en')

@@ -6,6 +6,8 @@ import { createTicketsService } from '../escalations/tickets.service.js'
 import { createRetrievalRepo } from '../retrieval/retrieval.repo.js'
 import { createRetrievalService, type FaqSearch } from '../retrieval/retrieval.service.js'
 import type { Db } from '../../db/client.js'
+import { NoticeCache } from '../../db/change-feed.js'
+import { TENANTS_TOPIC } from '../tenants/tenants.repo.js'
 import type { PrivacyRepo } from '../privacy/privacy.repo.js'
 import { createChatLogsService } from './chat-logs.service.js'
 import { chatJobs } from './chat.jobs.js'
@@ -49,6 +51,10 @@ export function wireChat(
     faqSearch: deps.faqSearch,
   })
   const repo = createChatRepo(db)
+  // Every turn reads its tenant's key and privacy settings; tenant writes announce TENANTS_TOPIC, so this copy
+  // is dropped on every instance when they change.
+  const settings = new NoticeCache<Awaited<ReturnType<typeof repo.tenantSettings>>>(ctx.database.changes, TENANTS_TOPIC, { ttlMs: 60_000, max: 10_000, clock })
+  const tenantSettings = (tenantId: string) => settings.get(tenantId, () => repo.tenantSettings(tenantId))
   const ticketsRepo = createTicketsRepo(db)
   const tickets = createTicketsService({ clock, cipher, repo: ticketsRepo, afterCreate: deps.afterTicketCreated })
   const service = createChatService({
@@ -67,6 +73,7 @@ export function wireChat(
     config,
     awaiting: deps.awaiting,
     profileFor: deps.profileFor,
+    tenantSettings,
   })
   const logs = createChatLogsService({ db, clock, cipher, repo, ticketsRepo, privacy: deps.privacy })
   const idempotency = createIdempotency({ db, redis: ctx.redis, prefix: config.REDIS_PREFIX, clock, waitMs: config.IDEMPOTENCY_WAIT_MS, log })

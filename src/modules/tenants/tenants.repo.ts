@@ -1,12 +1,25 @@
 import { sql } from 'kysely'
+import type { ChangeFeed } from '../../db/change-feed.js'
 import type { Db } from '../../db/client.js'
 import type { TenantsTable } from '../../db/schema/foundation.js'
 import type { Updateable } from 'kysely'
 
 type Executor = Db
 
+/**
+ * Change-feed topic (key: tenant id) announced by every write to a tenant's row or to any of its API keys,
+ * so caches of API-key lookups and tenant settings drop their copy on every instance.
+ */
+export const TENANTS_TOPIC = 'tenants'
+
+/** A tenant's keys that authenticate now or may still (active, or revoking inside the grace window). */
+export interface Keyring {
+  tenantActive: boolean
+  keys: { id: string; key_hash: string; status: string; expires_at: Date | null; last_used_at: Date | null }[]
+}
+
 /** Tenants, their widget API keys and settings. Every method takes the tenant id first. */
-export function createTenantsRepo(db: Db) {
+export function createTenantsRepo(db: Db, changes: Pick<ChangeFeed, 'announce'>) {
   return {
     insertTenant(values: { name: string; owner_user_id: string; now: Date }, trx: Executor = db) {
       return trx
@@ -32,8 +45,10 @@ export function createTenantsRepo(db: Db) {
     findTenant(tenantId: string, trx: Executor = db) {
       return trx.selectFrom('tenants').selectAll().where('id', '=', tenantId).executeTakeFirst()
     },
-    updateTenant(tenantId: string, patch: Updateable<TenantsTable>, trx: Executor = db) {
-      return trx.updateTable('tenants').set(patch).where('id', '=', tenantId).returningAll().executeTakeFirst()
+    async updateTenant(tenantId: string, patch: Updateable<TenantsTable>, trx: Executor = db) {
+      const row = await trx.updateTable('tenants').set(patch).where('id', '=', tenantId).returningAll().executeTakeFirst()
+      await changes.announce(trx, TENANTS_TOPIC, tenantId)
+      return row
     },
     /** The tenant owner's e-mail and verification, for TenantMe and notification fallbacks. */
     findOwner(tenantId: string, trx: Executor = db) {
@@ -57,8 +72,8 @@ export function createTenantsRepo(db: Db) {
     findApiKey(tenantId: string, keyId: string, trx: Executor = db) {
       return trx.selectFrom('api_keys').selectAll().where('tenant_id', '=', tenantId).where('id', '=', keyId).executeTakeFirst()
     },
-    insertApiKey(tenantId: string, values: { key_hash: string; key_hint: string; now: Date }, trx: Executor = db) {
-      return trx
+    async insertApiKey(tenantId: string, values: { key_hash: string; key_hint: string; now: Date }, trx: Executor = db) {
+      const row = await trx
         .insertInto('api_keys')
         .values({
           tenant_id: tenantId,
@@ -73,14 +88,16 @@ export function createTenantsRepo(db: Db) {
         })
         .returningAll()
         .executeTakeFirstOrThrow()
+      await changes.announce(trx, TENANTS_TOPIC, tenantId)
+      return row
     },
     /** Puts every active key (but `exceptId`) into its grace window, or revokes it at once. */
-    retireActiveKeys(
+    async retireActiveKeys(
       tenantId: string,
       opts: { exceptId: string; immediately: boolean; reason: string; now: Date; graceUntil: Date },
       trx: Executor = db,
     ) {
-      return trx
+      const result = await trx
         .updateTable('api_keys')
         .set(
           opts.immediately
@@ -91,15 +108,19 @@ export function createTenantsRepo(db: Db) {
         .where('id', '!=', opts.exceptId)
         .where('status', '=', 'active')
         .execute()
+      await changes.announce(trx, TENANTS_TOPIC, tenantId)
+      return result
     },
-    revokeApiKey(tenantId: string, keyId: string, reason: string, now: Date, trx: Executor = db) {
-      return trx
+    async revokeApiKey(tenantId: string, keyId: string, reason: string, now: Date, trx: Executor = db) {
+      const row = await trx
         .updateTable('api_keys')
         .set({ status: 'revoked', revoked_at: now, revoked_reason: reason, expires_at: now })
         .where('tenant_id', '=', tenantId)
         .where('id', '=', keyId)
         .returningAll()
         .executeTakeFirstOrThrow()
+      await changes.announce(trx, TENANTS_TOPIC, tenantId)
+      return row
     },
     countActiveKeysExcept(tenantId: string, keyId: string, trx: Executor = db) {
       return trx
@@ -119,7 +140,9 @@ export function createTenantsRepo(db: Db) {
         .where('id', '=', tenantId)
         .where('kyc_secret_enc', 'is', null)
         .executeTakeFirst()
-      return Number(r.numUpdatedRows) > 0
+      if (Number(r.numUpdatedRows) === 0) return false
+      await changes.announce(trx, TENANTS_TOPIC, tenantId)
+      return true
     },
     /** Keys that authenticate right now: active, or revoking and still inside the grace window. */
     countUsableKeys(tenantId: string, now: Date, trx: Executor = db) {
@@ -143,6 +166,19 @@ export function createTenantsRepo(db: Db) {
         )
         .executeTakeFirst()
     },
+    /** The tenant's keys that may authenticate at `now` or later, for the cached X-API-Key guard; undefined without a tenant. */
+    async keyring(tenantId: string, now: Date): Promise<Keyring | undefined> {
+      const tenant = await db.selectFrom('tenants').select('is_active').where('id', '=', tenantId).executeTakeFirst()
+      if (!tenant) return undefined
+      const keys = await db
+        .selectFrom('api_keys')
+        .select(['id', 'key_hash', 'status', 'expires_at', 'last_used_at'])
+        .where('tenant_id', '=', tenantId)
+        .where((eb) => eb.or([eb('status', '=', 'active'), eb.and([eb('status', '=', 'revoking'), eb('expires_at', '>', now)])]))
+        .execute()
+      return { tenantActive: tenant.is_active, keys }
+    },
+    /** Not announced: last_used_at is display data, and caches track their own touches. */
     touchApiKey(keyId: string, now: Date) {
       return db.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', keyId).execute()
     },
