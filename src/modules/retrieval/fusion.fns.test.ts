@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { cosine, jaccard, mmr, rrf, wordSet } from './fusion.fns.js'
+import { cosine, jaccard, mmr, rrf, wordHashes } from './fusion.fns.js'
 import { normalize, topK } from './vector-cache.js'
 
 describe('fusion', () => {
@@ -15,16 +15,19 @@ describe('fusion', () => {
     expect(cosine([1, 0], [1, 0])).toBeCloseTo(1)
     expect(cosine([1, 0], [0, 1])).toBeCloseTo(0)
     expect(cosine([0, 0], [1, 1])).toBe(0)
-    expect(jaccard(new Set(['a', 'b']), new Set(['b', 'c']))).toBeCloseTo(1 / 3)
-    expect([...wordSet('Hello, hello World! a')]).toEqual(['hello', 'world'])
+    expect(jaccard(wordHashes('ab bc'), wordHashes('bc cd'))).toBeCloseTo(1 / 3)
+    expect(jaccard(wordHashes(''), wordHashes(''))).toBe(0)
+    expect(wordHashes('Hello, hello World! a')).toEqual(wordHashes('world HELLO'))
+    expect(wordHashes('Hello, hello World! a')).toHaveLength(2)
+    expect(jaccard(wordHashes('Grüße aus Köln 2024'), wordHashes('köln GRÜSSE 2024'))).toBeCloseTo(2 / 5)
   })
 
   it('MMR drops near duplicates and prefers diverse evidence', () => {
     const items = [
-      { id: 'a', relevance: 1, terms: wordSet('reset your password from the login page') },
-      { id: 'a2', relevance: 0.99, terms: wordSet('reset your password from the login page') },
-      { id: 'b', relevance: 0.9, terms: wordSet('reset your password login page link expires') },
-      { id: 'c', relevance: 0.8, terms: wordSet('two factor authentication codes are sent by sms') },
+      { id: 'a', relevance: 1, terms: wordHashes('reset your password from the login page') },
+      { id: 'a2', relevance: 0.99, terms: wordHashes('reset your password from the login page') },
+      { id: 'b', relevance: 0.9, terms: wordHashes('reset your password login page link expires') },
+      { id: 'c', relevance: 0.8, terms: wordHashes('two factor authentication codes are sent by sms') },
     ]
     const picked = mmr(items, 3).map((i) => i.id)
     expect(picked[0]).toBe('a')

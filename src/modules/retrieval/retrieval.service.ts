@@ -1,7 +1,7 @@
 import type { Logger } from 'pino'
 import type { LlmClient } from '../llm/llm.js'
 import { DEFAULT_BM25, isExact, lexicalConfidence, planQuery, type Bm25Params, type QueryPlan, type TermStat } from './bm25.fns.js'
-import { cosine, mmr, rrf, wordSet } from './fusion.fns.js'
+import { cosine, mmr, rrf, wordHashes } from './fusion.fns.js'
 import type { CorpusRow, RetrievalRepo, ScoredChunk } from './retrieval.repo.js'
 import { LexicalCache, scoreBm25 } from './lexical-cache.js'
 import { normalize, topK, VectorCache } from './vector-cache.js'
@@ -80,11 +80,25 @@ const POOL_K = 20
 
 const ms = (start: number) => Math.round((performance.now() - start) * 100) / 100
 
+const TERMS_CACHE_MAX = 10_000
+
 export function createRetrievalService(deps: RetrievalDeps) {
   const { repo } = deps
   const params = deps.bm25 ?? DEFAULT_BM25
   const cache = new VectorCache(deps.vectorCacheBytes)
   const postings = new LexicalCache(deps.lexicalCacheBytes ?? 0, deps.lexicalReloadMs)
+  // A chunk's text never changes under its id (re-indexing makes new rows; an FAQ can be edited, so it is not
+  // kept), so its word hashes for MMR are kept: popular chunks come back turn after turn. Oldest first out; about 0.6 KB an entry.
+  const terms = new Map<string, Uint32Array>()
+  const termsOf = (id: string, text: string): Uint32Array => {
+    let h = terms.get(id)
+    if (!h) {
+      h = wordHashes(text)
+      if (terms.size >= TERMS_CACHE_MAX) terms.delete(terms.keys().next().value!)
+      terms.set(id, h)
+    }
+    return h
+  }
 
   /**
    * BM25 top-k: exact, in process, when the tenant's postings fit the cache. Otherwise in SQL, over the chunks holding the query's rarest terms (MaxScore planning within the row
@@ -237,7 +251,7 @@ export function createRetrievalService(deps: RetrievalDeps) {
         })
       }
       const picked = mmr(
-        candidates.map((c) => ({ ...c, relevance: c.score, terms: wordSet(c.text) })),
+        candidates.map((c) => ({ ...c, relevance: c.score, terms: c.kind === 'chunk' ? termsOf(c.id, c.text) : wordHashes(c.text) })),
         k,
       ).map(({ relevance: _r, terms: _t, ...hit }) => hit as RetrievalHit)
       timings.fuse = ms(tf)
