@@ -250,6 +250,15 @@ describe('FAQ candidates', () => {
     expect(r2.body.text).not.toBe('Send POST /v1/projects with a JSON body holding the project name.')
     const generation = fake.chatCalls().slice(calls2).find((c) => !c.json)!
     expect(system(generation)).toContain('Send POST /v1/projects with a JSON body holding the project name.')
+
+    // approved FAQs are cached for the answer path: an edit and a removal reach the very next turn
+    await owner.api.put(`/knowledge/faq/${create.id}`, { answer: 'Use the New project button on the dashboard.' })
+    const r3 = await chat.post('/chat', { question: 'how can I create a project' })
+    expect(r3.body.text).toBe('Use the New project button on the dashboard.')
+    expect((await owner.api.delete(`/knowledge/faq/${create.id}`)).status).toBeLessThan(300)
+    const r4 = await chat.post('/chat', { question: 'how can I create a project' })
+    expect(r4.status, r4.text).toBe(200)
+    expect(r4.body.text).not.toBe('Use the New project button on the dashboard.')
   })
 })
 

@@ -109,7 +109,8 @@ export function createChangeFeed(source: NoticeSource | null): ChangeFeed & { st
 /**
  * Read-through cache of small, hot, rarely written rows (a tenant's bots, a user's auth row), kept coherent by
  * the change feed: an entry lives until a notice for its key (or `ttlMs`, a safety bound), a read that raced a
- * change is not kept, nothing is kept while the feed is not live, and `undefined` (not found) is never kept.
+ * change is not kept, nothing is kept while the feed is not live, and `undefined` (not found) is never kept,
+ * nor is a value `keep` refuses (too large to hold).
  */
 export class NoticeCache<V> {
   private readonly entries = new Map<string, { value: V; until: number }>()
@@ -119,7 +120,7 @@ export class NoticeCache<V> {
   constructor(
     private readonly feed: ChangeFeed,
     readonly topic: string,
-    private readonly opts: { ttlMs: number; max: number; clock?: { now(): Date } },
+    private readonly opts: { ttlMs: number; max: number; clock?: { now(): Date }; keep?: (value: V) => boolean },
   ) {
     feed.subscribe(topic, (key) => {
       this.generation++
@@ -138,7 +139,7 @@ export class NoticeCache<V> {
     if (hit && hit.until > now) return hit.value
     const generation = this.generation
     const value = await load()
-    if (value !== undefined && generation === this.generation && this.feed.live && this.feed.settled(this.topic, key)) {
+    if (value !== undefined && (this.opts.keep?.(value) ?? true) && generation === this.generation && this.feed.live && this.feed.settled(this.topic, key)) {
       this.entries.delete(key)
       if (this.entries.size >= this.opts.max) this.entries.delete(this.entries.keys().next().value!)
       this.entries.set(key, { value, until: now + this.opts.ttlMs })

@@ -32,6 +32,8 @@ const FAQ_COLUMNS = ['id', 'question', 'answer', 'confidence', 'source', 'approv
 
 /** Change-feed topic of a tenant's knowledge profile (key: tenant id); content writes announce it. */
 export const PROFILE_TOPIC = 'knowledge_profile'
+/** Announced (key: tenant id) by every write to a tenant's FAQ candidates; the answer path caches the approved ones. */
+export const FAQS_TOPIC = 'faqs'
 
 /** A profile row that knows nothing yet (`dirtyAt`: a document changed and extraction is due). */
 const emptyProfile = (tenantId: string, now: Date, dirtyAt: Date | null) => ({
@@ -180,8 +182,8 @@ export function createKnowledgeRepo(db: Db, changes: ChangeFeed) {
       return trx.selectFrom('faq_candidates').select(FAQ_COLUMNS).where('tenant_id', '=', tenantId).where('id', '=', id).where('state', '=', 'active').executeTakeFirst()
     },
 
-    updateFaq(tenantId: string, id: string, set: { question?: string; answer?: string; questionKey?: string; approved?: boolean }, now: Date, trx: Executor = db) {
-      return trx
+    async updateFaq(tenantId: string, id: string, set: { question?: string; answer?: string; questionKey?: string; approved?: boolean }, now: Date, trx: Executor = db) {
+      const row = await trx
         .updateTable('faq_candidates')
         .set({
           updated_at: now,
@@ -195,6 +197,8 @@ export function createKnowledgeRepo(db: Db, changes: ChangeFeed) {
         .where('state', '=', 'active')
         .returning(FAQ_COLUMNS)
         .executeTakeFirst()
+      if (row) await changes.announce(trx, FAQS_TOPIC, tenantId)
+      return row
     },
 
     /** Reject or delete: the row stays as a tombstone, so the same candidate is not suggested again. */
@@ -206,7 +210,9 @@ export function createKnowledgeRepo(db: Db, changes: ChangeFeed) {
         .where('id', '=', id)
         .where('state', '=', 'active')
         .executeTakeFirst()
-      return Number(r.numUpdatedRows) > 0
+      if (Number(r.numUpdatedRows) === 0) return false
+      await changes.announce(trx, FAQS_TOPIC, tenantId)
+      return true
     },
 
     async approveAll(tenantId: string, now: Date, trx: Executor = db): Promise<number> {
@@ -217,6 +223,7 @@ export function createKnowledgeRepo(db: Db, changes: ChangeFeed) {
         .where('state', '=', 'active')
         .where('approved', '=', false)
         .executeTakeFirst()
+      if (Number(r.numUpdatedRows) > 0) await changes.announce(trx, FAQS_TOPIC, tenantId)
       return Number(r.numUpdatedRows)
     },
 
@@ -245,6 +252,7 @@ export function createKnowledgeRepo(db: Db, changes: ChangeFeed) {
           })),
         )
         .execute()
+      await changes.announce(trx, FAQS_TOPIC, tenantId)
       return rows.length
     },
 
@@ -261,6 +269,7 @@ export function createKnowledgeRepo(db: Db, changes: ChangeFeed) {
         .where('source', 'in', ['docs', 'swagger'])
       q = documentId === null ? q.where('document_id', 'is', null) : q.where('document_id', '=', documentId)
       const r = await q.executeTakeFirst()
+      if (Number(r.numDeletedRows) > 0) await changes.announce(trx, FAQS_TOPIC, tenantId)
       return Number(r.numDeletedRows)
     },
 

@@ -6,7 +6,7 @@ import { addSeconds, type Clock } from '../../lib/clock.js'
 import { notFound, ValidationError } from '../../lib/errors.js'
 import type { FaqHit } from '../retrieval/retrieval.service.js'
 import { cleanUrl, dedupeFaqs, faqScore, PROFILE_FIELDS, questionKey, type FaqDraft, type ProfileData } from './knowledge.fns.js'
-import { PROFILE_TOPIC, type FaqRow, type KnowledgeRepo, type ProfileRow, type ProfileWrite } from './knowledge.repo.js'
+import { FAQS_TOPIC, PROFILE_TOPIC, type FaqRow, type KnowledgeRepo, type ProfileRow, type ProfileWrite } from './knowledge.repo.js'
 import type { FaqListFilter, KnowledgeProfilePatch } from './knowledge.schemas.js'
 import { oneLine, terms } from './text.fns.js'
 
@@ -58,6 +58,14 @@ export function createKnowledgeService(deps: { db: Db; clock: Clock; queue: JobQ
   const { db, clock, queue, repo, settings } = deps
   // Read on every chat turn; changes only through the repository's announced profile writes.
   const profiles = new NoticeCache<ProfileData | null>(deps.changes, PROFILE_TOPIC, { ttlMs: 60_000, max: 10_000, clock })
+  // Approved FAQs are read on every turn too; a tenant's list is kept while it is small (bounding the cache
+  // at 500 x 64 KB), and every FAQ write drops it.
+  const approved = new NoticeCache<Awaited<ReturnType<KnowledgeRepo['approvedFaqs']>>>(deps.changes, FAQS_TOPIC, {
+    ttlMs: 60_000,
+    max: 500,
+    clock,
+    keep: (rows) => rows.reduce((n, r) => n + r.question.length + r.answer.length, 0) <= 64 * 1024,
+  })
 
   /** The profile as the answer pipeline uses it; null until anything is known. */
   async function loadProfile(tenantId: string): Promise<ProfileData | null> {
@@ -219,7 +227,7 @@ export function createKnowledgeService(deps: { db: Db; clock: Clock; queue: JobQ
     async faqSearch(tenantId: string, query: string, opts: { limit: number }): Promise<FaqHit[]> {
       const q = new Set(terms(query))
       if (q.size === 0) return []
-      const rows = await repo.approvedFaqs(tenantId, MAX_ANSWERING_FAQS)
+      const rows = await approved.get(tenantId, () => repo.approvedFaqs(tenantId, MAX_ANSWERING_FAQS))
       return rows
         .map((r) => ({ id: r.id, question: r.question, answer: r.answer, score: Math.round(faqScore(q, r.question) * 10000) / 10000 }))
         .filter((h) => h.score >= settings.faqContextScore)
