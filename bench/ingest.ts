@@ -12,7 +12,8 @@
  * in process), so mb_per_cpu_s stays meaningful on a shared, loaded machine where wall time does not.
  *
  * Env: BENCH_MD_MB (default 5), BENCH_PDF_PAGES (per file, default 150, 4 files), BENCH_DOCX_SECTIONS
- * (per file, default 120, 4 files), BENCH_REPEAT (default 3), DATABASE_URL (optional PostgreSQL).
+ * (per file, default 120, 4 files), BENCH_REPEAT (default 3), BENCH_FORMATS (default markdown,pdf,docx),
+ * DATABASE_URL (optional PostgreSQL).
  * No language-model key is set: embeddings are not part of these figures (they are network-bound).
  */
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -31,6 +32,7 @@ const MD_MB = Number(process.env.BENCH_MD_MB ?? 5)
 const PDF_PAGES = Number(process.env.BENCH_PDF_PAGES ?? 150)
 const DOCX_SECTIONS = Number(process.env.BENCH_DOCX_SECTIONS ?? 120)
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 3)
+const FORMATS = new Set((process.env.BENCH_FORMATS ?? 'markdown,pdf,docx').split(',').map((f) => f.trim()))
 const MB = 1024 * 1024
 
 const dataDir = mkdtempSync(join(tmpdir(), 'scb-bench-ingest-'))
@@ -46,7 +48,7 @@ const config = loadConfig(
   },
   () => {},
 )
-const ctx = await createContext(config, { pgliteDir: 'memory' })
+const ctx = await createContext(config, process.env.BENCH_PGLITE_DISK ? {} : { pgliteDir: 'memory' })
 const { app, worker, url: base } = await serveInProcess(ctx)
 const jwt = createJwt(config.JWT_SECRET, ctx.clock)
 
@@ -118,11 +120,15 @@ const results: Record<string, unknown>[] = []
 
 // 1. throughput per format
 const mdFiles = Array.from({ length: Math.max(1, Math.round(MD_MB * 2)) }, (_, i) => ({ filename: `manual-${i}.md`, bytes: enc.encode(markdownDoc(MB / 2, 100 + i)) }))
-results.push(await corpusRun('markdown', mdFiles))
-const pdfFiles = Array.from({ length: 4 }, (_, i) => ({ filename: `manual-${i}.pdf`, bytes: pdfDoc(PDF_PAGES, 200 + i) }))
-results.push(await corpusRun('pdf', pdfFiles))
-const docxFiles = await Promise.all(Array.from({ length: 4 }, async (_, i) => ({ filename: `handbook-${i}.docx`, bytes: await docxDoc(DOCX_SECTIONS, 300 + i) })))
-results.push(await corpusRun('docx', docxFiles))
+if (FORMATS.has('markdown')) results.push(await corpusRun('markdown', mdFiles))
+if (FORMATS.has('pdf')) {
+  const pdfFiles = Array.from({ length: 4 }, (_, i) => ({ filename: `manual-${i}.pdf`, bytes: pdfDoc(PDF_PAGES, 200 + i) }))
+  results.push(await corpusRun('pdf', pdfFiles))
+}
+if (FORMATS.has('docx')) {
+  const docxFiles = await Promise.all(Array.from({ length: 4 }, async (_, i) => ({ filename: `handbook-${i}.docx`, bytes: await docxDoc(DOCX_SECTIONS, 300 + i) })))
+  results.push(await corpusRun('docx', docxFiles))
+}
 console.log('\nParse + chunk + index, upload over HTTP to status ready (no embeddings):')
 console.table(results)
 
