@@ -168,15 +168,21 @@ export function createTenantsRepo(db: Db, changes: Pick<ChangeFeed, 'announce'>)
     },
     /** The tenant's keys that may authenticate at `now` or later, for the cached X-API-Key guard; undefined without a tenant. */
     async keyring(tenantId: string, now: Date): Promise<Keyring | undefined> {
-      const tenant = await db.selectFrom('tenants').select('is_active').where('id', '=', tenantId).executeTakeFirst()
-      if (!tenant) return undefined
-      const keys = await db
-        .selectFrom('api_keys')
-        .select(['id', 'key_hash', 'status', 'expires_at', 'last_used_at'])
-        .where('tenant_id', '=', tenantId)
-        .where((eb) => eb.or([eb('status', '=', 'active'), eb.and([eb('status', '=', 'revoking'), eb('expires_at', '>', now)])]))
+      const rows = await db
+        .selectFrom('tenants as t')
+        .leftJoin('api_keys as k', (join) =>
+          join
+            .onRef('k.tenant_id', '=', 't.id')
+            .on((eb) => eb.or([eb('k.status', '=', 'active'), eb.and([eb('k.status', '=', 'revoking'), eb('k.expires_at', '>', now)])])),
+        )
+        .select(['t.is_active', 'k.id', 'k.key_hash', 'k.status', 'k.expires_at', 'k.last_used_at'])
+        .where('t.id', '=', tenantId)
         .execute()
-      return { tenantActive: tenant.is_active, keys }
+      if (rows.length === 0) return undefined
+      const keys = rows.flatMap((r) =>
+        r.id && r.key_hash && r.status ? [{ id: r.id, key_hash: r.key_hash, status: r.status, expires_at: r.expires_at, last_used_at: r.last_used_at }] : [],
+      )
+      return { tenantActive: rows[0]!.is_active, keys }
     },
     /** Not announced: last_used_at is display data, and caches track their own touches. */
     touchApiKey(keyId: string, now: Date) {
