@@ -17,8 +17,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
 import { simpleParser } from 'mailparser'
-import pg from 'pg'
 import { freePort, scratchDatabase, startNodeFlags } from './support.js'
+import { adminQuery } from '../test/helpers/pg-admin.js'
 
 const BASE_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test'
 const DURATION = Number(process.env.BENCH_DURATION ?? 10)
@@ -183,14 +183,8 @@ async function throughput(): Promise<void> {
     const probe: Probe = {
       serverPid: server.child.pid!,
       async backends() {
-        const c = new pg.Client({ connectionString: BASE_URL })
-        await c.connect()
-        try {
-          const r = await c.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [dbName])
-          return r.rows.map((x) => x.pid)
-        } finally {
-          await c.end()
-        }
+        const rows = await adminQuery<{ pid: number }>(BASE_URL, 'SELECT pid FROM pg_stat_activity WHERE datname = $1', [dbName])
+        return rows.map((x) => x.pid)
       },
     }
     console.log(`\nHTTP on 127.0.0.1, PostgreSQL (${dbName}), ${CONNECTIONS} connections, ${DURATION} s each, server LOG_LEVEL=${LOG_LEVEL}`)

@@ -3,12 +3,12 @@ import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import type { FastifyInstance } from 'fastify'
-import pg from 'pg'
 import { buildApp } from '../src/app.js'
 import type { AppContext } from '../src/context.js'
 import type { Worker } from '../src/jobs/worker.js'
 import { wireModules, type Modules } from '../src/modules/index.js'
 import { createWorker } from '../src/runtime.js'
+import { adminQuery } from '../test/helpers/pg-admin.js'
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -34,15 +34,7 @@ export const startNodeFlags = (): string[] =>
 /** A fresh database on `server` (a PostgreSQL URL) named `scb_bench_<tag>_<random>`, and how to drop it. */
 export async function scratchDatabase(server: string, tag: string): Promise<{ name: string; url: string; drop: () => Promise<void> }> {
   const name = `scb_bench_${tag}_${randomBytes(4).toString('hex')}`
-  const admin = async (q: string) => {
-    const c = new pg.Client({ connectionString: server })
-    await c.connect()
-    try {
-      await c.query(q)
-    } finally {
-      await c.end()
-    }
-  }
+  const admin = (q: string) => adminQuery(server, q).then(() => {})
   await admin(`CREATE DATABASE ${name}`)
   const url = new URL(server)
   url.pathname = `/${name}`

@@ -2,7 +2,6 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
-import pg from 'pg'
 import type { Logger } from 'pino'
 import { inject } from 'vitest'
 import { buildApp, type App } from '../../src/app.js'
@@ -14,6 +13,7 @@ import { wireModules } from '../../src/modules/index.js'
 import { createWorker } from '../../src/runtime.js'
 import { FakeSmtp } from '../fakes/smtp.js'
 import { Api } from './http.js'
+import { adminQuery } from './pg-admin.js'
 
 export interface TestApp {
   url: string
@@ -48,15 +48,7 @@ async function cloneDatabase(): Promise<{ url: string; drop: () => Promise<void>
   const template = inject('databaseTemplate')
   if (!server || !template) return null
   const name = `${template.replace(/_tpl$/, '')}_${randomBytes(5).toString('hex')}`
-  const admin = async (sql: string) => {
-    const c = new pg.Client({ connectionString: server })
-    await c.connect()
-    try {
-      await c.query(sql)
-    } finally {
-      await c.end()
-    }
-  }
+  const admin = (sql: string) => adminQuery(server, sql).then(() => {})
   // Two clones of one template at the same instant can collide ("source database is being accessed").
   for (let attempt = 0; ; attempt++) {
     try {

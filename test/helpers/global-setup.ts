@@ -1,6 +1,7 @@
 import pg from 'pg'
 import type { TestProject } from 'vitest/node'
 import { openDatabase } from '../../src/db/client.js'
+import { adminQuery } from './pg-admin.js'
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -42,12 +43,3 @@ export default async function setup(project: TestProject) {
   }
 }
 
-async function adminQuery(connectionString: string, sql: string): Promise<void> {
-  const c = new pg.Client({ connectionString })
-  await c.connect()
-  try {
-    await c.query(sql)
-  } finally {
-    await c.end()
-  }
-}
