@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
 import type { Db } from './client.js'
+import { setBounded } from '../lib/bounded.js'
 
 /** The PostgreSQL channel every instance listens on. */
 export const CHANGES_CHANNEL = 'scb_changes'
@@ -140,9 +141,7 @@ export class NoticeCache<V> {
     const generation = this.generation
     const value = await load()
     if (value !== undefined && (this.opts.keep?.(value) ?? true) && generation === this.generation && this.feed.live && this.feed.settled(this.topic, key)) {
-      this.entries.delete(key)
-      if (this.entries.size >= this.opts.max) this.entries.delete(this.entries.keys().next().value!)
-      this.entries.set(key, { value, until: now + this.opts.ttlMs })
+      setBounded(this.entries, key, { value, until: now + this.opts.ttlMs }, this.opts.max)
     }
     return value
   }

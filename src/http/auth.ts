@@ -6,6 +6,7 @@ import { NoticeCache, type ChangeFeed } from '../db/change-feed.js'
 import { USERS_TOPIC, type AuthRepo } from '../modules/auth/auth.repo.js'
 import { AUTH_COOKIE, type Jwt } from '../modules/auth/jwt.js'
 import { TENANTS_TOPIC, type Keyring, type TenantsRepo } from '../modules/tenants/tenants.repo.js'
+import { setBounded } from '../lib/bounded.js'
 
 export interface AuthUser {
   id: string
@@ -64,10 +65,7 @@ export function createGuards(deps: {
     const tenantId = keyTenants.get(hash)
     if (tenantId === undefined) {
       const row = await deps.tenantsRepo.findUsableKeyByHash(hash, now)
-      if (row) {
-        if (keyTenants.size >= KEY_TENANTS_MAX) keyTenants.delete(keyTenants.keys().next().value!)
-        keyTenants.set(hash, row.tenant_id)
-      }
+      if (row) setBounded(keyTenants, hash, row.tenant_id, KEY_TENANTS_MAX)
       return row
     }
     const ring = await keyrings.get(tenantId, () => deps.tenantsRepo.keyring(tenantId, now))
@@ -111,9 +109,7 @@ export function createGuards(deps: {
     req.apiKeyId = row.id
     const lastUsed = Math.max(row.last_used_at?.getTime() ?? 0, touched.get(row.id) ?? 0)
     if (now.getTime() - lastUsed > TOUCH_EVERY_MS) {
-      touched.delete(row.id)
-      if (touched.size >= KEY_TENANTS_MAX) touched.delete(touched.keys().next().value!)
-      touched.set(row.id, now.getTime())
+      setBounded(touched, row.id, now.getTime(), KEY_TENANTS_MAX)
       void deps.tenantsRepo.touchApiKey(row.id, now).catch(() => {})
     }
   }

@@ -1,6 +1,7 @@
 import { webcrypto } from 'node:crypto'
 import { SignJWT, jwtVerify } from 'jose'
 import type { Clock } from '../../lib/clock.js'
+import { setBounded } from '../../lib/bounded.js'
 
 export const JWT_TTL_SECONDS = 86_400
 export const AUTH_COOKIE = 'access_token'
@@ -51,8 +52,7 @@ export function createJwt(secret: string, clock: Clock) {
         })
         if (typeof payload.sub !== 'string' || typeof payload.ver !== 'number' || typeof payload.exp !== 'number') return null
         const claims = { sub: payload.sub, ver: payload.ver }
-        if (verified.size >= VERIFIED_CACHE_MAX) verified.delete(verified.keys().next().value!)
-        verified.set(token, { claims, exp: payload.exp })
+        setBounded(verified, token, { claims, exp: payload.exp }, VERIFIED_CACHE_MAX)
         return claims
       } catch {
         return null

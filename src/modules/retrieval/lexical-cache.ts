@@ -1,6 +1,7 @@
 import { termScore, type Bm25Params, type QueryPlan } from './bm25.fns.js'
 import { BudgetLru } from './budget-lru.js'
 import type { ScoredChunk } from './retrieval.repo.js'
+import { setBounded } from '../../lib/bounded.js'
 
 /**
  * BM25 in process: a tenant's postings (lexeme -> chunks and term frequencies, read from the chunks'
@@ -61,8 +62,7 @@ export class LexicalCache {
         .catch(() => null)
         .finally(() => {
           this.loading.delete(key)
-          this.lastLoaded.set(tenantId, performance.now())
-          if (this.lastLoaded.size > 10_000) this.lastLoaded.delete(this.lastLoaded.keys().next().value!)
+          setBounded(this.lastLoaded, tenantId, performance.now(), 10_000)
         })
       this.loading.set(key, p)
     }

@@ -5,6 +5,7 @@ import { cosine, mmr, rrf, wordHashes } from './fusion.fns.js'
 import type { CorpusRow, RetrievalRepo, ScoredChunk } from './retrieval.repo.js'
 import { LexicalCache, scoreBm25 } from './lexical-cache.js'
 import { normalize, topK, VectorCache } from './vector-cache.js'
+import { setBounded } from '../../lib/bounded.js'
 
 /** An approved FAQ entry matching a query; `score` is a 0..1 confidence. Provided by the knowledge module. */
 export interface FaqHit {
@@ -94,8 +95,7 @@ export function createRetrievalService(deps: RetrievalDeps) {
     let h = terms.get(id)
     if (!h) {
       h = wordHashes(text)
-      if (terms.size >= TERMS_CACHE_MAX) terms.delete(terms.keys().next().value!)
-      terms.set(id, h)
+      setBounded(terms, id, h, TERMS_CACHE_MAX)
     }
     return h
   }
