@@ -10,6 +10,7 @@ import { registerErrorHandling } from './http/errors.js'
 import { registerOpenApi } from './http/openapi.js'
 import { createRateLimitStore, rateLimitMessage, waitForRedis } from './http/rate-limit.js'
 import { findNul } from './http/input.js'
+import { createCsrfCheck } from './http/csrf.js'
 import { ValidationError } from './lib/errors.js'
 import { wireModules, type Modules } from './modules/index.js'
 
@@ -69,6 +70,9 @@ export async function buildApp(ctx: AppContext, modules: Modules = wireModules(c
       if (at) throw new ValidationError([loc, ...at], 'String must not contain NUL characters', 'string_nul')
     }
   })
+
+  // Cookie-authenticated writes must come from the dashboard's own origin (or CORS_ORIGINS).
+  app.addHook('onRequest', createCsrfCheck(ctx.config.CORS_ORIGINS))
 
   registerErrorHandling(app)
   await registerOpenApi(app)

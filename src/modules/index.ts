@@ -11,6 +11,7 @@ import { createBotsRepo } from './bots/bots.repo.js'
 import { botsRoutes } from './bots/bots.routes.js'
 import { createBotsService } from './bots/bots.service.js'
 import { wireChat } from './chat/chat.wire.js'
+import { dashboardRoutes } from './dashboard/dashboard.routes.js'
 import { enqueueEmbedBackfill } from './documents/documents.jobs.js'
 import { wireDocuments } from './documents/documents.wire.js'
 import { emailJobs } from './email/email.jobs.js'
@@ -111,6 +112,7 @@ export function wireModules(ctx: AppContext): Modules {
       privacy.routes,
       knowledge.routes,
       gaps.routes,
+      dashboardRoutes(),
     ],
     jobs: [...emailJobs({ cipher, mailer: ctx.mailer }), ...urlSources.jobs, ...documents.jobs, ...chat.jobs, ...escalations.jobs, ...privacy.jobs, ...knowledge.jobs, ...gaps.jobs],
     widgetCors: widgetAccess.corsOptions,

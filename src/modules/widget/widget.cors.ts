@@ -48,10 +48,21 @@ export function createWidgetAccess(findBot: (publicId: string) => Promise<BotRow
 
     /** The route-level refusal: a request from a browser page the bot does not allow gets 403. */
     assertOrigin(req: FastifyRequest, reply: FastifyReply, bot: BotRow): void {
-      if (originAllowed(req.headers.origin, bot.allowed_domains)) return
+      if (originAllowed(req.headers.origin, bot.allowed_domains) || sameOrigin(req)) return
       reply.removeHeader('access-control-allow-origin')
       throw forbidden('This website is not allowed to use this chat bot', 'origin_not_allowed')
     },
+  }
+}
+
+/** The service's own pages (the dashboard's bot preview) may always use its bots. */
+function sameOrigin(req: FastifyRequest): boolean {
+  const origin = req.headers.origin
+  if (typeof origin !== 'string') return false
+  try {
+    return new URL(origin).host === req.host
+  } catch {
+    return false
   }
 }
 

@@ -1,0 +1,41 @@
+import { QueryCache, QueryClient, QueryClientProvider } from '@tanstack/react-query'
+import { StrictMode } from 'react'
+import { createRoot } from 'react-dom/client'
+import { Redirect, Route, Switch } from 'wouter'
+import { ApiError } from './api/client'
+import { AppRoutes } from './routes'
+import { ResetPasswordPage, VerifyPage } from './screens/auth'
+import { ToastProvider } from './ui/toast'
+import './styles.css'
+
+const queryClient: QueryClient = new QueryClient({
+  queryCache: new QueryCache({
+    // A session that ends while the app is open sends the operator back to the login screen.
+    onError: (err) => {
+      if (err instanceof ApiError && err.status === 401) queryClient.setQueryData(['me'], null)
+    },
+  }),
+  defaultOptions: {
+    queries: { retry: (n, err) => !(err instanceof ApiError && err.status >= 400 && err.status < 500) && n < 2, refetchOnWindowFocus: true },
+  },
+})
+
+createRoot(document.getElementById('root')!).render(
+  <StrictMode>
+    <QueryClientProvider client={queryClient}>
+      <ToastProvider>
+        <Switch>
+          {/* The verification and reset mails link to these paths (contract, "Later decisions"). */}
+          <Route path="/verify" component={VerifyPage} />
+          <Route path="/reset-password" component={ResetPasswordPage} />
+          <Route path="/app" nest>
+            <AppRoutes />
+          </Route>
+          <Route>
+            <Redirect to="/app/" />
+          </Route>
+        </Switch>
+      </ToastProvider>
+    </QueryClientProvider>
+  </StrictMode>,
+)

@@ -1,0 +1,200 @@
+import { useId, useState, type ButtonHTMLAttributes, type InputHTMLAttributes, type ReactNode, type TextareaHTMLAttributes } from 'react'
+import { ApiError, messageOf } from '../api/client'
+
+export function Loading({ label = 'Loading…' }: { label?: string }) {
+  return (
+    <p className="muted" role="status" aria-live="polite">
+      <span className="spinner" aria-hidden="true" /> {label}
+    </p>
+  )
+}
+
+export function Empty({ title, children }: { title: string; children?: ReactNode }) {
+  return (
+    <div className="empty">
+      <p className="empty-title">{title}</p>
+      {children}
+    </div>
+  )
+}
+
+/** A failed load or action, in the service's words, with a retry when one makes sense. */
+export function ErrorBox({ error, retry }: { error: unknown; retry?: () => void }) {
+  if (!error) return null
+  return (
+    <div className="error-box" role="alert">
+      <span>{messageOf(error)}</span>
+      {retry && (
+        <button type="button" className="btn btn-small" onClick={retry}>
+          Try again
+        </button>
+      )}
+    </div>
+  )
+}
+
+/** The 422 message for one field of a failed request, if the service named it. */
+export function fieldError(error: unknown, ...names: string[]): string | undefined {
+  if (!(error instanceof ApiError)) return undefined
+  for (const n of names) {
+    const hit = Object.entries(error.fields).find(([k]) => k === n || k.startsWith(`${n}.`))
+    if (hit) return hit[1]
+  }
+  return undefined
+}
+
+interface FieldProps extends InputHTMLAttributes<HTMLInputElement> {
+  label: string
+  hint?: ReactNode
+  error?: string
+}
+export function Field({ label, hint, error, ...input }: FieldProps) {
+  const id = useId()
+  const describedBy = [hint ? `${id}-hint` : '', error ? `${id}-err` : ''].filter(Boolean).join(' ') || undefined
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <input id={id} aria-invalid={error ? true : undefined} aria-describedby={describedBy} {...input} />
+      {hint && (
+        <p id={`${id}-hint`} className="hint">
+          {hint}
+        </p>
+      )}
+      {error && (
+        <p id={`${id}-err`} className="field-error">
+          {error}
+        </p>
+      )}
+    </div>
+  )
+}
+
+interface AreaProps extends TextareaHTMLAttributes<HTMLTextAreaElement> {
+  label: string
+  hint?: ReactNode
+  error?: string
+}
+export function TextArea({ label, hint, error, ...area }: AreaProps) {
+  const id = useId()
+  const describedBy = [hint ? `${id}-hint` : '', error ? `${id}-err` : ''].filter(Boolean).join(' ') || undefined
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <textarea id={id} aria-invalid={error ? true : undefined} aria-describedby={describedBy} {...area} />
+      {hint && (
+        <p id={`${id}-hint`} className="hint">
+          {hint}
+        </p>
+      )}
+      {error && (
+        <p id={`${id}-err`} className="field-error">
+          {error}
+        </p>
+      )}
+    </div>
+  )
+}
+
+export function Check({ label, checked, onChange, hint }: { label: string; checked: boolean; onChange: (v: boolean) => void; hint?: string }) {
+  const id = useId()
+  return (
+    <div className="check">
+      <input id={id} type="checkbox" checked={checked} onChange={(e) => onChange(e.target.checked)} />
+      <label htmlFor={id}>{label}</label>
+      {hint && <p className="hint">{hint}</p>}
+    </div>
+  )
+}
+
+export function Select<T extends string>({ label, value, options, onChange }: { label: string; value: T; options: readonly (readonly [T, string])[]; onChange: (v: T) => void }) {
+  const id = useId()
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <select id={id} value={value} onChange={(e) => onChange(e.target.value as T)}>
+        {options.map(([v, text]) => (
+          <option key={v} value={v}>
+            {text}
+          </option>
+        ))}
+      </select>
+    </div>
+  )
+}
+
+interface BtnProps extends ButtonHTMLAttributes<HTMLButtonElement> {
+  busy?: boolean
+  variant?: 'primary' | 'secondary' | 'danger' | 'ghost'
+  small?: boolean
+}
+export function Button({ busy, variant = 'secondary', small, children, disabled, className, ...rest }: BtnProps) {
+  return (
+    <button
+      type="button"
+      className={`btn btn-${variant}${small ? ' btn-small' : ''}${className ? ` ${className}` : ''}`}
+      disabled={disabled || busy}
+      aria-busy={busy || undefined}
+      {...rest}
+    >
+      {busy && <span className="spinner" aria-hidden="true" />}
+      {children}
+    </button>
+  )
+}
+
+export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }) {
+  const [done, setDone] = useState(false)
+  return (
+    <Button
+      small
+      onClick={async () => {
+        try {
+          await navigator.clipboard.writeText(text)
+        } catch {
+          // Clipboard refused (insecure origin): select-and-copy by hand still works from the code block.
+        }
+        setDone(true)
+        setTimeout(() => setDone(false), 2000)
+      }}
+    >
+      {done ? 'Copied' : label}
+    </Button>
+  )
+}
+
+export function PageHeader({ title, children }: { title: string; children?: ReactNode }) {
+  return (
+    <div className="page-header">
+      <h1>{title}</h1>
+      {children && <div className="page-actions">{children}</div>}
+    </div>
+  )
+}
+
+export function Badge({ tone = 'neutral', children }: { tone?: 'neutral' | 'ok' | 'warn' | 'bad' | 'info'; children: ReactNode }) {
+  return <span className={`badge badge-${tone}`}>{children}</span>
+}
+
+const rtf = new Intl.RelativeTimeFormat('en', { numeric: 'auto' })
+export function When({ at }: { at: string | null | undefined }) {
+  if (!at) return <span className="muted">never</span>
+  const d = new Date(at)
+  const s = Math.round((d.getTime() - Date.now()) / 1000)
+  const abs = Math.abs(s)
+  const text =
+    abs < 60 ? rtf.format(s, 'second') : abs < 3600 ? rtf.format(Math.round(s / 60), 'minute') : abs < 86400 ? rtf.format(Math.round(s / 3600), 'hour') : rtf.format(Math.round(s / 86400), 'day')
+  return (
+    <time dateTime={at} title={d.toLocaleString()}>
+      {text}
+    </time>
+  )
+}
+
+export function Progress({ value, max, label }: { value: number; max: number; label: string }) {
+  const pct = max > 0 ? Math.min(100, Math.round((value / max) * 100)) : 0
+  return (
+    <div className="progress" role="progressbar" aria-label={label} aria-valuemin={0} aria-valuemax={max || 100} aria-valuenow={max > 0 ? value : 0}>
+      <div className="progress-bar" style={{ width: `${pct}%` }} />
+    </div>
+  )
+}
