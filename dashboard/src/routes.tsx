@@ -59,9 +59,12 @@ function Shell({ email, children }: { email: string; children: React.ReactNode }
   const [open, setOpen] = useState(false)
   const [location] = useLocation()
   const main = useRef<HTMLElement>(null)
-  // Moving between screens puts focus on the new screen's content, as a page load would.
+  const first = useRef(true)
+  // Moving between screens puts focus on the new screen's content (not on the first one: a fresh page
+  // starts at the top, where the skip link is).
   useEffect(() => {
-    main.current?.focus()
+    if (first.current) first.current = false
+    else main.current?.focus()
   }, [location])
   return (
     <div className="shell">

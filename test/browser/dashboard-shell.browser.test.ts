@@ -133,4 +133,30 @@ suite('dashboard: sign-up, verification, login, checklist and bots in Chromium',
     await expectScreenHealthy(w, 'bots list')
     await page.close()
   })
+
+  it('works by keyboard alone: log in, skip to content, move between screens', async () => {
+    const tenant = await signedInTenant(env)
+    await env.browser.context.clearCookies()
+    const w = await watchedPage(env)
+    const { page } = w
+    await page.goto(`${env.t.url}/app/login`)
+    await page.getByRole('heading', { name: 'Log in' }).waitFor()
+    await page.keyboard.press('Tab')
+    await expect.poll(() => page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.type)).toBe('email')
+    await page.keyboard.type(tenant.email)
+    await page.keyboard.press('Tab')
+    await page.keyboard.type(tenant.password)
+    await page.keyboard.press('Enter')
+    await page.getByRole('heading', { level: 1, name: 'Get started' }).waitFor()
+    // The first Tab reaches the skip link, which moves focus to the screen's content.
+    await page.keyboard.press('Tab')
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content')
+    await page.keyboard.press('Enter')
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('main')
+    // Navigation links are reachable and followable with the keyboard.
+    await page.getByRole('link', { name: 'Bots' }).focus()
+    await page.keyboard.press('Enter')
+    await page.getByRole('heading', { level: 1, name: 'Bots' }).waitFor()
+    await page.close()
+  })
 })
