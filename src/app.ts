@@ -6,7 +6,7 @@ import rateLimit from '@fastify/rate-limit'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { AppContext } from './context.js'
-import { registerErrorHandling } from './http/errors.js'
+import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './http/errors.js'
 import { registerOpenApi } from './http/openapi.js'
 import { createRateLimitStore, rateLimitMessage, waitForRedis } from './http/rate-limit.js'
 import { findNul } from './http/input.js'
@@ -48,6 +48,9 @@ export async function buildApp(ctx: AppContext, modules: Modules = wireModules(c
       const incoming = req.headers['x-request-id']
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID()
     },
+    // transport-level refusals in the contract's envelope, never quoting the request (issue 15 item 5)
+    frameworkErrors,
+    clientErrorHandler,
     ajv: { customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: true, allErrors: false } },
     schemaController: { compilersFactory: { buildValidator: strictBodyValidator() } },
   }).withTypeProvider<TypeBoxTypeProvider>()

@@ -38,6 +38,8 @@ const EnvSchema = Type.Object({
   WORKER_POLL_MS: Type.Integer({ minimum: 10, maximum: 60000, default: 500 }),
   RATE_LIMIT_ENABLED: Type.Boolean({ default: true }),
   MAX_UPLOAD_BYTES: Type.Integer({ minimum: 1024, default: 20 * 1024 * 1024 }),
+  /** Uploads per tenant and hour; a docs folder of a few dozen files must go through at once. */
+  UPLOAD_RATE_PER_HOUR: Type.Integer({ minimum: 1, maximum: 100000, default: 200 }),
   MAX_DOCUMENTS_PER_TENANT: Type.Integer({ minimum: 1, default: 500 }),
   // --- ingestion (documents) ---
   /** Vector size asked of the embedding model; unset: 1536 for text-embedding-3 models, the model's own size otherwise. */

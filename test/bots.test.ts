@@ -244,20 +244,24 @@ describe('GET /auth/me/widget-token', () => {
     expect(verifyIdentityToken(forBot.body.identity_token, [secret], now)).toMatchObject({ user_id: tenant.userId })
   })
 
-  it("signs with the secret of the bot's tenant, and answers 404 for an unknown bot", async () => {
+  it("answers 404 for another tenant's bot exactly as for an unknown one, and signs nothing with its secret", async () => {
     const a = await createTenant(t)
     const b = await createTenant(t)
     await a.api.post('/tenants/me/kyc/secret')
-    expect((await a.api.get(`/auth/me/widget-token?bot_id=${b.bot.public_id}`)).status).toBe(400)
     const bSecret = (await b.api.post('/tenants/me/kyc/secret')).body.secret_key as string
-    const res = await a.api.get(`/auth/me/widget-token?bot_id=${b.bot.public_id}`)
-    expect(res.status).toBe(200)
-    const now = Math.floor(t.clock.now().getTime() / 1000)
-    expect(verifyIdentityToken(res.body.identity_token, [bSecret], now)).toMatchObject({ user_id: a.userId })
+    const foreign = await a.api.get(`/auth/me/widget-token?bot_id=${b.bot.public_id}`)
+    expect(foreign.status).toBe(404)
+    expect(foreign.text).not.toContain('identity_token')
+    expect(foreign.text).not.toContain(b.bot.public_id)
 
     const unknown = await a.api.get('/auth/me/widget-token?bot_id=ch_doesnotexist000000')
     expect(unknown.status).toBe(404)
     expect(unknown.body).toEqual({ detail: expect.any(String) })
+    expect(foreign.body).toEqual(unknown.body)
+    // b's own owner still gets a token signed with b's secret
+    const own = await b.api.get(`/auth/me/widget-token?bot_id=${b.bot.public_id}`)
+    const now = Math.floor(t.clock.now().getTime() / 1000)
+    expect(verifyIdentityToken(own.body.identity_token, [bSecret], now)).toMatchObject({ user_id: b.userId })
     expect((await t.api().get('/auth/me/widget-token')).status).toBe(401)
     expect((await t.api().withApiKey(a.apiKey).get('/auth/me/widget-token')).status).toBe(401)
   })

@@ -208,6 +208,36 @@ describe('Idempotency-Key', () => {
     expect(later.body.message_id).not.toBe(first.body.message_id)
   })
 
+  it('refuses the same key with a different question, session or bot: 422 idempotency_key_reused, nothing run', async () => {
+    const owner = await createTenant(t)
+    await withDocs(t, owner, { 'refunds.md': REFUNDS_MD })
+    const api = chatApi(t, owner)
+    const first = await api.post('/chat', { question: 'How long do refunds take?' }, { 'idempotency-key': 'reuse-1' })
+    expect(first.status).toBe(200)
+    const calls = fake.requests.length
+    const other = await api.post('/chat', { question: 'Do you ship to Canada?' }, { 'idempotency-key': 'reuse-1' })
+    expect(other.status).toBe(422)
+    expect(other.body).toEqual({ detail: { code: 'idempotency_key_reused', message: expect.any(String) } })
+    expect(other.text).not.toContain('Canada')
+    const otherSession = await api.post('/chat', { question: 'How long do refunds take?', session_id: crypto.randomUUID() }, { 'idempotency-key': 'reuse-1' })
+    expect(otherSession.status).toBe(422)
+    expect(otherSession.body.detail.code).toBe('idempotency_key_reused')
+    expect(fake.requests.length).toBe(calls)
+    // the original request still replays
+    const replay = await api.post('/chat', { question: 'How long do refunds take?' }, { 'idempotency-key': 'reuse-1' })
+    expect(replay.text).toBe(first.text)
+    // a different question while the first is still running is refused too, not made to wait
+    fake.script((req) => (!req.json ? { text: 'Refunds are processed within 5 business days [1].', delayMs: 1000 } : undefined))
+    const slow = api.post('/chat', { question: 'How long do refunds take?' }, { 'idempotency-key': 'reuse-2' })
+    await new Promise((r) => setTimeout(r, 200))
+    const started = Date.now()
+    const during = await api.post('/chat', { question: 'Do you ship to Canada?' }, { 'idempotency-key': 'reuse-2' })
+    expect(during.status).toBe(422)
+    expect(during.body.detail.code).toBe('idempotency_key_reused')
+    expect(Date.now() - started).toBeLessThan(800)
+    expect((await slow).status).toBe(200)
+  })
+
   it('runs the pipeline once for 20 concurrent duplicates', async () => {
     const owner = await createTenant(t)
     await withDocs(t, owner, { 'refunds.md': REFUNDS_MD })

@@ -23,7 +23,8 @@ export const rateLimits = {
   login: preset(10, 'minute'),
   forgotPassword: preset(3, 'hour'),
   resetPassword: preset(5, 'hour'),
-  upload: preset(20, 'hour', byTenant),
+  /** The max here is the contract's default; the documents routes apply UPLOAD_RATE_PER_HOUR. */
+  upload: preset(200, 'hour', byTenant),
   chat: preset(120, 'minute', { keyGenerator: byApiKey }),
   widgetConfig: preset(60, 'minute'),
   widgetSessionInit: preset(10, 'minute'),

@@ -137,7 +137,9 @@ export function createAuthService(deps: {
       let tenantId: string | null
       if (botPublicId) {
         const bot = await deps.botsRepo.findByPublicId(botPublicId)
-        if (!bot) throw notFound('Bot not found')
+        // Only the caller's own bots: signing with another tenant's secret would let any account open
+        // "identified" sessions in a stranger's widget. A foreign bot reads exactly like a missing one.
+        if (!bot || bot.tenant_id !== user.tenant_id) throw notFound('Bot not found')
         tenantId = bot.tenant_id
       } else {
         if (!user.tenant_id) throw notFound('Tenant not found')

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from '@sinclair/typebox'
 import { apiKeySecurity, bearerSecurity, type Guards } from '../../http/auth.js'
 import { rateLimits } from '../../http/rate-limit.js'
-import { ErrorBody, RateLimitBody, commonErrors } from '../../http/schemas.js'
+import { ErrorBody, RateLimitBody, ValidationErrorBody, commonErrors } from '../../http/schemas.js'
 import { unavailable, ValidationError } from '../../lib/errors.js'
 import { LlmUnavailableError } from '../llm/llm.js'
 import type { ChatLogsService } from './chat-logs.service.js'
@@ -54,6 +55,8 @@ export const chatRoutes =
   async (app) => {
     const { guards, chat, logs, idempotency } = deps
     const apiErrors = { ...commonErrors, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, 429: RateLimitBody, 503: ErrorBody }
+    // POST /chat's 422 is a validation list or the coded idempotency_key_reused
+    const chatErrors = { ...apiErrors, 422: Type.Union([ValidationErrorBody, ErrorBody]) }
     const jwtErrors = { ...commonErrors, 403: ErrorBody, 404: ErrorBody }
 
     app.post(
@@ -66,9 +69,9 @@ export const chatRoutes =
           security: apiKeySecurity,
           operationId: 'chat',
           summary: 'Ask the bot a question (server to server)',
-          description: 'Headers: X-Browser-Locale (optional language hint), Idempotency-Key (optional, at most 128 characters; a replay within 24 h returns the first response).',
+          description: 'Headers: X-Browser-Locale (optional language hint), Idempotency-Key (optional, at most 128 characters; a replay within 24 h returns the first response; the same key with another question, session or bot is 422 idempotency_key_reused).',
           body: ChatRequest,
-          response: { 200: ChatTurnResponse, ...apiErrors },
+          response: { 200: ChatTurnResponse, ...chatErrors },
         },
       },
       async (req, reply) => {

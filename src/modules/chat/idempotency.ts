@@ -25,9 +25,9 @@ const POLL_MS = 25
 export type Claim = { kind: 'run'; token: string } | { kind: 'replay'; body: string }
 
 interface Backend {
-  claim(tenantId: string, keyHash: string, requestHash: string, token: string, now: number): Promise<{ claimed: true } | { claimed: false; body: string | null }>
-  peek(tenantId: string, keyHash: string, now: number): Promise<{ state: 'done'; body: string } | { state: 'running' } | { state: 'absent' }>
-  complete(tenantId: string, keyHash: string, token: string, body: string, now: number, claimedAt: number): Promise<void>
+  claim(tenantId: string, keyHash: string, requestHash: string, token: string, now: number): Promise<{ claimed: true } | { claimed: false; body: string | null; requestHash: string | null }>
+  peek(tenantId: string, keyHash: string, now: number): Promise<{ state: 'done'; body: string; requestHash: string | null } | { state: 'running'; requestHash: string | null } | { state: 'absent' }>
+  complete(tenantId: string, keyHash: string, token: string, body: string, now: number, claimedAt: number, requestHash: string): Promise<void>
   release(tenantId: string, keyHash: string, token: string): Promise<void>
 }
 
@@ -71,21 +71,23 @@ function redisBackend(redis: Redis, prefix: string): Backend {
         markers.set(token, marker)
         return { claimed: true }
       }
-      const obj = JSON.parse(existing) as { s: string; b?: string }
-      return { claimed: false, body: obj.s === 'done' ? (obj.b ?? null) : null }
+      const obj = JSON.parse(existing) as { s: string; b?: string; h?: string }
+      return { claimed: false, body: obj.s === 'done' ? (obj.b ?? null) : null, requestHash: obj.h ?? null }
     },
     async peek(tenantId, keyHash, now) {
       const v = await r.get(k(tenantId, keyHash))
       if (!v) return { state: 'absent' }
-      const obj = JSON.parse(v) as { s: string; b?: string; exp: number }
+      const obj = JSON.parse(v) as { s: string; b?: string; h?: string; exp: number }
       if (obj.exp <= now) return { state: 'absent' }
-      return obj.s === 'done' ? { state: 'done', body: obj.b ?? '' } : { state: 'running' }
+      const requestHash = obj.h ?? null
+      return obj.s === 'done' ? { state: 'done', body: obj.b ?? '', requestHash } : { state: 'running', requestHash }
     },
-    async complete(tenantId, keyHash, token, body, _now, claimedAt) {
+    async complete(tenantId, keyHash, token, body, _now, claimedAt, requestHash) {
       const marker = markers.get(token)
       markers.delete(token)
       if (!marker) return
-      const done = JSON.stringify({ s: 'done', exp: claimedAt + IDEMPOTENCY_WINDOW_MS, b: body })
+      // the request's hash stays with the stored response, so a reuse of the key for another request is told apart
+      const done = JSON.stringify({ s: 'done', exp: claimedAt + IDEMPOTENCY_WINDOW_MS, b: body, h: requestHash })
       await r.scbIdemSwap(k(tenantId, keyHash), marker, done, String(IDEMPOTENCY_WINDOW_MS + 3_600_000))
     },
     async release(tenantId, keyHash, token) {
@@ -111,17 +113,18 @@ function dbBackend(db: Db): Backend {
       `.execute(db)
       if (rows[0]?.owner_token === token) return { claimed: true }
       const cur = await this.peek(tenantId, keyHash, now)
-      return { claimed: false, body: cur.state === 'done' ? cur.body : null }
+      return { claimed: false, body: cur.state === 'done' ? cur.body : null, requestHash: cur.state === 'absent' ? null : cur.requestHash }
     },
     async peek(tenantId, keyHash, now) {
       const row = await db
         .selectFrom('idempotency_keys')
-        .select(['status', 'response_text', 'expires_at'])
+        .select(['status', 'response_text', 'expires_at', 'request_hash'])
         .where('tenant_id', '=', tenantId)
         .where('key', '=', keyHash)
         .executeTakeFirst()
       if (!row || row.expires_at.getTime() <= now) return { state: 'absent' }
-      return row.status === 'done' ? { state: 'done', body: row.response_text ?? '' } : { state: 'running' }
+      const requestHash = row.request_hash ?? null
+      return row.status === 'done' ? { state: 'done', body: row.response_text ?? '', requestHash } : { state: 'running', requestHash }
     },
     async complete(tenantId, keyHash, token, body, _now, claimedAt) {
       await db
@@ -141,23 +144,33 @@ function dbBackend(db: Db): Backend {
 export const inFlight = () =>
   new AppError(409, 'idempotency_in_flight', 'A request with this Idempotency-Key is still being processed; retry shortly', { coded: true })
 
+export const keyReused = () =>
+  new AppError(422, 'idempotency_key_reused', 'This Idempotency-Key was already used with a different request (question, session or bot); use a new key', {
+    coded: true,
+  })
+
 export function createIdempotency(deps: { db: Db; redis: Redis | null; prefix: string; clock: Clock; waitMs: number; log?: { warn: (o: object, m: string) => void } }) {
   const fromDb = dbBackend(deps.db)
   const fromRedis = deps.redis ? redisBackend(deps.redis, deps.prefix) : null
   const now = () => deps.clock.now().getTime()
 
   /** Redis first; the database when Redis is not configured or fails (the choice sticks to the request). */
-  async function claim(tenantId: string, keyHash: string, requestHash: string, token: string): Promise<{ backend: Backend; claimed: boolean; body: string | null }> {
+  async function claim(
+    tenantId: string,
+    keyHash: string,
+    requestHash: string,
+    token: string,
+  ): Promise<{ backend: Backend; claimed: boolean; body: string | null; requestHash: string | null }> {
     if (fromRedis) {
       try {
         const r = await fromRedis.claim(tenantId, keyHash, requestHash, token, now())
-        return { backend: fromRedis, claimed: r.claimed, body: r.claimed ? null : r.body }
+        return { backend: fromRedis, claimed: r.claimed, body: r.claimed ? null : r.body, requestHash: r.claimed ? requestHash : r.requestHash }
       } catch (err) {
         deps.log?.warn({ err: { message: (err as Error).message } }, 'idempotency: redis unavailable, using the database')
       }
     }
     const r = await fromDb.claim(tenantId, keyHash, requestHash, token, now())
-    return { backend: fromDb, claimed: r.claimed, body: r.claimed ? null : r.body }
+    return { backend: fromDb, claimed: r.claimed, body: r.claimed ? null : r.body, requestHash: r.claimed ? requestHash : r.requestHash }
   }
 
   return {
@@ -180,11 +193,13 @@ export function createIdempotency(deps: { db: Db; redis: Redis | null; prefix: s
             await c.backend.release(tenantId, keyHash, token).catch(() => {})
             throw err
           }
-          await c.backend.complete(tenantId, keyHash, token, body, now(), claimedAt).catch((err) => {
+          await c.backend.complete(tenantId, keyHash, token, body, now(), claimedAt, requestHash).catch((err) => {
             deps.log?.warn({ err: { message: (err as Error).message } }, 'idempotency: could not store the response')
           })
           return body
         }
+        // a replay must be the same request: another question under a used key would silently get a wrong answer
+        if (c.requestHash !== null && c.requestHash !== requestHash) throw keyReused()
         if (c.body !== null) return c.body
         // the first request is still running: wait for its response, or for the key to be released
         for (;;) {

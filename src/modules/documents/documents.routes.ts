@@ -19,9 +19,9 @@ import { presentDocument, type DocumentsService } from './documents.service.js'
 const MB = 1024 * 1024
 
 export const documentsRoutes =
-  (deps: { guards: Guards; documents: DocumentsService; maxUploadBytes: number }): FastifyPluginAsyncTypebox =>
+  (deps: { guards: Guards; documents: DocumentsService; maxUploadBytes: number; uploadRatePerHour: number }): FastifyPluginAsyncTypebox =>
   async (app) => {
-    const { guards, documents, maxUploadBytes } = deps
+    const { guards, documents, maxUploadBytes, uploadRatePerHour } = deps
     const base = { tags: ['documents'], security: bearerSecurity }
     const errors = { ...commonErrors, 403: ErrorBody, 404: ErrorBody }
     const pre = { preHandler: guards.tenant }
@@ -39,7 +39,7 @@ export const documentsRoutes =
       '/documents',
       {
         ...pre,
-        config: { rateLimit: rateLimits.upload },
+        config: { rateLimit: { ...rateLimits.upload, max: uploadRatePerHour } },
         // The multipart stream is not a JSON body: the schema documents it, the handler reads it.
         preValidation: async (req) => {
           ;(req as { body?: unknown }).body = { file: '' }

@@ -40,7 +40,7 @@ export function wireDocuments(
       chunk: { targetTokens: config.CHUNK_TARGET_TOKENS, overlapTokens: config.CHUNK_OVERLAP_TOKENS },
     },
   })
-  const routes = documentsRoutes({ guards, documents, maxUploadBytes: config.MAX_UPLOAD_BYTES })
+  const routes = documentsRoutes({ guards, documents, maxUploadBytes: config.MAX_UPLOAD_BYTES, uploadRatePerHour: config.UPLOAD_RATE_PER_HOUR })
   const withShutdown: FastifyPluginAsync = async (app, opts) => {
     app.addHook('onClose', async () => parser.close())
     await routes(app as never, opts as never)

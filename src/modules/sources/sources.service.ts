@@ -111,7 +111,8 @@ export function createSourcesService(deps: { db: Db; clock: Clock; queue: JobQue
               max_pages: input.max_pages ?? deps.defaultMaxPages,
               last_crawled_at: null,
               next_crawl_at: null,
-              refresh_requested_at: now,
+              // only manual refreshes count towards the hourly limit, so creating a source spends none of it
+              refresh_requested_at: null,
               error_message: null,
               warning_message: null,
               created_at: now,

@@ -11,7 +11,7 @@ import type { DocumentsTable } from '../../../db/schema/ingestion.js'
 import type { CrawlQueueState } from '../../../db/schema/sources.js'
 import type { PageRow, PageUpsert, QueueEntry, RunRow, SourceRow, SourcesRepo } from '../sources.repo.js'
 import { extractHtml, extractText, type ExtractedPage } from './extract.js'
-import { ALREADY_VISITED, decodeBody, type Fetcher } from './fetcher.js'
+import { ALREADY_VISITED, decodeBody, OFF_SITE, type Fetcher } from './fetcher.js'
 import { frontierEntries, isTransientFailure, nextCrawlAt, siteLinks, type FrontierScope } from './frontier.fns.js'
 import { RobotsCache } from './robots.js'
 import { parseSitemap } from './sitemap.fns.js'
@@ -141,9 +141,10 @@ export function createCrawler(deps: CrawlerDeps) {
 
     // ---- visiting ----------------------------------------------------------------------------------
     async function hopCheck(url: string, depth: number): Promise<string | null> {
-      // The start URL may move the crawl to another host (example.com -> www.example.org); its pages follow.
       if (visited.has(url) || reached.has(url) || inFlight.has(url)) return ALREADY_VISITED
-      if (depth > 0 && !sameSite(url, scope.site)) return 'off-site'
+      // Same-site redirects only, the start URL's too: following one to another host would index that
+      // host's pages under this source (www. and http/https variants are one site, see siteKey).
+      if (!sameSite(url, scope.site)) return OFF_SITE
       if (ownerExcluded.has(url) || scope.isExcluded(url)) return 'excluded'
       return (await robots.rules(url)).check(url)
     }
@@ -339,10 +340,6 @@ export function createCrawler(deps: CrawlerDeps) {
       if (visited.has(url)) return
       if (url !== v.url) {
         if (!(await repo.claimVisited(runId, url, v.depth, trx))) return
-        if (v.depth === 0 && siteKey(url) !== scope.site) {
-          scope.site = siteKey(url)
-          await repo.updateRun(tenantId, runId, { site: scope.site }, trx)
-        }
       }
       visited.add(url)
 

@@ -7,6 +7,8 @@ import { BlockedAddressError, createGuardedLookup, literalAddressProblem } from 
 export const MAX_REDIRECTS = 5
 /** What `checkHop` returns for a redirect target the caller already has. */
 export const ALREADY_VISITED = 'already visited'
+/** What `checkHop` returns for a redirect to another site; read after "redirect to <url> refused: ". */
+export const OFF_SITE = 'it is on another site (only same-site redirects are followed)'
 
 export interface FetchOptions {
   /** Validators from the previous crawl, sent as If-None-Match / If-Modified-Since. */
@@ -199,7 +201,7 @@ export function createFetcher(cfg: FetcherConfig): Fetcher & { gate: HostGate } 
       const location = header(h, 'location')
       if (!location) return { kind: 'failed', url, status: res.statusCode, reason: `http ${res.statusCode} without Location` }
       const next = normalizeUrl(location, url)
-      if ('problem' in next) return { kind: 'failed', url, reason: `redirect to ${urlProblemMessage[next.problem]}` }
+      if ('problem' in next) return { kind: 'failed', url, reason: `redirect refused: ${urlProblemMessage[next.problem]}` }
       return { kind: 'redirect', to: next.url }
     }
     const etag = header(h, 'etag')
