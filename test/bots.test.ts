@@ -76,14 +76,24 @@ describe('bots CRUD', () => {
 
   it('refuses entries that are no host name with 422 naming the entry', async () => {
     const tenant = await createTenant(t)
-    for (const bad of ['localhost', 'not a host', 'http://', '*.', 'exa mple.com', '-bad-.example.com']) {
+    // 'intranet' stands where 'localhost' stood before the contract's later decision: one label, no dot.
+    for (const bad of ['intranet', 'not a host', 'http://', '*.', 'exa mple.com', '-bad-.example.com']) {
       const res = await tenant.api.post('/bots', { name: 'X', allowed_domains: ['good.example.com', bad] })
       expect(res.status, bad).toBe(422)
       expect(res.body.detail).toEqual([{ loc: ['body', 'allowed_domains', 1], msg: expect.any(String), type: expect.any(String) }])
     }
-    const patch = await tenant.api.patch(`/bots/${tenant.bot.id}`, { allowed_domains: ['localhost'] })
+    const patch = await tenant.api.patch(`/bots/${tenant.bot.id}`, { allowed_domains: ['intranet:8080'] })
     expect(patch.status).toBe(422)
     expect((await tenant.api.get('/bots')).body.items).toHaveLength(1)
+  })
+
+  it('accepts localhost and host:port for local development (contract, later decisions)', async () => {
+    const tenant = await createTenant(t)
+    const res = await tenant.api.patch(`/bots/${tenant.bot.id}`, {
+      allowed_domains: ['localhost', 'LOCALHOST:5173', 'http://localhost:3000/demo', '127.0.0.1:8080', 'docs.example.com:8443'],
+    })
+    expect(res.status, res.text).toBe(200)
+    expect(res.body.allowed_domains).toEqual(['localhost', '127.0.0.1', 'docs.example.com'])
   })
 
   it('validates the create body', async () => {

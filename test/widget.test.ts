@@ -158,6 +158,18 @@ describe('CORS per bot', () => {
     expect(preflightBad.status).not.toBe(204)
   })
 
+  it('a bot allowing localhost answers a local test page on any port', async () => {
+    const tenant = await createTenant(t)
+    const bot = await botWith(tenant, { allowed_domains: ['localhost:5173'] })
+    const path = `/widget/config?bot_id=${bot.public_id}`
+    for (const origin of ['http://localhost:5173', 'http://localhost:8001']) {
+      const ok = await t.api().get(path, { origin })
+      expect(ok.status, origin).toBe(200)
+      expect(ok.headers.get('access-control-allow-origin')).toBe(origin)
+    }
+    expect((await t.api().get(path, { origin: 'http://localhost.evil.net' })).status).toBe(403)
+  })
+
   it('a bot without allowed domains is open to every page', async () => {
     const tenant = await createTenant(t)
     const res = await t.api().get(`/widget/config?bot_id=${tenant.bot.public_id}`, { origin: 'https://any.example.org' })

@@ -15,7 +15,9 @@ export function newPublicId(): string {
 
 /**
  * Normalises one allowed-domain entry to a lower-case host: scheme, credentials, port, path and a leading
- * `*.` are dropped. Returns null when what is left is not a host name with a dot.
+ * `*.` are dropped. Returns null when what is left is not a host name with a dot, except `localhost`, which
+ * local development needs (contract, later decisions: `localhost` and `host:port` are accepted; the port is
+ * dropped like any other, so `localhost:5173` allows every local port).
  */
 export function normalizeDomain(input: string): string | null {
   let s = input.trim().toLowerCase()
@@ -25,6 +27,7 @@ export function normalizeDomain(input: string): string | null {
   s = s.split(/[/?#]/)[0] ?? ''
   s = s.replace(/:\d*$/, '')
   s = s.replace(/^\*\./, '').replace(/\.$/, '')
+  if (s === 'localhost') return s
   if (s.length > 253 || !s.includes('.')) return null
   const labels = s.split('.')
   const ok = labels.every((l) => /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(l))
