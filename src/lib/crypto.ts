@@ -45,3 +45,13 @@ export function createCipher(hexKey: string): Cipher {
 
 /** Last `n` characters, for hints such as "…a1b2". */
 export const lastChars = (value: string, n = 4): string => value.slice(-n)
+
+/** The plaintext of an encrypted value, or null when there is none or it no longer decrypts (rotated key, erased). */
+export function decryptOrNull(cipher: Pick<Cipher, 'decrypt'>, enc: string | null | undefined): string | null {
+  if (!enc) return null
+  try {
+    return cipher.decrypt(enc)
+  } catch {
+    return null
+  }
+}

@@ -77,7 +77,7 @@ export function wireModules(ctx: AppContext): Modules {
   const privacy = wirePrivacy(ctx, guards)
   const escalations = wireEscalations(ctx, guards, { tenants, email, privacy: privacy.repo })
   const knowledge = wireKnowledge(ctx, guards, { llmKey: tenants.llmKey })
-  const chat = wireChat(ctx, guards, { bots: bots.lookups, privacy: privacy.repo, ...escalations.hooks, faqSearch: knowledge.faqSearch, profileFor: knowledge.knowledge.profileFor })
+  const chat = wireChat(ctx, guards, { bots: bots.lookups, privacy: privacy.repo, handOff: escalations.handOff, faqSearch: knowledge.faqSearch, profileFor: knowledge.knowledge.profileFor })
   const widget = createWidgetService({ clock, bots: botsRepo, tenants, chat: chat.service, repo: widgetRepo })
   const widgetAccess = createWidgetAccess(widget.findBot)
   const documents = wireDocuments(ctx, guards, { llmKey: tenants.llmKey, onDocumentIndexed: knowledge.onDocumentIndexed })

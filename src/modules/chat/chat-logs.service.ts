@@ -2,11 +2,11 @@ import type { PrivacyRepo } from '../privacy/privacy.repo.js'
 import type { Db } from '../../db/client.js'
 import type { Feedback } from '../../db/schema/chat.js'
 import type { Clock } from '../../lib/clock.js'
-import type { Cipher } from '../../lib/crypto.js'
+import { decryptOrNull as decrypt, type Cipher } from '../../lib/crypto.js'
 import { badRequest, notFound } from '../../lib/errors.js'
-import type { TicketsRepo } from '../escalations/tickets.repo.js'
+import type { HandOffPort } from '../escalations/handoff.js'
 import type { ChatRepo } from './chat.repo.js'
-import { piiEvents, sumCounts } from './stages/persist.js'
+import { piiEvents, sumCounts } from '../shared/pii-events.js'
 
 /**
  * The dashboard's view of conversations (JWT): session list, message logs with the encrypted originals on
@@ -17,7 +17,7 @@ export function createChatLogsService(deps: {
   clock: Clock
   cipher: Pick<Cipher, 'decrypt'>
   repo: ChatRepo
-  ticketsRepo: Pick<TicketsRepo, 'latestNumberForSession'>
+  handOff: Pick<HandOffPort, 'latestTicketNumber'>
   privacy: Pick<PrivacyRepo, 'insertEvents'>
 }) {
   const { db, clock, cipher, repo, privacy } = deps
@@ -28,14 +28,7 @@ export function createChatLogsService(deps: {
     return s
   }
 
-  const decryptOrNull = (enc: string | null) => {
-    if (!enc) return null
-    try {
-      return cipher.decrypt(enc)
-    } catch {
-      return null
-    }
-  }
+  const decryptOrNull = (enc: string | null) => decrypt(cipher, enc)
 
   return {
     async listSessions(tenantId: string, page: { limit: number; offset: number }) {
@@ -127,7 +120,7 @@ export function createChatLogsService(deps: {
 
     async history(tenantId: string, sessionId: string) {
       const s = await sessionOr404(tenantId, sessionId)
-      const [rows, ticket] = await Promise.all([repo.sessionMessages(tenantId, sessionId), deps.ticketsRepo.latestNumberForSession(tenantId, sessionId)])
+      const [rows, ticket] = await Promise.all([repo.sessionMessages(tenantId, sessionId), deps.handOff.latestTicketNumber(tenantId, sessionId)])
       return {
         session_id: sessionId,
         messages: rows.map((m) => ({ id: m.id, role: m.role, content: m.content, created_at: m.created_at.toISOString(), from_operator: m.from_operator })),

@@ -215,6 +215,18 @@ export function createChatRepo(db: Db) {
         .execute()
     },
 
+    /** The session's newest question was handed to a person after all (a manual escalation). */
+    async markLastQuestionEscalated(tenantId: string, sessionId: string, trigger: TicketTrigger, trx: Db = db): Promise<void> {
+      await trx
+        .updateTable('question_log')
+        .set({ outcome: 'escalated', trigger })
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', (eb) =>
+          eb.selectFrom('question_log').select('id').where('tenant_id', '=', tenantId).where('session_id', '=', sessionId).orderBy('created_at', 'desc').limit(1),
+        )
+        .execute()
+    },
+
     /** Sessions with their bot's public id and newest ticket number, most recent activity first. */
     listSessions(tenantId: string, limit: number, offset: number) {
       return db

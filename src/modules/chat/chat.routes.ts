@@ -24,7 +24,8 @@ import {
   Page,
   SessionParams,
 } from './chat.schemas.js'
-import type { ChatService, TurnResult } from './chat.service.js'
+import type { ChatService } from './chat.service.js'
+import type { TurnResult } from './turn.context.js'
 import { idempotencyKeyOf, type Idempotency } from './idempotency.js'
 
 /** A browser locale hint such as "de-DE"; anything else is ignored rather than refused. */

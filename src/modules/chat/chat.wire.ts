@@ -1,11 +1,9 @@
 import type { AppContext } from '../../context.js'
 import type { Guards } from '../../http/auth.js'
 import type { BotsRepo } from '../bots/bots.repo.js'
-import { createTicketsRepo, type TicketRow } from '../escalations/tickets.repo.js'
-import { createTicketsService } from '../escalations/tickets.service.js'
+import type { HandOffPort } from '../escalations/handoff.js'
 import { createRetrievalRepo } from '../retrieval/retrieval.repo.js'
 import { createRetrievalService, type FaqSearch } from '../retrieval/retrieval.service.js'
-import type { Db } from '../../db/client.js'
 import { NoticeCache } from '../../db/change-feed.js'
 import { TENANTS_TOPIC } from '../tenants/tenants.repo.js'
 import type { PrivacyRepo } from '../privacy/privacy.repo.js'
@@ -13,15 +11,14 @@ import { createChatLogsService } from './chat-logs.service.js'
 import { chatJobs } from './chat.jobs.js'
 import { createChatRepo } from './chat.repo.js'
 import { chatRoutes } from './chat.routes.js'
-import { createChatService, type AwaitingHandler, type ChatServiceDeps } from './chat.service.js'
+import { createChatService, type ChatServiceDeps } from './chat.service.js'
 import { createIdempotency } from './idempotency.js'
 import { createModelMeter } from './model-meter.js'
 
 /**
- * The answer pipeline and everything it stands on: retrieval, ticket creation, the chat service (which the
- * widget uses too), the logs API and idempotency. Later modules plug in through the optional hooks:
- * approved FAQs join retrieval, the escalations module handles sessions awaiting a visitor's reply and
- * enqueues notifications when a ticket is created.
+ * The answer pipeline and everything it stands on: retrieval, the chat service (which the widget uses too),
+ * the logs API and idempotency. Approved FAQs join retrieval through `faqSearch`; tickets and everything
+ * about a hand-off are the escalations module's, reached through its port `handOff`.
  */
 export function wireChat(
   ctx: AppContext,
@@ -31,8 +28,7 @@ export function wireChat(
     privacy: Pick<PrivacyRepo, 'insertEvents'>
     faqSearch?: FaqSearch
     profileFor?: ChatServiceDeps['profileFor']
-    awaiting?: AwaitingHandler
-    afterTicketCreated?: (tenantId: string, ticket: TicketRow, trx: Db) => Promise<void>
+    handOff: HandOffPort
   },
 ) {
   const { db, clock, cipher, config, log } = ctx
@@ -55,8 +51,6 @@ export function wireChat(
   // is dropped on every instance when they change.
   const settings = new NoticeCache<Awaited<ReturnType<typeof repo.tenantSettings>>>(ctx.database.changes, TENANTS_TOPIC, { ttlMs: 60_000, max: 10_000, clock })
   const tenantSettings = (tenantId: string) => settings.get(tenantId, () => repo.tenantSettings(tenantId))
-  const ticketsRepo = createTicketsRepo(db)
-  const tickets = createTicketsService({ clock, cipher, repo: ticketsRepo, afterCreate: deps.afterTicketCreated })
   const service = createChatService({
     db,
     clock,
@@ -65,23 +59,19 @@ export function wireChat(
     llm: meter.llm,
     measure: meter.measure,
     repo,
-    tickets,
-    ticketsRepo,
+    handOff: deps.handOff,
     privacy: deps.privacy,
     retrieval,
     bots: deps.bots,
     config,
-    awaiting: deps.awaiting,
     profileFor: deps.profileFor,
     tenantSettings,
   })
-  const logs = createChatLogsService({ db, clock, cipher, repo, ticketsRepo, privacy: deps.privacy })
+  const logs = createChatLogsService({ db, clock, cipher, repo, handOff: deps.handOff, privacy: deps.privacy })
   const idempotency = createIdempotency({ db, redis: ctx.redis, prefix: config.REDIS_PREFIX, clock, waitMs: config.IDEMPOTENCY_WAIT_MS, log })
   return {
     service,
     retrieval,
-    tickets,
-    ticketsRepo,
     routes: chatRoutes({ guards, chat: service, logs, idempotency }),
     jobs: chatJobs({ idempotency }),
   }

@@ -1,5 +1,6 @@
 import { defineJob } from '../../jobs/types.js'
-import type { EscalationsService, NotifyKind } from './escalations.service.js'
+import type { EscalationsService } from './escalations.service.js'
+import type { NotifyKind } from './handoff.js'
 
 declare module '../../jobs/types.js' {
   interface JobPayloads {

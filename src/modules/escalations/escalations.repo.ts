@@ -6,7 +6,7 @@ import type { ReplyMailStatus } from '../../db/schema/escalations.js'
 /**
  * The operator side of tickets: listing with the bot's public id and the session's identity, status
  * moves, operator replies and their mail decision, notification markers and erasure of originals.
- * Ticket creation lives in tickets.repo.ts (the chat pipeline's).
+ * Ticket creation lives in tickets.repo.ts; the hand-off (handoff.ts) uses both.
  */
 export function createEscalationsRepo(db: Db) {
   const ticketQuery = (trx: Db, tenantId: string) =>
@@ -70,6 +70,21 @@ export function createEscalationsRepo(db: Db) {
         .orderBy('created_at', 'desc')
         .limit(1)
         .executeTakeFirst()
+    },
+
+    /** Encrypted originals of the visitor's recent messages in the session (where an e-mail it wrote would be), newest first. */
+    async emailCandidates(tenantId: string, sessionId: string, trx: Db = db): Promise<string[]> {
+      const rows = await trx
+        .selectFrom('chat_messages')
+        .select('content_original_enc')
+        .where('tenant_id', '=', tenantId)
+        .where('session_id', '=', sessionId)
+        .where('role', '=', 'user')
+        .where('content_original_enc', 'is not', null)
+        .orderBy('created_at', 'desc')
+        .limit(20)
+        .execute()
+      return rows.map((r) => r.content_original_enc).filter((x): x is string => !!x)
     },
 
     async setTicketEmail(tenantId: string, ticketId: string, emailEnc: string, now: Date, trx: Db): Promise<void> {

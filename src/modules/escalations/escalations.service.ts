@@ -1,37 +1,25 @@
 import { randomUUID } from 'node:crypto'
 import type { Db } from '../../db/client.js'
-import type { TicketRow } from './tickets.repo.js'
 import type { TicketStatus } from '../../db/schema/chat.js'
 import type { JobQueue } from '../../jobs/queue.js'
 import { addSeconds, type Clock } from '../../lib/clock.js'
-import type { Cipher } from '../../lib/crypto.js'
+import { decryptOrNull as decrypt, type Cipher } from '../../lib/crypto.js'
 import { notFound, ValidationError } from '../../lib/errors.js'
-import type { AwaitingHandler } from '../chat/chat.service.js'
-import { detectLanguage, localeLanguage, visitorLanguage } from '../chat/stages/language.js'
-import { optionalTypes } from '../chat/stages/redact.js'
-import { readIdentity } from '../chat/stages/session.js'
 import type { EmailService } from '../email/email.service.js'
-import { redact } from '../privacy/pii.fns.js'
 import type { NewPiiEvent, PrivacyRepo } from '../privacy/privacy.repo.js'
+import { readIdentity } from '../shared/identity.js'
+import { localeLanguage, visitorLanguage } from '../shared/language.js'
+import { piiEvents } from '../shared/pii-events.js'
+import { entityCounts } from '../shared/redaction.js'
 import type { TenantsService } from '../tenants/tenants.service.js'
-import {
-  emailAddedMail,
-  extractEmail,
-  followUpText,
-  isNegativeReply,
-  mailLanguage,
-  notificationMail,
-  operatorReplyMail,
-} from './escalations.fns.js'
+import { emailAddedMail, mailLanguage, notificationMail, operatorReplyMail } from './escalations.fns.js'
 import type { EscalationsRepo, TicketView } from './escalations.repo.js'
-
-export type NotifyKind = 'opened' | 'email_added'
+import type { NotifyKind } from './handoff.js'
 
 /**
  * Operator workflows: the ticket views (originals only on request, each viewing and erasure audited with
  * the acting user), resolving with a reply that lands in the visitor's chat and is mailed after a grace
- * period unless read, the notification of the support address, and the visitor's side after a hand-off
- * (leaving an e-mail, "anything else?").
+ * period unless read, and the notification of the support address. The hand-off itself is handoff.ts.
  */
 export function createEscalationsService(deps: {
   db: Db
@@ -48,28 +36,13 @@ export function createEscalationsService(deps: {
 }) {
   const { db, clock, cipher, repo, privacy, email, queue, tenants } = deps
 
-  const decryptOrNull = (enc: string | null | undefined) => {
-    if (!enc) return null
-    try {
-      return cipher.decrypt(enc)
-    } catch {
-      return null
-    }
-  }
+  const decryptOrNull = (enc: string | null | undefined) => decrypt(cipher, enc)
 
   /** Entity counts of an original, for its audit event (the values themselves are never logged). */
   function countsOf(original: string, optional: readonly string[] | null | undefined): Record<string, number> {
-    const r = redact(original, { optional: optionalTypes(optional) })
-    const out: Record<string, number> = {}
-    for (const [k, v] of Object.entries(r.counts)) if (v) out[k] = v
+    const out = entityCounts(original, optional)
     return Object.keys(out).length ? out : { UNKNOWN: 1 }
   }
-
-  const events = (counts: Record<string, number>, base: Omit<NewPiiEvent, 'entityType' | 'count'>): NewPiiEvent[] =>
-    Object.entries(counts)
-      .filter(([, n]) => n > 0)
-      .sort(([a], [b]) => (a < b ? -1 : 1))
-      .map(([entityType, count]) => ({ ...base, entityType, count }))
 
   function identityOf(t: TicketView) {
     const claims = t.session_identity_enc ? readIdentity({ identity_enc: t.session_identity_enc }, cipher) : null
@@ -113,7 +86,7 @@ export function createEscalationsService(deps: {
       const original = opts.includeOriginal ? decryptOrNull(t.primary_question_original_enc) : null
       if (original !== null) {
         optional ??= (await repo.tenantPrivacy(tenantId))?.pii_optional_types ?? []
-        shown.push(...events(countsOf(original, optional), { action: 'original_viewed', direction: 'ticket', ticketId: t.id, sessionId: t.session_id, actorUserId: opts.actorUserId }))
+        shown.push(...piiEvents(countsOf(original, optional), { action: 'original_viewed', direction: 'ticket', ticketId: t.id, sessionId: t.session_id, actorUserId: opts.actorUserId }))
       }
       out.push(present(t, original))
     }
@@ -129,52 +102,7 @@ export function createEscalationsService(deps: {
 
   const dashboardLink = (ticketId: string) => (deps.dashboardUrl ? `${deps.dashboardUrl}/escalations/${ticketId}` : null)
 
-  /** Runs for every turn of a session that waits for the visitor after a hand-off (see chat.service). */
-  const onAwaiting: AwaitingHandler = async ({ tenantId, session, message, language: detected }) => {
-    // "no", "nein danke" or a bare address say little about the language: the conversation's is surer
-    const language = localeLanguage(session.locale) ?? (session.last_question ? detectLanguage(session.last_question) : null) ?? detected
-    const original = message.originalEnc ? (decryptOrNull(message.originalEnc) ?? message.text) : message.text
-    const address = extractEmail(original)
-    if (address) {
-      const now = clock.now()
-      const enc = cipher.encrypt(address)
-      await db.transaction().execute(async (trx) => {
-        await repo.lockSession(tenantId, session.id, trx)
-        const ticket = await repo.latestForSession(tenantId, session.id, trx)
-        await repo.setSessionAwaiting(tenantId, session.id, 'anything_else', trx, enc)
-        if (ticket) {
-          await repo.setTicketEmail(tenantId, ticket.id, enc, now, trx)
-          await enqueueNotification(tenantId, ticket.id, 'email_added', trx)
-        }
-      })
-      return { text: followUpText('email_saved', language), deliveredToOperator: true }
-    }
-    if (isNegativeReply(message.text)) {
-      if (session.awaiting === 'email') {
-        await repo.setSessionAwaiting(tenantId, session.id, 'anything_else')
-        return { text: followUpText('email_declined', language) }
-      }
-      await repo.setSessionAwaiting(tenantId, session.id, null)
-      return { text: followUpText('goodbye', language), chatEnded: true }
-    }
-    // Anything else is an ordinary turn. A pending e-mail question stays open, so an address given later
-    // still reaches the ticket; "anything else?" has been answered by asking something.
-    if (session.awaiting !== 'email') await repo.setSessionAwaiting(tenantId, session.id, null)
-    return null
-  }
-
-  function enqueueNotification(tenantId: string, ticketId: string, kind: NotifyKind, trx: Db) {
-    return queue.enqueue('escalations.notify', { tenantId, ticketId, kind }, { tenantId, dedupeKey: `ticket-notify:${kind}:${ticketId}`, maxAttempts: 8 }, trx)
-  }
-
   return {
-    onAwaiting,
-
-    /** Hook of ticket creation, inside its transaction: the notification job commits with the ticket. */
-    onTicketOpened: async (tenantId: string, ticket: Pick<TicketRow, 'id'>, trx: Db) => {
-      await enqueueNotification(tenantId, ticket.id, 'opened', trx)
-    },
-
     async list(tenantId: string, q: { status?: TicketStatus; includeOriginal: boolean; limit: number; offset: number; actorUserId: string | null }) {
       const [rows, total] = await Promise.all([repo.list(tenantId, q), repo.count(tenantId, q.status)])
       return { tickets: await presentAll(tenantId, rows, q), total }
@@ -227,7 +155,7 @@ export function createEscalationsService(deps: {
         const original = decryptOrNull(t.primary_question_original_enc)
         if (await repo.eraseTicketOriginal(tenantId, ticketId, now, trx)) {
           deleted++
-          audit.push(...events(original ? countsOf(original, optional) : { UNKNOWN: 1 }, { ...base, direction: 'ticket' }))
+          audit.push(...piiEvents(original ? countsOf(original, optional) : { UNKNOWN: 1 }, { ...base, direction: 'ticket' }))
         }
         if (t.session_id) {
           const times = (t.transcript ?? []).map((m) => new Date(m.created_at).getTime()).filter((x) => Number.isFinite(x))
@@ -239,7 +167,7 @@ export function createEscalationsService(deps: {
             const c = e.pii_counts && Object.keys(e.pii_counts).length ? e.pii_counts : { UNKNOWN: 1 }
             for (const [k, v] of Object.entries(c)) counts[k] = (counts[k] ?? 0) + v
           }
-          audit.push(...events(counts, { ...base, direction: 'message' }))
+          audit.push(...piiEvents(counts, { ...base, direction: 'message' }))
         }
         await privacy.insertEvents(tenantId, audit, now, trx)
         return { deleted_count: deleted }

@@ -7,23 +7,34 @@ import { escalationsJobs } from './escalations.jobs.js'
 import { createEscalationsRepo } from './escalations.repo.js'
 import { escalationsRoutes } from './escalations.routes.js'
 import { createEscalationsService } from './escalations.service.js'
+import { createHandOff, enqueueTicketNotification } from './handoff.js'
+import { createTicketsRepo } from './tickets.repo.js'
+import { createTicketsService } from './tickets.service.js'
 
 /**
- * The operator side of tickets. Wired before the chat pipeline, which takes its two hooks: `awaiting`
- * (the visitor's messages after a hand-off) and `afterTicketCreated` (the notification job, enqueued in
- * the ticket's transaction).
+ * Tickets: their creation, the hand-off port the chat pipeline calls (wired before it), and the operator
+ * side. A new ticket's notification job is enqueued in the ticket's own transaction.
  */
 export function wireEscalations(
   ctx: AppContext,
   guards: Guards,
   deps: { tenants: Pick<TenantsService, 'notificationAddress'>; email: Pick<EmailService, 'queue'>; privacy: Pick<PrivacyRepo, 'insertEvents'> },
 ) {
-  const { config } = ctx
+  const { config, db, clock, cipher, queue } = ctx
+  const repo = createEscalationsRepo(db)
+  const ticketsRepo = createTicketsRepo(db)
+  const tickets = createTicketsService({
+    clock,
+    cipher,
+    repo: ticketsRepo,
+    afterCreate: (tenantId, ticket, trx) => enqueueTicketNotification(queue, tenantId, ticket.id, 'opened', trx).then(() => {}),
+  })
+  const handOff = createHandOff({ db, clock, cipher, tickets, ticketsRepo, repo, queue })
   const escalations = createEscalationsService({
     db: ctx.db,
     clock: ctx.clock,
     cipher: ctx.cipher,
-    repo: createEscalationsRepo(ctx.db),
+    repo,
     privacy: deps.privacy,
     email: deps.email,
     queue: ctx.queue,
@@ -33,7 +44,7 @@ export function wireEscalations(
   })
   return {
     service: escalations,
-    hooks: { awaiting: escalations.onAwaiting, afterTicketCreated: escalations.onTicketOpened },
+    handOff,
     routes: escalationsRoutes({ guards, escalations }),
     jobs: escalationsJobs({ escalations }),
   }

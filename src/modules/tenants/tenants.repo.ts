@@ -21,6 +21,11 @@ export interface Keyring {
 /** Tenants, their widget API keys and settings. Every method takes the tenant id first. */
 export function createTenantsRepo(db: Db, changes: Pick<ChangeFeed, 'announce'>) {
   return {
+    /** Serialises changes of one tenant's keys, so the last-usable-key rule cannot be raced. */
+    async lockTenant(tenantId: string, trx: Executor): Promise<void> {
+      await trx.selectFrom('tenants').select('id').where('id', '=', tenantId).forUpdate().execute()
+    },
+
     insertTenant(values: { name: string; owner_user_id: string; now: Date }, trx: Executor = db) {
       return trx
         .insertInto('tenants')

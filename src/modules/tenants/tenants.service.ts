@@ -213,7 +213,7 @@ export function createTenantsService(deps: {
     async revokeApiKey(tenantId: string, keyId: string) {
       const now = clock.now()
       const row = await db.transaction().execute(async (trx) => {
-        await trx.selectFrom('tenants').select('id').where('id', '=', tenantId).forUpdate().execute()
+        await repo.lockTenant(tenantId, trx)
         const key = await repo.findApiKey(tenantId, keyId, trx)
         if (!key) throw notFound('API key not found')
         const status = presentApiKey(key, now).status

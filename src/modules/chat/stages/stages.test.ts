@@ -1,19 +1,21 @@
 import { describe, expect, it } from 'vitest'
 import { LlmUnavailableError, type ChatOptions, type ChatStream, type LlmClient } from '../../llm/llm.js'
 import { formatTicketNumber, isPaidPlan, ticketPriority } from '../../escalations/tickets.fns.js'
-import { decide } from './decide.js'
-import { generateAnswer, isTransient, PartialAnswerError } from './generate.js'
-import { guardPrompt, isSmalltalk, matchesHuman, matchesInjection, runGuards } from './guards.js'
-import { detectLanguage, localeLanguage, visitorLanguage } from './language.js'
+import { decide } from './06-decide.js'
+import { generateAnswer, isTransient, PartialAnswerError } from './08-generate.js'
+import { guardPrompt, isSmalltalk, matchesHuman, matchesInjection, runGuards } from './03-guards.js'
+import { detectLanguage, localeLanguage, visitorLanguage } from '../../shared/language.js'
 import { canned } from './messages.js'
 import { flag, parseJsonObject } from './model-json.js'
-import { citedSources, documentIds, piiEvents, preview, sourceRefs, sumCounts } from './persist.js'
-import { buildAnswerPrompt, fence, GLOSSARY_ENTRIES, numberSources } from './prompt.js'
-import { redactMessage } from './redact.js'
-import { usableHits } from './retrieve.js'
-import { looksLikeFollowUp, rewriteQuery } from './rewrite.js'
-import { historyTurns } from './session.js'
-import { validateAnswer } from './validate.js'
+import { citedSources, documentIds, preview, sourceRefs } from './10-persist.js'
+import { piiEvents, sumCounts } from '../../shared/pii-events.js'
+import { handOffText } from '../../escalations/handoff.texts.js'
+import { buildAnswerPrompt, fence, GLOSSARY_ENTRIES, numberSources } from './07-prompt.js'
+import { redactMessage } from '../../shared/redaction.js'
+import { usableHits } from './05-retrieve.js'
+import { looksLikeFollowUp, rewriteQuery } from './04-rewrite.js'
+import { historyTurns } from './01-session.js'
+import { validateAnswer } from './09-validate.js'
 
 const usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 }
 function chatOnly(reply: (o: ChatOptions) => Promise<string>): Pick<LlmClient, 'chat'> {
@@ -138,7 +140,7 @@ describe('language', () => {
     expect(localeLanguage('<script>')).toBeNull()
     expect(visitorLanguage('ok', 'fr-CA')).toBe('fr')
     expect(visitorLanguage('ok', null)).toBe('en')
-    expect(canned('escalated_manual', 'de', { ticket: 'ESC-0007' })).toContain('ESC-0007')
+    expect(handOffText('manual', 'de', 'ESC-0007')).toContain('ESC-0007')
     expect(canned('greeting', 'xx')).toBe(canned('greeting', 'en'))
   })
 })

@@ -5,7 +5,7 @@ import type { DocumentFileType } from '../../../db/schema/ingestion.js'
 import { ParseFailure, UnsupportedFile } from './errors.js'
 import { parseUpload, type ParseLimits } from './parse.js'
 // The crawler's page extraction (DOM + Readability) runs here too: seconds and hundreds of MB for a big page.
-import { extractHtml } from '../../sources/crawler/extract.js'
+import { extractHtml } from './html-extract.js'
 
 /** Runs inside a worker thread (see pool.ts): CPU-heavy parsing and chunking off the event loop. */
 export type WorkerTask =

@@ -6,7 +6,7 @@ import type { Chunk, ChunkOptions } from '../chunking.fns.js'
 import { ParseFailure, UnsupportedFile } from './errors.js'
 import type { ParsedUpload, ParseLimits } from './parse.js'
 import type { WorkerReply, WorkerTask } from './parse-worker.js'
-import type { ExtractedPage } from '../../sources/crawler/extract.js'
+import type { ExtractedPage } from './html-extract.js'
 
 /** A parser library threw something unexpected: still a 422 for the user, but counted apart in benches. */
 export class ParserCrash extends ParseFailure {

@@ -1,8 +1,8 @@
-import type { Cipher } from '../../../lib/crypto.js'
-import { OPTIONAL_PII_TYPES, redact, type OptionalPiiType } from '../../privacy/pii.fns.js'
+import type { Cipher } from '../../lib/crypto.js'
+import { OPTIONAL_PII_TYPES, redact, type OptionalPiiType } from '../privacy/pii.fns.js'
 
 /**
- * Stage 2: the visitor's text is redacted before it goes anywhere (model, database, logs, tickets). The
+ * The visitor's text is redacted before it goes anywhere (model, database, logs, tickets). The
  * mandatory types always; ID_DOC, IP and URL_TOKEN as the tenant's privacy settings say. When something
  * was redacted the original is kept only encrypted, for the operator's explicit include_original view.
  */
@@ -23,10 +23,15 @@ export function optionalTypes(configured: readonly string[] | null | undefined):
   return set
 }
 
+const nonZero = (counts: Record<string, number>) => Object.fromEntries(Object.entries(counts).filter(([, v]) => v))
+
 export function redactMessage(text: string, optional: readonly string[] | null | undefined, cipher: Pick<Cipher, 'encrypt'>): Redaction {
   const r = redact(text, { optional: optionalTypes(optional) })
   const changed = r.entities.length > 0
-  const counts: Record<string, number> = {}
-  for (const [k, v] of Object.entries(r.counts)) if (v) counts[k] = v
-  return { text: r.text, changed, counts, originalEnc: changed ? cipher.encrypt(text) : null }
+  return { text: r.text, changed, counts: nonZero(r.counts), originalEnc: changed ? cipher.encrypt(text) : null }
+}
+
+/** Entity counts by type of a text (an original being viewed or erased, for its audit event). */
+export function entityCounts(text: string, optional: readonly string[] | null | undefined): Record<string, number> {
+  return nonZero(redact(text, { optional: optionalTypes(optional) }).counts)
 }

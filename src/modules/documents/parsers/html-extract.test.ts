@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { extractHtml, extractText } from './extract.js'
+import { extractHtml, extractText } from './html-extract.js'
 
 const para = (s: string) => `<p>${`${s} `.repeat(30)}</p>`
 

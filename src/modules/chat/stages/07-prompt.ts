@@ -1,6 +1,6 @@
 import type { LlmMessage } from '../../llm/llm.js'
-import { languageName } from './language.js'
-import type { HistoryTurn } from './rewrite.js'
+import { languageName } from '../../shared/language.js'
+import type { HistoryTurn } from './04-rewrite.js'
 
 /**
  * Stage 7: the answer prompt. The business's own instructions, the disclosure level, the grounding rules

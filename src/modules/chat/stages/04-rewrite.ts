@@ -1,4 +1,5 @@
 import type { LlmClient } from '../../llm/llm.js'
+import type { Turn, TurnDeps } from '../turn.context.js'
 import { jsonCall } from './model-json.js'
 
 /**
@@ -64,4 +65,13 @@ export async function rewriteQuery(
     return { query: fallback(input.question, input.history), rewritten: false, tokens: r.tokens, ms: r.ms, error: r.error ?? 'no query in the reply' }
   }
   return { query: q, rewritten: q !== input.question, tokens: r.tokens, ms: r.ms }
+}
+
+/** The turn's standalone query: a follow-up is rewritten by the guard model, anything else stays as asked. */
+export function rewriteTurn(deps: Pick<TurnDeps, 'llm' | 'config'>, t: Turn, history: HistoryTurn[]): Promise<Rewrite> {
+  if (!looksLikeFollowUp(t.question.text, history)) return Promise.resolve({ query: t.question.text, rewritten: false, tokens: 0, ms: 0 })
+  const c = deps.config
+  return t.sw.time('rewrite', () =>
+    rewriteQuery(deps.llm, { apiKey: t.apiKey, model: c.GUARD_MODEL, timeoutMs: c.GUARD_TIMEOUT_MS, question: t.question.text, history, signal: t.input.signal }),
+  )
 }

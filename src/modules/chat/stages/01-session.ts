@@ -1,6 +1,5 @@
-import type { Cipher } from '../../../lib/crypto.js'
 import type { ChatRepo, SessionRow } from '../chat.repo.js'
-import type { HistoryTurn } from './rewrite.js'
+import type { HistoryTurn } from './04-rewrite.js'
 
 /**
  * Stage 1: the session and its recent history. A turn without a session id, or with one this tenant does
@@ -38,21 +37,13 @@ export function historyTurns(messages: { role: string; content: string }[], turn
     .map((m) => ({ role: m.role as 'user' | 'assistant', content: m.content.length > chars ? `${m.content.slice(0, chars)}…` : m.content }))
 }
 
-export interface IdentityInfo {
-  user_id?: string
-  email?: string
-  name?: string
-  plan_tier?: string
-  company?: string
-  locale?: string
-}
-
-export function readIdentity(session: Pick<SessionRow, 'identity_enc'>, cipher: Pick<Cipher, 'decrypt'>): IdentityInfo | null {
-  if (!session.identity_enc) return null
-  try {
-    const v = JSON.parse(cipher.decrypt(session.identity_enc)) as unknown
-    return v && typeof v === 'object' ? (v as IdentityInfo) : null
-  } catch {
-    return null
-  }
+/** The history a follow-up question is read against (none for a session this turn created). */
+export async function loadHistory(
+  repo: Pick<ChatRepo, 'recentMessages'>,
+  tenantId: string,
+  sessionId: string,
+  config: { CHAT_HISTORY_TURNS: number; CHAT_HISTORY_MESSAGE_CHARS: number },
+): Promise<HistoryTurn[]> {
+  const messages = await repo.recentMessages(tenantId, sessionId, config.CHAT_HISTORY_TURNS * 2)
+  return historyTurns(messages, config.CHAT_HISTORY_TURNS, config.CHAT_HISTORY_MESSAGE_CHARS)
 }

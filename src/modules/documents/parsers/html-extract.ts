@@ -2,6 +2,11 @@ import { Readability } from '@mozilla/readability'
 import { parseHTML } from 'linkedom'
 import TurndownService from 'turndown'
 
+/*
+ * HTML extraction has one owner, the documents module: its parser threads (parse-worker.ts) run it for
+ * crawled pages, and the crawler (sources/crawler) imports it from here.
+ */
+
 export interface ExtractedPage {
   title: string | null
   /** Main content as Markdown, starting with the page title as a "# " heading. */

@@ -1,4 +1,9 @@
 import { LlmUnavailableError, type LlmClient, type LlmMessage } from '../../llm/llm.js'
+import type { Turn, TurnDeps } from '../turn.context.js'
+import { buildAnswerPrompt, type PromptInput } from './07-prompt.js'
+import { citedSources, persistQuestionOnly, type CitableSource } from './10-persist.js'
+import { createStreamCleaner, type LinkPolicy } from './links.js'
+import { canned } from './messages.js'
 
 /**
  * Stage 8: the answer, streamed from CHAT_MODEL. Deltas go to `onDelta` the moment they arrive. A first
@@ -90,4 +95,64 @@ export async function generateAnswer(llm: Pick<LlmClient, 'chatStream'>, input: 
       throw err
     }
   }
+}
+
+/** The generation settings of a turn's answer. */
+export function answerOptions(config: TurnDeps['config'], apiKey: string, prompt: PromptInput, signal?: AbortSignal): Omit<GenerateInput, 'onDelta'> {
+  return {
+    apiKey,
+    model: config.CHAT_MODEL,
+    messages: buildAnswerPrompt(prompt),
+    maxTokens: config.CHAT_MAX_ANSWER_TOKENS,
+    firstTokenTimeoutMs: config.CHAT_FIRST_TOKEN_TIMEOUT_MS,
+    totalTimeoutMs: config.CHAT_TIMEOUT_MS,
+    signal,
+  }
+}
+
+export type Written = { kind: 'answer'; text: string; cited: CitableSource[] } | { kind: 'interrupted'; text: string }
+
+/**
+ * The turn's answer, streamed through the link cleaner (stage 9b) so no invented URL is ever shown. An
+ * answer that broke off after the visitor saw part of it ends with a note instead of pretending it is
+ * whole; any other failure keeps the visitor's question in the log and goes to the caller.
+ */
+export async function writeAnswer(
+  deps: Pick<TurnDeps, 'llm' | 'config' | 'clock' | 'repo' | 'log'>,
+  t: Turn,
+  prompt: PromptInput,
+  policy: LinkPolicy,
+  citable: CitableSource[],
+): Promise<Written> {
+  const cleaner = createStreamCleaner(policy)
+  try {
+    const gen = await t.sw.time('generation', () =>
+      generateAnswer(deps.llm, {
+        ...answerOptions(deps.config, t.apiKey, prompt, t.input.signal),
+        onDelta: (d) => {
+          const piece = cleaner.push(d)
+          if (piece) t.reply(piece)
+        },
+      }),
+    )
+    const tail = cleaner.end()
+    if (tail) t.reply(tail)
+    t.tokens += gen.tokens
+    t.debug.generation = { attempts: gen.attempts, first_token_ms: gen.firstTokenMs }
+  } catch (err) {
+    if (err instanceof PartialAnswerError && t.input.onEvent) {
+      const tail = cleaner.end()
+      if (tail) t.reply(tail)
+      const note = `\n\n${canned('interrupted_note', t.language)}`
+      t.reply(note)
+      t.debug.generation = { attempts: err.attempts, interrupted: err.reason.kind }
+      return { kind: 'interrupted', text: cleaner.result.text + note }
+    }
+    await persistQuestionOnly(deps, t.tenantId, t.session, t.question)
+    if (err instanceof PartialAnswerError) throw err.reason
+    throw err
+  }
+  if (cleaner.result.removed.length) t.debug.links_removed = cleaner.result.removed.length
+  const text = cleaner.result.text
+  return { kind: 'answer', text, cited: citedSources(text, cleaner.result.cited, citable) }
 }

@@ -1,4 +1,4 @@
-import type { GuardVerdict } from './guards.js'
+import type { GuardVerdict } from './03-guards.js'
 
 /**
  * Stage 6: what the turn does with the guard verdicts and the retrieval evidence. A pure function of its

@@ -1,6 +1,6 @@
 import type { RetrievalHit, RetrievalResult, RetrievalService } from '../../retrieval/retrieval.service.js'
-import { numberSources, type PromptSource } from './prompt.js'
-import type { CitableSource } from './persist.js'
+import { numberSources, type PromptSource } from './07-prompt.js'
+import type { CitableSource } from './10-persist.js'
 
 /**
  * Stage 5: hybrid retrieval (src/modules/retrieval) for the standalone query, and the evidence that goes

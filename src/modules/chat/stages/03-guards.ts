@@ -1,4 +1,6 @@
 import type { LlmClient } from '../../llm/llm.js'
+import type { Turn, TurnDeps } from '../turn.context.js'
+import type { BusinessProfile } from './07-prompt.js'
 import { flag, jsonCall } from './model-json.js'
 
 /**
@@ -126,4 +128,28 @@ export async function runGuards(
     tokens: r.tokens,
     ms: r.ms,
   }
+}
+
+/** Who the relevance guard judges against: the product (or bot) name, its topics, then the bot's instructions. */
+export function guardBusiness(bot: { name: string; agent_instructions: string | null }, profile: BusinessProfile | null): { name: string; description: string | null } {
+  const topics = (profile?.topics ?? []).map((t) => t.replace(/\s+/g, ' ').trim()).filter(Boolean).slice(0, 20)
+  const description = [topics.length ? `Topics: ${topics.join('; ')}.` : null, bot.agent_instructions?.trim() || null].filter(Boolean).join('\n')
+  return { name: profile?.productName?.trim() || bot.name, description: description || null }
+}
+
+/** The turn's guard call, with the configured switches. */
+export function guardTurn(deps: Pick<TurnDeps, 'llm' | 'config'>, t: Turn, profile: BusinessProfile | null): Promise<GuardVerdict> {
+  const c = deps.config
+  return t.sw.time('guards', () =>
+    runGuards(deps.llm, {
+      apiKey: t.apiKey,
+      model: c.GUARD_MODEL,
+      timeoutMs: c.GUARD_TIMEOUT_MS,
+      enabled: c.GUARDS_ENABLED,
+      switches: { injection: c.GUARD_INJECTION_ENABLED, relevance: c.GUARD_RELEVANCE_ENABLED, human: c.GUARD_HUMAN_ENABLED },
+      question: t.question.text,
+      business: guardBusiness(t.bot, profile),
+      signal: t.input.signal,
+    }),
+  )
 }

@@ -1,0 +1,117 @@
+import type { Logger } from 'pino'
+import type { Config } from '../../config.js'
+import type { Db } from '../../db/client.js'
+import type { Clock } from '../../lib/clock.js'
+import type { Cipher } from '../../lib/crypto.js'
+import type { BotRow } from '../bots/bots.service.js'
+import type { HandOffPort } from '../escalations/handoff.js'
+import type { ProfileData } from '../knowledge/knowledge.fns.js'
+import type { LlmClient } from '../llm/llm.js'
+import type { RetrievalService } from '../retrieval/retrieval.service.js'
+import type { Redaction } from '../shared/redaction.js'
+import type { ChatRepo, SessionRow } from './chat.repo.js'
+
+/** What a turn is given and what it yields: the chat routes and the widget use these. */
+export type TurnEvent = { type: 'status'; stage: 'thinking' | 'searching' | 'writing' } | { type: 'chunk'; text: string }
+
+export interface TurnInput {
+  tenantId: string
+  bot: BotRow
+  sessionId?: string | null
+  message: string
+  locale?: string | null
+  channel: 'api' | 'widget'
+  signal?: AbortSignal
+  onEvent?: (e: TurnEvent) => void
+}
+
+export interface TurnResult {
+  text: string
+  session_id: string
+  message_id: string
+  chat_ended: boolean
+  ticket_number?: string
+  delivered_to_operator: boolean
+  source_documents: string[]
+  sources: { title: string; url: string }[]
+  tokens_used: number
+}
+
+export type ChatConfig = Pick<
+  Config,
+  | 'CHAT_MODEL'
+  | 'GUARD_MODEL'
+  | 'GUARDS_ENABLED'
+  | 'GUARD_INJECTION_ENABLED'
+  | 'GUARD_RELEVANCE_ENABLED'
+  | 'GUARD_HUMAN_ENABLED'
+  | 'GUARD_TIMEOUT_MS'
+  | 'VALIDATION_ENABLED'
+  | 'CHAT_FIRST_TOKEN_TIMEOUT_MS'
+  | 'CHAT_TIMEOUT_MS'
+  | 'CHAT_MAX_ANSWER_TOKENS'
+  | 'CHAT_HISTORY_TURNS'
+  | 'CHAT_HISTORY_MESSAGE_CHARS'
+  | 'RETRIEVAL_TOP_K'
+  | 'RETRIEVAL_MIN_SCORE'
+  | 'RETRIEVAL_CAVEAT_SCORE'
+  | 'FAQ_DIRECT_SCORE'
+>
+
+/** What the turn pipeline stands on; the stages take the parts they use. */
+export interface TurnDeps {
+  db: Db
+  clock: Clock
+  cipher: Cipher
+  log: Pick<Logger, 'info' | 'warn'>
+  llm: LlmClient
+  repo: ChatRepo
+  /** The escalations module's port: tickets, hand-off texts and what follows a hand-off. */
+  handOff: Pick<HandOffPort, 'open' | 'onAwaiting'>
+  retrieval: Pick<RetrievalService, 'search'>
+  config: ChatConfig
+  /** The tenant's settings a turn needs (the wiring passes a cached read). */
+  tenantSettings: ChatRepo['tenantSettings']
+  /** The tenant's knowledge profile (product name, topics, glossary), for the guard and the prompt. */
+  profileFor?: (tenantId: string) => Promise<ProfileData | null>
+  /** Measures the time a turn waits on the model (see model-meter.ts); `llm` must be its metered client. */
+  measure?: <T>(fn: (modelMs: () => number) => Promise<T>) => Promise<T>
+}
+
+/** Timings of the stages of one turn, in ms. */
+export class Stopwatch {
+  readonly timings: Record<string, number> = {}
+  private readonly start = performance.now()
+  async time<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    const t = performance.now()
+    try {
+      return await fn()
+    } finally {
+      this.timings[name] = Math.round((performance.now() - t) * 100) / 100
+    }
+  }
+  total() {
+    return Math.round((performance.now() - this.start) * 100) / 100
+  }
+}
+
+/** One turn as it moves through the stages: who asks what, and what it has cost so far. */
+export interface Turn {
+  input: TurnInput
+  tenantId: string
+  bot: BotRow
+  apiKey: string
+  session: SessionRow
+  newSession: boolean
+  /** Stage 2: the visitor's message, redacted. */
+  question: Redaction
+  language: string
+  /** Stored with the answer (timings, verdicts, evidence ids); never shown to the visitor. */
+  debug: Record<string, unknown>
+  tokens: number
+  sw: Stopwatch
+  modelMs: () => number
+  emit: (e: TurnEvent) => void
+  /** Sends a piece of the answer to a streaming client. */
+  reply: (text: string) => void
+}

@@ -1,0 +1,215 @@
+import type { QuestionOutcome } from '../../db/schema/chat.js'
+import { badRequest, notFound } from '../../lib/errors.js'
+import type { RetrievalResult } from '../retrieval/retrieval.service.js'
+import { visitorLanguage } from '../shared/language.js'
+import { redactMessage } from '../shared/redaction.js'
+import { loadHistory, resolveSession } from './stages/01-session.js'
+import { guardTurn, isSmalltalk, matchesHuman, matchesInjection, type GuardVerdict } from './stages/03-guards.js'
+import { rewriteTurn } from './stages/04-rewrite.js'
+import { evidence, promptSources, retrieve, usableHits } from './stages/05-retrieve.js'
+import { decide, type Decision } from './stages/06-decide.js'
+import type { BusinessProfile, PromptInput } from './stages/07-prompt.js'
+import { writeAnswer } from './stages/08-generate.js'
+import { checkAnswer } from './stages/09-validate.js'
+import { persistTurn, type Finish } from './stages/10-persist.js'
+import { linkPolicy } from './stages/links.js'
+import { canned } from './stages/messages.js'
+import { Stopwatch, type Turn, type TurnDeps, type TurnInput, type TurnResult } from './turn.context.js'
+
+/**
+ * The answer pipeline (see docs/ARCHITECTURE.md), one named step per stage in stages/: 1 session,
+ * 2 redaction, 3 guards, 4 rewriting, 5 retrieval (3-5 overlap), 6 decision, 7 prompt, 8 generation
+ * with 9b link cleaning, 9a validation, 10 persistence.
+ */
+export function runTurn(deps: TurnDeps, input: TurnInput): Promise<TurnResult> {
+  return deps.measure ? deps.measure((modelMs) => turn(deps, input, modelMs)) : turn(deps, input, () => 0)
+}
+
+async function turn(deps: TurnDeps, input: TurnInput, modelMs: () => number): Promise<TurnResult> {
+  // The profile is read alongside (cached per tenant; a failure only means answering without it).
+  const profileP = readProfile(deps, input.tenantId)
+  const t = await beginTurn(deps, input, modelMs)
+  const early = await closedOrAwaiting(deps, t)
+  if (early) return early
+  const history = t.newSession ? [] : await t.sw.time('history', () => loadHistory(deps.repo, t.tenantId, t.session.id, deps.config))
+  const profile = await profileP
+  const { guard, found } = await gatherEvidence(deps, t, history, profile)
+  const decision = decideTurn(deps, t, guard, found)
+  const bestScore = found ? found.bestScore : null
+  const done = (f: Omit<Finish, 'tenantId' | 'bot' | 'session' | 'question' | 'tokens' | 'debug' | 'bestScore'>) =>
+    finishTurn(deps, t, decision, { ...turnParts(t), tokens: t.tokens, debug: t.debug, bestScore, ...f })
+  const say = async (f: Parameters<typeof done>[0]) => {
+    const r = await done(f)
+    t.reply(r.text)
+    return r
+  }
+
+  if (decision.kind === 'refuse') {
+    return say({ text: canned(decision.reason === 'injection' ? 'refuse_injection' : 'refuse_off_topic', t.language, { bot: t.bot.name }), outcome: 'refused' })
+  }
+  if (decision.kind === 'smalltalk') {
+    const thanks = /\b(?:thank|thanks|thx|ty|danke|merci|gracias|grazie|спасибо)\b/i.test(t.question.text)
+    return say({ text: canned(thanks ? 'thanks' : 'greeting', t.language), outcome: null })
+  }
+  if (decision.kind === 'escalate') {
+    const handOff = { trigger: decision.trigger, evidence: found ? evidence(found.hits) : [], language: t.language }
+    return say({ text: '', outcome: 'escalated', handOff: { ...handOff, say: decision.trigger === 'user_request' ? 'user_request' : 'no_answer' } })
+  }
+  // 6b. a very close approved FAQ (knowledge module) is the answer itself, cited as the FAQ: no generation
+  const faq = directFaq(deps, found!)
+  if (faq) {
+    t.debug.faq = { id: faq.id.slice(4), score: faq.confidence, direct: true }
+    const cited = [{ n: 1, documentId: null, title: `FAQ: ${faq.title}`, url: null, text: faq.text }]
+    return say({ text: faq.text.slice(faq.text.indexOf('\nA: ') + 4), outcome: 'answered', cited })
+  }
+
+  // 7. prompt
+  const hits = usableHits(found!, deps.config.RETRIEVAL_MIN_SCORE)
+  const { prompt: sources, citable } = promptSources(hits)
+  const prompt: PromptInput = {
+    botName: t.bot.name,
+    profile,
+    agentInstructions: t.bot.agent_instructions,
+    disclosure: t.bot.disclosure_level,
+    language: t.language,
+    locale: input.locale ?? t.session.locale,
+    sources,
+    history,
+    question: t.question.text,
+    caveat: decision.caveat,
+  }
+  // 8. generation (9b: links cleaned as they stream)
+  t.emit({ type: 'status', stage: 'writing' })
+  const policy = linkPolicy(hits, t.bot.allowed_domains ?? [])
+  const written = await writeAnswer(deps, t, prompt, policy, citable)
+  if (written.kind === 'interrupted') return done({ text: written.text, outcome: 'answered', cited: [] })
+  // 9a. validation
+  const checked = await checkAnswer(deps, t, written, { prompt, policy, citable })
+  // 10. persist
+  const outcome: QuestionOutcome = prompt.caveat ? 'caveat' : 'answered'
+  return done({ text: checked.text, outcome, cited: checked.cited })
+}
+
+const turnParts = ({ tenantId, bot, session, question }: Turn) => ({ tenantId, bot, session, question })
+
+function readProfile(deps: Pick<TurnDeps, 'profileFor'>, tenantId: string): Promise<BusinessProfile | null> {
+  if (!deps.profileFor) return Promise.resolve(null)
+  return deps.profileFor(tenantId).then(
+    (p) => (p ? { productName: p.product_name, topics: p.topics, glossary: p.glossary } : null),
+    () => null,
+  )
+}
+
+/** The tenant's model key and privacy settings; a tenant without a key cannot answer. */
+async function tenantKey(deps: Pick<TurnDeps, 'tenantSettings' | 'cipher'>, tenantId: string): Promise<{ apiKey: string; optional: string[] }> {
+  const t = await deps.tenantSettings(tenantId)
+  if (!t) throw notFound('Tenant not found')
+  if (!t.llm_key_enc) throw badRequest('No language-model API key is configured for this tenant', 'llm_key_missing')
+  return { apiKey: deps.cipher.decrypt(t.llm_key_enc), optional: t.pii_optional_types ?? [] }
+}
+
+/** Stages 1 and 2: the session, and the visitor's message redacted before it goes anywhere. */
+async function beginTurn(deps: TurnDeps, input: TurnInput, modelMs: () => number): Promise<Turn> {
+  const sw = new Stopwatch()
+  const { tenantId, bot } = input
+  const emit = input.onEvent ?? (() => {})
+  const { apiKey, optional } = await sw.time('tenant', () => tenantKey(deps, tenantId))
+  emit({ type: 'status', stage: 'thinking' })
+  const locale = input.locale ?? null
+  const { session, created } = await sw.time('session', () =>
+    resolveSession(deps.repo, { tenantId, botId: bot.id, sessionId: input.sessionId, channel: input.channel, locale, now: deps.clock.now() }),
+  )
+  const question = redactMessage(input.message.trim(), optional, deps.cipher)
+  const language = visitorLanguage(question.text, input.locale ?? session.locale)
+  const reply = (text: string) => emit({ type: 'chunk', text })
+  const debug = { language, channel: input.channel }
+  return { input, tenantId, bot, apiKey, session, newSession: created, question, language, debug, tokens: 0, sw, modelMs, emit, reply }
+}
+
+/** A closed chat says so; a session waiting for the visitor after a hand-off goes to the escalations module first. */
+async function closedOrAwaiting(deps: TurnDeps, t: Turn): Promise<TurnResult | null> {
+  const { tenantId, bot, session, question, language } = t
+  const base = { tenantId, bot, session, question, outcome: null, tokens: 0 }
+  if (session.chat_ended) {
+    const r = await persistTurn(deps, { ...base, text: canned('chat_ended', language), debug: { ...t.debug, closed: true } })
+    t.reply(r.text)
+    return { ...r, chat_ended: true }
+  }
+  if (!session.awaiting) return null
+  const handled = await deps.handOff.onAwaiting({ tenantId, session, message: question, language })
+  if (!handled) return null
+  const r = await persistTurn(deps, {
+    ...base,
+    text: handled.text,
+    debug: { ...t.debug, awaiting: session.awaiting },
+    chatEnded: handled.chatEnded,
+    deliveredToOperator: handled.deliveredToOperator,
+    ticketNumber: handled.ticketNumber,
+  })
+  t.reply(r.text)
+  return r
+}
+
+/** Stages 3, 4 and 5 overlap: retrieval waits only for a rewrite it needs, and is skipped when a pattern decides. */
+async function gatherEvidence(
+  deps: TurnDeps,
+  t: Turn,
+  history: Awaited<ReturnType<typeof loadHistory>>,
+  profile: BusinessProfile | null,
+): Promise<{ guard: GuardVerdict; found: RetrievalResult | null }> {
+  const text = t.question.text
+  const decisiveByPattern = matchesInjection(text) || matchesHuman(text) || isSmalltalk(text)
+  const guardP = guardTurn(deps, t, profile)
+  const rewriteP = rewriteTurn(deps, t, history)
+  const retrievalP: Promise<RetrievalResult | null> = decisiveByPattern
+    ? Promise.resolve(null)
+    : rewriteP.then((rw) => {
+        t.emit({ type: 'status', stage: 'searching' })
+        const opts = { apiKey: t.apiKey, k: deps.config.RETRIEVAL_TOP_K, signal: t.input.signal }
+        return t.sw.time('retrieval', () => retrieve(deps.retrieval, t.tenantId, rw.query, opts))
+      })
+  retrievalP.catch(() => {})
+  const guard = await guardP
+  const rewrite = await rewriteP
+  t.tokens += guard.tokens + rewrite.tokens
+  const { source, injection, wantsHuman: wants_human, relevant, smalltalk, error } = guard
+  t.debug.guard = { source, injection, wants_human, relevant, smalltalk, error }
+  t.debug.rewrite = { query: rewrite.query, rewritten: rewrite.rewritten, error: rewrite.error }
+  const found = guard.injection || guard.wantsHuman ? null : await retrievalP
+  if (found) {
+    t.tokens += found.tokens
+    const best = Math.round(found.bestScore * 10000) / 10000
+    t.debug.retrieval = { best, corpus_chunks: found.corpusChunks, vector: found.vectorUsed, timings: found.timings, hits: evidence(found.hits) }
+  }
+  return { guard, found }
+}
+
+/** Stage 6. */
+function decideTurn(deps: Pick<TurnDeps, 'config'>, t: Turn, guard: GuardVerdict, found: RetrievalResult | null): Decision {
+  const decision = decide({
+    guard,
+    corpusChunks: found?.corpusChunks ?? 0,
+    bestScore: found?.bestScore ?? 0,
+    minScore: deps.config.RETRIEVAL_MIN_SCORE,
+    caveatScore: deps.config.RETRIEVAL_CAVEAT_SCORE,
+  })
+  t.debug.decision = decision
+  return decision
+}
+
+function directFaq(deps: Pick<TurnDeps, 'config'>, found: RetrievalResult) {
+  const min = deps.config.FAQ_DIRECT_SCORE
+  return found.hits.filter((h) => h.kind === 'faq' && h.confidence >= min && h.text.includes('\nA: ')).sort((x, y) => y.confidence - x.confidence)[0]
+}
+
+/** Stage 10 with the timings so far in the stored debug record; the log line gets the total with persistence. */
+async function finishTurn(deps: TurnDeps, t: Turn, decision: Decision, f: Finish): Promise<TurnResult> {
+  const { sw, modelMs } = t
+  t.debug.timings = { ...sw.timings, model: modelMs(), total: sw.total() }
+  const res = await sw.time('persist', () => persistTurn(deps, { ...f, tokens: t.tokens }))
+  const total = sw.total()
+  const model = modelMs()
+  const timings = { ...sw.timings, model, service: Math.round((total - model) * 100) / 100, total }
+  deps.log.info({ tenant_id: t.tenantId, session_id: res.session_id, decision: decision.kind, tokens: res.tokens_used, timings }, 'chat turn')
+  return res
+}

@@ -1,0 +1,187 @@
+import type { Selectable } from 'kysely'
+import type { Db } from '../../db/client.js'
+import type { ChatSessionsTable, TicketPriority, TicketTrigger, TranscriptEntry } from '../../db/schema/chat.js'
+import type { JobQueue } from '../../jobs/queue.js'
+import type { Clock } from '../../lib/clock.js'
+import { decryptOrNull, type Cipher } from '../../lib/crypto.js'
+import { readIdentity } from '../shared/identity.js'
+import { detectLanguage, localeLanguage } from '../shared/language.js'
+import type { Redaction } from '../shared/redaction.js'
+import { awaitingAfterHandOff, extractEmail, followUpText, isNegativeReply } from './escalations.fns.js'
+import type { EscalationsRepo } from './escalations.repo.js'
+import { handOffText, type HandOffKey } from './handoff.texts.js'
+import type { TicketsRepo } from './tickets.repo.js'
+import type { TicketsService } from './tickets.service.js'
+
+/**
+ * The hand-off port: what the chat pipeline calls when a conversation goes to the support team. The
+ * escalations module owns tickets, what the bot says when it hands over, and the follow-up after a
+ * hand-off (asking for an e-mail, "anything else?"); the chat owns its messages and sessions and calls
+ * these three functions, nothing else of this module.
+ */
+export interface HandOffPort {
+  /**
+   * Opens a ticket for the session, or adds to its open one, inside the caller's transaction (which holds
+   * the session's row lock, so two hand-offs of one session cannot both open one). Returns what the bot says.
+   */
+  open(tenantId: string, input: HandOffInput, trx: Db): Promise<HandOffResult>
+  /** The visitor's message in a session that waits for a reply after a hand-off; null: an ordinary turn. */
+  onAwaiting: AwaitingHandler
+  /** The session's newest ticket number, for history views. */
+  latestTicketNumber(tenantId: string, sessionId: string): Promise<string | null>
+}
+
+type Session = Selectable<ChatSessionsTable>
+
+export interface HandOffInput {
+  session: Pick<Session, 'id' | 'identity_enc' | 'visitor_email_enc'>
+  botId: string | null
+  trigger: TicketTrigger
+  /** Redacted. */
+  primaryQuestion: string
+  primaryQuestionOriginalEnc: string | null
+  /** Redacted messages. */
+  transcript: TranscriptEntry[]
+  userNote?: string | null
+  evidence: unknown[]
+  language: string
+  /** What the bot says when the ticket is new; adding to an open one says so instead. */
+  say: Exclude<HandOffKey, 'existing'>
+  /**
+   * A turn's hand-off keeps the chat open and follows up on the visitor's question (its e-mail, if it
+   * wrote one, goes on the ticket); null for a manual hand-off, which ends the chat.
+   */
+  followUp: { question: Pick<Redaction, 'originalEnc'> } | null
+}
+
+export interface HandOffResult {
+  ticketId: string
+  ticketNumber: string
+  created: boolean
+  priority: TicketPriority
+  /** What the bot tells the visitor, in their language. */
+  text: string
+}
+
+/** Runs for every turn of a session that waits for the visitor after a hand-off (session.awaiting). */
+export type AwaitingHandler = (ctx: {
+  tenantId: string
+  session: Pick<Session, 'id' | 'locale' | 'last_question' | 'awaiting'>
+  /** The visitor's message, redacted, with its encrypted original. */
+  message: Pick<Redaction, 'text' | 'originalEnc'>
+  language: string
+}) => Promise<{ text: string; chatEnded?: boolean; deliveredToOperator?: boolean; ticketNumber?: string } | null>
+
+export type NotifyKind = 'opened' | 'email_added'
+
+/** The support address learns of a ticket (or of a visitor's e-mail): a job that commits with the change that needs it. */
+export function enqueueTicketNotification(queue: Pick<JobQueue, 'enqueue'>, tenantId: string, ticketId: string, kind: NotifyKind, trx: Db) {
+  return queue.enqueue('escalations.notify', { tenantId, ticketId, kind }, { tenantId, dedupeKey: `ticket-notify:${kind}:${ticketId}`, maxAttempts: 8 }, trx)
+}
+
+export interface HandOffDeps {
+  db: Db
+  clock: Clock
+  cipher: Pick<Cipher, 'encrypt' | 'decrypt'>
+  tickets: Pick<TicketsService, 'open'>
+  ticketsRepo: Pick<TicketsRepo, 'latestNumberForSession'>
+  repo: Pick<EscalationsRepo, 'lockSession' | 'latestForSession' | 'setSessionAwaiting' | 'setTicketEmail' | 'emailCandidates'>
+  queue: Pick<JobQueue, 'enqueue'>
+}
+
+export function createHandOff(deps: HandOffDeps): HandOffPort {
+  return {
+    open: (tenantId, input, trx) => openHandOff(deps, tenantId, input, trx),
+    onAwaiting: (ctx) => onAwaiting(deps, ctx),
+    latestTicketNumber: (tenantId, sessionId) => deps.ticketsRepo.latestNumberForSession(tenantId, sessionId),
+  }
+}
+
+export async function openHandOff(deps: HandOffDeps, tenantId: string, input: HandOffInput, trx: Db): Promise<HandOffResult> {
+  const { session } = input
+  const { ticket, created } = await deps.tickets.open(
+    tenantId,
+    {
+      sessionId: session.id,
+      botId: input.botId,
+      trigger: input.trigger,
+      primaryQuestion: input.primaryQuestion,
+      primaryQuestionOriginalEnc: input.primaryQuestionOriginalEnc,
+      transcript: input.transcript,
+      userNote: input.userNote ?? null,
+      identity: readIdentity(session, deps.cipher),
+      visitorEmailEnc: session.visitor_email_enc,
+      evidence: input.evidence,
+    },
+    trx,
+  )
+  let text = handOffText(created ? input.say : 'existing', input.language, ticket.ticket_number)
+  if (input.followUp) {
+    const questionOriginalEnc = input.followUp.question.originalEnc
+    const awaiting = await followUpAfterHandOff(deps, tenantId, { sessionId: session.id, ticket, questionOriginalEnc }, trx)
+    text = `${text} ${followUpText(awaiting === 'email' ? 'ask_email' : 'anything_else', input.language)}`
+  }
+  return { ticketId: ticket.id, ticketNumber: ticket.ticket_number, created, priority: ticket.priority, text }
+}
+
+/**
+ * After a hand-off in a turn (inside its transaction, before the notification job can read the ticket):
+ * a ticket without an e-mail takes one the visitor already wrote in this conversation (kept encrypted,
+ * redacted in the text); then the session waits for an e-mail when there still is none, else for the
+ * answer to "anything else?". The visitor's next message goes to `onAwaiting`.
+ */
+async function followUpAfterHandOff(
+  deps: HandOffDeps,
+  tenantId: string,
+  p: { sessionId: string; ticket: { id: string; user_email_enc: string | null }; questionOriginalEnc: string | null },
+  trx: Db,
+): Promise<'email' | 'anything_else'> {
+  let emailEnc: string | undefined
+  if (!p.ticket.user_email_enc) {
+    const earlier = await deps.repo.emailCandidates(tenantId, p.sessionId, trx)
+    for (const enc of [p.questionOriginalEnc, ...earlier]) {
+      const email = extractEmail(decryptOrNull(deps.cipher, enc) ?? '')
+      if (!email) continue
+      emailEnc = deps.cipher.encrypt(email)
+      await deps.repo.setTicketEmail(tenantId, p.ticket.id, emailEnc, deps.clock.now(), trx)
+      break
+    }
+  }
+  const awaiting = awaitingAfterHandOff(!!p.ticket.user_email_enc || !!emailEnc)
+  await deps.repo.setSessionAwaiting(tenantId, p.sessionId, awaiting, trx, emailEnc)
+  return awaiting
+}
+
+async function onAwaiting(deps: HandOffDeps, { tenantId, session, message, language: detected }: Parameters<AwaitingHandler>[0]) {
+  const { db, clock, cipher, repo } = deps
+  // "no", "nein danke" or a bare address say little about the language: the conversation's is surer
+  const language = localeLanguage(session.locale) ?? (session.last_question ? detectLanguage(session.last_question) : null) ?? detected
+  const original = message.originalEnc ? (decryptOrNull(cipher, message.originalEnc) ?? message.text) : message.text
+  const address = extractEmail(original)
+  if (address) {
+    const now = clock.now()
+    const enc = cipher.encrypt(address)
+    await db.transaction().execute(async (trx) => {
+      await repo.lockSession(tenantId, session.id, trx)
+      const ticket = await repo.latestForSession(tenantId, session.id, trx)
+      await repo.setSessionAwaiting(tenantId, session.id, 'anything_else', trx, enc)
+      if (ticket) {
+        await repo.setTicketEmail(tenantId, ticket.id, enc, now, trx)
+        await enqueueTicketNotification(deps.queue, tenantId, ticket.id, 'email_added', trx)
+      }
+    })
+    return { text: followUpText('email_saved', language), deliveredToOperator: true }
+  }
+  if (isNegativeReply(message.text)) {
+    if (session.awaiting === 'email') {
+      await repo.setSessionAwaiting(tenantId, session.id, 'anything_else')
+      return { text: followUpText('email_declined', language) }
+    }
+    await repo.setSessionAwaiting(tenantId, session.id, null)
+    return { text: followUpText('goodbye', language), chatEnded: true }
+  }
+  // Anything else is an ordinary turn. A pending e-mail question stays open, so an address given later
+  // still reaches the ticket; "anything else?" has been answered by asking something.
+  if (session.awaiting !== 'email') await repo.setSessionAwaiting(tenantId, session.id, null)
+  return null
+}
