@@ -605,7 +605,7 @@ export interface paths {
         put?: never;
         /**
          * Ask the bot a question (server to server)
-         * @description Headers: X-Browser-Locale (optional language hint), Idempotency-Key (optional, at most 128 characters; a replay within 24 h returns the first response).
+         * @description Headers: X-Browser-Locale (optional language hint), Idempotency-Key (optional, at most 128 characters; a replay within 24 h returns the first response; the same key with another question, session or bot is 422 idempotency_key_reused).
          */
         post: operations["chat"];
         delete?: never;
@@ -6057,6 +6057,13 @@ export interface operations {
                             msg: string;
                             type: string;
                         }[];
+                    } | {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
                     };
                 };
             };
