@@ -10,12 +10,15 @@ import { cleanText, decodeText } from './text.fns.js'
 
 export interface ParseLimits {
   pdfMaxPages: number
+  pdfMaxInflatedBytes: number
   zipMaxEntries: number
   zipMaxXmlBytes: number
 }
 
 export const DEFAULT_PARSE_LIMITS: ParseLimits = {
   pdfMaxPages: 5000,
+  // text content streams and fonts; images count only beyond their declared size
+  pdfMaxInflatedBytes: 128 * 1024 * 1024,
   zipMaxEntries: 5000,
   zipMaxXmlBytes: 200 * 1024 * 1024,
 }
@@ -39,7 +42,7 @@ export async function parseUpload(filename: string, bytes: Uint8Array, limits: P
   let result: ParsedUpload
   switch (sniff.kind) {
     case 'pdf': {
-      const r = await parsePdf(bytes, { maxPages: limits.pdfMaxPages })
+      const r = await parsePdf(bytes, { maxPages: limits.pdfMaxPages, maxInflatedBytes: limits.pdfMaxInflatedBytes })
       result = { fileType: 'pdf', text: r.text, title: r.title }
       break
     }

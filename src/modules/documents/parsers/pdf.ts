@@ -1,5 +1,6 @@
 import { getDocumentProxy } from 'unpdf'
 import { ParseFailure } from './errors.js'
+import { checkPdfInflation } from './pdf-inflate.js'
 import { cleanText } from './text.fns.js'
 
 /** What PDF.js gives per text run; only the fields we read. */
@@ -18,6 +19,8 @@ interface Line {
 
 export interface PdfLimits {
   maxPages: number
+  /** Total size the file's Flate streams may inflate to (see checkPdfInflation). */
+  maxInflatedBytes: number
 }
 
 /**
@@ -26,6 +29,8 @@ export interface PdfLimits {
  * top or bottom of most pages (running headers, page numbers) are dropped.
  */
 export async function parsePdf(bytes: Uint8Array, limits: PdfLimits): Promise<{ text: string; title: string | null; pages: number }> {
+  // before PDF.js, which would inflate a decompression bomb whole and hold the parser for a minute
+  await checkPdfInflation(bytes, limits.maxInflatedBytes)
   let pdf: Awaited<ReturnType<typeof getDocumentProxy>>
   try {
     pdf = await getDocumentProxy(new Uint8Array(bytes), {
