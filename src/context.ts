@@ -9,6 +9,7 @@ import { createCipher, type Cipher } from './lib/crypto.js'
 import { createOutboxMailer, createSmtpMailer, type Mailer } from './modules/email/mailer.js'
 import type { LlmClient } from './modules/llm/llm.js'
 import { createOpenAiClient } from './modules/llm/openai-client.js'
+import { createProviderMonitor, type ProviderMonitor } from './modules/llm/provider-status.js'
 
 /**
  * Everything a module may be wired with. Built once per process (server, worker, test); modules pick what
@@ -25,6 +26,8 @@ export interface AppContext {
   queue: JobQueue
   mailer: Mailer
   llm: LlmClient
+  /** Reachability of LLM_BASE_URL as the calls through `llm` see it (logged, and shown at GET /llm/status). */
+  llmStatus: ProviderMonitor
 }
 
 export interface ContextOverrides {
@@ -73,6 +76,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     (config.SMTP_URL
       ? createSmtpMailer(config.SMTP_URL, config.EMAIL_FROM)
       : createOutboxMailer(join(config.dataDir, 'outbox'), config.EMAIL_FROM, log, !config.isProduction))
+  const llmStatus = createProviderMonitor(config.LLM_BASE_URL, log, clock)
   return {
     config,
     log,
@@ -83,7 +87,8 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     cipher,
     queue: new JobQueue(database.db, clock),
     mailer,
-    llm: overrides.llm ?? createOpenAiClient(config.LLM_BASE_URL),
+    llm: llmStatus.wrap(overrides.llm ?? createOpenAiClient(config.LLM_BASE_URL)),
+    llmStatus,
   }
 }
 

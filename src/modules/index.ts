@@ -20,6 +20,7 @@ import { wireEscalations } from './escalations/escalations.wire.js'
 import { wireGaps } from './gaps/gaps.wire.js'
 import { healthRoutes } from './health/health.routes.js'
 import { wireKnowledge } from './knowledge/knowledge.wire.js'
+import { llmRoutes } from './llm/llm.routes.js'
 import { wirePrivacy } from './privacy/privacy.wire.js'
 import { wireSources } from './sources/sources.wire.js'
 import { createTenantsRepo } from './tenants/tenants.repo.js'
@@ -96,6 +97,7 @@ export function wireModules(ctx: AppContext): Modules {
     guards,
     routes: [
       healthRoutes({ redis: ctx.redis }),
+      llmRoutes({ guards, monitor: ctx.llmStatus, llmKey: tenants.llmKey, models: { chat: config.CHAT_MODEL, embedding: config.EMBEDDING_MODEL } }),
       authRoutes({ guards, auth, secureCookies: config.PUBLIC_BASE_URL.startsWith('https://') }),
       tenantsRoutes({ guards, tenants }),
       botsRoutes({ guards, bots }),

@@ -1,0 +1,104 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, expect, it } from 'vitest'
+import { sseFrames } from './helpers/chat.js'
+import { Api } from './helpers/http.js'
+
+/**
+ * `npm run demo` as a newcomer runs it (scripts/demo.ts under tsx, its own process, a fresh DATA_DIR): it
+ * must come up, answer a question with a citation over HTTP as the widget asks it, and a second run on the
+ * same folder must find its data instead of adding it again.
+ */
+const dataDir = mkdtempSync(join(tmpdir(), 'scb-demo-'))
+const children: ChildProcess[] = []
+afterAll(() => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL')
+  rmSync(dataDir, { recursive: true, force: true })
+})
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port
+      s.close(() => resolve(port))
+    })
+  })
+
+async function runDemo(port: number, pagePort: number) {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, PORT: String(port), DEMO_PAGE_PORT: String(pagePort), LOG_LEVEL: 'warn' }
+  // The service's own variables from the suite's environment must not matter: the demo ignores them.
+  if (process.env.DATABASE_URL) env.DATABASE_URL = process.env.DATABASE_URL
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/demo.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  children.push(child)
+  let out = ''
+  child.stdout!.on('data', (d) => (out += d))
+  child.stderr!.on('data', (d) => (out += d))
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)))
+  const deadline = Date.now() + 120_000
+  while (!out.includes('Ctrl+C stops')) {
+    if (child.exitCode !== null) throw new Error(`demo exited ${child.exitCode}: ${out}`)
+    if (Date.now() > deadline) throw new Error(`demo not ready after 120 s: ${out}`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  const botId = /the widget of bot (ch_[a-z0-9]{18})/.exec(out)?.[1]
+  expect(botId, out).toBeTruthy()
+  return {
+    out,
+    botId: botId!,
+    async stop() {
+      child.kill('SIGINT')
+      return exited
+    },
+  }
+}
+
+async function counts(api: Api) {
+  const docs = await api.get('/documents/sources')
+  const faq = await api.get('/knowledge/faq')
+  const bots = await api.get('/bots')
+  return { sources: docs.body.url_sources.length, pages: docs.body.url_sources[0]?.pages_indexed, faqs: faq.body.total, approved: faq.body.items.filter((i: { approved: boolean }) => i.approved).length, bots: bots.body.items.length }
+}
+
+it('seeds a demo workspace, answers with a citation like the widget, and a second run duplicates nothing', async () => {
+  const [port, pagePort] = [await freePort(), await freePort()]
+  const base = `http://127.0.0.1:${port}`
+  const first = await runDemo(port, pagePort)
+  expect(first.out).toMatch(/Dashboard\s+http:\/\/localhost:\d+\/app\//)
+  expect(first.out).toContain('demo@example.com')
+  const password = /demo@example\.com \/ (\S+)/.exec(first.out)![1]!
+
+  // The demo page embeds the loader with the bot's public id; the loader is served.
+  const page = await (await fetch(`http://127.0.0.1:${pagePort}/`)).text()
+  expect(page).toContain(`src="http://localhost:${port}/embed.js" data-bot-id="${first.botId}"`)
+  expect((await fetch(`${base}/embed.js`)).status).toBe(200)
+
+  // A visitor on the demo page (its Origin must be allowed by the bot) asks; the answer cites a help page.
+  const visitor = new Api(base)
+  const origin = { origin: `http://localhost:${pagePort}` }
+  const init = await visitor.post('/widget/session/init', { bot_id: first.botId }, origin)
+  expect(init.status, init.text).toBe(200)
+  const chat = await visitor.post(`/widget/chat?bot_id=${first.botId}&session_id=${init.body.session_id}`, { message: 'How often can I refresh a crawled website?' }, origin)
+  expect(chat.headers.get('access-control-allow-origin')).toBe(origin.origin)
+  const done = sseFrames(chat.text).find((f) => f.type === 'done')
+  expect(done, chat.text).toBeTruthy()
+  expect(done.text).toMatch(/crawl/i)
+  expect(done.sources).toContainEqual({ title: expect.any(String), url: `http://127.0.0.1:${pagePort}/help/knowledge.html` })
+
+  const owner = new Api(base)
+  const login = await owner.post('/auth/login', { email: 'demo@example.com', password })
+  expect(login.status).toBe(200)
+  owner.withToken(login.body.token)
+  const before = await counts(owner)
+  expect(before).toEqual({ sources: 1, pages: 7, faqs: 1, approved: 1, bots: 1 })
+  expect(await first.stop()).toBe(0)
+
+  const second = await runDemo(port, pagePort)
+  expect(second.botId).toBe(first.botId)
+  const again = new Api(base)
+  again.withToken((await again.post('/auth/login', { email: 'demo@example.com', password })).body.token)
+  expect(await counts(again)).toEqual(before)
+  expect(await second.stop()).toBe(0)
+}, 300_000)
