@@ -16,6 +16,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/llm/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether the language-model provider answers, and what to change when not */
+        get: operations["llmStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/register": {
         parameters: {
             query?: never;
@@ -1168,6 +1185,113 @@ export interface operations {
                     "application/json": {
                         status: string;
                         redis: string;
+                    };
+                };
+            };
+        };
+    };
+    llmStatus: {
+        parameters: {
+            query: {
+                /** @description ask the provider now instead of reporting the last calls */
+                probe: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description LLM_BASE_URL as this server uses it, without credentials */
+                        base_url: string;
+                        /**
+                         * @description the setting that changes the address
+                         * @enum {string}
+                         */
+                        variable: "LLM_BASE_URL";
+                        state: "unknown" | "ok" | "unreachable" | "error";
+                        checked_at: string | null;
+                        last_success_at: string | null;
+                        last_error: {
+                            kind: string;
+                            status: number | null;
+                            message: string;
+                            /** Format: date-time */
+                            at: string;
+                        } | null;
+                        hint: string | null;
+                        chat_model: string;
+                        embedding_model: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
                     };
                 };
             };
