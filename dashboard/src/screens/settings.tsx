@@ -1,5 +1,506 @@
-import { PageHeader } from '../ui/kit'
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useState } from 'react'
+import { Link } from 'wouter'
+import { api, call } from '../api/client'
+import type { ApiKey, Res, Tenant } from '../api/types'
+import { useTenant } from '../session'
+import { Badge, Button, Check, Empty, ErrorBox, Field, fieldError, Loading, PageHeader, Select, When } from '../ui/kit'
+import { Pager, SecretOnce, type Tone } from '../ui/ops'
+import { useToast } from '../ui/toast'
+import { ModelKeyForm } from './shared'
 
-export default function Screen() {
-  return <PageHeader title="settings" />
+type Optional = 'ID_DOC' | 'IP' | 'URL_TOKEN'
+type Reason = 'scheduled' | 'leaked' | 'compromise' | 'other'
+type Rotated = Res<'/tenants/me/api-keys/rotate', 'post'>
+
+const OPTIONAL: [Optional, string, string][] = [
+  ['ID_DOC', 'ID document numbers', 'Passport, ID card and similar numbers.'],
+  ['IP', 'IP addresses', 'IPv4 and IPv6 addresses typed into the chat.'],
+  ['URL_TOKEN', 'Secrets in links', 'Tokens and keys inside web addresses.'],
+]
+const ENTITY_WORDS: Record<string, string> = {
+  EMAIL: 'E-mail addresses',
+  PHONE: 'Phone numbers',
+  CARD: 'Payment card numbers',
+  API_KEY: 'API keys',
+  PASSWORD: 'Passwords',
+  ID_DOC: 'ID document numbers',
+  IP: 'IP addresses',
+  URL_TOKEN: 'Secrets in links',
+}
+const ACTION_WORDS: Record<string, string> = { redacted: 'Masked', original_viewed: 'Original viewed', original_deleted: 'Original deleted' }
+const REASONS = [
+  ['scheduled', 'Scheduled rotation'],
+  ['leaked', 'The key leaked'],
+  ['compromise', 'Suspected compromise'],
+  ['other', 'Other'],
+] as const
+const KEY_TONE: Record<ApiKey['status'], Tone> = { active: 'ok', revoking: 'warn', revoked: 'neutral' }
+const KEY_WORDS: Record<ApiKey['status'], string> = { active: 'Active', revoking: 'Revoking (grace period)', revoked: 'Revoked' }
+
+function Section({ id, title, children, hint }: { id: string; title: string; hint?: string; children: React.ReactNode }) {
+  return (
+    <section className="card" aria-labelledby={id}>
+      <h2 id={id}>{title}</h2>
+      {hint && <p className="hint">{hint}</p>}
+      {children}
+    </section>
+  )
+}
+
+function Workspace({ tenant }: { tenant: Tenant }) {
+  const [name, setName] = useState(tenant.name)
+  const [email, setEmail] = useState(tenant.support_email ?? '')
+  const qc = useQueryClient()
+  const toast = useToast()
+  const save = useMutation({
+    mutationFn: () => call(api.PATCH('/tenants/me', { body: { name: name.trim(), support_email: email.trim() } })),
+    onSuccess: (t) => {
+      qc.setQueryData(['tenant'], t)
+      toast('Workspace saved')
+    },
+  })
+  const nErr = fieldError(save.error, 'name')
+  const eErr = fieldError(save.error, 'support_email')
+  return (
+    <form
+      onSubmit={(e) => {
+        e.preventDefault()
+        save.mutate()
+      }}
+      noValidate
+    >
+      <Field label="Workspace name" required maxLength={200} value={name} onChange={(e) => setName(e.target.value)} error={nErr} />
+      <Field
+        label="Support e-mail"
+        type="email"
+        value={email}
+        onChange={(e) => setEmail(e.target.value)}
+        error={eErr}
+        hint="Ticket notifications go here unless a second-level address is set below. Empty: to your login e-mail."
+      />
+      <ErrorBox error={save.error && !nErr && !eErr ? save.error : null} />
+      <Button type="submit" variant="primary" busy={save.isPending}>
+        Save workspace
+      </Button>
+    </form>
+  )
+}
+
+function SupportSettings() {
+  const q = useQuery({ queryKey: ['support-settings'], queryFn: () => call(api.GET('/tenants/me/support-settings')) })
+  if (q.isPending) return <Loading />
+  if (q.isError) return <ErrorBox error={q.error} retry={() => q.refetch()} />
+  return <SupportForm key={`${q.data.l2_email}|${q.data.escalation_language}`} l2={q.data.l2_email ?? ''} lang={q.data.escalation_language ?? ''} />
+}
+
+function SupportForm({ l2, lang }: { l2: string; lang: string }) {
+  const [email, setEmail] = useState(l2)
+  const [language, setLanguage] = useState(lang)
+  const qc = useQueryClient()
+  const toast = useToast()
+  const save = useMutation({
+    mutationFn: () => call(api.PUT('/tenants/me/support-settings', { body: { l2_email: email.trim(), escalation_language: language.trim() } })),
+    onSuccess: (s) => {
+      qc.setQueryData(['support-settings'], s)
+      toast('Support settings saved')
+    },
+  })
+  const eErr = fieldError(save.error, 'l2_email')
+  const lErr = fieldError(save.error, 'escalation_language')
+  return (
+    <form
+      onSubmit={(e) => {
+        e.preventDefault()
+        save.mutate()
+      }}
+      noValidate
+    >
+      <Field label="Second-level support e-mail" type="email" value={email} onChange={(e) => setEmail(e.target.value)} error={eErr} hint="Ticket notifications go to this address first." />
+      <Field
+        label="Language of ticket notifications"
+        value={language}
+        maxLength={35}
+        onChange={(e) => setLanguage(e.target.value)}
+        error={lErr}
+        hint="A language tag such as en or de. Empty: English."
+      />
+      <ErrorBox error={save.error && !eErr && !lErr ? save.error : null} />
+      <Button type="submit" variant="primary" busy={save.isPending}>
+        Save support settings
+      </Button>
+    </form>
+  )
+}
+
+function Privacy() {
+  const q = useQuery({ queryKey: ['privacy'], queryFn: () => call(api.GET('/tenants/me/privacy')) })
+  if (q.isPending) return <Loading />
+  if (q.isError) return <ErrorBox error={q.error} retry={() => q.refetch()} />
+  return <PrivacyForm key={q.data.optional_entity_types.join()} optional={q.data.optional_entity_types} mandatory={q.data.mandatory_entity_types} />
+}
+
+function PrivacyForm({ optional, mandatory }: { optional: string[]; mandatory: string[] }) {
+  const [on, setOn] = useState(() => new Set(optional))
+  const qc = useQueryClient()
+  const toast = useToast()
+  const save = useMutation({
+    mutationFn: () => call(api.PUT('/tenants/me/privacy', { body: { optional_entity_types: OPTIONAL.map(([v]) => v).filter((v) => on.has(v)) } })),
+    onSuccess: (p) => {
+      qc.setQueryData(['privacy'], p)
+      toast('Privacy settings saved')
+    },
+  })
+  return (
+    <form
+      onSubmit={(e) => {
+        e.preventDefault()
+        save.mutate()
+      }}
+    >
+      <p>Always masked before anything is stored or sent to the model:</p>
+      <ul className="chips">
+        {mandatory.map((m) => (
+          <li key={m}>
+            <Badge>{ENTITY_WORDS[m] ?? m}</Badge>
+          </li>
+        ))}
+      </ul>
+      <fieldset>
+        <legend>Also mask</legend>
+        {OPTIONAL.map(([v, label, hint]) => (
+          <Check
+            key={v}
+            label={label}
+            hint={hint}
+            checked={on.has(v)}
+            onChange={(c) =>
+              setOn((s) => {
+                const n = new Set(s)
+                if (c) n.add(v)
+                else n.delete(v)
+                return n
+              })
+            }
+          />
+        ))}
+      </fieldset>
+      <ErrorBox error={save.error} />
+      <Button type="submit" variant="primary" busy={save.isPending}>
+        Save privacy settings
+      </Button>
+    </form>
+  )
+}
+
+const PII_LIMIT = 20
+
+function PiiEvents() {
+  const [offset, setOffset] = useState(0)
+  const [days, setDays] = useState('365')
+  const qc = useQueryClient()
+  const toast = useToast()
+  const q = useQuery({
+    queryKey: ['pii-events', offset],
+    queryFn: () => call(api.GET('/tenants/privacy/pii-events', { params: { query: { limit: PII_LIMIT, offset } } })),
+    placeholderData: (prev) => prev,
+  })
+  const cleanup = useMutation({
+    mutationFn: () => call(api.DELETE('/tenants/privacy/pii-events/retention', { params: { query: { retention_days: Number(days) } } })),
+    onSuccess: async (r) => {
+      toast(`${r.deleted_count} older event${r.deleted_count === 1 ? '' : 's'} deleted`)
+      setOffset(0)
+      await qc.invalidateQueries({ queryKey: ['pii-events'] })
+    },
+  })
+  const dErr = fieldError(cleanup.error, 'retention_days')
+  return (
+    <>
+      {q.isPending ? (
+        <Loading />
+      ) : q.isError ? (
+        <ErrorBox error={q.error} retry={() => q.refetch()} />
+      ) : q.data.items.length === 0 ? (
+        <Empty title="No privacy events yet">
+          <p>Masked personal data and views of original text are recorded here.</p>
+        </Empty>
+      ) : (
+        <>
+          <div className="table-wrap">
+            <table>
+              <caption className="sr-only">Privacy audit trail</caption>
+              <thead>
+                <tr>
+                  <th scope="col">When</th>
+                  <th scope="col">What</th>
+                  <th scope="col">Action</th>
+                  <th scope="col" className="num">
+                    Count
+                  </th>
+                  <th scope="col">Where</th>
+                </tr>
+              </thead>
+              <tbody>
+                {q.data.items.map((e) => (
+                  <tr key={e.id}>
+                    <td>
+                      <When at={e.created_at} />
+                    </td>
+                    <td>{ENTITY_WORDS[e.entity_type] ?? e.entity_type}</td>
+                    <td>{ACTION_WORDS[e.action] ?? e.action}</td>
+                    <td className="num">{e.count}</td>
+                    <td>
+                      {e.ticket_id ? (
+                        <Link href={`/tickets/${e.ticket_id}`}>Ticket</Link>
+                      ) : e.session_id ? (
+                        <Link href={`/conversations/${e.session_id}`}>Conversation</Link>
+                      ) : (
+                        <span className="muted">{e.direction === 'ticket' ? 'Ticket' : 'Message'}</span>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <Pager label="Privacy event pages" offset={offset} limit={PII_LIMIT} total={q.data.total} onChange={setOffset} />
+        </>
+      )}
+      <form
+        className="row retention"
+        onSubmit={(e) => {
+          e.preventDefault()
+          if (confirm(`Delete privacy events older than ${days} days?`)) cleanup.mutate()
+        }}
+        noValidate
+      >
+        <Field label="Keep events for (days)" type="number" min={1} inputMode="numeric" value={days} onChange={(e) => setDays(e.target.value)} error={dErr} />
+        <Button type="submit" variant="danger" busy={cleanup.isPending}>
+          Delete older events
+        </Button>
+      </form>
+      <ErrorBox error={cleanup.error && !dErr ? cleanup.error : null} />
+    </>
+  )
+}
+
+function hoursLeft(at: string | null): string {
+  if (!at) return ''
+  const ms = new Date(at).getTime() - Date.now()
+  if (ms <= 0) return 'stops working any moment now'
+  const h = Math.floor(ms / 3_600_000)
+  const m = Math.round((ms % 3_600_000) / 60_000)
+  return `${h > 0 ? `${h} h ` : ''}${m} min left`
+}
+
+function KeyRow({ k }: { k: ApiKey }) {
+  const qc = useQueryClient()
+  const toast = useToast()
+  const revoke = useMutation({
+    mutationFn: () => call(api.DELETE('/tenants/me/api-keys/{key_id}', { params: { path: { key_id: k.id } } })),
+    onSuccess: async () => {
+      toast(`Key ck_…${k.key_hint} revoked`)
+      await qc.invalidateQueries({ queryKey: ['api-keys'] })
+      void qc.invalidateQueries({ queryKey: ['tenant'] })
+    },
+  })
+  return (
+    <tr>
+      <td>
+        <code>ck_…{k.key_hint}</code>
+      </td>
+      <td>
+        <Badge tone={KEY_TONE[k.status]}>{KEY_WORDS[k.status]}</Badge>
+        {k.status === 'revoking' && k.expires_at && (
+          <p className="hint grace">
+            Still works until {new Date(k.expires_at).toLocaleString()} ({hoursLeft(k.expires_at)}).
+          </p>
+        )}
+        {k.revoked_reason && <p className="hint">Reason: {REASONS.find(([v]) => v === k.revoked_reason)?.[1] ?? k.revoked_reason}</p>}
+      </td>
+      <td>
+        <When at={k.created_at} />
+      </td>
+      <td>
+        <When at={k.last_used_at} />
+      </td>
+      <td>{k.status === 'revoked' ? <When at={k.revoked_at} /> : k.expires_at ? <When at={k.expires_at} /> : <span className="muted">no expiry</span>}</td>
+      <td>
+        {k.status !== 'revoked' && (
+          <Button
+            small
+            variant="danger"
+            busy={revoke.isPending}
+            aria-label={`Revoke key ending ${k.key_hint}`}
+            onClick={() => confirm(`Revoke the key ending ${k.key_hint} now? Servers using it stop working at once.`) && revoke.mutate()}
+          >
+            Revoke
+          </Button>
+        )}
+        <ErrorBox error={revoke.error} />
+      </td>
+    </tr>
+  )
+}
+
+function ApiKeys() {
+  const [immediately, setImmediately] = useState(false)
+  const [reason, setReason] = useState<Reason>('scheduled')
+  const [fresh, setFresh] = useState<Rotated | null>(null)
+  const qc = useQueryClient()
+  const q = useQuery({ queryKey: ['api-keys'], queryFn: () => call(api.GET('/tenants/me/api-keys')) })
+  const rotate = useMutation({
+    mutationFn: () => call(api.POST('/tenants/me/api-keys/rotate', { body: { revoke_old_immediately: immediately, reason } })),
+    onSuccess: async (r) => {
+      setFresh(r)
+      setImmediately(false)
+      await qc.invalidateQueries({ queryKey: ['api-keys'] })
+      void qc.invalidateQueries({ queryKey: ['tenant'] })
+    },
+  })
+  return (
+    <>
+      {fresh && (
+        <SecretOnce title="Your new API key." value={fresh.api_key} onDone={() => setFresh(null)}>
+          <p>{fresh.message}</p>
+        </SecretOnce>
+      )}
+      {q.isPending ? (
+        <Loading />
+      ) : q.isError ? (
+        <ErrorBox error={q.error} retry={() => q.refetch()} />
+      ) : q.data.items.length === 0 ? (
+        <Empty title="No API keys" />
+      ) : (
+        <div className="table-wrap">
+          <table>
+            <caption className="sr-only">Widget API keys</caption>
+            <thead>
+              <tr>
+                <th scope="col">Key</th>
+                <th scope="col">Status</th>
+                <th scope="col">Created</th>
+                <th scope="col">Last used</th>
+                <th scope="col">Expires / revoked</th>
+                <th scope="col">Actions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {q.data.items.map((k) => (
+                <KeyRow key={k.id} k={k} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <form
+        className="rotate"
+        onSubmit={(e) => {
+          e.preventDefault()
+          if (!immediately || confirm('Revoke the current key immediately? Servers still using it stop working at once.')) rotate.mutate()
+        }}
+      >
+        <h3>Rotate the key</h3>
+        <p className="hint">A new key is issued. The old one keeps working for 24 hours so you can switch your servers over, unless you revoke it now.</p>
+        <Select label="Reason" value={reason} options={REASONS} onChange={setReason} />
+        <Check label="Revoke the old key immediately (no grace period)" checked={immediately} onChange={setImmediately} />
+        <ErrorBox error={rotate.error} />
+        <Button type="submit" variant="primary" busy={rotate.isPending}>
+          Rotate key
+        </Button>
+      </form>
+    </>
+  )
+}
+
+function SigningSecret() {
+  const [fresh, setFresh] = useState<{ secret_key: string; message: string } | null>(null)
+  const qc = useQueryClient()
+  const q = useQuery({ queryKey: ['kyc'], queryFn: () => call(api.GET('/tenants/me/kyc/status')) })
+  const make = useMutation({
+    mutationFn: (rotate: boolean) => (rotate ? call(api.POST('/tenants/me/kyc/rotate')) : call(api.POST('/tenants/me/kyc/secret'))),
+    onSuccess: async (r) => {
+      setFresh(r)
+      await qc.invalidateQueries({ queryKey: ['kyc'] })
+    },
+  })
+  if (q.isPending) return <Loading />
+  if (q.isError) return <ErrorBox error={q.error} retry={() => q.refetch()} />
+  const s = q.data
+  return (
+    <>
+      {fresh && (
+        <SecretOnce title="Your signing secret." value={fresh.secret_key} onDone={() => setFresh(null)}>
+          <p>{fresh.message}</p>
+        </SecretOnce>
+      )}
+      <dl className="facts">
+        <dt>Secret</dt>
+        <dd>{s.has_secret ? <code>{s.masked_secret_hint ?? '••••'}</code> : <span className="muted">not created</span>}</dd>
+        {s.previous_valid_until && (
+          <>
+            <dt>Previous secret</dt>
+            <dd>valid until {new Date(s.previous_valid_until).toLocaleString()}</dd>
+          </>
+        )}
+        <dt>Identified chats (7 days)</dt>
+        <dd>
+          {s.identified_sessions_7d} ({Math.round(s.identified_session_rate_7d * 100)} % of chats)
+        </dd>
+        <dt>Last identified chat</dt>
+        <dd>
+          <When at={s.last_identified_session} />
+        </dd>
+      </dl>
+      <ErrorBox error={make.error} />
+      <div className="row">
+        {s.has_secret ? (
+          <Button busy={make.isPending} onClick={() => confirm('Rotate the signing secret? The current one keeps working for one hour.') && make.mutate(true)}>
+            Rotate signing secret
+          </Button>
+        ) : (
+          <Button variant="primary" busy={make.isPending} onClick={() => make.mutate(false)}>
+            Create signing secret
+          </Button>
+        )}
+      </div>
+    </>
+  )
+}
+
+export default function Settings() {
+  const tenant = useTenant()
+  return (
+    <>
+      <PageHeader title="Settings" />
+      <nav className="toc" aria-label="Settings sections">
+        <a href="#s-model">Model key</a>
+        <a href="#s-workspace">Workspace</a>
+        <a href="#s-support">Support</a>
+        <a href="#s-privacy">Privacy</a>
+        <a href="#s-keys">API keys</a>
+        <a href="#s-signing">Signing secret</a>
+      </nav>
+      <Section id="s-model" title="Model key">
+        {tenant.isPending ? <Loading /> : tenant.isError ? <ErrorBox error={tenant.error} retry={() => tenant.refetch()} /> : <ModelKeyForm tenant={tenant.data} />}
+      </Section>
+      <Section id="s-workspace" title="Workspace">
+        {tenant.isPending ? <Loading /> : tenant.isError ? <ErrorBox error={tenant.error} retry={() => tenant.refetch()} /> : <Workspace key={tenant.data.updated_at} tenant={tenant.data} />}
+      </Section>
+      <Section id="s-support" title="Support settings" hint="Where ticket notifications go and in which language.">
+        <SupportSettings />
+      </Section>
+      <Section id="s-privacy" title="Privacy" hint="Personal data in visitors' messages is masked before it is stored or sent to the model.">
+        <Privacy />
+        <h3>Audit trail</h3>
+        <PiiEvents />
+      </Section>
+      <Section id="s-keys" title="Widget API keys" hint="For server-to-server chat (X-API-Key header). The browser widget does not need one.">
+        <ApiKeys />
+      </Section>
+      <Section id="s-signing" title="Signing secret" hint="Your site signs visitor identity tokens with it, so tickets show who the visitor is.">
+        <SigningSecret />
+      </Section>
+    </>
+  )
 }

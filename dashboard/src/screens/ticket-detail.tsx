@@ -1,5 +1,274 @@
-import { PageHeader } from '../ui/kit'
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useState } from 'react'
+import { Link } from 'wouter'
+import { api, call } from '../api/client'
+import type { Ticket } from '../api/types'
+import { Badge, Button, Check, Empty, ErrorBox, fieldError, Loading, PageHeader, TextArea, When } from '../ui/kit'
+import { PriorityBadge, score, StatusBadge, TRIGGER_WORDS } from '../ui/ops'
+import { useToast } from '../ui/toast'
 
-export default function Screen() {
-  return <PageHeader title="ticket-detail" />
+const ROLE_WORDS: Record<string, string> = { user: 'Visitor', assistant: 'Bot', operator: 'Operator', system: 'System' }
+
+function VisitorFacts({ t }: { t: Ticket }) {
+  const id = t.identity
+  const name = id?.name ?? t.user_name
+  const email = id?.email ?? t.user_email
+  const userId = id?.id ?? t.user_id
+  return (
+    <div className="card">
+      <h2>Visitor</h2>
+      {!name && !email && !userId ? (
+        <p className="muted">Anonymous visitor: no name or e-mail was given.</p>
+      ) : (
+        <dl className="facts">
+          {id && (
+            <>
+              <dt>Identity</dt>
+              <dd>
+                <Badge tone="ok">Verified by your site</Badge>
+              </dd>
+            </>
+          )}
+          {name && (
+            <>
+              <dt>Name</dt>
+              <dd>{name}</dd>
+            </>
+          )}
+          {email && (
+            <>
+              <dt>E-mail</dt>
+              <dd>{email}</dd>
+            </>
+          )}
+          {userId && (
+            <>
+              <dt>User ID</dt>
+              <dd>
+                <code>{userId}</code>
+              </dd>
+            </>
+          )}
+          {id?.plan && (
+            <>
+              <dt>Plan</dt>
+              <dd>{id.plan}</dd>
+            </>
+          )}
+        </dl>
+      )}
+    </div>
+  )
+}
+
+function Evidence({ t }: { t: Ticket }) {
+  return (
+    <div className="card">
+      <h2>Retrieval evidence</h2>
+      {t.evidence.length === 0 ? (
+        <p className="muted">No knowledge was found for this question.</p>
+      ) : (
+        <div className="table-wrap">
+          <table>
+            <caption className="sr-only">What the search found for the question</caption>
+            <thead>
+              <tr>
+                <th scope="col">Source</th>
+                <th scope="col" className="num">
+                  Confidence
+                </th>
+                <th scope="col" className="num">
+                  Keyword (BM25)
+                </th>
+                <th scope="col" className="num">
+                  Vector
+                </th>
+                <th scope="col">Failure</th>
+              </tr>
+            </thead>
+            <tbody>
+              {t.evidence.map((e, i) => (
+                <tr key={`${e.chunk_id ?? e.faq_id ?? ''}-${i}`}>
+                  <td>{e.title || <span className="muted">untitled</span>}</td>
+                  <td className="num">{score(e.confidence)}</td>
+                  <td className="num">{score(e.bm25 ?? e.lexical)}</td>
+                  <td className="num">{score(e.vector)}</td>
+                  <td>{e.failure_type ? e.failure_type.replace(/_/g, ' ') : <span className="muted">–</span>}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </div>
+  )
+}
+
+function Resolve({ t }: { t: Ticket }) {
+  const [text, setText] = useState('')
+  const qc = useQueryClient()
+  const toast = useToast()
+  const resolve = useMutation({
+    mutationFn: () => call(api.POST('/escalations/{ticket_id}/resolve', { params: { path: { ticket_id: t.id } }, body: { resolution_text: text.trim() } })),
+    onSuccess: async () => {
+      setText('')
+      toast(`${t.ticket_number} resolved; the reply is in the visitor's chat`)
+      await qc.invalidateQueries({ queryKey: ['ticket', t.id] })
+      void qc.invalidateQueries({ queryKey: ['tickets'] })
+    },
+  })
+  if (t.status === 'resolved')
+    return (
+      <div className="card">
+        <h2>Resolution</h2>
+        <p>
+          <StatusBadge status="resolved" /> <When at={t.resolved_at} />
+        </p>
+        {t.resolution_text ? <p className="msg-text resolution">{t.resolution_text}</p> : <p className="muted">No reply was recorded.</p>}
+      </div>
+    )
+  const err = fieldError(resolve.error, 'resolution_text')
+  return (
+    <form
+      className="card"
+      onSubmit={(e) => {
+        e.preventDefault()
+        resolve.mutate()
+      }}
+      noValidate
+    >
+      <h2>Reply and resolve</h2>
+      <TextArea
+        label="Reply to the visitor"
+        hint="Sent into the visitor's chat as your reply, and mailed to them if they do not read it there. Plain text."
+        maxLength={8000}
+        value={text}
+        onChange={(e) => setText(e.target.value)}
+        error={err}
+      />
+      <ErrorBox error={resolve.error && !err ? resolve.error : null} />
+      <Button type="submit" variant="primary" busy={resolve.isPending}>
+        Send reply and resolve
+      </Button>
+    </form>
+  )
+}
+
+export default function TicketDetail({ params }: { params: Record<string, string> }) {
+  const id = params.id!
+  const [original, setOriginal] = useState(false)
+  const qc = useQueryClient()
+  const toast = useToast()
+  const q = useQuery({
+    queryKey: ['ticket', id, original],
+    queryFn: () => call(api.GET('/escalations/{ticket_id}', { params: { path: { ticket_id: id }, query: { include_original: original } } })),
+    // Switching "Show original" keeps the screen in place while the other version loads.
+    placeholderData: (prev) => prev,
+  })
+  const delOriginal = useMutation({
+    mutationFn: () => call(api.POST('/escalations/{ticket_id}/delete-original', { params: { path: { ticket_id: id } } })),
+    onSuccess: async (r) => {
+      setOriginal(false)
+      toast(r.deleted_count ? `Original text deleted (${r.deleted_count})` : 'There was no original text to delete')
+      await qc.invalidateQueries({ queryKey: ['ticket', id] })
+    },
+  })
+  const back = (
+    <p>
+      <Link href="/tickets">← Tickets</Link>
+    </p>
+  )
+  if (q.isPending)
+    return (
+      <>
+        {back}
+        <Loading />
+      </>
+    )
+  if (q.isError)
+    return (
+      <>
+        {back}
+        <ErrorBox error={q.error} retry={() => q.refetch()} />
+      </>
+    )
+  const t = q.data
+  return (
+    <>
+      {back}
+      <PageHeader title={`Ticket ${t.ticket_number}`}>
+        {t.primary_question_original_available && (
+          <Button variant="danger" busy={delOriginal.isPending} onClick={() => confirm('Delete the original (unredacted) text of this ticket for good? Only the redacted text stays.') && delOriginal.mutate()}>
+            Delete original text
+          </Button>
+        )}
+      </PageHeader>
+      <ErrorBox error={delOriginal.error} />
+      <div className="row ticket-badges">
+        <StatusBadge status={t.status} />
+        <PriorityBadge priority={t.priority} />
+        <Badge>{TRIGGER_WORDS[t.trigger] ?? t.trigger}</Badge>
+      </div>
+      <div className="grid-2">
+        <div>
+          <div className="card">
+            <h2>Question</h2>
+            <p className="msg-text">{original && t.primary_question_original ? t.primary_question_original : t.primary_question}</p>
+            {t.primary_question_original_available && (
+              <Check
+                label="Show original"
+                hint="Shows what the visitor typed before personal data was masked. Every view is recorded in the privacy audit trail."
+                checked={original}
+                onChange={setOriginal}
+              />
+            )}
+            {t.user_note && (
+              <>
+                <h3>Visitor's note</h3>
+                <p className="msg-text">{t.user_note}</p>
+              </>
+            )}
+            <dl className="facts">
+              <dt>Opened</dt>
+              <dd>
+                <When at={t.created_at} />
+              </dd>
+              <dt>Updated</dt>
+              <dd>
+                <When at={t.updated_at} />
+              </dd>
+              {t.session_id && (
+                <>
+                  <dt>Conversation</dt>
+                  <dd>
+                    <Link href={`/conversations/${t.session_id}`}>Open the conversation</Link>
+                  </dd>
+                </>
+              )}
+            </dl>
+          </div>
+          <Resolve t={t} />
+        </div>
+        <div>
+          <VisitorFacts t={t} />
+          <Evidence t={t} />
+        </div>
+      </div>
+      <h2>Transcript</h2>
+      {t.transcript.length === 0 ? (
+        <Empty title="No messages before the hand-off" />
+      ) : (
+        <ol className="transcript" aria-label="Transcript">
+          {t.transcript.map((m, i) => (
+            <li key={i} className={`msg${m.role === 'user' ? ' msg-user' : ''}`}>
+              <div className="msg-meta">
+                {ROLE_WORDS[m.role] ?? m.role} · <When at={m.created_at} />
+              </div>
+              <div className="msg-text">{m.content}</div>
+            </li>
+          ))}
+        </ol>
+      )}
+    </>
+  )
 }

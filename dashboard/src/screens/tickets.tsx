@@ -1,5 +1,126 @@
-import { PageHeader } from '../ui/kit'
+import { useQuery } from '@tanstack/react-query'
+import { useState } from 'react'
+import { Link } from 'wouter'
+import { api, call } from '../api/client'
+import type { Ticket } from '../api/types'
+import { Badge, Empty, ErrorBox, Loading, PageHeader, Select, When } from '../ui/kit'
+import { Pager, PriorityBadge, StatusBadge, TRIGGER_WORDS, Visitor } from '../ui/ops'
 
-export default function Screen() {
-  return <PageHeader title="tickets" />
+type StatusFilter = 'open' | 'in_progress' | 'resolved' | 'all'
+type PriorityFilter = 'all' | Ticket['priority']
+
+const STATUS_OPTIONS = [
+  ['open', 'Open'],
+  ['in_progress', 'In progress'],
+  ['resolved', 'Resolved'],
+  ['all', 'All'],
+] as const
+const PRIORITY_OPTIONS = [
+  ['all', 'Any priority'],
+  ['critical', 'Critical'],
+  ['high', 'High'],
+  ['medium', 'Medium'],
+  ['low', 'Low'],
+] as const
+
+const LIMIT = 50
+/** New tickets show up while the inbox is open, without a reload. */
+const POLL_MS = 5000
+
+export default function Tickets() {
+  const [status, setStatus] = useState<StatusFilter>('open')
+  const [priority, setPriority] = useState<PriorityFilter>('all')
+  const [offset, setOffset] = useState(0)
+  const list = useQuery({
+    queryKey: ['tickets', status, offset],
+    queryFn: () =>
+      call(api.GET('/escalations', { params: { query: { ...(status === 'all' ? {} : { status }), include_original: false, limit: LIMIT, offset } } })),
+    refetchInterval: POLL_MS,
+  })
+  const open = useQuery({
+    queryKey: ['tickets', 'open-count'],
+    queryFn: () => call(api.GET('/escalations', { params: { query: { status: 'open', include_original: false, limit: 1, offset: 0 } } })),
+    refetchInterval: POLL_MS,
+  })
+  const rows = list.data?.tickets.filter((t) => priority === 'all' || t.priority === priority) ?? []
+  return (
+    <>
+      <PageHeader title="Tickets">
+        <p className="muted" role="status" aria-live="polite">
+          {open.data ? (
+            <>
+              <Badge tone={open.data.total > 0 ? 'warn' : 'ok'}>{open.data.total}</Badge> open ticket{open.data.total === 1 ? '' : 's'}
+            </>
+          ) : null}
+        </p>
+      </PageHeader>
+      <p className="hint">Visitors' hand-offs to a human. The list refreshes itself every few seconds.</p>
+      <div className="filters">
+        <Select
+          label="Status"
+          value={status}
+          options={STATUS_OPTIONS}
+          onChange={(v) => {
+            setStatus(v)
+            setOffset(0)
+          }}
+        />
+        <Select label="Priority" value={priority} options={PRIORITY_OPTIONS} onChange={setPriority} />
+      </div>
+      {list.isPending ? (
+        <Loading />
+      ) : list.isError ? (
+        <ErrorBox error={list.error} retry={() => list.refetch()} />
+      ) : rows.length === 0 ? (
+        <Empty title={list.data.tickets.length === 0 ? (status === 'open' ? 'No open tickets' : 'No tickets here') : 'No tickets with this priority'}>
+          <p>When a visitor asks for a human or the bot cannot answer, a ticket appears here.</p>
+        </Empty>
+      ) : (
+        <>
+          <div className="table-wrap">
+            <table>
+              <caption className="sr-only">Tickets</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Ticket</th>
+                  <th scope="col">Priority</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Trigger</th>
+                  <th scope="col">Question</th>
+                  <th scope="col">Visitor</th>
+                  <th scope="col">Created</th>
+                </tr>
+              </thead>
+              <tbody>
+                {rows.map((t) => (
+                  <tr key={t.id}>
+                    <td>
+                      <Link href={`/tickets/${t.id}`}>{t.ticket_number}</Link>
+                    </td>
+                    <td>
+                      <PriorityBadge priority={t.priority} />
+                    </td>
+                    <td>
+                      <StatusBadge status={t.status} />
+                    </td>
+                    <td>{TRIGGER_WORDS[t.trigger] ?? t.trigger}</td>
+                    <td className="cell-clip" title={t.primary_question}>
+                      {t.primary_question}
+                    </td>
+                    <td>
+                      <Visitor t={t} />
+                    </td>
+                    <td>
+                      <When at={t.created_at} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <Pager label="Ticket pages" offset={offset} limit={LIMIT} total={list.data.total} onChange={setOffset} />
+        </>
+      )}
+    </>
+  )
 }

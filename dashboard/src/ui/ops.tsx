@@ -1,0 +1,99 @@
+import type { ReactNode } from 'react'
+import type { Ticket } from '../api/types'
+import { Badge, Button, CopyButton } from './kit'
+
+/** Helpers shared by the tickets, FAQ, gaps, profile and settings screens. */
+
+export type Tone = 'neutral' | 'ok' | 'warn' | 'bad' | 'info'
+
+export const PRIORITY_TONE: Record<string, Tone> = { low: 'neutral', medium: 'info', high: 'warn', critical: 'bad' }
+export const STATUS_WORDS: Record<string, string> = { open: 'Open', in_progress: 'In progress', resolved: 'Resolved' }
+export const STATUS_TONE: Record<string, Tone> = { open: 'warn', in_progress: 'info', resolved: 'ok' }
+export const TRIGGER_WORDS: Record<string, string> = {
+  user_request: 'Visitor asked for a human',
+  answer_rejected: 'Visitor rejected the answer',
+  llm_unavailable: 'Model unavailable',
+  low_similarity: 'No good match in the knowledge',
+  no_documents: 'No documentation yet',
+}
+
+export function PriorityBadge({ priority }: { priority: string }) {
+  return <Badge tone={PRIORITY_TONE[priority] ?? 'neutral'}>{priority[0]!.toUpperCase() + priority.slice(1)}</Badge>
+}
+
+export function StatusBadge({ status }: { status: string }) {
+  return <Badge tone={STATUS_TONE[status] ?? 'neutral'}>{STATUS_WORDS[status] ?? status}</Badge>
+}
+
+/** A score with two decimals, or a dash when the service gave none. */
+export function score(n: number | null | undefined): string {
+  return typeof n === 'number' && Number.isFinite(n) ? n.toFixed(2) : '–'
+}
+
+export function percent(n: number | null | undefined): string {
+  return typeof n === 'number' && Number.isFinite(n) ? `${Math.round(n * 100)} %` : '–'
+}
+
+/** Previous / next paging for an offset-limited list. */
+export function Pager({ offset, limit, total, onChange, label }: { offset: number; limit: number; total: number; onChange: (offset: number) => void; label: string }) {
+  if (total <= limit && offset === 0) return null
+  const from = total === 0 ? 0 : offset + 1
+  const to = Math.min(offset + limit, total)
+  return (
+    <nav className="pager row" aria-label={label}>
+      <Button small disabled={offset === 0} onClick={() => onChange(Math.max(0, offset - limit))}>
+        Previous
+      </Button>
+      <span className="muted">
+        {from}–{to} of {total}
+      </span>
+      <Button small disabled={offset + limit >= total} onClick={() => onChange(offset + limit)}>
+        Next
+      </Button>
+    </nav>
+  )
+}
+
+/** A secret shown exactly once, with a copy button and a dismiss. */
+export function SecretOnce({ title, value, children, onDone }: { title: string; value: string; children?: ReactNode; onDone: () => void }) {
+  return (
+    <div className="secret" role="region" aria-label={title}>
+      <p>
+        <strong>{title}</strong> It is shown only now: copy it and keep it safe.
+      </p>
+      <p>
+        <code className="secret-value">{value}</code>
+      </p>
+      {children}
+      <div className="row">
+        <CopyButton text={value} />
+        <Button small onClick={onDone}>
+          I saved it
+        </Button>
+      </div>
+    </div>
+  )
+}
+
+/** A line-per-item text box's value as a list, blank lines dropped. */
+export const lines = (text: string): string[] =>
+  text
+    .split('\n')
+    .map((s) => s.trim())
+    .filter(Boolean)
+
+/** Who the visitor is, from the verified identity or what they typed. */
+export function Visitor({ t }: { t: Pick<Ticket, 'identity' | 'user_email' | 'user_name' | 'user_id'> }) {
+  const name = t.identity?.name ?? t.user_name
+  const email = t.identity?.email ?? t.user_email
+  const id = t.identity?.id ?? t.user_id
+  if (!name && !email && !id) return <span className="muted">Anonymous</span>
+  return (
+    <span className="visitor">
+      {name && <span>{name}</span>}
+      {email && <span className="muted">{email}</span>}
+      {!name && !email && id && <span className="muted">ID {id}</span>}
+    </span>
+  )
+}
+
