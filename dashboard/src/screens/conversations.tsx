@@ -1,5 +1,77 @@
-import { PageHeader } from '../ui/kit'
+import { keepPreviousData, useQuery } from '@tanstack/react-query'
+import { useState } from 'react'
+import { Link } from 'wouter'
+import { api, call } from '../api/client'
+import { Badge, Empty, ErrorBox, Loading, PageHeader, When } from '../ui/kit'
+import { Pager } from '../ui/knowledge-parts'
 
-export default function Screen() {
-  return <PageHeader title="conversations" />
+const LIMIT = 20
+
+export default function Conversations() {
+  const [offset, setOffset] = useState(0)
+  const q = useQuery({
+    queryKey: ['sessions', offset],
+    queryFn: () => call(api.GET('/chat/sessions', { params: { query: { limit: LIMIT, offset } } })),
+    placeholderData: keepPreviousData,
+    refetchInterval: 30_000,
+  })
+  return (
+    <>
+      <PageHeader title="Conversations">
+        <Link className="btn" href="/conversations/bad-answers">
+          Bad answers
+        </Link>
+      </PageHeader>
+      {q.isPending ? (
+        <Loading />
+      ) : q.isError ? (
+        <ErrorBox error={q.error} retry={() => q.refetch()} />
+      ) : q.data.sessions.length === 0 && offset === 0 ? (
+        <Empty title="No conversations yet">
+          <p>When visitors ask your bot something, the conversations show up here.</p>
+        </Empty>
+      ) : (
+        <>
+          <p className="muted">{`${q.data.total} conversation${q.data.total === 1 ? '' : 's'}, newest first.`}</p>
+          <div className="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Last question</th>
+                  <th scope="col">Last answer</th>
+                  <th scope="col" className="num">
+                    Messages
+                  </th>
+                  <th scope="col">Ticket</th>
+                  <th scope="col">Last activity</th>
+                </tr>
+              </thead>
+              <tbody>
+                {q.data.sessions.map((s) => (
+                  <tr key={s.session_id}>
+                    <td className="kc-cell-wrap">
+                      <Link href={`/conversations/${s.session_id}`}>{s.last_question?.trim() || 'Conversation without a question'}</Link>
+                      {s.chat_ended && (
+                        <>
+                          {' '}
+                          <Badge>Ended</Badge>
+                        </>
+                      )}
+                    </td>
+                    <td className="kc-cell-wrap muted">{s.last_answer_preview ?? '–'}</td>
+                    <td className="num">{s.message_count}</td>
+                    <td>{s.ticket_number ? <Badge tone="warn">{s.ticket_number}</Badge> : <span className="muted">none</span>}</td>
+                    <td>
+                      <When at={s.last_activity} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <Pager offset={offset} limit={LIMIT} total={q.data.total} onChange={setOffset} label="Conversation pages" />
+        </>
+      )}
+    </>
+  )
 }

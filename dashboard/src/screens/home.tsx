@@ -4,7 +4,7 @@ import { Link } from 'wouter'
 import { api, call } from '../api/client'
 import { useBots, useTenant } from '../session'
 import { CopyButton, ErrorBox, Loading, PageHeader } from '../ui/kit'
-import { embedSnippet, ModelKeyForm } from './shared'
+import { embedSnippet, ModelKeyForm, ProviderStatus } from './shared'
 
 function Step({ n, done, title, children }: { n: number; done: boolean; title: string; children: ReactNode }) {
   return (
@@ -48,6 +48,7 @@ export default function Home() {
       <ol className="checklist">
         <Step n={1} done={hasKey} title="Connect the language model">
           <ModelKeyForm tenant={tenant.data!} />
+          <ProviderStatus />
         </Step>
         <Step n={2} done={hasKnowledge} title="Add knowledge">
           <p>

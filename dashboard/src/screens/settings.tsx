@@ -7,7 +7,7 @@ import { useTenant } from '../session'
 import { Badge, Button, Check, Empty, ErrorBox, Field, fieldError, Loading, PageHeader, Select, When } from '../ui/kit'
 import { Pager, SecretOnce, type Tone } from '../ui/ops'
 import { useToast } from '../ui/toast'
-import { ModelKeyForm } from './shared'
+import { ModelKeyForm, ProviderStatus } from './shared'
 
 type Optional = 'ID_DOC' | 'IP' | 'URL_TOKEN'
 type Reason = 'scheduled' | 'leaked' | 'compromise' | 'other'
@@ -483,6 +483,7 @@ export default function Settings() {
       </nav>
       <Section id="s-model" title="Model key">
         {tenant.isPending ? <Loading /> : tenant.isError ? <ErrorBox error={tenant.error} retry={() => tenant.refetch()} /> : <ModelKeyForm tenant={tenant.data} />}
+        <ProviderStatus />
       </Section>
       <Section id="s-workspace" title="Workspace">
         {tenant.isPending ? <Loading /> : tenant.isError ? <ErrorBox error={tenant.error} retry={() => tenant.refetch()} /> : <Workspace key={tenant.data.updated_at} tenant={tenant.data} />}

@@ -1,8 +1,8 @@
-import { useMutation, useQueryClient } from '@tanstack/react-query'
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
 import { api, call } from '../api/client'
 import type { Tenant } from '../api/types'
-import { Button, ErrorBox, Field, fieldError } from '../ui/kit'
+import { Badge, Button, ErrorBox, Field, fieldError, When } from '../ui/kit'
 import { useToast } from '../ui/toast'
 
 export function embedSnippet(publicId: string): string {
@@ -61,5 +61,44 @@ export function ModelKeyForm({ tenant }: { tenant: Tenant }) {
         )}
       </div>
     </form>
+  )
+}
+
+const STATE_WORDS = { ok: 'answering', unreachable: 'unreachable', error: 'failing', unknown: 'not checked yet' } as const
+
+/**
+ * Where the model requests go (LLM_BASE_URL, set by whoever runs the service) and whether that server
+ * answers, with the fix in words when it does not: the first thing to check when the bot says nothing.
+ */
+export function ProviderStatus() {
+  const qc = useQueryClient()
+  const q = useQuery({ queryKey: ['llm-status'], queryFn: () => call(api.GET('/llm/status', { params: { query: { probe: false } } })), refetchInterval: 30_000 })
+  const probe = useMutation({
+    mutationFn: () => call(api.GET('/llm/status', { params: { query: { probe: true } } })),
+    onSuccess: (s) => qc.setQueryData(['llm-status'], s),
+  })
+  if (q.isPending) return <p className="muted">Checking the model server…</p>
+  if (q.isError) return <ErrorBox error={q.error} retry={() => q.refetch()} />
+  const s = q.data
+  const tone = s.state === 'ok' ? 'ok' : s.state === 'unknown' ? 'neutral' : 'bad'
+  return (
+    <div className="notice provider-status">
+      <p>
+        Model server <code>{s.base_url}</code> (set by <code>{s.variable}</code>): <Badge tone={tone}>{STATE_WORDS[s.state]}</Badge>{' '}
+        <span className="muted">
+          chat model <code>{s.chat_model}</code>, embeddings <code>{s.embedding_model}</code>
+        </span>
+      </p>
+      {s.state !== 'ok' && s.hint && <p>{s.hint}</p>}
+      {s.last_error && s.state !== 'ok' && (
+        <p className="muted">
+          Last error <When at={s.last_error.at} />: {s.last_error.message}
+        </p>
+      )}
+      <Button small busy={probe.isPending} onClick={() => probe.mutate()}>
+        Check again
+      </Button>
+      <ErrorBox error={probe.error} />
+    </div>
   )
 }

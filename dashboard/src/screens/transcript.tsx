@@ -1,5 +1,125 @@
-import { PageHeader } from '../ui/kit'
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useState } from 'react'
+import { Link } from 'wouter'
+import { api, call } from '../api/client'
+import type { LogMessage } from '../api/types'
+import { Badge, Button, Empty, ErrorBox, Loading, PageHeader, When } from '../ui/kit'
+import { IdealAnswerEditor } from '../ui/knowledge-parts'
+import { useToast } from '../ui/toast'
 
-export default function Screen() {
-  return <PageHeader title="transcript" />
+function who(m: LogMessage): string {
+  if (m.from_operator) return 'Operator'
+  return m.role === 'user' ? 'Visitor' : 'Assistant'
+}
+
+function Feedback({ value }: { value: LogMessage['feedback'] }) {
+  if (value === 'up') return <Badge tone="ok">Visitor found it helpful</Badge>
+  if (value === 'down') return <Badge tone="bad">Marked as a bad answer</Badge>
+  return null
+}
+
+function Message({ m, showOriginal, titles }: { m: LogMessage; showOriginal: boolean; titles: Map<string, string> }) {
+  const kind = m.from_operator ? 'operator' : m.role
+  const isAnswer = m.role === 'assistant' && !m.from_operator
+  return (
+    <li className={`msg msg-${kind}`}>
+      <div className="msg-meta">
+        <strong>{who(m)}</strong> · <When at={m.created_at} />
+      </div>
+      {/* Visitor and model text is shown as plain text only, never as HTML. */}
+      <div className="msg-text">{m.content}</div>
+      {showOriginal && m.content_original !== null && m.content_original !== m.content && (
+        <div className="msg-original">
+          <span className="ideal-label">Original (before redaction):</span> <span className="msg-text">{m.content_original}</span>
+        </div>
+      )}
+      {(m.sources.length > 0 || m.source_documents.length > 0) && (
+        <div className="sources">
+          <span className="ideal-label">Sources:</span>
+          <ul>
+            {m.sources.map((s) => (
+              <li key={`u-${s.url}`}>
+                <a href={s.url} target="_blank" rel="noopener noreferrer">
+                  {s.title || s.url}
+                </a>
+              </li>
+            ))}
+            {m.source_documents.map((id) => (
+              <li key={`d-${id}`}>
+                {titles.has(id) ? <Link href={`/knowledge/documents/${id}`}>{titles.get(id)}</Link> : <span className="muted">a deleted document</span>}
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+      {isAnswer && (
+        <div className="msg-foot">
+          <Feedback value={m.feedback} />
+          <IdealAnswerEditor messageId={m.id} initial={m.ideal_answer} />
+        </div>
+      )}
+    </li>
+  )
+}
+
+export default function Transcript({ params }: { params: Record<string, string> }) {
+  const id = params.id!
+  const [showOriginal, setShowOriginal] = useState(false)
+  const qc = useQueryClient()
+  const toast = useToast()
+  const log = useQuery({
+    queryKey: ['transcript', id, showOriginal],
+    queryFn: () => call(api.GET('/chat/logs/session/{session_id}', { params: { path: { session_id: id }, query: { include_original: showOriginal } } })),
+    placeholderData: keepPreviousData,
+  })
+  // Titles of the documents answers were drawn from (uploaded files and crawled pages).
+  const docs = useQuery({ queryKey: ['documents'], queryFn: () => call(api.GET('/documents')), staleTime: 60_000 })
+  const titles = new Map((docs.data?.documents ?? []).map((d) => [d.id, d.title || d.filename]))
+  const delOriginal = useMutation({
+    mutationFn: () => call(api.POST('/chat/logs/session/{session_id}/delete-original', { params: { path: { session_id: id } } })),
+    onSuccess: async (r) => {
+      setShowOriginal(false)
+      await qc.invalidateQueries({ queryKey: ['transcript', id] })
+      toast(r.deleted_count === 0 ? 'There was no original text to delete' : `Original text deleted from ${r.deleted_count} message${r.deleted_count === 1 ? '' : 's'}`)
+    },
+  })
+  const hasOriginal = log.data?.messages.some((m) => m.content_original_available) ?? false
+  return (
+    <>
+      <p>
+        <Link href="/conversations">← Conversations</Link>
+      </p>
+      <PageHeader title="Conversation">
+        {hasOriginal && (
+          <>
+            <Button aria-pressed={showOriginal} onClick={() => setShowOriginal((v) => !v)}>
+              {showOriginal ? 'Hide original' : 'Show original'}
+            </Button>
+            <Button
+              variant="danger"
+              busy={delOriginal.isPending}
+              onClick={() => confirm('Delete the original (unredacted) text of this conversation for good? The redacted text stays.') && delOriginal.mutate()}
+            >
+              Delete original text
+            </Button>
+          </>
+        )}
+      </PageHeader>
+      {hasOriginal && !showOriginal && <p className="hint">Personal data was redacted in this conversation. The original text is kept for a limited time; viewing it is logged.</p>}
+      <ErrorBox error={delOriginal.error} />
+      {log.isPending ? (
+        <Loading />
+      ) : log.isError ? (
+        <ErrorBox error={log.error} retry={() => log.refetch()} />
+      ) : log.data.messages.length === 0 ? (
+        <Empty title="No messages in this conversation" />
+      ) : (
+        <ol className="transcript" aria-label="Messages">
+          {log.data.messages.map((m) => (
+            <Message key={m.id} m={m} showOriginal={showOriginal} titles={titles} />
+          ))}
+        </ol>
+      )}
+    </>
+  )
 }
