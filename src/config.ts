@@ -38,6 +38,9 @@ const EnvSchema = Type.Object({
   WORKER_POLL_MS: Type.Integer({ minimum: 10, maximum: 60000, default: 500 }),
   RATE_LIMIT_ENABLED: Type.Boolean({ default: true }),
   MAX_UPLOAD_BYTES: Type.Integer({ minimum: 1024, default: 20 * 1024 * 1024 }),
+  /** Chunks one document may make and one tenant may hold; a document beyond either is refused (status error). */
+  MAX_CHUNKS_PER_DOCUMENT: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 5000 }),
+  MAX_CHUNKS_PER_TENANT: Type.Integer({ minimum: 1, maximum: 100_000_000, default: 200_000 }),
   /** Uploads per tenant and hour; a docs folder of a few dozen files must go through at once. */
   UPLOAD_RATE_PER_HOUR: Type.Integer({ minimum: 1, maximum: 100000, default: 200 }),
   MAX_DOCUMENTS_PER_TENANT: Type.Integer({ minimum: 1, default: 500 }),

@@ -23,6 +23,8 @@ export interface ChunkOptions {
   /** Headings at this level or above always start a new chunk (1 = only `#`). */
   hardSplitLevel?: number
   sourceUrl?: string | null
+  /** Stop once more chunks than this exist (the caller refuses the document), so a 50,000-section file costs little. */
+  maxChunks?: number
   /** The document's language for chunks without a clear signal (code, tables); detected when absent. */
   lang?: Regconfig
 }
@@ -377,7 +379,9 @@ export function chunkMarkdown(text: string, options: ChunkOptions = {}): Chunk[]
     }
   }
 
+  const maxChunks = options.maxChunks ?? Number.POSITIVE_INFINITY
   for (const block of scanBlocks(text)) {
+    if (chunks.length > maxChunks) return chunks
     if (block.type === 'heading') {
       const level = block.level!
       if (bodyTokens > 0 && (bodyTokens >= o.minTokens || level <= o.hardSplitLevel)) flush()

@@ -85,6 +85,28 @@ export function createDocumentsRepo(db: Db) {
         .then((r) => r.n)
     },
 
+    /** Chunks the tenant's other documents hold (from their counts: cheap enough to ask at every index). */
+    chunkTotalExcept(tenantId: string, documentId: string, trx: Executor = db): Promise<number> {
+      return trx
+        .selectFrom('documents')
+        .select(sql<number>`coalesce(sum(chunk_count), 0)::int`.as('n'))
+        .where('tenant_id', '=', tenantId)
+        .where('id', '<>', documentId)
+        .executeTakeFirstOrThrow()
+        .then((r) => Number(r.n))
+    },
+
+    /** A document refused at indexing: no chunks, status error with the reason. */
+    async refuseIndex(tenantId: string, id: string, message: string, now: Date, trx: Executor) {
+      await trx.deleteFrom('chunks').where('tenant_id', '=', tenantId).where('document_id', '=', id).execute()
+      await trx
+        .updateTable('documents')
+        .set({ status: 'error', error_message: message, chunk_count: 0, indexed_at: now, updated_at: now })
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', id)
+        .execute()
+    },
+
     /** Serialises document creation of one tenant, so the capacity cannot be raced past. */
     lockTenant(tenantId: string, trx: Executor) {
       return trx.selectFrom('tenants').select('id').where('id', '=', tenantId).forUpdate().executeTakeFirst()

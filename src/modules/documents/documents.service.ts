@@ -30,6 +30,9 @@ import type { ParserPool } from './parsers/pool.js'
 export interface DocumentsSettings {
   maxUploadBytes: number
   maxDocuments: number
+  /** Unset: no bound (benches that index a large corpus into one tenant). */
+  maxChunksPerDocument?: number
+  maxChunksPerTenant?: number
   embeddingModel: string
   /** Sent to the provider only when set (or implied by a text-embedding-3 model). */
   embeddingDimensions?: number
@@ -151,9 +154,26 @@ export function createDocumentsService(deps: {
     now: Date,
   ): Promise<{ chunks: Chunk[]; health: HealthStatus }> {
     const input = { text: doc.parsed_text, fileType: doc.file_type, sourceUrl: doc.source_url }
-    const options: ChunkOptions = { ...settings.chunk, lang: documentLanguage(doc.parsed_text) }
+    const options: ChunkOptions = { ...settings.chunk, lang: documentLanguage(doc.parsed_text), maxChunks: settings.maxChunksPerDocument }
     if (doc.parsed_text.length > INLINE_CHUNK_CHARS) return parser.chunk(input, options, now)
     return { chunks: chunkDocument(input, options), health: checkHealth(doc.parsed_text, now) }
+  }
+
+  /**
+   * Amplification bounds: a small file (an OpenAPI YAML with 50,000 paths) must not become 50,000 chunks,
+   * nor a tenant hold more than its share. The tenant total is checked as each document is indexed, so
+   * concurrent indexing can pass it by at most the documents in flight.
+   */
+  async function chunkCapProblem(tenantId: string, documentId: string, count: number, trx: Db): Promise<string | null> {
+    if (settings.maxChunksPerDocument !== undefined && count > settings.maxChunksPerDocument) {
+      return `The document makes more than ${settings.maxChunksPerDocument} chunks, the limit per document (MAX_CHUNKS_PER_DOCUMENT); split it into smaller files`
+    }
+    if (settings.maxChunksPerTenant === undefined) return null
+    const others = await repo.chunkTotalExcept(tenantId, documentId, trx)
+    if (others + count > settings.maxChunksPerTenant) {
+      return `The workspace would hold more than ${settings.maxChunksPerTenant} chunks, its limit (MAX_CHUNKS_PER_TENANT; ${others} held, this document makes ${count}); delete documents to make room`
+    }
+    return null
   }
 
   /**
@@ -170,6 +190,11 @@ export function createDocumentsService(deps: {
         const locked = await repo.lockForIndex(tenantId, documentId, trx)
         if (!locked) return 'gone' as const
         if (locked.updated_at.getTime() !== doc.updated_at.getTime() || locked.content_hash !== doc.content_hash) return 'changed' as const
+        const refusal = await chunkCapProblem(tenantId, documentId, chunks.length, trx)
+        if (refusal) {
+          await repo.refuseIndex(tenantId, documentId, refusal, now, trx)
+          return 'ready' as const
+        }
         await repo.replaceChunks(tenantId, documentId, chunks, { title: doc.title ?? doc.filename, now }, trx)
         await repo.finishIndex(tenantId, documentId, { chunk_count: chunks.length, lang: chunks[0]?.lang ?? documentLanguage(doc.parsed_text), health, now }, trx)
         return 'ready' as const

@@ -34,6 +34,8 @@ export function wireDocuments(
     settings: {
       maxUploadBytes: config.MAX_UPLOAD_BYTES,
       maxDocuments: config.MAX_DOCUMENTS_PER_TENANT,
+      maxChunksPerDocument: config.MAX_CHUNKS_PER_DOCUMENT,
+      maxChunksPerTenant: config.MAX_CHUNKS_PER_TENANT,
       embeddingModel: config.EMBEDDING_MODEL,
       embeddingDimensions: config.EMBEDDING_DIMENSIONS,
       embeddingBatch: config.EMBEDDING_BATCH,
