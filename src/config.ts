@@ -36,6 +36,8 @@ const EnvSchema = Type.Object({
   RUN_WORKER: Type.Boolean({ default: true }),
   WORKER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 4 }),
   WORKER_POLL_MS: Type.Integer({ minimum: 10, maximum: 60000, default: 500 }),
+  /** A claimed job's lease, renewed by a heartbeat every third of it: a dead worker's jobs are taken over after this. */
+  JOB_LEASE_SECONDS: Type.Integer({ minimum: 3, maximum: 3600, default: 20 }),
   RATE_LIMIT_ENABLED: Type.Boolean({ default: true }),
   MAX_UPLOAD_BYTES: Type.Integer({ minimum: 1024, default: 20 * 1024 * 1024 }),
   /** Chunks one document may make and one tenant may hold; a document beyond either is refused (status error). */

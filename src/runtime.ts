@@ -6,5 +6,8 @@ export function createWorker(ctx: AppContext, modules: Modules): Worker {
   return new Worker(ctx.db, ctx.queue, ctx.clock, ctx.log, modules.jobs, {
     concurrency: ctx.config.WORKER_CONCURRENCY,
     pollMs: ctx.config.WORKER_POLL_MS,
+    leaseSeconds: ctx.config.JOB_LEASE_SECONDS,
+    // One process owns an embedded database, so a job still 'running' at start was left by a crash of this process.
+    soleOwner: ctx.database.kind === 'pglite',
   })
 }

@@ -11,6 +11,11 @@ export interface WorkerOptions {
   pollMs: number
   /** How long a claimed job stays ours without a heartbeat; a crashed worker's jobs return after this. */
   leaseSeconds?: number
+  /**
+   * No other process can hold a job (the embedded database has one owner): jobs found 'running' at start
+   * belong to a crashed run of this process and are taken back at once instead of after their lease.
+   */
+  soleOwner?: boolean
 }
 
 interface ClaimedJob {
@@ -47,12 +52,13 @@ export class Worker {
     private readonly opts: WorkerOptions,
   ) {
     for (const d of defs) this.defs.set(d.kind, d)
-    this.leaseSeconds = opts.leaseSeconds ?? 300
+    this.leaseSeconds = opts.leaseSeconds ?? 20
   }
 
   async start(): Promise<void> {
     if (!this.stopped) return
     this.stopped = false
+    if (this.opts.soleOwner) await this.reclaimOrphans()
     await this.ensureRecurring()
     this.unsubscribe = this.queue.onEnqueue(() => this.wake())
     this.schedule(0)
@@ -68,6 +74,18 @@ export class Worker {
     await Promise.race([all, timeout])
     this.abort.abort()
     await all
+  }
+
+  /** Lapses the lease of every 'running' job so the first claim takes them (see WorkerOptions.soleOwner). */
+  private async reclaimOrphans(): Promise<void> {
+    const now = this.clock.now()
+    const r = await this.db
+      .updateTable('jobs')
+      .set({ locked_until: new Date(now.getTime() - 1000), updated_at: now })
+      .where('status', '=', 'running')
+      .executeTakeFirst()
+    const n = Number(r.numUpdatedRows ?? 0)
+    if (n > 0) this.log.warn({ jobs: n }, 'jobs left running by a previous crash taken back')
   }
 
   /** Claims and runs what is due now, once; returns how many jobs ran. For tests and scripts. */

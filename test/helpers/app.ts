@@ -43,7 +43,7 @@ export interface StartOptions {
 }
 
 /** A fresh database for one app on the suite's PostgreSQL, cloned from the migrated template. */
-async function cloneDatabase(): Promise<{ url: string; drop: () => Promise<void> } | null> {
+export async function cloneDatabase(): Promise<{ url: string; drop: () => Promise<void> } | null> {
   const server = inject('databaseUrl')
   const template = inject('databaseTemplate')
   if (!server || !template) return null
