@@ -37,6 +37,10 @@ const EnvSchema = Type.Object({
   WORKER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 4 }),
   WORKER_POLL_MS: Type.Integer({ minimum: 10, maximum: 60000, default: 500 }),
   RATE_LIMIT_ENABLED: Type.Boolean({ default: true }),
+  /** GET /metrics on the main port for this bearer token (long, random: it guards aggregate traffic figures). */
+  METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  /** GET /metrics on a port of its own (on HOST), for a scraper on a private network. */
+  METRICS_PORT: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
   MAX_UPLOAD_BYTES: Type.Integer({ minimum: 1024, default: 20 * 1024 * 1024 }),
   /** Uploads per tenant and hour; a docs folder of a few dozen files must go through at once. */
   UPLOAD_RATE_PER_HOUR: Type.Integer({ minimum: 1, maximum: 100000, default: 200 }),
@@ -256,6 +260,8 @@ export const CONFIG_DOCS: { readonly [K in keyof Env]-?: string } = {
   WORKER_POLL_MS: 'how often an idle worker looks for due jobs',
   RATE_LIMIT_ENABLED: 'false switches every rate limit off (load tests only)',
   UPLOAD_RATE_PER_HOUR: 'document uploads allowed per tenant per hour (POST /documents), counted like the other rate limits',
+  METRICS_TOKEN: 'serve Prometheus metrics at GET /metrics to Authorization: Bearer <this> (16+ characters); unset with no METRICS_PORT: no /metrics',
+  METRICS_PORT: 'serve GET /metrics on this port of its own (on HOST) for a private scraper; also asks for METRICS_TOKEN when that is set',
   MAX_UPLOAD_BYTES: 'largest uploaded file',
   MAX_DOCUMENTS_PER_TENANT: 'documents one tenant may hold',
   EMBEDDING_DIMENSIONS: 'vector size asked of the embedding model; unset: 1536 for text-embedding-3-*, the model\'s own otherwise',

@@ -6,5 +6,6 @@ export function createWorker(ctx: AppContext, modules: Modules): Worker {
   return new Worker(ctx.db, ctx.queue, ctx.clock, ctx.log, modules.jobs, {
     concurrency: ctx.config.WORKER_CONCURRENCY,
     pollMs: ctx.config.WORKER_POLL_MS,
+    onOutcome: (kind, outcome, ms) => ctx.metrics.observeJob(kind, outcome, ms),
   })
 }
