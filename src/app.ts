@@ -11,6 +11,7 @@ import { registerOpenApi } from './http/openapi.js'
 import { createRateLimitStore, rateLimitMessage, waitForRedis } from './http/rate-limit.js'
 import { findNul } from './http/input.js'
 import { createCsrfCheck } from './http/csrf.js'
+import { registerMetrics } from './http/metrics.js'
 import { ValidationError } from './lib/errors.js'
 import { wireModules, type Modules } from './modules/index.js'
 
@@ -78,6 +79,7 @@ export async function buildApp(ctx: AppContext, modules: Modules = wireModules(c
   app.addHook('onRequest', createCsrfCheck(ctx.config.CORS_ORIGINS))
 
   registerErrorHandling(app)
+  registerMetrics(app, ctx)
   await registerOpenApi(app)
   await app.register(cookie)
   // Dashboard CORS comes from CORS_ORIGINS; the widget routes answer CORS per bot (allowed_domains).

@@ -39,6 +39,10 @@ const EnvSchema = Type.Object({
   /** A claimed job's lease, renewed by a heartbeat every third of it: a dead worker's jobs are taken over after this. */
   JOB_LEASE_SECONDS: Type.Integer({ minimum: 3, maximum: 3600, default: 20 }),
   RATE_LIMIT_ENABLED: Type.Boolean({ default: true }),
+  /** GET /metrics on the main port for this bearer token (long, random: it guards aggregate traffic figures). */
+  METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  /** GET /metrics on a port of its own (on HOST), for a scraper on a private network. */
+  METRICS_PORT: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
   MAX_UPLOAD_BYTES: Type.Integer({ minimum: 1024, default: 20 * 1024 * 1024 }),
   /** Chunks one document may make and one tenant may hold; a document beyond either is refused (status error). */
   MAX_CHUNKS_PER_DOCUMENT: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 5000 }),
@@ -259,8 +263,13 @@ export const CONFIG_DOCS: { readonly [K in keyof Env]-?: string } = {
   RUN_WORKER: 'run the job worker inside the server; false when workers run apart (npm run worker)',
   WORKER_CONCURRENCY: 'jobs one worker runs at once',
   WORKER_POLL_MS: 'how often an idle worker looks for due jobs',
+  JOB_LEASE_SECONDS: 'how long a claimed job stays with its worker without a heartbeat; a crashed worker\'s jobs are taken over after it (the embedded database takes them back at start)',
   RATE_LIMIT_ENABLED: 'false switches every rate limit off (load tests only)',
   UPLOAD_RATE_PER_HOUR: 'document uploads allowed per tenant per hour (POST /documents), counted like the other rate limits',
+  MAX_CHUNKS_PER_DOCUMENT: 'chunks one document may become; a larger document is refused with a message naming the limit',
+  MAX_CHUNKS_PER_TENANT: 'chunks a tenant may hold in all; uploads beyond are refused with a message naming the limit',
+  METRICS_TOKEN: 'serve Prometheus metrics at GET /metrics to Authorization: Bearer <this> (16+ characters); unset with no METRICS_PORT: no /metrics',
+  METRICS_PORT: 'serve GET /metrics on this port of its own (on HOST) for a private scraper; also asks for METRICS_TOKEN when that is set',
   MAX_UPLOAD_BYTES: 'largest uploaded file',
   MAX_DOCUMENTS_PER_TENANT: 'documents one tenant may hold',
   EMBEDDING_DIMENSIONS: 'vector size asked of the embedding model; unset: 1536 for text-embedding-3-*, the model\'s own otherwise',

@@ -2,10 +2,12 @@ import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import pino, { type Logger } from 'pino'
 import type { Config } from './config.js'
+import { observeCaches } from './db/change-feed.js'
 import { defaultPgliteDir, openDatabase, type DatabaseHandle, type Db } from './db/client.js'
 import { JobQueue } from './jobs/queue.js'
 import { systemClock, type Clock } from './lib/clock.js'
 import { createCipher, type Cipher } from './lib/crypto.js'
+import { createMetrics, type Metrics } from './lib/metrics.js'
 import { createOutboxMailer, createSmtpMailer, type Mailer } from './modules/email/mailer.js'
 import type { LlmClient } from './modules/llm/llm.js'
 import { createOpenAiClient } from './modules/llm/openai-client.js'
@@ -28,6 +30,8 @@ export interface AppContext {
   llm: LlmClient
   /** Reachability of LLM_BASE_URL as the calls through `llm` see it (logged, and shown at GET /llm/status). */
   llmStatus: ProviderMonitor
+  /** Prometheus metrics of this process (recorded always, exposed only when configured: http/metrics.ts). */
+  metrics: Metrics
 }
 
 export interface ContextOverrides {
@@ -77,6 +81,8 @@ export async function createContext(config: Config, overrides: ContextOverrides 
       ? createSmtpMailer(config.SMTP_URL, config.EMAIL_FROM)
       : createOutboxMailer(join(config.dataDir, 'outbox'), config.EMAIL_FROM, log, !config.isProduction))
   const llmStatus = createProviderMonitor(config.LLM_BASE_URL, log, clock)
+  const metrics = createMetrics()
+  observeCaches(database.changes, (topic, result) => metrics.cacheLookup(topic, result))
   return {
     config,
     log,
@@ -87,8 +93,9 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     cipher,
     queue: new JobQueue(database.db, clock),
     mailer,
-    llm: llmStatus.wrap(overrides.llm ?? createOpenAiClient(config.LLM_BASE_URL)),
+    llm: llmStatus.wrap(metrics.wrapLlm(overrides.llm ?? createOpenAiClient(config.LLM_BASE_URL))),
     llmStatus,
+    metrics,
   }
 }
 

@@ -9,5 +9,6 @@ export function createWorker(ctx: AppContext, modules: Modules): Worker {
     leaseSeconds: ctx.config.JOB_LEASE_SECONDS,
     // One process owns an embedded database, so a job still 'running' at start was left by a crash of this process.
     soleOwner: ctx.database.kind === 'pglite',
+    onOutcome: (kind, outcome, ms) => ctx.metrics.observeJob(kind, outcome, ms),
   })
 }

@@ -113,6 +113,15 @@ export function createChangeFeed(source: NoticeSource | null): ChangeFeed & { st
  * change is not kept, nothing is kept while the feed is not live, and `undefined` (not found) is never kept,
  * nor is a value `keep` refuses (too large to hold).
  */
+/**
+ * Who hears about each NoticeCache lookup of a feed (the metrics' hit rates). Kept beside the feed instead
+ * of on it, so the feed's implementations need not know about metrics.
+ */
+const cacheObservers = new WeakMap<ChangeFeed, (topic: string, result: 'hit' | 'miss' | 'bypass') => void>()
+export function observeCaches(feed: ChangeFeed, fn: (topic: string, result: 'hit' | 'miss' | 'bypass') => void): void {
+  cacheObservers.set(feed, fn)
+}
+
 export class NoticeCache<V> {
   private readonly entries = new Map<string, { value: V; until: number }>()
   /** Bumped by every change of this topic: a load that saw it move may hold old data and is not kept. */
@@ -134,10 +143,18 @@ export class NoticeCache<V> {
   }
 
   async get(key: string, load: () => Promise<V>): Promise<V> {
-    if (!this.feed.live || !this.feed.settled(this.topic, key)) return load()
+    const observe = cacheObservers.get(this.feed)
+    if (!this.feed.live || !this.feed.settled(this.topic, key)) {
+      observe?.(this.topic, 'bypass')
+      return load()
+    }
     const now = this.opts.clock ? this.opts.clock.now().getTime() : Date.now()
     const hit = this.entries.get(key)
-    if (hit && hit.until > now) return hit.value
+    if (hit && hit.until > now) {
+      observe?.(this.topic, 'hit')
+      return hit.value
+    }
+    observe?.(this.topic, 'miss')
     const generation = this.generation
     const value = await load()
     if (value !== undefined && (this.opts.keep?.(value) ?? true) && generation === this.generation && this.feed.live && this.feed.settled(this.topic, key)) {

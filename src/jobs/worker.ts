@@ -16,6 +16,8 @@ export interface WorkerOptions {
    * belong to a crashed run of this process and are taken back at once instead of after their lease.
    */
   soleOwner?: boolean
+  /** Told each run's outcome (the metrics); `retry` is a failure that will run again. */
+  onOutcome?: (kind: string, outcome: 'done' | 'retry' | 'failed', ms: number) => void
 }
 
 interface ClaimedJob {
@@ -172,10 +174,13 @@ export class Worker {
       if (job.attempts > job.max_attempts) throw new Error('attempts exhausted (worker lost the job)')
       await def.handler(job.payload as never, { jobId: job.id, attempt: job.attempts, signal: this.abort.signal })
       await this.finish(job, def)
+      this.opts.onOutcome?.(job.kind, 'done', Date.now() - started)
       this.log.debug({ job: job.kind, jobId: job.id, ms: Date.now() - started }, 'job done')
     } catch (err) {
       // Recording the failure can fail too (the database went away during shutdown): the job keeps its lease,
       // which lapses, and a worker runs it again. Never an unhandled rejection.
+      const exhausted = job.attempts >= job.max_attempts || err instanceof PermanentJobError
+      this.opts.onOutcome?.(job.kind, exhausted ? 'failed' : 'retry', Date.now() - started)
       await this.fail(job, def, err as Error).catch((e: Error) =>
         this.log.warn({ job: job.kind, jobId: job.id, err: { message: e.message } }, 'job outcome not recorded; it runs again when its lease lapses'),
       )

@@ -4621,6 +4621,16 @@ export interface operations {
                             created_at: string;
                             /** Format: date-time */
                             updated_at: string;
+                            progress: {
+                                crawl: {
+                                    done: number;
+                                    total: number;
+                                } | null;
+                                indexing: {
+                                    done: number;
+                                    total: number;
+                                };
+                            };
                         }[];
                     };
                 };
@@ -4737,6 +4747,16 @@ export interface operations {
                         created_at: string;
                         /** Format: date-time */
                         updated_at: string;
+                        progress: {
+                            crawl: {
+                                done: number;
+                                total: number;
+                            } | null;
+                            indexing: {
+                                done: number;
+                                total: number;
+                            };
+                        };
                     };
                 };
             };
@@ -4876,6 +4896,16 @@ export interface operations {
                         created_at: string;
                         /** Format: date-time */
                         updated_at: string;
+                        progress: {
+                            crawl: {
+                                done: number;
+                                total: number;
+                            } | null;
+                            indexing: {
+                                done: number;
+                                total: number;
+                            };
+                        };
                     } & {
                         recent_runs: {
                             /** Format: uuid */
@@ -5107,6 +5137,16 @@ export interface operations {
                         created_at: string;
                         /** Format: date-time */
                         updated_at: string;
+                        progress: {
+                            crawl: {
+                                done: number;
+                                total: number;
+                            } | null;
+                            indexing: {
+                                done: number;
+                                total: number;
+                            };
+                        };
                     };
                 };
             };
@@ -5214,6 +5254,16 @@ export interface operations {
                         created_at: string;
                         /** Format: date-time */
                         updated_at: string;
+                        progress: {
+                            crawl: {
+                                done: number;
+                                total: number;
+                            } | null;
+                            indexing: {
+                                done: number;
+                                total: number;
+                            };
+                        };
                     };
                 };
             };
@@ -5723,6 +5773,11 @@ export interface operations {
                         updated_at: string;
                         parsed_text: string;
                         parsed_text_length: number;
+                        progress: {
+                            stage: "parsing" | "embedding" | "done" | "error";
+                            done: number;
+                            total: number;
+                        };
                     };
                 };
             };

@@ -49,6 +49,18 @@ export function createDocumentsRepo(db: Db) {
       return trx.selectFrom('documents').select(LIST_COLUMNS).where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()
     },
 
+    /** Chunks of a document that have their vector (the embedding part of indexing progress). */
+    async embeddedChunks(tenantId: string, documentId: string, trx: Executor = db): Promise<number> {
+      const r = await trx
+        .selectFrom('chunks')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('tenant_id', '=', tenantId)
+        .where('document_id', '=', documentId)
+        .where('embedding', 'is not', null)
+        .executeTakeFirstOrThrow()
+      return Number(r.n)
+    },
+
     findWithText(tenantId: string, id: string, trx: Executor = db): Promise<DocumentWithText | undefined> {
       return trx.selectFrom('documents').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()
     },

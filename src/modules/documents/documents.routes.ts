@@ -78,7 +78,8 @@ export const documentsRoutes =
       { ...pre, schema: { ...base, operationId: 'getDocument', params: DocumentParams, response: { 200: DocumentDetailResponse, ...errors } } },
       async (req) => {
         const d = await documents.detail(req.tenantId!, req.params.document_id)
-        return { ...presentDocument(d), parsed_text: d.parsed_text, parsed_text_length: d.parsed_text.length }
+        const progress = await documents.progress(req.tenantId!, d)
+        return { ...presentDocument(d), parsed_text: d.parsed_text, parsed_text_length: d.parsed_text.length, progress }
       },
     )
 

@@ -43,9 +43,19 @@ export const DocumentResponse = Type.Object({
   updated_at: DateTime,
 })
 
+/**
+ * How far indexing got, for a progress bar: `parsing` (the file is being read and chunked; no counts yet),
+ * `embedding` (searchable by keywords already; `done` of `total` chunks have their vector), `done`, `error`.
+ */
+export const IndexingProgress = Type.Object({
+  stage: Type.Union([Type.Literal('parsing'), Type.Literal('embedding'), Type.Literal('done'), Type.Literal('error')]),
+  done: Type.Integer(),
+  total: Type.Integer(),
+})
+
 export const DocumentDetailResponse = Type.Composite([
   DocumentResponse,
-  Type.Object({ parsed_text: Type.String(), parsed_text_length: Type.Integer() }),
+  Type.Object({ parsed_text: Type.String(), parsed_text_length: Type.Integer(), progress: IndexingProgress }),
 ])
 
 export const DocumentListResponse = Type.Object({ documents: Type.Array(DocumentResponse) })

@@ -260,6 +260,14 @@ export function createDocumentsService(deps: {
       return d
     },
 
+    /** Indexing progress of one document (see IndexingProgress in the schemas). */
+    async progress(tenantId: string, d: { id: string; status: string; chunk_count: number }) {
+      if (d.status === 'processing') return { stage: 'parsing' as const, done: 0, total: 0 }
+      if (d.status !== 'ready') return { stage: 'error' as const, done: 0, total: d.chunk_count }
+      const embedded = Math.min(await repo.embeddedChunks(tenantId, d.id), d.chunk_count)
+      return { stage: embedded < d.chunk_count ? ('embedding' as const) : ('done' as const), done: embedded, total: d.chunk_count }
+    },
+
     async upload(tenantId: string, file: { filename: string | undefined; bytes: Buffer }): Promise<DocumentRow> {
       const filename = cleanFilename(file.filename)
       const contentHash = sha256(file.bytes)

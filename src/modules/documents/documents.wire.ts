@@ -60,7 +60,12 @@ export function wireDocuments(
       log: ctx.log,
       embeddingModel: config.EMBEDDING_MODEL,
       backfillEverySeconds: config.EMBED_BACKFILL_INTERVAL_SECONDS,
-      onIndexed: deps.onDocumentIndexed,
+      // Ingestion throughput for the metrics, then whoever else wants to know (the knowledge profile).
+      onIndexed: async (tenantId, documentId) => {
+        const doc = await repo.find(tenantId, documentId)
+        if (doc) ctx.metrics.documentIndexed(Number(doc.size_bytes ?? 0), Number(doc.chunk_count ?? 0))
+        await deps.onDocumentIndexed?.(tenantId, documentId)
+      },
     }),
   }
 }

@@ -125,6 +125,26 @@ export function createSourcesRepo(db: Db) {
     },
 
     // ---- runs ----------------------------------------------------------------------------------------
+    /** Frontier counts of the sources' running crawls: URLs handled (fetched, failed, skipped) and known. */
+    async crawlProgress(tenantId: string, sourceIds: string[], trx: Executor = db): Promise<Map<string, { done: number; total: number }>> {
+      const out = new Map<string, { done: number; total: number }>()
+      if (sourceIds.length === 0) return out
+      const rows = await trx
+        .selectFrom('crawl_runs as r')
+        .innerJoin('crawl_queue as q', 'q.run_id', 'r.id')
+        .select([
+          'r.source_id',
+          sql<number>`count(*)::int`.as('total'),
+          sql<number>`(count(*) FILTER (WHERE q.state <> 'pending'))::int`.as('done'),
+        ])
+        .where('r.tenant_id', '=', tenantId)
+        .where('r.source_id', 'in', sourceIds)
+        .where('r.status', '=', 'running')
+        .groupBy('r.source_id')
+        .execute()
+      for (const r of rows) out.set(r.source_id, { done: r.done, total: r.total })
+      return out
+    },
     activeRun(tenantId: string, sourceId: string, trx: Executor = db) {
       return trx
         .selectFrom('crawl_runs')

@@ -44,6 +44,14 @@ export const UrlSource = Type.Object({
   warning_message: Nullable(Type.String()),
   created_at: DateTime,
   updated_at: DateTime,
+  /**
+   * Counts for progress bars: `crawl` while a crawl runs (URLs of its frontier handled of those found so
+   * far; the total grows as pages reveal links), else null; `indexing`, pages ready of pages found.
+   */
+  progress: Type.Object({
+    crawl: Nullable(Type.Object({ done: Type.Integer(), total: Type.Integer() })),
+    indexing: Type.Object({ done: Type.Integer(), total: Type.Integer() }),
+  }),
 })
 
 export const CrawlRun = Type.Object({

@@ -18,7 +18,7 @@ const NO_STATS: SourceStats = { pages_found: 0, pages_indexed: 0, pages_processi
 
 export const crawlDedupeKey = (sourceId: string) => `sources.crawl:${sourceId}`
 
-export function presentSource(s: SourceRow, stats: SourceStats = NO_STATS) {
+export function presentSource(s: SourceRow, stats: SourceStats = NO_STATS, crawl: { done: number; total: number } | null = null) {
   // The stored status is the crawl's; pages still being chunked and embedded keep the source "indexing".
   const status: SourceStatus | 'paused' = s.paused ? 'paused' : s.status === 'ready' && stats.pages_processing > 0 ? 'indexing' : s.status
   return {
@@ -39,6 +39,7 @@ export function presentSource(s: SourceRow, stats: SourceStats = NO_STATS) {
     warning_message: s.warning_message,
     created_at: isoReq(s.created_at),
     updated_at: isoReq(s.updated_at),
+    progress: { crawl, indexing: { done: stats.pages_indexed, total: stats.pages_found } },
   }
 }
 
@@ -77,7 +78,8 @@ export function createSourcesService(deps: { db: Db; clock: Clock; queue: JobQue
   }
 
   async function present(tenantId: string, s: SourceRow) {
-    return presentSource(s, (await repo.stats(tenantId, [s.id])).get(s.id))
+    const [stats, crawl] = await Promise.all([repo.stats(tenantId, [s.id]), repo.crawlProgress(tenantId, [s.id])])
+    return presentSource(s, stats.get(s.id), crawl.get(s.id) ?? null)
   }
 
   /** Marks the source queued and enqueues its crawl; a crawl already queued or running absorbs this one. */
@@ -131,15 +133,16 @@ export function createSourcesService(deps: { db: Db; clock: Clock; queue: JobQue
 
     async list(tenantId: string) {
       const sources = await repo.listSources(tenantId)
-      const stats = await repo.stats(tenantId, sources.map((s) => s.id))
-      return sources.map((s) => presentSource(s, stats.get(s.id)))
+      const ids = sources.map((s) => s.id)
+      const [stats, crawl] = await Promise.all([repo.stats(tenantId, ids), repo.crawlProgress(tenantId, ids)])
+      return sources.map((s) => presentSource(s, stats.get(s.id), crawl.get(s.id) ?? null))
     },
 
     uploadedDocuments: (tenantId: string) => repo.uploadedDocuments(tenantId),
 
     async detail(tenantId: string, sourceId: string) {
       // One snapshot: a crawl finishing between the reads must not show a finished run beside a stale source.
-      const { s, stats, runs, pages } = await db
+      const { s, stats, crawl, runs, pages } = await db
         .transaction()
         .setIsolationLevel('repeatable read')
         .execute(async (trx) => {
@@ -148,12 +151,13 @@ export function createSourcesService(deps: { db: Db; clock: Clock; queue: JobQue
           return {
             s,
             stats: await repo.stats(tenantId, [s.id], trx),
+            crawl: await repo.crawlProgress(tenantId, [s.id], trx),
             runs: await repo.recentRuns(tenantId, s.id, RECENT_RUNS, trx),
             pages: await repo.pageDocuments(tenantId, s.id, trx),
           }
         })
       return {
-        ...presentSource(s, stats.get(s.id)),
+        ...presentSource(s, stats.get(s.id), crawl.get(s.id) ?? null),
         recent_runs: runs.map(presentRun),
         pages: pages.map((p) => ({
           id: p.id,

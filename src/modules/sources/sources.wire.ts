@@ -32,10 +32,20 @@ export function wireSources(ctx: AppContext, guards: Guards, deps: Pick<CrawlerD
     perHostConcurrency: config.CRAWLER_CONCURRENCY,
     perHostDelayMs: config.CRAWLER_DELAY_MS,
   })
+  // Crawl throughput for the metrics: every request the crawler makes, and the bytes it read.
+  const countedFetcher: typeof fetcher = {
+    gate: fetcher.gate,
+    async fetch(url, opts) {
+      const r = await fetcher.fetch(url, opts)
+      ctx.metrics.crawlFetch(r.kind, r.kind === 'ok' ? r.body.length : 0)
+      return r
+    },
+    close: () => fetcher.close(),
+  }
   const crawler = createCrawler({
     db,
     repo,
-    fetcher,
+    fetcher: countedFetcher,
     queue,
     clock,
     log: ctx.log,
