@@ -288,7 +288,8 @@ export function createDocumentsService(deps: {
       }
       return createDocument(
         tenantId,
-        { filename, fileType: parsed.fileType, title: parsed.title, sizeBytes: file.bytes.length, contentHash, text: parsed.text },
+        // A file naming its public address is cited like a crawled page (contract, "Later decisions").
+        { filename, fileType: parsed.fileType, title: parsed.title, sizeBytes: file.bytes.length, contentHash, text: parsed.text, sourceUrl: parsed.sourceUrl ?? null },
         { enqueue: true, enforceCapacity: true },
       )
     },
