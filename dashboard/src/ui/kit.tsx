@@ -43,18 +43,14 @@ export function fieldError(error: unknown, ...names: string[]): string | undefin
   return undefined
 }
 
-interface FieldProps extends InputHTMLAttributes<HTMLInputElement> {
-  label: string
-  hint?: ReactNode
-  error?: string
-}
-export function Field({ label, hint, error, ...input }: FieldProps) {
+/** Label, hint and the service's error message around one control, wired for screen readers. */
+function Labelled({ label, hint, error, control }: { label: string; hint?: ReactNode; error?: string; control: (aria: { id: string; 'aria-invalid'?: true; 'aria-describedby'?: string }) => ReactNode }) {
   const id = useId()
   const describedBy = [hint ? `${id}-hint` : '', error ? `${id}-err` : ''].filter(Boolean).join(' ') || undefined
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
-      <input id={id} aria-invalid={error ? true : undefined} aria-describedby={describedBy} {...input} />
+      {control({ id, 'aria-invalid': error ? true : undefined, 'aria-describedby': describedBy })}
       {hint && (
         <p id={`${id}-hint`} className="hint">
           {hint}
@@ -69,30 +65,22 @@ export function Field({ label, hint, error, ...input }: FieldProps) {
   )
 }
 
+interface FieldProps extends InputHTMLAttributes<HTMLInputElement> {
+  label: string
+  hint?: ReactNode
+  error?: string
+}
+export function Field({ label, hint, error, ...input }: FieldProps) {
+  return <Labelled label={label} hint={hint} error={error} control={(aria) => <input {...aria} {...input} />} />
+}
+
 interface AreaProps extends TextareaHTMLAttributes<HTMLTextAreaElement> {
   label: string
   hint?: ReactNode
   error?: string
 }
 export function TextArea({ label, hint, error, ...area }: AreaProps) {
-  const id = useId()
-  const describedBy = [hint ? `${id}-hint` : '', error ? `${id}-err` : ''].filter(Boolean).join(' ') || undefined
-  return (
-    <div className="field">
-      <label htmlFor={id}>{label}</label>
-      <textarea id={id} aria-invalid={error ? true : undefined} aria-describedby={describedBy} {...area} />
-      {hint && (
-        <p id={`${id}-hint`} className="hint">
-          {hint}
-        </p>
-      )}
-      {error && (
-        <p id={`${id}-err`} className="field-error">
-          {error}
-        </p>
-      )}
-    </div>
-  )
+  return <Labelled label={label} hint={hint} error={error} control={(aria) => <textarea {...aria} {...area} />} />
 }
 
 export function Check({ label, checked, onChange, hint }: { label: string; checked: boolean; onChange: (v: boolean) => void; hint?: string }) {

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { gzipSync } from 'node:zlib'
+import { loadOnce, newestMtime, projectRoot } from '../../lib/static-bundle.js'
 
 /**
  * The operator dashboard's browser code (dashboard/src, React), bundled by esbuild into content-hashed
@@ -10,12 +10,7 @@ import { gzipSync } from 'node:zlib'
  * older than the source (what `npm run build` writes); otherwise, with esbuild installed (development,
  * tests), it builds once in memory on first use, so an edited source is never served stale.
  */
-function projectRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url))
-  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir)
-  return dir
-}
-const ROOT = projectRoot()
+const ROOT = projectRoot(import.meta.url)
 export const DASHBOARD_SRC_DIR = join(ROOT, 'dashboard/src')
 export const DASHBOARD_DIST_DIR = join(ROOT, 'dist/dashboard')
 /** Never written: esbuild needs an output folder to name files relative to. */
@@ -138,15 +133,6 @@ export async function writeDashboard(dir = DASHBOARD_DIST_DIR): Promise<{ firstS
   return { firstScreenGzip: toBundle(files, index, firstScreen, 'dist').firstScreenGzip, files: files.size }
 }
 
-function newestMtime(dir: string): number {
-  let newest = 0
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, entry.name)
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(p) : statSync(p).mtimeMs)
-  }
-  return newest
-}
-
 function readDist(): DashboardBundle {
   const files = new Map<string, Buffer>()
   const walk = (dir: string) => {
@@ -175,13 +161,5 @@ async function load(): Promise<DashboardBundle> {
   }
 }
 
-let cached: Promise<DashboardBundle> | null = null
-
 /** The dashboard, loaded or built once per process; a failed attempt is retried on the next call. */
-export function dashboardBundle(): Promise<DashboardBundle> {
-  cached ??= load().catch((err) => {
-    cached = null
-    throw err
-  })
-  return cached
-}
+export const dashboardBundle = loadOnce(load)

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { gzipSync } from 'node:zlib'
+import { loadOnce, newestMtime, projectRoot } from '../../lib/static-bundle.js'
 
 /**
  * The browser code: `embed.js` (the tiny loader a tenant pastes) and `widget.js` (the UI). Both are built
@@ -13,13 +13,7 @@ import { gzipSync } from 'node:zlib'
  * stale and esbuild is installed (development, tests), the bundles are built once in memory on first use;
  * so a fresh clone works without a build step, and an edited source is never served stale.
  */
-/** The project folder: the nearest one up with a package.json (src/ under tsx, dist/src/ when built). */
-function projectRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url))
-  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir)
-  return dir
-}
-const ROOT = projectRoot()
+const ROOT = projectRoot(import.meta.url)
 export const WIDGET_SRC_DIR = join(ROOT, 'widget/src')
 export const WIDGET_DIST_DIR = join(ROOT, 'dist/widget')
 
@@ -66,15 +60,6 @@ export async function buildBundles(): Promise<{ embed: string; widget: string }>
   return { embed, widget }
 }
 
-function newestMtime(dir: string): number {
-  let newest = 0
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, entry.name)
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(p) : statSync(p).mtimeMs)
-  }
-  return newest
-}
-
 async function load(): Promise<BundleSources> {
   const embedFile = join(WIDGET_DIST_DIR, 'embed.js')
   const widgetFile = join(WIDGET_DIST_DIR, 'widget.js')
@@ -91,16 +76,8 @@ async function load(): Promise<BundleSources> {
   }
 }
 
-let cached: Promise<BundleSources> | null = null
-
 /** The bundles, loaded or built once per process; a failed attempt is retried on the next call. */
-export function widgetBundles(): Promise<BundleSources> {
-  cached ??= load().catch((err) => {
-    cached = null
-    throw err
-  })
-  return cached
-}
+export const widgetBundles = loadOnce(load)
 
 /** The loader with this service's addresses filled in (an empty value lets the loader use its own origin). */
 export function renderLoader(embed: string, values: { apiBase: string; widgetUrl: string }): string {
