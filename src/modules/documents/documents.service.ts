@@ -288,8 +288,7 @@ export function createDocumentsService(deps: {
       }
       return createDocument(
         tenantId,
-        // A file naming its public address is cited like a crawled page (contract, "Later decisions").
-        { filename, fileType: parsed.fileType, title: parsed.title, sizeBytes: file.bytes.length, contentHash, text: parsed.text, sourceUrl: parsed.sourceUrl ?? null },
+        { filename, fileType: parsed.fileType, title: parsed.title, sizeBytes: file.bytes.length, contentHash, text: parsed.text },
         { enqueue: true, enforceCapacity: true },
       )
     },

@@ -12,8 +12,6 @@ import { cleanText } from './text.fns.js'
 export interface ParsedMarkdown {
   text: string
   title: string | null
-  /** The page's public address named in front matter (`url`, `canonical` or `permalink`), so it can be cited. */
-  url: string | null
 }
 
 /**
@@ -22,7 +20,7 @@ export interface ParsedMarkdown {
  * purpose: micromark is superlinear on large files and plain markdown needs no rewriting.
  */
 export function normalizeMarkdown(source: string): ParsedMarkdown {
-  const { body, title, url } = splitFrontMatter(cleanText(source))
+  const { body, title } = splitFrontMatter(cleanText(source))
   const out: string[] = []
   let fence: string | null = null
   let inComment = false
@@ -55,45 +53,25 @@ export function normalizeMarkdown(source: string): ParsedMarkdown {
     out.push(l)
   }
   const text = cleanText(out.join('\n'))
-  return { text, title: title ?? firstH1(text), url }
-}
-
-/** Front-matter keys that name a document's public address, in order of preference. */
-const URL_KEYS = ['url', 'canonical', 'canonical_url', 'canonicalURL', 'permalink'] as const
-
-/** An absolute http(s) address without credentials, or null: a relative permalink names no page by itself. */
-export function publicUrl(value: unknown): string | null {
-  if (typeof value !== 'string' || value.length > 2048) return null
-  try {
-    const u = new URL(value.trim())
-    if ((u.protocol !== 'http:' && u.protocol !== 'https:') || u.username || u.password) return null
-    return u.toString()
-  } catch {
-    return null
-  }
+  return { text, title: title ?? firstH1(text) }
 }
 
 /** Front matter (`---` YAML or `+++` TOML) at the very start. Its title is the document's title. */
-export function splitFrontMatter(text: string): { body: string; title: string | null; url: string | null } {
+export function splitFrontMatter(text: string): { body: string; title: string | null } {
   const m = /^(---|\+\+\+)[ \t]*\n([\s\S]*?)\n(?:---|\+\+\+|\.\.\.)[ \t]*(?:\n|$)/.exec(text)
-  if (!m || m[0].length > 65536) return { body: text, title: null, url: null }
+  if (!m || m[0].length > 65536) return { body: text, title: null }
   let title: string | null = null
-  let url: string | null = null
   if (m[1] === '---') {
     try {
       const data = parseYaml(m[2]!, { maxAliasCount: 50 }) as Record<string, unknown> | null
-      if (data && typeof data === 'object') {
-        if (typeof data.title === 'string') title = data.title.trim().slice(0, 300) || null
-        for (const k of URL_KEYS) url ??= publicUrl(data[k])
-      }
+      if (data && typeof data === 'object' && typeof data.title === 'string') title = data.title.trim().slice(0, 300) || null
     } catch {
       // not YAML after all; still front matter by its fences
     }
   } else {
     title = /^title\s*=\s*["']?(.*?)["']?\s*$/m.exec(m[2]!)?.[1]?.trim() || null
-    for (const k of URL_KEYS) url ??= publicUrl(new RegExp(`^${k}\\s*=\\s*["']?(.*?)["']?\\s*$`, 'm').exec(m[2]!)?.[1])
   }
-  return { body: text.slice(m[0].length), title, url }
+  return { body: text.slice(m[0].length), title }
 }
 
 function firstH1(text: string): string | null {
@@ -120,7 +98,7 @@ interface MdNode {
  */
 export function normalizeMdx(source: string): ParsedMarkdown {
   const cleaned = cleanText(source)
-  const { title, url } = splitFrontMatter(cleaned)
+  const { title } = splitFrontMatter(cleaned)
   let body: string
   try {
     if (cleaned.length > MDX_PARSE_LIMIT) throw new Error('too large to parse')
@@ -133,7 +111,7 @@ export function normalizeMdx(source: string): ParsedMarkdown {
     body = stripMdxByLines(splitFrontMatter(cleaned).body)
   }
   const normalized = normalizeMarkdown(body)
-  return { text: normalized.text, title: title ?? normalized.title, url: url ?? normalized.url }
+  return { text: normalized.text, title: title ?? normalized.title }
 }
 
 const DROP = new Set(['yaml', 'toml', 'mdxjsEsm', 'mdxFlowExpression'])

@@ -28,8 +28,6 @@ export interface ParsedUpload {
   /** Markdown: headings as `#`, code fenced, tables as pipe tables. */
   text: string
   title: string | null
-  /** The public address the file names for itself (markdown/MDX front matter), which makes it citable. */
-  sourceUrl?: string | null
 }
 
 const stem = (filename: string) => filename.replace(/\.[^.]+$/, '').trim() || null
@@ -57,11 +55,11 @@ export async function parseUpload(filename: string, bytes: Uint8Array, limits: P
       result = { fileType: 'doc', ...(await parseDoc(bytes)) }
       break
     case 'markdown':
-    case 'mdx': {
-      const md = (sniff.kind === 'mdx' ? normalizeMdx : normalizeMarkdown)(decodeText(bytes))
-      result = { fileType: 'markdown', text: md.text, title: md.title, sourceUrl: md.url }
+      result = { fileType: 'markdown', ...normalizeMarkdown(decodeText(bytes)) }
       break
-    }
+    case 'mdx':
+      result = { fileType: 'markdown', ...normalizeMdx(decodeText(bytes)) }
+      break
     case 'plaintext':
       result = { fileType: 'plaintext', text: decodeText(bytes), title: null }
       break

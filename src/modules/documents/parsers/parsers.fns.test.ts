@@ -64,17 +64,6 @@ describe('markdown', () => {
     expect(normalizeMarkdown('intro\n\n# Real Title\n\ntext').title).toBe('Real Title')
   })
 
-  it('takes the public address from front matter: url, canonical or permalink, absolute http(s) only', () => {
-    expect(normalizeMarkdown('---\nurl: https://help.example.com/a\n---\n# A\n').url).toBe('https://help.example.com/a')
-    expect(normalizeMarkdown('---\ncanonical: https://help.example.com/b\n---\n# B\n').url).toBe('https://help.example.com/b')
-    expect(normalizeMarkdown('+++\ntitle = "C"\npermalink = "https://help.example.com/c"\n+++\n# C\n').url).toBe('https://help.example.com/c')
-    expect(normalizeMarkdown('---\npermalink: /relative/\n---\n# D\n').url).toBeNull()
-    expect(normalizeMarkdown('---\nurl: "javascript:alert(1)"\n---\n# E\n').url).toBeNull()
-    expect(normalizeMarkdown('---\nurl: https://user:pw@help.example.com/\n---\n# F\n').url).toBeNull()
-    expect(normalizeMarkdown('# No front matter\n').url).toBeNull()
-    expect(normalizeMdx('---\nurl: https://help.example.com/g\n---\nimport X from "x"\n\n# G\n').url).toBe('https://help.example.com/g')
-  })
-
   it('MDX: drops imports, exports, JSX tags and expressions, keeps the markdown inside components', () => {
     const mdx = [
       '---',
