@@ -1,4 +1,4 @@
-import type { PrivacyRepo } from '../privacy/privacy.repo.js'
+import type { PrivacyRepo } from '../tenants/privacy/privacy.repo.js'
 import type { Db } from '../../db/client.js'
 import type { Feedback } from '../../db/schema/chat.js'
 import type { Clock } from '../../lib/clock.js'

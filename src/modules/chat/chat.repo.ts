@@ -1,4 +1,4 @@
-import type { NewPiiEvent } from '../privacy/privacy.repo.js'
+import type { NewPiiEvent } from '../tenants/privacy/privacy.repo.js'
 import { sql, type Selectable } from 'kysely'
 import type { Db } from '../../db/client.js'
 import type { ChatMessagesTable, ChatSessionsTable, Feedback, QuestionOutcome, SourceRef, TicketTrigger } from '../../db/schema/chat.js'
