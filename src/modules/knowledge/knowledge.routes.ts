@@ -49,19 +49,11 @@ export const knowledgeRoutes =
     const errors = { ...commonErrors, 403: ErrorBody, 404: ErrorBody }
     const preHandler = [guards.tenant, sameTenant]
 
+    type Schema = { operationId: string; querystring?: unknown; body?: unknown; response: Record<number, unknown> }
+    const operations: { method: HTTPMethods; paths: [string, string]; schema: Schema; handler: (req: FastifyRequest) => Promise<unknown> }[] = []
     /** One operation at its short path and at its tenant path (operationId suffixed `ForTenant`). */
-    const both = (
-      method: HTTPMethods,
-      [short, long]: [string, string],
-      schema: { operationId: string; querystring?: unknown; body?: unknown; response: Record<number, unknown> },
-      handler: (req: FastifyRequest) => Promise<unknown>,
-    ) => {
-      for (const url of [short, long]) {
-        const operationId = url === long ? `${schema.operationId}ForTenant` : schema.operationId
-        const querystring = schema.querystring ?? ShortFormQuery
-        app.route({ method, url, preHandler, schema: { ...base, ...schema, operationId, ...paramsOf(url), querystring } as never, handler })
-      }
-    }
+    const both = (method: HTTPMethods, paths: [string, string], schema: Schema, handler: (req: FastifyRequest) => Promise<unknown>) =>
+      void operations.push({ method, paths, schema, handler })
 
     both('GET', ['/knowledge/profile', '/api/v1/tenants/:tenant_id/knowledge/profile'], {
       operationId: 'getKnowledgeProfile',
@@ -98,4 +90,14 @@ export const knowledgeRoutes =
       operationId: 'rejectKnowledgeFaq',
       response: { 200: KnowledgeFaqRejectResponse, ...errors },
     }, async (req) => knowledge.removeFaq(req.tenantId!, faqId(req), 'rejected'))
+
+    // every short form first, then the tenant forms (the order of the OpenAPI document)
+    for (const form of [0, 1] as const) {
+      for (const { method, paths, schema, handler } of operations) {
+        const url = paths[form]
+        const operationId = form === 1 ? `${schema.operationId}ForTenant` : schema.operationId
+        const querystring = schema.querystring ?? ShortFormQuery
+        app.route({ method, url, preHandler, schema: { ...base, ...schema, operationId, ...paramsOf(url), querystring } as never, handler })
+      }
+    }
   }
