@@ -227,6 +227,17 @@ export function createChatRepo(db: Db) {
         .execute()
     },
 
+    /** Title and public address of the tenant's documents among `ids` (the ones answers cited); deleted ones are absent. */
+    citedDocuments(tenantId: string, ids: string[]) {
+      if (ids.length === 0) return Promise.resolve([])
+      return db
+        .selectFrom('documents')
+        .select(['id', 'title', 'filename', 'source_url'])
+        .where('tenant_id', '=', tenantId)
+        .where('id', 'in', ids)
+        .execute()
+    },
+
     /** Sessions with their bot's public id and newest ticket number, most recent activity first. */
     listSessions(tenantId: string, limit: number, offset: number) {
       return db
