@@ -5,7 +5,7 @@
  *   npm run bench:pii -- [file] [--misses]
  *
  * Default file: ../shared/data/pii/presidio-synth-dev.json relative to the repository root (a notice and
- * exit 0 when absent). Runs the real redaction (src/modules/privacy/pii.fns.ts) with every optional type
+ * exit 0 when absent). Runs the real redaction (src/modules/tenants/privacy/pii.fns.ts) with every optional type
  * on and reports span-level precision and recall per type.
  *
  * Matching rule: a predicted span matches a gold span of the same type when their intersection over
@@ -17,7 +17,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { detectPii, type PiiEntity } from '../src/modules/privacy/pii.fns.js'
+import { detectPii, type PiiEntity } from '../src/modules/tenants/privacy/pii.fns.js'
 
 interface GoldSpan {
   entity_type: string

@@ -6555,6 +6555,12 @@ export interface operations {
                             created_at: string;
                             from_operator: boolean;
                             source_documents: string[];
+                            cited_documents: {
+                                /** Format: uuid */
+                                id: string;
+                                title: string;
+                                url: string | null;
+                            }[];
                             sources: {
                                 title: string;
                                 url: string;

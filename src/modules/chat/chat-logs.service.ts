@@ -1,4 +1,4 @@
-import type { PrivacyRepo } from '../privacy/privacy.repo.js'
+import type { PrivacyRepo } from '../tenants/privacy/privacy.repo.js'
 import type { Db } from '../../db/client.js'
 import type { Feedback } from '../../db/schema/chat.js'
 import type { Clock } from '../../lib/clock.js'
@@ -52,6 +52,8 @@ export function createChatLogsService(deps: {
     async sessionLog(tenantId: string, sessionId: string, opts: { includeOriginal: boolean; actorUserId: string | null }) {
       await sessionOr404(tenantId, sessionId)
       const rows = await repo.sessionMessages(tenantId, sessionId)
+      const docs = await repo.citedDocuments(tenantId, [...new Set(rows.flatMap((m) => m.source_documents ?? []))])
+      const byId = new Map(docs.map((d) => [d.id, { id: d.id, title: d.title ?? d.filename, url: d.source_url }]))
       const shown: (Record<string, number> | null)[] = []
       const messages = rows.map((m) => {
         const original = opts.includeOriginal ? decryptOrNull(m.content_original_enc) : null
@@ -68,6 +70,8 @@ export function createChatLogsService(deps: {
           created_at: m.created_at.toISOString(),
           from_operator: m.from_operator,
           source_documents: m.source_documents ?? [],
+          /** Which documents the answer cited, by title (for the operator; a deleted document drops out). */
+          cited_documents: (m.source_documents ?? []).flatMap((id) => byId.get(id) ?? []),
           sources: m.sources ?? [],
           tokens_used: m.tokens_used,
           debug: m.debug ?? null,

@@ -1,4 +1,4 @@
-import type { NewPiiEvent } from '../privacy/privacy.repo.js'
+import type { NewPiiEvent } from '../tenants/privacy/privacy.repo.js'
 import { sql, type Selectable } from 'kysely'
 import type { Db } from '../../db/client.js'
 import type { ChatMessagesTable, ChatSessionsTable, Feedback, QuestionOutcome, SourceRef, TicketTrigger } from '../../db/schema/chat.js'
@@ -224,6 +224,17 @@ export function createChatRepo(db: Db) {
         .where('id', '=', (eb) =>
           eb.selectFrom('question_log').select('id').where('tenant_id', '=', tenantId).where('session_id', '=', sessionId).orderBy('created_at', 'desc').limit(1),
         )
+        .execute()
+    },
+
+    /** Title and public address of the tenant's documents among `ids` (the ones answers cited); deleted ones are absent. */
+    citedDocuments(tenantId: string, ids: string[]) {
+      if (ids.length === 0) return Promise.resolve([])
+      return db
+        .selectFrom('documents')
+        .select(['id', 'title', 'filename', 'source_url'])
+        .where('tenant_id', '=', tenantId)
+        .where('id', 'in', ids)
         .execute()
     },
 

@@ -78,6 +78,8 @@ export const ChatMessageLogItem = Type.Object({
   created_at: DateTime,
   from_operator: Type.Boolean(),
   source_documents: Type.Array(Type.String()),
+  /** The documents the answer cited, by title, with their public address when they have one. */
+  cited_documents: Type.Array(Type.Object({ id: Uuid, title: Type.String(), url: Nullable(Type.String()) })),
   sources: Type.Array(SourceRef),
   tokens_used: Type.Integer(),
   /** Stage timings (ms), guard and decision outcomes, retrieval scores: no message text. */

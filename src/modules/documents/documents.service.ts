@@ -288,7 +288,7 @@ export function createDocumentsService(deps: {
       }
       return createDocument(
         tenantId,
-        { filename, fileType: parsed.fileType, title: parsed.title, sizeBytes: file.bytes.length, contentHash, text: parsed.text },
+        { filename, fileType: parsed.fileType, title: parsed.title, sizeBytes: file.bytes.length, contentHash, text: parsed.text, sourceUrl: parsed.url ?? null },
         { enqueue: true, enforceCapacity: true },
       )
     },

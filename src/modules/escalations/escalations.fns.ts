@@ -1,5 +1,5 @@
 import type { TicketPriority, TicketTrigger, TranscriptEntry } from '../../db/schema/chat.js'
-import { detectPii } from '../privacy/pii.fns.js'
+import { detectPii } from '../tenants/privacy/pii.fns.js'
 
 /**
  * Pure pieces of the operator workflow: what the bot says after a hand-off (asking for an e-mail, "anything

@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context.js'
 import type { Guards } from '../../http/auth.js'
 import type { EmailService } from '../email/email.service.js'
-import type { PrivacyRepo } from '../privacy/privacy.repo.js'
+import type { PrivacyRepo } from '../tenants/privacy/privacy.repo.js'
 import type { TenantsService } from '../tenants/tenants.service.js'
 import { escalationsJobs } from './escalations.jobs.js'
 import { createEscalationsRepo } from './escalations.repo.js'

@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely'
 import type { Db } from '../../db/client.js'
-import type { ChatSessionsTable, TicketPriority, TicketTrigger, TranscriptEntry } from '../../db/schema/chat.js'
+import type { ChatSessionsTable, TicketPriority } from '../../db/schema/chat.js'
 import type { JobQueue } from '../../jobs/queue.js'
 import type { Clock } from '../../lib/clock.js'
 import { decryptOrNull, type Cipher } from '../../lib/crypto.js'
@@ -11,7 +11,7 @@ import { awaitingAfterHandOff, extractEmail, followUpText, isNegativeReply } fro
 import type { EscalationsRepo } from './escalations.repo.js'
 import { handOffText, type HandOffKey } from './handoff.texts.js'
 import type { TicketsRepo } from './tickets.repo.js'
-import type { TicketsService } from './tickets.service.js'
+import type { OpenTicketInput, TicketsService } from './tickets.service.js'
 
 /**
  * The hand-off port: what the chat pipeline calls when a conversation goes to the support team. The
@@ -33,17 +33,10 @@ export interface HandOffPort {
 
 type Session = Selectable<ChatSessionsTable>
 
-export interface HandOffInput {
+/** The ticket's fields as tickets.service takes them (redacted texts), the session they come from, and how to word the hand-off. */
+export interface HandOffInput
+  extends Pick<OpenTicketInput, 'botId' | 'trigger' | 'primaryQuestion' | 'primaryQuestionOriginalEnc' | 'transcript' | 'userNote' | 'evidence'> {
   session: Pick<Session, 'id' | 'identity_enc' | 'visitor_email_enc'>
-  botId: string | null
-  trigger: TicketTrigger
-  /** Redacted. */
-  primaryQuestion: string
-  primaryQuestionOriginalEnc: string | null
-  /** Redacted messages. */
-  transcript: TranscriptEntry[]
-  userNote?: string | null
-  evidence: unknown[]
   language: string
   /** What the bot says when the ticket is new; adding to an open one says so instead. */
   say: Exclude<HandOffKey, 'existing'>
@@ -111,7 +104,7 @@ export async function openHandOff(deps: HandOffDeps, tenantId: string, input: Ha
       userNote: input.userNote ?? null,
       identity: readIdentity(session, deps.cipher),
       visitorEmailEnc: session.visitor_email_enc,
-      evidence: input.evidence,
+      evidence: input.evidence ?? [],
     },
     trx,
   )

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyRequest, HTTPMethods } from 'fastify'
 import { bearerSecurity, type Guards } from '../../http/auth.js'
 import { ErrorBody, commonErrors } from '../../http/schemas.js'
 import { notFound } from '../../lib/errors.js'
@@ -23,21 +23,23 @@ import {
 import type { KnowledgeService } from './knowledge.service.js'
 
 /**
- * Each operation in two forms from one definition: the short `/knowledge/...` (optional `tenant_id`
+ * Each operation in two forms, both paths written out: the short `/knowledge/...` (optional `tenant_id`
  * query) and `/api/v1/tenants/{tenant_id}/knowledge/...`. Either way the tenant named must be the
  * caller's own; any other (existing or not) is a 404, like a missing resource.
  */
-const FORMS = [
-  { prefix: '/knowledge', long: false },
-  { prefix: '/api/v1/tenants/:tenant_id/knowledge', long: true },
-] as const
-
 async function sameTenant(req: FastifyRequest): Promise<void> {
   const named = (req.params as { tenant_id?: string }).tenant_id ?? (req.query as { tenant_id?: string } | undefined)?.tenant_id
   if (named !== undefined && named.trim().toLowerCase() !== req.tenantId?.toLowerCase()) throw notFound('Tenant not found')
 }
 
 const faqId = (req: FastifyRequest) => (req.params as { faq_id: string }).faq_id
+
+/** Path parameters of one form of a route: the tenant in the long form, the FAQ id where the path has one. */
+function paramsOf(path: string) {
+  const faq = path.includes(':faq_id')
+  if (path.startsWith('/api/')) return { params: faq ? TenantFaqPathParams : TenantPathParams }
+  return faq ? { params: FaqPathParams } : {}
+}
 
 export const knowledgeRoutes =
   (deps: { guards: Guards; knowledge: KnowledgeService }): FastifyPluginAsyncTypebox =>
@@ -47,71 +49,55 @@ export const knowledgeRoutes =
     const errors = { ...commonErrors, 403: ErrorBody, 404: ErrorBody }
     const preHandler = [guards.tenant, sameTenant]
 
-    for (const form of FORMS) {
-      const p = form.prefix
-      const op = (name: string) => (form.long ? `${name}ForTenant` : name)
-      const plain = form.long ? { params: TenantPathParams } : {}
-      const withFaq = { params: form.long ? TenantFaqPathParams : FaqPathParams }
+    type Schema = { operationId: string; querystring?: unknown; body?: unknown; response: Record<number, unknown> }
+    const operations: { method: HTTPMethods; paths: [string, string]; schema: Schema; handler: (req: FastifyRequest) => Promise<unknown> }[] = []
+    /** One operation at its short path and at its tenant path (operationId suffixed `ForTenant`). */
+    const both = (method: HTTPMethods, paths: [string, string], schema: Schema, handler: (req: FastifyRequest) => Promise<unknown>) =>
+      void operations.push({ method, paths, schema, handler })
 
-      app.get(
-        `${p}/profile`,
-        { preHandler, schema: { ...base, operationId: op('getKnowledgeProfile'), ...plain, querystring: ShortFormQuery, response: { 200: KnowledgeProfileResponse, ...errors } } },
-        async (req) => knowledge.getProfile(req.tenantId!),
-      )
-      app.patch(
-        `${p}/profile`,
-        {
-          preHandler,
-          schema: {
-            ...base,
-            operationId: op('updateKnowledgeProfile'),
-            ...plain,
-            querystring: ShortFormQuery,
-            body: KnowledgeProfilePatchRequest,
-            response: { 200: KnowledgeProfileResponse, ...errors },
-          },
-        },
-        async (req) => knowledge.patchProfile(req.tenantId!, req.body as KnowledgeProfilePatch),
-      )
-      app.get(
-        `${p}/faq`,
-        { preHandler, schema: { ...base, operationId: op('listKnowledgeFaq'), ...plain, querystring: FaqListQuery, response: { 200: KnowledgeFaqListResponse, ...errors } } },
-        async (req) => knowledge.listFaq(req.tenantId!, req.query as FaqListFilter),
-      )
-      app.post(
-        `${p}/faq/approve-all`,
-        { preHandler, schema: { ...base, operationId: op('approveAllKnowledgeFaq'), ...plain, querystring: ShortFormQuery, response: { 200: KnowledgeFaqApproveAllResponse, ...errors } } },
-        async (req) => knowledge.approveAll(req.tenantId!),
-      )
-      app.put(
-        `${p}/faq/:faq_id`,
-        {
-          preHandler,
-          schema: {
-            ...base,
-            operationId: op('updateKnowledgeFaq'),
-            ...withFaq,
-            querystring: ShortFormQuery,
-            body: KnowledgeFaqUpdateRequest,
-            response: { 200: KnowledgeFaqItemResponse, ...errors },
-          },
-        },
-        async (req) => knowledge.updateFaq(req.tenantId!, faqId(req), req.body as { question?: string; answer?: string }),
-      )
-      app.delete(
-        `${p}/faq/:faq_id`,
-        { preHandler, schema: { ...base, operationId: op('deleteKnowledgeFaq'), ...withFaq, querystring: ShortFormQuery, response: { 200: KnowledgeFaqRejectResponse, ...errors } } },
-        async (req) => knowledge.removeFaq(req.tenantId!, faqId(req), 'deleted'),
-      )
-      app.post(
-        `${p}/faq/:faq_id/approve`,
-        { preHandler, schema: { ...base, operationId: op('approveKnowledgeFaq'), ...withFaq, querystring: ShortFormQuery, response: { 200: KnowledgeFaqApproveResponse, ...errors } } },
-        async (req) => knowledge.approveFaq(req.tenantId!, faqId(req)),
-      )
-      app.post(
-        `${p}/faq/:faq_id/reject`,
-        { preHandler, schema: { ...base, operationId: op('rejectKnowledgeFaq'), ...withFaq, querystring: ShortFormQuery, response: { 200: KnowledgeFaqRejectResponse, ...errors } } },
-        async (req) => knowledge.removeFaq(req.tenantId!, faqId(req), 'rejected'),
-      )
+    both('GET', ['/knowledge/profile', '/api/v1/tenants/:tenant_id/knowledge/profile'], {
+      operationId: 'getKnowledgeProfile',
+      response: { 200: KnowledgeProfileResponse, ...errors },
+    }, async (req) => knowledge.getProfile(req.tenantId!))
+    both('PATCH', ['/knowledge/profile', '/api/v1/tenants/:tenant_id/knowledge/profile'], {
+      operationId: 'updateKnowledgeProfile',
+      body: KnowledgeProfilePatchRequest,
+      response: { 200: KnowledgeProfileResponse, ...errors },
+    }, async (req) => knowledge.patchProfile(req.tenantId!, req.body as KnowledgeProfilePatch))
+    both('GET', ['/knowledge/faq', '/api/v1/tenants/:tenant_id/knowledge/faq'], {
+      operationId: 'listKnowledgeFaq',
+      querystring: FaqListQuery,
+      response: { 200: KnowledgeFaqListResponse, ...errors },
+    }, async (req) => knowledge.listFaq(req.tenantId!, req.query as FaqListFilter))
+    both('POST', ['/knowledge/faq/approve-all', '/api/v1/tenants/:tenant_id/knowledge/faq/approve-all'], {
+      operationId: 'approveAllKnowledgeFaq',
+      response: { 200: KnowledgeFaqApproveAllResponse, ...errors },
+    }, async (req) => knowledge.approveAll(req.tenantId!))
+    both('PUT', ['/knowledge/faq/:faq_id', '/api/v1/tenants/:tenant_id/knowledge/faq/:faq_id'], {
+      operationId: 'updateKnowledgeFaq',
+      body: KnowledgeFaqUpdateRequest,
+      response: { 200: KnowledgeFaqItemResponse, ...errors },
+    }, async (req) => knowledge.updateFaq(req.tenantId!, faqId(req), req.body as { question?: string; answer?: string }))
+    both('DELETE', ['/knowledge/faq/:faq_id', '/api/v1/tenants/:tenant_id/knowledge/faq/:faq_id'], {
+      operationId: 'deleteKnowledgeFaq',
+      response: { 200: KnowledgeFaqRejectResponse, ...errors },
+    }, async (req) => knowledge.removeFaq(req.tenantId!, faqId(req), 'deleted'))
+    both('POST', ['/knowledge/faq/:faq_id/approve', '/api/v1/tenants/:tenant_id/knowledge/faq/:faq_id/approve'], {
+      operationId: 'approveKnowledgeFaq',
+      response: { 200: KnowledgeFaqApproveResponse, ...errors },
+    }, async (req) => knowledge.approveFaq(req.tenantId!, faqId(req)))
+    both('POST', ['/knowledge/faq/:faq_id/reject', '/api/v1/tenants/:tenant_id/knowledge/faq/:faq_id/reject'], {
+      operationId: 'rejectKnowledgeFaq',
+      response: { 200: KnowledgeFaqRejectResponse, ...errors },
+    }, async (req) => knowledge.removeFaq(req.tenantId!, faqId(req), 'rejected'))
+
+    // every short form first, then the tenant forms (the order of the OpenAPI document)
+    for (const form of [0, 1] as const) {
+      for (const { method, paths, schema, handler } of operations) {
+        const url = paths[form]
+        const operationId = form === 1 ? `${schema.operationId}ForTenant` : schema.operationId
+        const querystring = schema.querystring ?? ShortFormQuery
+        app.route({ method, url, preHandler, schema: { ...base, ...schema, operationId, ...paramsOf(url), querystring } as never, handler })
+      }
     }
   }

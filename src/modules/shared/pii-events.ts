@@ -1,5 +1,5 @@
 import type { PiiAction } from '../../db/schema/chat.js'
-import type { NewPiiEvent } from '../privacy/privacy.repo.js'
+import type { NewPiiEvent } from '../tenants/privacy/privacy.repo.js'
 
 /** Audit events for entity counts (never values), one per type, in a stable order. */
 export function piiEvents(

@@ -1,5 +1,5 @@
 import type { Cipher } from '../../lib/crypto.js'
-import { OPTIONAL_PII_TYPES, redact, type OptionalPiiType } from '../privacy/pii.fns.js'
+import { OPTIONAL_PII_TYPES, redact, type OptionalPiiType } from '../tenants/privacy/pii.fns.js'
 
 /**
  * The visitor's text is redacted before it goes anywhere (model, database, logs, tickets). The

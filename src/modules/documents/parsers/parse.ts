@@ -1,3 +1,4 @@
+import { publicAddress } from './public-address.fns.js'
 import type { DocumentFileType } from '../../../db/schema/ingestion.js'
 import { parseDoc } from './doc.js'
 import { parseDocx } from './docx.js'
@@ -28,6 +29,8 @@ export interface ParsedUpload {
   /** Markdown: headings as `#`, code fenced, tables as pipe tables. */
   text: string
   title: string | null
+  /** The public address the file names for itself (front matter or canonical link), for citations; null for none. */
+  url?: string | null
 }
 
 const stem = (filename: string) => filename.replace(/\.[^.]+$/, '').trim() || null
@@ -54,15 +57,21 @@ export async function parseUpload(filename: string, bytes: Uint8Array, limits: P
     case 'doc':
       result = { fileType: 'doc', ...(await parseDoc(bytes)) }
       break
-    case 'markdown':
-      result = { fileType: 'markdown', ...normalizeMarkdown(decodeText(bytes)) }
+    case 'markdown': {
+      const raw = decodeText(bytes)
+      result = { fileType: 'markdown', ...normalizeMarkdown(raw), url: publicAddress(raw) }
       break
-    case 'mdx':
-      result = { fileType: 'markdown', ...normalizeMdx(decodeText(bytes)) }
+    }
+    case 'mdx': {
+      const raw = decodeText(bytes)
+      result = { fileType: 'markdown', ...normalizeMdx(raw), url: publicAddress(raw) }
       break
-    case 'plaintext':
-      result = { fileType: 'plaintext', text: decodeText(bytes), title: null }
+    }
+    case 'plaintext': {
+      const raw = decodeText(bytes)
+      result = { fileType: 'plaintext', text: raw, title: null, url: publicAddress(raw) }
       break
+    }
     case 'json':
     case 'yaml': {
       const raw = decodeText(bytes)

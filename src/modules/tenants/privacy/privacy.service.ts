@@ -1,5 +1,5 @@
-import type { Db } from '../../db/client.js'
-import type { Clock } from '../../lib/clock.js'
+import type { Db } from '../../../db/client.js'
+import type { Clock } from '../../../lib/clock.js'
 import type { PrivacyRepo } from './privacy.repo.js'
 
 const DAY_MS = 86_400_000

@@ -1,7 +1,7 @@
-import { defineJob } from '../../jobs/types.js'
+import { defineJob } from '../../../jobs/types.js'
 import type { PrivacyService } from './privacy.service.js'
 
-declare module '../../jobs/types.js' {
+declare module '../../../jobs/types.js' {
   interface JobPayloads {
     'privacy.retention': Record<string, never>
   }

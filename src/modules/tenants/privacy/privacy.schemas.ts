@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox'
-import { DateTime, Nullable, Uuid } from '../../http/schemas.js'
+import { DateTime, Nullable, Uuid } from '../../../http/schemas.js'
 
 export const PiiEventsQuery = Type.Object({
   limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }),

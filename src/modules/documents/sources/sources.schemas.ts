@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
-import { DateTime, Nullable, Uuid } from '../../http/schemas.js'
-import { DocumentResponse } from '../documents/documents.schemas.js'
+import { DateTime, Nullable, Uuid } from '../../../http/schemas.js'
+import { DocumentResponse } from '../documents.schemas.js'
 
 export const Schedule = Type.Union([Type.Literal('daily'), Type.Literal('weekly'), Type.Literal('manual')])
 const Exclusions = Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { maxItems: 100 })

@@ -1,8 +1,8 @@
-import { LIST_COLUMNS } from '../documents/documents.repo.js'
+import { LIST_COLUMNS } from '../documents.repo.js'
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely'
-import type { Db } from '../../db/client.js'
-import type { DocumentsTable } from '../../db/schema/ingestion.js'
-import type { CrawlQueueState, CrawlRunsTable, FailedUrl, SourcePagesTable, UrlSourcesTable } from '../../db/schema/sources.js'
+import type { Db } from '../../../db/client.js'
+import type { DocumentsTable } from '../../../db/schema/ingestion.js'
+import type { CrawlQueueState, CrawlRunsTable, FailedUrl, SourcePagesTable, UrlSourcesTable } from '../../../db/schema/sources.js'
 
 type Executor = Db
 

@@ -1,4 +1,4 @@
-import { defineJob } from '../../jobs/types.js'
+import { defineJob } from '../../../jobs/types.js'
 import type { Crawler } from './crawler/crawl.js'
 import type { SourcesService } from './sources.service.js'
 
@@ -7,7 +7,7 @@ export interface CrawlJob {
   sourceId: string
 }
 
-declare module '../../jobs/types.js' {
+declare module '../../../jobs/types.js' {
   interface JobPayloads {
     'sources.crawl': CrawlJob
     'sources.schedule': Record<string, never>

@@ -1,80 +1,23 @@
 import { createHash, randomUUID } from 'node:crypto'
-import { gunzipSync } from 'node:zlib'
-import type { Logger } from 'pino'
-import type { Db } from '../../../db/client.js'
-import { PG_FOREIGN_KEY_VIOLATION, pgCode } from '../../../db/errors.js'
-import type { JobQueue } from '../../../jobs/queue.js'
-import type { Clock } from '../../../lib/clock.js'
-import { enqueueIndex } from '../../documents/documents.service.js'
 import type { Insertable } from 'kysely'
-import type { DocumentsTable } from '../../../db/schema/ingestion.js'
-import type { CrawlQueueState } from '../../../db/schema/sources.js'
-import type { PageRow, PageUpsert, QueueEntry, RunRow, SourceRow, SourcesRepo } from '../sources.repo.js'
-import { extractHtml, extractText, type ExtractedPage } from '../../documents/parsers/html-extract.js'
-import { ALREADY_VISITED, decodeBody, OFF_SITE, type Fetcher } from './fetcher.js'
+import type { Db } from '../../../../db/client.js'
+import { PG_FOREIGN_KEY_VIOLATION, pgCode } from '../../../../db/errors.js'
+import type { DocumentsTable } from '../../../../db/schema/ingestion.js'
+import type { CrawlQueueState } from '../../../../db/schema/sources.js'
+import { enqueueIndex } from '../../documents.service.js'
+import type { PageRow, PageUpsert, QueueEntry, RunRow, SourceRow } from '../sources.repo.js'
+import { CrawlInterrupted, type CrawlerDeps, type Visit } from './crawl.types.js'
+import { ALREADY_VISITED, OFF_SITE } from './fetcher.js'
 import { frontierEntries, isTransientFailure, nextCrawlAt, siteLinks, type FrontierScope } from './frontier.fns.js'
+import { pageContent } from './page-content.js'
 import { RobotsCache } from './robots.js'
-import { parseSitemap } from './sitemap.fns.js'
-import { compileExclusions, normalizeUrl, pageLabel, sameSite, siteKey } from './url.fns.js'
-
-export interface CrawlSettings {
-  userAgent: string
-  /** Pages fetched at once by one crawl (the host gate bounds it further per host). */
-  concurrency: number
-  maxDepth: number
-  maxDocumentsPerTenant: number
-}
-
-export interface CrawlerDeps {
-  db: Db
-  repo: SourcesRepo
-  fetcher: Fetcher
-  queue: JobQueue
-  clock: Clock
-  log: Logger
-  settings: CrawlSettings
-  /** The documents module's file parser, for PDF links; without it PDFs are reported and skipped. */
-  parseFile?: (filename: string, bytes: Uint8Array) => Promise<{ text: string; title: string | null }>
-  /**
-   * HTML extraction off the event loop (the documents module's parser threads, with their time and memory
-   * budget): a multi-megabyte page takes seconds and hundreds of MB of heap. Without it, extraction runs here.
-   */
-  extractHtml?: (html: string, url: string) => Promise<ExtractedPage>
-}
-
-/** Thrown when the worker stops mid-crawl; the job is retried and the run resumes from its frontier. */
-export class CrawlInterrupted extends Error {
-  override name = 'CrawlInterrupted'
-  constructor() {
-    super('crawl interrupted by shutdown; it resumes from its saved frontier')
-  }
-}
+import { discoverSitemaps } from './sitemaps.js'
+import { compileExclusions, pageLabel, sameSite, siteKey } from './url.fns.js'
 
 const MAX_FAILED_URLS = 500
-const MAX_SITEMAP_FILES = 20
-const MAX_SITEMAP_BYTES = 50 * 1024 * 1024
 const SOURCE_CHECK_MS = 1000
 const FRONTIER_SLICE = 64
 const BATCH_WAIT_MS = 20
-
-type Visit =
-  | { type: 'failed'; url: string; depth: number; reason: string; transient: boolean }
-  | { type: 'known'; url: string; depth: number }
-  | { type: 'skipped'; url: string; finalUrl: string; depth: number; reason: string; links: string[] }
-  | { type: 'not_modified'; url: string; finalUrl: string; depth: number; etag: string | null; lastModified: string | null }
-  | {
-      type: 'page'
-      url: string
-      finalUrl: string
-      depth: number
-      status: number
-      title: string | null
-      markdown: string
-      hash: string
-      links: string[]
-      etag: string | null
-      lastModified: string | null
-    }
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex')
 
@@ -137,7 +80,7 @@ export function createCrawler(deps: CrawlerDeps) {
     const robots = new RobotsCache(fetcher, settings.userAgent, signal)
     let limits = { maxPages: source.max_pages, tenantCapHit: 0 }
 
-    if (!current.sitemap_done) await discoverSitemaps(current, source, scope, robots, signal)
+    if (!current.sitemap_done) await discoverSitemaps(deps, current, source, scope, robots, signal)
 
     // ---- visiting ----------------------------------------------------------------------------------
     async function hopCheck(url: string, depth: number): Promise<string | null> {
@@ -171,37 +114,10 @@ export function createCrawler(deps: CrawlerDeps) {
       if (res.kind === 'failed') return { type: 'failed', url, depth, reason: res.reason, transient: isTransientFailure(res.reason, res.status) }
       if (res.kind === 'known') return { type: 'known', url, depth }
       if (res.kind === 'not_modified') return { type: 'not_modified', url, finalUrl: res.url, depth, etag: res.etag, lastModified: res.lastModified }
-      let title: string | null = null
-      let markdown = ''
-      let links: string[] = []
-      const type = res.contentType
-      if (type === 'text/html' || type === 'application/xhtml+xml' || (type === '' && /^\s*</.test(res.body.subarray(0, 512).toString('latin1')))) {
-        let extracted: ExtractedPage
-        try {
-          const html = decodeBody(res.body, res.charset)
-          extracted = deps.extractHtml ? await deps.extractHtml(html, res.url) : extractHtml(html, res.url)
-        } catch {
-          return { type: 'failed', url, depth, reason: 'unreadable HTML (too large or complex to extract)', transient: false }
-        }
-        links = extracted.links
-        if (extracted.noindex) return { type: 'skipped', url, finalUrl: res.url, depth, reason: 'noindex', links }
-        title = extracted.title
-        markdown = extracted.markdown
-      } else if (type === 'text/plain' || type === 'text/markdown' || type === 'text/x-markdown') {
-        const extracted = extractText(decodeBody(res.body, res.charset), type === 'text/plain' ? 'text/plain' : 'text/markdown')
-        title = extracted.title
-        markdown = extracted.markdown
-      } else if (type === 'application/pdf' && deps.parseFile) {
-        try {
-          const parsed = await deps.parseFile('page.pdf', res.body)
-          title = parsed.title
-          markdown = parsed.text.trim()
-        } catch {
-          return { type: 'failed', url, depth, reason: 'unreadable PDF', transient: false }
-        }
-      } else {
-        return { type: 'failed', url, depth, reason: `not HTML (${type || 'no content type'})`, transient: false }
-      }
+      const content = await pageContent(deps, res)
+      if (content.kind === 'failed') return { type: 'failed', url, depth, reason: content.reason, transient: false }
+      const { title, markdown, links } = content
+      if (content.kind === 'noindex') return { type: 'skipped', url, finalUrl: res.url, depth, reason: 'noindex', links }
       if (!markdown.trim()) return { type: 'skipped', url, finalUrl: res.url, depth, reason: 'no text content', links }
       return {
         type: 'page',
@@ -520,43 +436,6 @@ export function createCrawler(deps: CrawlerDeps) {
       })
       log.info({ sourceId, runId, pages: current!.pages_found, failed: failed.length, ms }, 'crawl finished')
     }
-  }
-
-  /** Sitemaps named in robots.txt plus /sitemap.xml, following sitemap indexes; their pages join at depth 1. */
-  async function discoverSitemaps(run: RunRow, source: SourceRow, scope: FrontierScope, robots: RobotsCache, signal: AbortSignal) {
-    const origin = new URL(source.url).origin
-    const rules = await robots.rules(source.url)
-    const resolve = (u: string) => {
-      const n = normalizeUrl(u, origin)
-      return 'url' in n ? [n.url] : []
-    }
-    const todo = [...new Set([...rules.sitemaps, `${origin}/sitemap.xml`].flatMap(resolve))]
-    const done = new Set<string>()
-    const pages: string[] = []
-    const budget = Math.max(source.max_pages * 5, 1000)
-    while (todo.length && done.size < MAX_SITEMAP_FILES && pages.length < budget) {
-      const url = todo.shift()!
-      if (done.has(url) || !sameSite(url, scope.site)) continue
-      done.add(url)
-      const res = await fetcher.fetch(url, { accept: 'application/xml,text/xml,*/*;q=0.5', signal, maxBytes: MAX_SITEMAP_BYTES, delayMs: rules.delayMs })
-      if (res.kind !== 'ok') continue
-      let body = res.body
-      if (body[0] === 0x1f && body[1] === 0x8b) {
-        try {
-          body = gunzipSync(body, { maxOutputLength: MAX_SITEMAP_BYTES })
-        } catch {
-          continue
-        }
-      }
-      const parsed = parseSitemap(decodeBody(body, res.charset))
-      pages.push(...parsed.pages)
-      todo.push(...parsed.sitemaps.flatMap(resolve))
-    }
-    const entries = frontierEntries(pages.slice(0, budget), 1, scope)
-    await db.transaction().execute(async (trx) => {
-      await repo.enqueueUrls(run.id, entries, trx)
-      await repo.updateRun(run.tenant_id, run.id, { sitemap_done: true }, trx)
-    })
   }
 
   return { run }

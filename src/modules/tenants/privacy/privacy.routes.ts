@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { bearerSecurity, type Guards } from '../../http/auth.js'
-import { ErrorBody, commonErrors } from '../../http/schemas.js'
+import { bearerSecurity, type Guards } from '../../../http/auth.js'
+import { ErrorBody, commonErrors } from '../../../http/schemas.js'
 import { PiiEventList, PiiEventsQuery, RetentionQuery, RetentionResult } from './privacy.schemas.js'
 import type { PrivacyService } from './privacy.service.js'
 

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { bearerSecurity, type Guards } from '../../http/auth.js'
-import { ErrorBody, commonErrors } from '../../http/schemas.js'
-import { presentDocument } from '../documents/documents.service.js'
+import { bearerSecurity, type Guards } from '../../../http/auth.js'
+import { ErrorBody, commonErrors } from '../../../http/schemas.js'
+import { presentDocument } from '../documents.service.js'
 import {
   KnowledgeSources,
   SourcePageParams,

@@ -1,5 +1,5 @@
-import type { AppContext } from '../../context.js'
-import type { Guards } from '../../http/auth.js'
+import type { AppContext } from '../../../context.js'
+import type { Guards } from '../../../http/auth.js'
 import { privacyJobs } from './privacy.jobs.js'
 import { createPrivacyRepo } from './privacy.repo.js'
 import { privacyRoutes } from './privacy.routes.js'

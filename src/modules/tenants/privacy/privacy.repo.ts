@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
-import type { Db } from '../../db/client.js'
-import type { PiiAction } from '../../db/schema/chat.js'
+import type { Db } from '../../../db/client.js'
+import type { PiiAction } from '../../../db/schema/chat.js'
 
 export interface NewPiiEvent {
   entityType: string
