@@ -52,8 +52,6 @@ const pct = (xs: number[], p: number) => {
   return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]! : NaN
 }
 
-
-
 /** A TypeScript script under tsx, or a built .js file (the server, as `npm start` runs it) with plain node. */
 function spawnTsx(script: string, env: Record<string, string>, onLine?: (line: string) => void, nodeArgs: string[] = []): ChildProcess {
   const child = spawn(process.execPath, [...nodeArgs, ...(script.endsWith('.ts') ? ['--import', 'tsx'] : []), script], {
@@ -125,16 +123,34 @@ function rssMb(pid: number): number {
 async function seedTenant(db: Db): Promise<{ tenantId: string; apiKey: string }> {
   const cipher = createCipher(SECRETS.ENCRYPTION_KEY)
   const now = new Date()
-  const user = await db.insertInto('users').values({ email: `bench-${randomBytes(4).toString('hex')}@bench.test`, password_hash: 'x', is_verified: true, created_at: now, updated_at: now }).returning('id').executeTakeFirstOrThrow()
+  const user = await db
+    .insertInto('users')
+    .values({ email: `bench-${randomBytes(4).toString('hex')}@bench.test`, password_hash: 'x', is_verified: true, created_at: now, updated_at: now })
+    .returning('id')
+    .executeTakeFirstOrThrow()
   const tenant = await db
     .insertInto('tenants')
-    .values({ name: 'bench', owner_user_id: user.id, llm_key_enc: cipher.encrypt(LLM_KEY), llm_key_hint: lastChars(LLM_KEY), pii_optional_types: '["ID_DOC","IP","URL_TOKEN"]', created_at: now, updated_at: now })
+    .values({
+      name: 'bench',
+      owner_user_id: user.id,
+      llm_key_enc: cipher.encrypt(LLM_KEY),
+      llm_key_hint: lastChars(LLM_KEY),
+      pii_optional_types: '["ID_DOC","IP","URL_TOKEN"]',
+      created_at: now,
+      updated_at: now,
+    })
     .returning('id')
     .executeTakeFirstOrThrow()
   await db.updateTable('users').set({ tenant_id: tenant.id }).where('id', '=', user.id).execute()
   const apiKey = `ck_${randomBytes(16).toString('hex')}`
-  await db.insertInto('api_keys').values({ tenant_id: tenant.id, key_hash: sha256Hex(apiKey), key_hint: lastChars(apiKey), status: 'active', created_at: now }).execute()
-  await db.insertInto('bots').values({ tenant_id: tenant.id, name: 'Bench Bot', public_id: newPublicId(), allowed_domains: '[]', created_at: now, updated_at: now }).execute()
+  await db
+    .insertInto('api_keys')
+    .values({ tenant_id: tenant.id, key_hash: sha256Hex(apiKey), key_hint: lastChars(apiKey), status: 'active', created_at: now })
+    .execute()
+  await db
+    .insertInto('bots')
+    .values({ tenant_id: tenant.id, name: 'Bench Bot', public_id: newPublicId(), allowed_domains: '[]', created_at: now, updated_at: now })
+    .execute()
   return { tenantId: tenant.id, apiKey }
 }
 
@@ -171,7 +187,9 @@ async function main() {
       const t0 = performance.now()
       for (const d of corpus) {
         if (chunks >= CHUNKS) break
-        chunks += (await documents.indexText(tenantId, { filename: `${d._id}.md`, title: d.title || null, text: d.text }, { embed: true, enforceCapacity: false })).chunkCount
+        chunks += (
+          await documents.indexText(tenantId, { filename: `${d._id}.md`, title: d.title || null, text: d.text }, { embed: true, enforceCapacity: false })
+        ).chunkCount
       }
       await sql`VACUUM ANALYZE chunks`.execute(db)
       console.log(`indexed ${chunks} chunks with embeddings in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
@@ -217,16 +235,46 @@ async function main() {
       const body = () => JSON.stringify({ question: questions[qi++ % questions.length] })
       const headers = { 'content-type': 'application/json', 'x-api-key': apiKey }
       // warm-up: JIT, connection pools, vector cache
-      await autocannon({ url: `${base}/chat`, method: 'POST', connections: 10, amount: 300, headers, requests: [{ setupRequest: (r) => ({ ...r, body: body() }) }] })
+      await autocannon({
+        url: `${base}/chat`,
+        method: 'POST',
+        connections: 10,
+        amount: 300,
+        headers,
+        requests: [{ setupRequest: (r) => ({ ...r, body: body() }) }],
+      })
       // one client at a time: what a turn costs the service when nothing queues
       turns.length = 0
-      await autocannon({ url: `${base}/chat`, method: 'POST', connections: 1, amount: 150, headers, requests: [{ setupRequest: (r) => ({ ...r, body: body() }) }] })
+      await autocannon({
+        url: `${base}/chat`,
+        method: 'POST',
+        connections: 1,
+        amount: 150,
+        headers,
+        requests: [{ setupRequest: (r) => ({ ...r, body: body() }) }],
+      })
       const solo = turns.map((t) => t.service)
       console.log(
-        `one client: time the service adds on top of the model p50 ${pct(solo, 50).toFixed(1)} ms, p95 ${pct(solo, 95).toFixed(1)} ms; model in flight p50 ${pct(turns.map((t) => t.model), 50).toFixed(1)} ms; turn total p50 ${pct(turns.map((t) => t.total), 50).toFixed(1)} ms`,
+        `one client: time the service adds on top of the model p50 ${pct(solo, 50).toFixed(1)} ms, p95 ${pct(solo, 95).toFixed(1)} ms; model in flight p50 ${pct(
+          turns.map((t) => t.model),
+          50,
+        ).toFixed(1)} ms; turn total p50 ${pct(
+          turns.map((t) => t.total),
+          50,
+        ).toFixed(1)} ms`,
       )
       const soloStages = [...new Set(turns.flatMap((t) => Object.keys(t)))]
-      console.log(`  per stage, median ms: ${soloStages.map((k) => `${k} ${pct(turns.map((t) => t[k] ?? 0), 50).toFixed(1)}`).join(', ')}`)
+      console.log(
+        `  per stage, median ms: ${soloStages
+          .map(
+            (k) =>
+              `${k} ${pct(
+                turns.map((t) => t[k] ?? 0),
+                50,
+              ).toFixed(1)}`,
+          )
+          .join(', ')}`,
+      )
       turns.length = 0
 
       const rss: number[] = []
@@ -243,17 +291,36 @@ async function main() {
       clearInterval(sampler)
       const ok = result.requests.total - result.non2xx
       const perTurn = (s: number) => ((s * 1000) / Math.max(ok, 1)).toFixed(1)
-      const cpu = { server: cpuSeconds(pid) - cpu0.server, fake: cpuSeconds(fake.pid!) - cpu0.fake, pg: backendsOf(dbName).reduce((a, p) => a + cpuSeconds(p), 0) - cpu0.pg }
+      const cpu = {
+        server: cpuSeconds(pid) - cpu0.server,
+        fake: cpuSeconds(fake.pid!) - cpu0.fake,
+        pg: backendsOf(dbName).reduce((a, p) => a + cpuSeconds(p), 0) - cpu0.pg,
+      }
       console.log(
         `POST /chat, ${CONNECTIONS} clients, ${DURATION} s: ${(ok / DURATION).toFixed(0)} turns/s (${ok} ok, ${result.non2xx} non-2xx, ${result.errors} errors); latency p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms`,
       )
       const service = turns.map((t) => t.service)
       console.log(
-        `${CONNECTIONS} clients: time the service adds on top of the model (per turn, total - model in flight): p50 ${pct(service, 50).toFixed(1)} ms, p95 ${pct(service, 95).toFixed(1)} ms; model in flight p50 ${pct(turns.map((t) => t.model), 50).toFixed(1)} ms (${turns.length} turns logged)`,
+        `${CONNECTIONS} clients: time the service adds on top of the model (per turn, total - model in flight): p50 ${pct(service, 50).toFixed(1)} ms, p95 ${pct(service, 95).toFixed(1)} ms; model in flight p50 ${pct(
+          turns.map((t) => t.model),
+          50,
+        ).toFixed(1)} ms (${turns.length} turns logged)`,
       )
       const stages = [...new Set(turns.flatMap((t) => Object.keys(t)))]
-      console.log(`per stage, median ms: ${stages.map((k) => `${k} ${pct(turns.map((t) => t[k] ?? 0), 50).toFixed(1)}`).join(', ')}`)
-      console.log(`CPU per turn: server ${perTurn(cpu.server)} ms, PostgreSQL ${perTurn(cpu.pg)} ms, fake model ${perTurn(cpu.fake)} ms (machine load average ${loadavg()[0]!.toFixed(1)})`)
+      console.log(
+        `per stage, median ms: ${stages
+          .map(
+            (k) =>
+              `${k} ${pct(
+                turns.map((t) => t[k] ?? 0),
+                50,
+              ).toFixed(1)}`,
+          )
+          .join(', ')}`,
+      )
+      console.log(
+        `CPU per turn: server ${perTurn(cpu.server)} ms, PostgreSQL ${perTurn(cpu.pg)} ms, fake model ${perTurn(cpu.fake)} ms (machine load average ${loadavg()[0]!.toFixed(1)})`,
+      )
       console.log(`server RSS under load: max ${Math.max(...rss).toFixed(0)} MB, median ${pct(rss, 50).toFixed(0)} MB`)
       await stop(server)
       server = null
@@ -265,7 +332,14 @@ async function main() {
       const docId = (
         await db
           .insertInto('documents')
-          .values({ tenant_id: big.tenantId, filename: 'big.md', file_type: 'markdown', title: 'big', content_hash: randomBytes(8).toString('hex'), size_bytes: 0 })
+          .values({
+            tenant_id: big.tenantId,
+            filename: 'big.md',
+            file_type: 'markdown',
+            title: 'big',
+            content_hash: randomBytes(8).toString('hex'),
+            size_bytes: 0,
+          })
           .returning('id')
           .executeTakeFirstOrThrow()
       ).id
@@ -278,7 +352,12 @@ async function main() {
           // every abstract appears about BIG / corpus times, each copy with a different ordinal number word so the rows differ
           const d = corpus[i % corpus.length]!
           const content = `${d.title ?? ''}. ${d.text} Variant ${Math.floor(i / corpus.length)}.`
-          rows.push({ ordinal: i, content, token_count: Math.ceil(content.length / 4), embedding: `{${Array.from(fakeEmbedding(content, dims), (x) => x.toFixed(5)).join(',')}}` })
+          rows.push({
+            ordinal: i,
+            content,
+            token_count: Math.ceil(content.length / 4),
+            embedding: `{${Array.from(fakeEmbedding(content, dims), (x) => x.toFixed(5)).join(',')}}`,
+          })
         }
         await sql`
           INSERT INTO chunks (tenant_id, document_id, ordinal, content, token_count, lang, tsv, embedding, embedding_model)
@@ -307,7 +386,9 @@ async function main() {
           await retrieval.search(big.tenantId, q, { apiKey: hybrid ? LLM_KEY : null, k: 6 })
           if (i >= 20) lat.push(performance.now() - s) // the first ones warm caches
         }
-        console.log(`retrieval, ${BIG} chunks in one tenant, ${name}: p50 ${pct(lat, 50).toFixed(1)} ms, p95 ${pct(lat, 95).toFixed(1)} ms (${lat.length} queries)`)
+        console.log(
+          `retrieval, ${BIG} chunks in one tenant, ${name}: p50 ${pct(lat, 50).toFixed(1)} ms, p95 ${pct(lat, 95).toFixed(1)} ms (${lat.length} queries)`,
+        )
       }
       await measure('BM25 only', 0, false)
       await measure('hybrid, vectors over the BM25 candidates (cache budget too small)', 64, true)

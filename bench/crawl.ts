@@ -80,12 +80,34 @@ async function main() {
     const now = new Date()
     const user = await ctx.db
       .insertInto('users')
-      .values({ email: `bench-${randomBytes(4).toString('hex')}@example.test`, password_hash: 'x', is_verified: true, tenant_id: null, created_at: now, updated_at: now })
+      .values({
+        email: `bench-${randomBytes(4).toString('hex')}@example.test`,
+        password_hash: 'x',
+        is_verified: true,
+        tenant_id: null,
+        created_at: now,
+        updated_at: now,
+      })
       .returning('id')
       .executeTakeFirstOrThrow()
     const tenant = await ctx.db
       .insertInto('tenants')
-      .values({ name: 'bench', owner_user_id: user.id, llm_key_enc: null, llm_key_hint: null, support_email: null, kyc_secret_enc: null, kyc_secret_hint: null, kyc_prev_secret_enc: null, kyc_prev_valid_until: null, pii_optional_types: '[]', l2_email: null, escalation_language: null, created_at: now, updated_at: now } as never)
+      .values({
+        name: 'bench',
+        owner_user_id: user.id,
+        llm_key_enc: null,
+        llm_key_hint: null,
+        support_email: null,
+        kyc_secret_enc: null,
+        kyc_secret_hint: null,
+        kyc_prev_secret_enc: null,
+        kyc_prev_valid_until: null,
+        pii_optional_types: '[]',
+        l2_email: null,
+        escalation_language: null,
+        created_at: now,
+        updated_at: now,
+      } as never)
       .returning('id')
       .executeTakeFirstOrThrow()
     const sources = createSourcesService({ db: ctx.db, clock: ctx.clock, queue: ctx.queue, repo: createSourcesRepo(ctx.db), defaultMaxPages: PAGES })
@@ -117,7 +139,10 @@ async function main() {
     console.log(`database: ${ctx.database.kind}, crawler concurrency ${CONCURRENCY}, politeness delay 0 ms`)
     console.log(`site: ${PAGES} pages on ${site.url}; run ${run.status}: ${run.pages_found} pages stored, ${run.failed_urls.length} failed`)
     console.log(`crawl (fetch + extract + store + frontier): ${crawlS.toFixed(2)} s = ${(run.pages_found / crawlS).toFixed(1)} pages/s`)
-    if (!CRAWL_ONLY) console.log(`until every page is chunked and indexed: ${allS.toFixed(2)} s = ${(run.pages_found / allS).toFixed(1)} pages/s (${chunks.rows[0]!.n} chunks)`)
+    if (!CRAWL_ONLY)
+      console.log(
+        `until every page is chunked and indexed: ${allS.toFixed(2)} s = ${(run.pages_found / allS).toFixed(1)} pages/s (${chunks.rows[0]!.n} chunks)`,
+      )
     console.log(`requests served by the site: ${site.requests.length}`)
   } finally {
     await worker.stop(2000)
@@ -127,7 +152,6 @@ async function main() {
     await scratch?.drop()
   }
 }
-
 
 main().catch((err) => {
   console.error(err)

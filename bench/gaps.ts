@@ -33,7 +33,6 @@ const pct = (xs: number[], p: number) => {
 }
 const f1 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : '-')
 
-
 async function startFakeLlmProcess(): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort()
   const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/fake-llm.ts'], {
@@ -54,8 +53,40 @@ async function startFakeLlmProcess(): Promise<{ url: string; child: ChildProcess
 
 // --- synthetic knowledge and question log --------------------------------------------------------------
 
-const ACTIONS = ['cancel', 'upgrade', 'downgrade', 'pause', 'renew', 'change', 'reset', 'delete', 'export', 'import', 'share', 'transfer', 'verify', 'update', 'refund']
-const OBJECTS = ['subscription', 'password', 'account', 'invoice', 'plan', 'payment method', 'email address', 'team member', 'API key', 'project', 'data', 'billing address', 'order', 'shipment', 'two-factor authentication']
+const ACTIONS = [
+  'cancel',
+  'upgrade',
+  'downgrade',
+  'pause',
+  'renew',
+  'change',
+  'reset',
+  'delete',
+  'export',
+  'import',
+  'share',
+  'transfer',
+  'verify',
+  'update',
+  'refund',
+]
+const OBJECTS = [
+  'subscription',
+  'password',
+  'account',
+  'invoice',
+  'plan',
+  'payment method',
+  'email address',
+  'team member',
+  'API key',
+  'project',
+  'data',
+  'billing address',
+  'order',
+  'shipment',
+  'two-factor authentication',
+]
 const TEMPLATES = [
   (a: string, o: string) => `How do I ${a} my ${o}?`,
   (a: string, o: string) => `how can I ${a} the ${o}`,
@@ -67,7 +98,10 @@ const TEMPLATES = [
   (a: string, o: string) => `${a} ${o} not working, what now?`,
 ]
 /** Extra words half of the questions carry, so most wordings are distinct (as in a real log). */
-const FILLERS = 'today|asap|on mobile|in the app|for my team|from the dashboard|on iPhone|on Android|for my company|again|right now|after the update|in Germany|for the pro plan|without losing data|with the API|for a colleague|before Friday|on the web|this month'.split('|')
+const FILLERS =
+  'today|asap|on mobile|in the app|for my team|from the dashboard|on iPhone|on Android|for my company|again|right now|after the update|in Germany|for the pro plan|without losing data|with the API|for a colleague|before Friday|on the web|this month'.split(
+    '|',
+  )
 const NOISE = 'weather football pizza recipe poem holiday music movie garden painting chess guitar coffee bicycle'.split(' ')
 
 function rng(seed: number) {
@@ -92,7 +126,14 @@ function buildData(n: number) {
   const doc = [
     '# Help center',
     '',
-    ...intents.filter((i) => i.covered).flatMap((i) => [`## How do I ${i.a} my ${i.o}?`, '', `To ${i.a} your ${i.o}, open Settings, choose ${i.o} and press ${i.a[0]!.toUpperCase()}${i.a.slice(1)}. The change applies at once and you get a confirmation e-mail.`, '']),
+    ...intents
+      .filter((i) => i.covered)
+      .flatMap((i) => [
+        `## How do I ${i.a} my ${i.o}?`,
+        '',
+        `To ${i.a} your ${i.o}, open Settings, choose ${i.o} and press ${i.a[0]!.toUpperCase()}${i.a.slice(1)}. The change applies at once and you get a confirmation e-mail.`,
+        '',
+      ]),
   ].join('\n')
   // Zipf over intents: a few are asked very often, many rarely
   const weights = intents.map((_, i) => 1 / (i + 1) ** 0.9)
@@ -150,7 +191,10 @@ async function main() {
   const json = async (method: string, path: string, token: string | null, body?: unknown) => {
     const res = await fetch(base + path, {
       method,
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body !== undefined && !(body instanceof FormData) ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...(body !== undefined && !(body instanceof FormData) ? { 'content-type': 'application/json' } : {}),
+      },
       body: body instanceof FormData ? body : body !== undefined ? JSON.stringify(body) : undefined,
     })
     const text = await res.text()
@@ -182,7 +226,20 @@ async function main() {
     const now = Date.now()
     const session = await ctx.db
       .insertInto('chat_sessions')
-      .values({ tenant_id: tenantId, bot_id: bot.id, channel: 'api', identity_enc: null, visitor_email_enc: null, locale: null, awaiting: null, read_message_id: null, last_question: null, last_answer_preview: null, created_at: new Date(now), last_activity_at: new Date(now) })
+      .values({
+        tenant_id: tenantId,
+        bot_id: bot.id,
+        channel: 'api',
+        identity_enc: null,
+        visitor_email_enc: null,
+        locale: null,
+        awaiting: null,
+        read_message_id: null,
+        last_question: null,
+        last_answer_preview: null,
+        created_at: new Date(now),
+        last_activity_at: new Date(now),
+      })
       .returning('id')
       .executeTakeFirstOrThrow()
     for (let i = 0; i < data.questions.length; i += 1000) {
@@ -225,7 +282,9 @@ async function main() {
         )
         .execute()
     }
-    console.log(`setup: ${N} questions (${data.intents.length} intents, ${data.intents.filter((i) => i.covered).length} documented) written in ${Math.round(performance.now() - t0)} ms; database ${PG_URL ? 'PostgreSQL' : 'PGlite'}`)
+    console.log(
+      `setup: ${N} questions (${data.intents.length} intents, ${data.intents.filter((i) => i.covered).length} documented) written in ${Math.round(performance.now() - t0)} ms; database ${PG_URL ? 'PostgreSQL' : 'PGlite'}`,
+    )
 
     async function measureIdle(ms: number) {
       const health: number[] = []
@@ -244,7 +303,9 @@ async function main() {
     }
 
     const idle = await measureIdle(2000)
-    console.log(`idle:  /health p50 ${f1(pct(idle.health, 50))} ms p99 ${f1(pct(idle.health, 99))} ms | /bots p50 ${f1(pct(idle.bots, 50))} ms p99 ${f1(pct(idle.bots, 99))} ms`)
+    console.log(
+      `idle:  /health p50 ${f1(pct(idle.health, 50))} ms p99 ${f1(pct(idle.health, 99))} ms | /bots p50 ${f1(pct(idle.bots, 50))} ms p99 ${f1(pct(idle.bots, 99))} ms`,
+    )
 
     for (const variant of ['lexical', 'embeddings'] as const) {
       await json('PATCH', '/tenants/me', token, { llm_api_key: variant === 'embeddings' ? 'sk-bench-0123456789' : null })
@@ -269,7 +330,11 @@ async function main() {
       const acceptMs = performance.now() - started
       let run
       for (;;) {
-        run = await ctx.db.selectFrom('gap_runs').select(['status', 'stats', 'started_at', 'finished_at']).where('id', '=', r.body.run_id).executeTakeFirstOrThrow()
+        run = await ctx.db
+          .selectFrom('gap_runs')
+          .select(['status', 'stats', 'started_at', 'finished_at'])
+          .where('id', '=', r.body.run_id)
+          .executeTakeFirstOrThrow()
         if (run.status === 'done' || run.status === 'failed') break
         await sleep(50)
       }
@@ -280,11 +345,22 @@ async function main() {
       const stats = run.stats as Record<string, any>
       const list = await json('GET', '/gap-analyzer', token)
       const faq = await json('GET', '/knowledge/faq?source=logs&limit=1', token)
-      console.log(`\n[${variant}] run ${run.status}: ${(total / 1000).toFixed(2)} s from the request to done (202 in ${f1(acceptMs)} ms; job ${stats?.duration_ms} ms)`)
+      console.log(
+        `\n[${variant}] run ${run.status}: ${(total / 1000).toFixed(2)} s from the request to done (202 in ${f1(acceptMs)} ms; job ${stats?.duration_ms} ms)`,
+      )
       console.log(`  mode A: ${JSON.stringify(stats?.mode_a)}`)
-      console.log(`  mode B: questions ${stats?.mode_b?.questions}, groups ${stats?.mode_b?.groups}, clusters ${stats?.mode_b?.clusters}, gaps ${stats?.mode_b?.gaps}, embeddings ${stats?.mode_b?.embeddings}, FAQ candidates ${stats?.mode_b?.faq_candidates}; timings ${JSON.stringify(stats?.mode_b?.timings_ms)}`)
-      console.log(`  listed: ${list.body.mode_a_items.length} mode A, ${list.body.mode_b_items.length} mode B active; top mode B: ${list.body.mode_b_items.slice(0, 3).map((g: any) => `"${g.label}" (${g.question_count} q, signal ${g.signal_weight}, coverage ${g.coverage_score})`).join('; ')}; logs FAQs total ${faq.body.total}`)
-      console.log(`  during the run: event-loop delay p50 ${f1(loop.percentile(50) / 1e6)} ms, p99 ${f1(loop.percentile(99) / 1e6)} ms, max ${f1(loop.max / 1e6)} ms`)
+      console.log(
+        `  mode B: questions ${stats?.mode_b?.questions}, groups ${stats?.mode_b?.groups}, clusters ${stats?.mode_b?.clusters}, gaps ${stats?.mode_b?.gaps}, embeddings ${stats?.mode_b?.embeddings}, FAQ candidates ${stats?.mode_b?.faq_candidates}; timings ${JSON.stringify(stats?.mode_b?.timings_ms)}`,
+      )
+      console.log(
+        `  listed: ${list.body.mode_a_items.length} mode A, ${list.body.mode_b_items.length} mode B active; top mode B: ${list.body.mode_b_items
+          .slice(0, 3)
+          .map((g: any) => `"${g.label}" (${g.question_count} q, signal ${g.signal_weight}, coverage ${g.coverage_score})`)
+          .join('; ')}; logs FAQs total ${faq.body.total}`,
+      )
+      console.log(
+        `  during the run: event-loop delay p50 ${f1(loop.percentile(50) / 1e6)} ms, p99 ${f1(loop.percentile(99) / 1e6)} ms, max ${f1(loop.max / 1e6)} ms`,
+      )
       console.log(`  /health (${health.length} requests) p50 ${f1(pct(health, 50))} ms, p99 ${f1(pct(health, 99))} ms, max ${f1(Math.max(...health))} ms`)
       console.log(`  /bots   (${bots.length} requests) p50 ${f1(pct(bots, 50))} ms, p99 ${f1(pct(bots, 99))} ms, max ${f1(Math.max(...bots))} ms`)
     }

@@ -28,7 +28,6 @@ const SECRETS = { JWT_SECRET: randomBytes(32).toString('hex'), ENCRYPTION_KEY: r
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-
 interface Server {
   url: string
   child: ChildProcess
@@ -79,7 +78,6 @@ async function startServer(env: Record<string, string>): Promise<Server> {
     },
   }
 }
-
 
 /** Registers and verifies a user through the API, reading the token from the outbox .eml file. */
 async function signUp(url: string, dataDir: string): Promise<string> {

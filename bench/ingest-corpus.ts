@@ -44,8 +44,12 @@ export function markdownDoc(bytes: number, seed: number, marker = ''): string {
     s++
     const block = [`## Section ${s}: ${sentence(r, 3).slice(0, -1)}`, paragraph(r), `### Details ${s}`, paragraph(r, 7)]
     if (s % 3 === 0) block.push(Array.from({ length: 5 }, () => `- ${sentence(r, 6)}`).join('\n'))
-    if (s % 4 === 0) block.push('```bash\n' + Array.from({ length: 6 }, (_, i) => `scb ${WORDS[(s + i) % WORDS.length]} --id ${s * 10 + i}`).join('\n') + '\n```')
-    if (s % 5 === 0) block.push('| Setting | Default | Meaning |\n|---|---|---|\n' + Array.from({ length: 6 }, (_, i) => `| opt_${s}_${i} | ${i * 5} | ${sentence(r, 5)} |`).join('\n'))
+    if (s % 4 === 0)
+      block.push('```bash\n' + Array.from({ length: 6 }, (_, i) => `scb ${WORDS[(s + i) % WORDS.length]} --id ${s * 10 + i}`).join('\n') + '\n```')
+    if (s % 5 === 0)
+      block.push(
+        '| Setting | Default | Meaning |\n|---|---|---|\n' + Array.from({ length: 6 }, (_, i) => `| opt_${s}_${i} | ${i * 5} | ${sentence(r, 5)} |`).join('\n'),
+      )
     const text = block.join('\n\n')
     parts.push(text)
     size += text.length + 2
@@ -95,7 +99,13 @@ export async function docxDoc(sections: number, seed: number): Promise<Buffer> {
     for (let i = 0; i < 3; i++) children.push(new Paragraph({ text: sentence(r, 8), bullet: { level: 0 } }))
     children.push(
       new Table({
-        rows: Array.from({ length: 4 }, (_, i) => new TableRow({ children: [new TableCell({ children: [new Paragraph(`key ${s}.${i}`)] }), new TableCell({ children: [new Paragraph(sentence(r, 5))] })] })),
+        rows: Array.from(
+          { length: 4 },
+          (_, i) =>
+            new TableRow({
+              children: [new TableCell({ children: [new Paragraph(`key ${s}.${i}`)] }), new TableCell({ children: [new Paragraph(sentence(r, 5))] })],
+            }),
+        ),
       }),
     )
   }

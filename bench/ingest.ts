@@ -56,7 +56,14 @@ const jwt = createJwt(config.JWT_SECRET, ctx.clock)
 async function newTenant(tag: string): Promise<{ tenantId: string; token: string }> {
   const user = await ctx.db
     .insertInto('users')
-    .values({ email: `${tag}-${Date.now()}@bench.test`, password_hash: 'x', is_verified: true, tenant_id: null, created_at: new Date(), updated_at: new Date() })
+    .values({
+      email: `${tag}-${Date.now()}@bench.test`,
+      password_hash: 'x',
+      is_verified: true,
+      tenant_id: null,
+      created_at: new Date(),
+      updated_at: new Date(),
+    })
     .returning('id')
     .executeTakeFirstOrThrow()
   const tenant = await ctx.db
@@ -104,7 +111,18 @@ async function corpusRun(name: string, files: { filename: string; bytes: Uint8Ar
     SELECT (SELECT count(*)::int FROM chunks WHERE tenant_id = ${tenantId}) AS chunks,
            (SELECT coalesce(sum(length(parsed_text)), 0)::int FROM documents WHERE tenant_id = ${tenantId}) AS text`.execute(ctx.db)
   const { chunks, text } = stats.rows[0]!
-  return { corpus: name, files: files.length, input_mb: +(bytes / MB).toFixed(2), text_mb: +(text / MB).toFixed(2), chunks, seconds: +seconds.toFixed(2), mb_per_s: +(bytes / MB / seconds).toFixed(2), chunks_per_s: Math.round(chunks / seconds), cpu_s: +cpuSeconds.toFixed(2), mb_per_cpu_s: +(bytes / MB / cpuSeconds).toFixed(2) }
+  return {
+    corpus: name,
+    files: files.length,
+    input_mb: +(bytes / MB).toFixed(2),
+    text_mb: +(text / MB).toFixed(2),
+    chunks,
+    seconds: +seconds.toFixed(2),
+    mb_per_s: +(bytes / MB / seconds).toFixed(2),
+    chunks_per_s: Math.round(chunks / seconds),
+    cpu_s: +cpuSeconds.toFixed(2),
+    mb_per_cpu_s: +(bytes / MB / cpuSeconds).toFixed(2),
+  }
 }
 
 const enc = new TextEncoder()
@@ -119,14 +137,19 @@ const results: Record<string, unknown>[] = []
 }
 
 // 1. throughput per format
-const mdFiles = Array.from({ length: Math.max(1, Math.round(MD_MB * 2)) }, (_, i) => ({ filename: `manual-${i}.md`, bytes: enc.encode(markdownDoc(MB / 2, 100 + i)) }))
+const mdFiles = Array.from({ length: Math.max(1, Math.round(MD_MB * 2)) }, (_, i) => ({
+  filename: `manual-${i}.md`,
+  bytes: enc.encode(markdownDoc(MB / 2, 100 + i)),
+}))
 if (FORMATS.has('markdown')) results.push(await corpusRun('markdown', mdFiles))
 if (FORMATS.has('pdf')) {
   const pdfFiles = Array.from({ length: 4 }, (_, i) => ({ filename: `manual-${i}.pdf`, bytes: pdfDoc(PDF_PAGES, 200 + i) }))
   results.push(await corpusRun('pdf', pdfFiles))
 }
 if (FORMATS.has('docx')) {
-  const docxFiles = await Promise.all(Array.from({ length: 4 }, async (_, i) => ({ filename: `handbook-${i}.docx`, bytes: await docxDoc(DOCX_SECTIONS, 300 + i) })))
+  const docxFiles = await Promise.all(
+    Array.from({ length: 4 }, async (_, i) => ({ filename: `handbook-${i}.docx`, bytes: await docxDoc(DOCX_SECTIONS, 300 + i) })),
+  )
   results.push(await corpusRun('docx', docxFiles))
 }
 console.log('\nParse + chunk + index, upload over HTTP to status ready (no embeddings):')
@@ -141,14 +164,18 @@ for (let i = 0; i < REPEAT; i++) {
   const t0 = performance.now()
   await upload(token, `one-mb-${i}.md`, bytes)
   for (;;) {
-    const hit = await sql<{ n: number }>`SELECT count(*)::int AS n FROM chunks WHERE tenant_id = ${tenantId} AND tsv @@ to_tsquery('simple', ${marker})`.execute(ctx.db)
+    const hit = await sql<{
+      n: number
+    }>`SELECT count(*)::int AS n FROM chunks WHERE tenant_id = ${tenantId} AND tsv @@ to_tsquery('simple', ${marker})`.execute(ctx.db)
     if (hit.rows[0]!.n > 0) break
     await new Promise((res) => setTimeout(res, 5))
   }
   times.push(performance.now() - t0)
 }
 times.sort((a, b) => a - b)
-console.log(`\nUpload-to-searchable, 1 MB markdown: median ${Math.round(times[Math.floor(times.length / 2)]!)} ms (runs: ${times.map((t) => Math.round(t)).join(', ')} ms; target < 2000 ms)`)
+console.log(
+  `\nUpload-to-searchable, 1 MB markdown: median ${Math.round(times[Math.floor(times.length / 2)]!)} ms (runs: ${times.map((t) => Math.round(t)).join(', ')} ms; target < 2000 ms)`,
+)
 
 // 3. markdown breakdown in this thread
 const sample = mdFiles.map((f) => new TextDecoder().decode(f.bytes))
@@ -159,8 +186,12 @@ const parseS = (performance.now() - t0) / 1000
 t0 = performance.now()
 const chunkCount = parsed.reduce((n, s) => n + chunkMarkdown(s).length, 0)
 const chunkS = (performance.now() - t0) / 1000
-console.log(`\nMarkdown breakdown (${(total / MB).toFixed(1)} MB): parse ${(total / MB / parseS).toFixed(1)} MB/s, chunk ${(total / MB / chunkS).toFixed(1)} MB/s (${chunkCount} chunks)`)
-console.log(`Database: ${ctx.database.kind}${ctx.database.features.vector ? ' (pgvector)' : ''}; parser workers ${config.PARSER_WORKERS}, job concurrency ${config.WORKER_CONCURRENCY}`)
+console.log(
+  `\nMarkdown breakdown (${(total / MB).toFixed(1)} MB): parse ${(total / MB / parseS).toFixed(1)} MB/s, chunk ${(total / MB / chunkS).toFixed(1)} MB/s (${chunkCount} chunks)`,
+)
+console.log(
+  `Database: ${ctx.database.kind}${ctx.database.features.vector ? ' (pgvector)' : ''}; parser workers ${config.PARSER_WORKERS}, job concurrency ${config.WORKER_CONCURRENCY}`,
+)
 
 await app.close()
 await worker.stop(2000)

@@ -109,14 +109,24 @@ samples.forEach((sample, idx) => {
     if (best) {
       best.used = true
       stats[p.type].tp++
-    } else if (showMisses) misses.push(`FP ${p.type.padEnd(13)} ${JSON.stringify(text.slice(p.span[0], p.span[1]))}  in: ${JSON.stringify(text.slice(Math.max(0, p.span[0] - 30), p.span[1] + 30))}`)
+    } else if (showMisses)
+      misses.push(
+        `FP ${p.type.padEnd(13)} ${JSON.stringify(text.slice(p.span[0], p.span[1]))}  in: ${JSON.stringify(text.slice(Math.max(0, p.span[0] - 30), p.span[1] + 30))}`,
+      )
   }
-  if (showMisses) for (const g of gold) if (!g.used) misses.push(`FN ${g.type.padEnd(13)} ${JSON.stringify(text.slice(g.span[0], g.span[1]))}  in: ${JSON.stringify(text.slice(Math.max(0, g.span[0] - 30), g.span[1] + 30))}`)
+  if (showMisses)
+    for (const g of gold)
+      if (!g.used)
+        misses.push(
+          `FN ${g.type.padEnd(13)} ${JSON.stringify(text.slice(g.span[0], g.span[1]))}  in: ${JSON.stringify(text.slice(Math.max(0, g.span[0] - 30), g.span[1] + 30))}`,
+        )
 })
 
 const pct = (x: number) => (Number.isFinite(x) ? x.toFixed(3) : '  -  ')
 console.log(`file: ${file}`)
-console.log(`samples: ${samples.length}, characters: ${chars}, redaction time: ${elapsedMs.toFixed(1)} ms (${((chars / 1024 / elapsedMs) * 1000).toFixed(0)} KB/s)`)
+console.log(
+  `samples: ${samples.length}, characters: ${chars}, redaction time: ${elapsedMs.toFixed(1)} ms (${((chars / 1024 / elapsedMs) * 1000).toFixed(0)} KB/s)`,
+)
 console.log('matching: same type and IoU >= 0.5 of trimmed character spans')
 console.log('')
 console.log('type            gold  pred    tp  precision  recall')
@@ -128,9 +138,13 @@ for (const t of TYPES) {
   tp += s.tp
   pred += s.pred
   gold += s.gold
-  console.log(`${t.padEnd(14)} ${String(s.gold).padStart(5)} ${String(s.pred).padStart(5)} ${String(s.tp).padStart(5)}  ${pct(s.tp / s.pred).padStart(9)}  ${pct(s.tp / s.gold).padStart(6)}`)
+  console.log(
+    `${t.padEnd(14)} ${String(s.gold).padStart(5)} ${String(s.pred).padStart(5)} ${String(s.tp).padStart(5)}  ${pct(s.tp / s.pred).padStart(9)}  ${pct(s.tp / s.gold).padStart(6)}`,
+  )
 }
-console.log(`${'overall'.padEnd(14)} ${String(gold).padStart(5)} ${String(pred).padStart(5)} ${String(tp).padStart(5)}  ${pct(tp / pred).padStart(9)}  ${pct(tp / gold).padStart(6)}`)
+console.log(
+  `${'overall'.padEnd(14)} ${String(gold).padStart(5)} ${String(pred).padStart(5)} ${String(tp).padStart(5)}  ${pct(tp / pred).padStart(9)}  ${pct(tp / gold).padStart(6)}`,
+)
 if (showMisses && misses.length) {
   console.log('')
   for (const m of misses) console.log(m)

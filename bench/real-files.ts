@@ -61,7 +61,15 @@ for (const path of files) {
     else if (err instanceof ParseFailure) [outcome, note] = ['clean 422', e.message]
     else [outcome, note] = ['crash', `${e.name}: ${e.message}`]
   }
-  rows.push({ file: relative(dir, path), kb: Math.round(bytes.length / 1024), outcome, type, chars, ms: Math.round(performance.now() - t0), note: note.slice(0, 70) })
+  rows.push({
+    file: relative(dir, path),
+    kb: Math.round(bytes.length / 1024),
+    outcome,
+    type,
+    chars,
+    ms: Math.round(performance.now() - t0),
+    note: note.slice(0, 70),
+  })
 }
 await pool.close()
 

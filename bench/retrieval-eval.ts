@@ -67,13 +67,14 @@ function parseArgs(argv: string[]): Args {
   return a
 }
 
-
 function readQrels(dir: string, split: string): Map<string, Map<string, number>> {
   const files = readdirSync(join(dir, 'qrels'))
   const file = files.find((f) => f === `${split}.tsv`) ?? files[0]
   if (!file) throw new Error('no qrels file')
   const out = new Map<string, Map<string, number>>()
-  for (const line of readFileSync(join(dir, 'qrels', file), 'utf8').split('\n').slice(1)) {
+  for (const line of readFileSync(join(dir, 'qrels', file), 'utf8')
+    .split('\n')
+    .slice(1)) {
     const [q, d, s] = line.trim().split('\t')
     if (!q || !d) continue
     const score = Number(s)
@@ -102,15 +103,25 @@ const pct = (xs: number[], p: number) => {
 
 async function newTenant(db: Db): Promise<string> {
   const now = new Date()
-  const user = await db.insertInto('users').values({ email: `eval-${randomUUID()}@bench.test`, password_hash: 'x', created_at: now, updated_at: now }).returning('id').executeTakeFirstOrThrow()
-  const t = await db.insertInto('tenants').values({ name: 'retrieval eval', owner_user_id: user.id, pii_optional_types: '[]', created_at: now, updated_at: now }).returning('id').executeTakeFirstOrThrow()
+  const user = await db
+    .insertInto('users')
+    .values({ email: `eval-${randomUUID()}@bench.test`, password_hash: 'x', created_at: now, updated_at: now })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  const t = await db
+    .insertInto('tenants')
+    .values({ name: 'retrieval eval', owner_user_id: user.id, pii_optional_types: '[]', created_at: now, updated_at: now })
+    .returning('id')
+    .executeTakeFirstOrThrow()
   return t.id
 }
 
 /** ts_rank baseline: the same OR of the query's lexemes, ranked by PostgreSQL's ts_rank. */
 async function tsRankSearch(db: Db, tenantId: string, query: string, k: number): Promise<{ document_id: string; score: number }[]> {
   const { rows: lex } = await sql<{ term: string }>`
-    SELECT DISTINCT u.lexeme AS term FROM lexical_corpus c, unnest(c.langs) cfg, unnest(to_tsvector(cfg::regconfig, ${query})) u WHERE c.tenant_id = ${tenantId}`.execute(db)
+    SELECT DISTINCT u.lexeme AS term FROM lexical_corpus c, unnest(c.langs) cfg, unnest(to_tsvector(cfg::regconfig, ${query})) u WHERE c.tenant_id = ${tenantId}`.execute(
+    db,
+  )
   if (!lex.length) return []
   const q = orQuery(lex.map((r) => r.term))
   const { rows } = await sql<{ document_id: string; score: number }>`
@@ -160,7 +171,11 @@ async function main() {
     }
     for (const [i, d] of corpus.entries()) {
       try {
-        const r = await documents.indexText(tenantId, { filename: `${d._id}.txt`, title: d.title || null, text: d.text || d.title || '-' }, { embed: false, enforceCapacity: false })
+        const r = await documents.indexText(
+          tenantId,
+          { filename: `${d._id}.txt`, title: d.title || null, text: d.text || d.title || '-' },
+          { embed: false, enforceCapacity: false },
+        )
         docIdToBeir.set(r.document.id, d._id)
         chunks += r.chunkCount
       } catch {
@@ -169,7 +184,9 @@ async function main() {
       if ((i + 1) % 1000 === 0) process.stderr.write(`indexed ${i + 1}/${corpus.length}\n`)
     }
     const indexSec = (performance.now() - t0) / 1000
-    console.log(`database: ${handle.kind}${handle.features.vector ? ' (pgvector)' : ''}; indexed ${docIdToBeir.size} documents (${skipped} skipped) as ${chunks} chunks in ${indexSec.toFixed(1)} s`)
+    console.log(
+      `database: ${handle.kind}${handle.features.vector ? ' (pgvector)' : ''}; indexed ${docIdToBeir.size} documents (${skipped} skipped) as ${chunks} chunks in ${indexSec.toFixed(1)} s`,
+    )
 
     const retrieval = createRetrievalService({
       repo: createRetrievalRepo(db, handle.features),
@@ -220,8 +237,19 @@ async function main() {
   } finally {
     // the eval tenant goes with everything it indexed (unless --keep, to look at it afterwards)
     if (args.keep) console.log(`kept tenant ${tenantId}`)
-    else await db.deleteFrom('tenants').where('id', '=', tenantId).execute().catch(() => {})
-    if (!args.keep) await db.deleteFrom('users').where('email', 'like', 'eval-%@bench.test').where('tenant_id', 'is', null).execute().catch(() => {})
+    else
+      await db
+        .deleteFrom('tenants')
+        .where('id', '=', tenantId)
+        .execute()
+        .catch(() => {})
+    if (!args.keep)
+      await db
+        .deleteFrom('users')
+        .where('email', 'like', 'eval-%@bench.test')
+        .where('tenant_id', 'is', null)
+        .execute()
+        .catch(() => {})
     await handle.close()
   }
 }

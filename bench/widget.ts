@@ -35,7 +35,6 @@ import { reads } from '../test/helpers/http.js'
 import { SseParser } from '../widget/src/sse.js'
 import { scratchDatabase, serveInProcess } from './support.js'
 
-
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`)
   return i > 0 ? Number(process.argv[i + 1]) : dflt
@@ -68,7 +67,16 @@ const model = createServer((req, res) => {
     const text = isJson ? JSON.stringify(defaultJson(messages)) : defaultAnswer(messages)
     if (!json.stream) {
       res.writeHead(200, { 'content-type': 'application/json' })
-      return res.end(JSON.stringify({ id: 'x', object: 'chat.completion', created: 0, model: json.model, choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }))
+      return res.end(
+        JSON.stringify({
+          id: 'x',
+          object: 'chat.completion',
+          created: 0,
+          model: json.model,
+          choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+        }),
+      )
     }
     // The bench tags its question with a marker word (letters only, so redaction leaves it alone).
     const marker = /benchmark[a-z]{12}/.exec(body)?.[0]
@@ -119,14 +127,23 @@ async function startService(env: Record<string, string>) {
   const { db, clock, cipher } = ctx
   const user = await db
     .insertInto('users')
-    .values({ email: `bench-${randomBytes(4).toString('hex')}@example.test`, password_hash: 'x', is_verified: true, tenant_id: null, created_at: new Date(), updated_at: new Date() })
+    .values({
+      email: `bench-${randomBytes(4).toString('hex')}@example.test`,
+      password_hash: 'x',
+      is_verified: true,
+      tenant_id: null,
+      created_at: new Date(),
+      updated_at: new Date(),
+    })
     .returning('id')
     .executeTakeFirstOrThrow()
   const tenants = createTenantsService({ db, clock, cipher, repo: createTenantsRepo(db, ctx.database.changes) })
   const { tenant } = await db.transaction().execute((trx) => tenants.provision(user.id, trx))
   await db.updateTable('users').set({ tenant_id: tenant.id }).where('id', '=', user.id).execute()
   await tenants.update(tenant.id, { llm_api_key: 'sk-bench-0123456789' })
-  const bot = await createBotsService({ db, clock, repo: createBotsRepo(db, ctx.database.changes), changes: ctx.database.changes }).create(tenant.id, { name: 'Bench bot' })
+  const bot = await createBotsService({ db, clock, repo: createBotsRepo(db, ctx.database.changes), changes: ctx.database.changes }).create(tenant.id, {
+    name: 'Bench bot',
+  })
   // Knowledge through the real upload path, so answers are generated (and streamed) from it.
   const jwt = await createJwt(config.JWT_SECRET, clock).sign({ sub: user.id, ver: 0 })
   const form = new FormData()
@@ -222,7 +239,17 @@ const ip = (i: number) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`
   const svc = await startService({})
   await turn(svc.url, svc.bot, 'warm up please', ip(1))
   const t0 = performance.now()
-  const results = await Promise.all(Array.from({ length: CONCURRENT }, (_, i) => turn(svc.url, svc.bot, 'How do I reset my password?', ip(5000 + i)).catch((e) => ({ done: false, error: String(e), chunks: 0, firstFrameMs: -1, firstChunkAt: null }))))
+  const results = await Promise.all(
+    Array.from({ length: CONCURRENT }, (_, i) =>
+      turn(svc.url, svc.bot, 'How do I reset my password?', ip(5000 + i)).catch((e) => ({
+        done: false,
+        error: String(e),
+        chunks: 0,
+        firstFrameMs: -1,
+        firstChunkAt: null,
+      })),
+    ),
+  )
   const wall = performance.now() - t0
   const ok = results.filter((r) => r.done && !r.error).length
   const errors = results.filter((r) => r.error).map((r) => r.error)
@@ -230,7 +257,10 @@ const ip = (i: number) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`
   console.log(
     `${CONCURRENT} concurrent streaming turns: ${ok} done, ${errors.length} errors${errors.length ? ` (${[...new Set(errors)].join(', ')})` : ''}, ` +
       `wall ${(wall / 1000).toFixed(2)} s, first frame p50 ${ms(pct(firsts, 50))} p95 ${ms(pct(firsts, 95))}, ` +
-      `chunks per answer p50 ${pct(results.map((r) => r.chunks), 50)}`,
+      `chunks per answer p50 ${pct(
+        results.map((r) => r.chunks),
+        50,
+      )}`,
   )
   // 4: bundle sizes as served.
   for (const path of ['/embed.js', '/widget.js']) {

@@ -10,7 +10,10 @@ import { buildBundles, WIDGET_DIST_DIR } from '../src/modules/widget/widget.asse
 
 const bundles = await buildBundles()
 mkdirSync(WIDGET_DIST_DIR, { recursive: true })
-for (const [name, code] of [['embed.js', bundles.embed], ['widget.js', bundles.widget]] as const) {
+for (const [name, code] of [
+  ['embed.js', bundles.embed],
+  ['widget.js', bundles.widget],
+] as const) {
   writeFileSync(join(WIDGET_DIST_DIR, name), code)
   const gz = gzipSync(Buffer.from(code), { level: 9 }).length
   console.log(`${join('dist/widget', name)}: ${(code.length / 1024).toFixed(1)} KB, ${(gz / 1024).toFixed(2)} KB gzipped`)

@@ -49,8 +49,12 @@ if (outArg > 0) {
   // The operator dashboard (dashboard/src) beside it; its first screen must stay within 150 KB gzipped.
   const { writeDashboard, DASHBOARD_DIST_DIR } = await import(join(outdir, 'modules/dashboard/dashboard.assets.js'))
   const dash = await writeDashboard()
-  console.error(`built ${entryPoints.length} files into ${relative(process.cwd(), dist) || '.'} and the widget in ${relative(process.cwd(), WIDGET_DIST_DIR)} (${Math.round(performance.now() - started)} ms)`)
-  console.error(`dashboard: ${dash.files} files in ${relative(process.cwd(), DASHBOARD_DIST_DIR)}; first screen ${(dash.firstScreenGzip / 1024).toFixed(1)} KB gzipped (budget 150 KB)`)
+  console.error(
+    `built ${entryPoints.length} files into ${relative(process.cwd(), dist) || '.'} and the widget in ${relative(process.cwd(), WIDGET_DIST_DIR)} (${Math.round(performance.now() - started)} ms)`,
+  )
+  console.error(
+    `dashboard: ${dash.files} files in ${relative(process.cwd(), DASHBOARD_DIST_DIR)}; first screen ${(dash.firstScreenGzip / 1024).toFixed(1)} KB gzipped (budget 150 KB)`,
+  )
   if (dash.firstScreenGzip > 150 * 1024) {
     console.error('dashboard first screen is over its 150 KB budget')
     process.exit(1)

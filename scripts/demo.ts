@@ -165,12 +165,17 @@ function outboxToken(): string | null {
   const dir = join(config.dataDir, 'outbox')
   let files: string[]
   try {
-    files = readdirSync(dir).filter((f) => f.endsWith('.eml')).sort().reverse()
+    files = readdirSync(dir)
+      .filter((f) => f.endsWith('.eml'))
+      .sort()
+      .reverse()
   } catch {
     return null
   }
   for (const f of files) {
-    const text = readFileSync(join(dir, f), 'utf8').replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)))
+    const text = readFileSync(join(dir, f), 'utf8')
+      .replace(/=\r?\n/g, '')
+      .replace(/=([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)))
     if (!text.includes(DEMO_EMAIL)) continue
     const m = /verify\?token=([A-Za-z0-9_%-]+)/.exec(text)
     if (m) return decodeURIComponent(m[1]!)
@@ -239,7 +244,11 @@ async function askLikeTheWidget(question: string) {
   const init = await fetch(`${api}/widget/session/init`, { method: 'POST', headers, body: JSON.stringify({ bot_id: botPublicId }) })
   if (init.status !== 200) fail(`widget session answered ${init.status}: ${await init.text()}`)
   const { session_id } = (await init.json()) as { session_id: string }
-  const res = await fetch(`${api}/widget/chat?bot_id=${botPublicId}&session_id=${session_id}`, { method: 'POST', headers, body: JSON.stringify({ message: question }) })
+  const res = await fetch(`${api}/widget/chat?bot_id=${botPublicId}&session_id=${session_id}`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ message: question }),
+  })
   const frames = (await res.text())
     .split('\n\n')
     .map((f) => f.split('\n').find((l) => l.startsWith('data: ')))

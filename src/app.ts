@@ -69,7 +69,11 @@ export async function buildApp(ctx: AppContext, modules: Modules = wireModules(c
 
   // PostgreSQL cannot store U+0000 in text; refuse it as invalid input instead of failing in the database.
   app.addHook('preValidation', async (req) => {
-    for (const [part, loc] of [[req.params, 'path'], [req.query, 'query'], [req.body, 'body']] as const) {
+    for (const [part, loc] of [
+      [req.params, 'path'],
+      [req.query, 'query'],
+      [req.body, 'body'],
+    ] as const) {
       const at = findNul(part)
       if (at) throw new ValidationError([loc, ...at], 'String must not contain NUL characters', 'string_nul')
     }
@@ -92,20 +96,21 @@ export async function buildApp(ctx: AppContext, modules: Modules = wireModules(c
   })
   if (ctx.redis) await waitForRedis(ctx.redis, 2000)
   let warnedRedis = false
-  if (ctx.config.RATE_LIMIT_ENABLED) await app.register(rateLimit, {
-    global: false,
-    store: createRateLimitStore(ctx.redis, `${ctx.config.REDIS_PREFIX}rl:`, (err) => {
-      if (!warnedRedis) ctx.log.warn({ err: { message: err.message } }, 'rate limits counted in memory: Redis failed')
-      warnedRedis = true
-    }) as never,
-    enableDraftSpec: false,
-    errorResponseBuilder: (req, context) => {
-      const rl = (req.routeOptions.config as { rateLimit?: { timeWindow?: number } }).rateLimit
-      const err = new Error(rateLimitMessage(context.max, Number(rl?.timeWindow ?? 60_000))) as Error & { statusCode: number }
-      err.statusCode = 429
-      return err
-    },
-  })
+  if (ctx.config.RATE_LIMIT_ENABLED)
+    await app.register(rateLimit, {
+      global: false,
+      store: createRateLimitStore(ctx.redis, `${ctx.config.REDIS_PREFIX}rl:`, (err) => {
+        if (!warnedRedis) ctx.log.warn({ err: { message: err.message } }, 'rate limits counted in memory: Redis failed')
+        warnedRedis = true
+      }) as never,
+      enableDraftSpec: false,
+      errorResponseBuilder: (req, context) => {
+        const rl = (req.routeOptions.config as { rateLimit?: { timeWindow?: number } }).rateLimit
+        const err = new Error(rateLimitMessage(context.max, Number(rl?.timeWindow ?? 60_000))) as Error & { statusCode: number }
+        err.statusCode = 429
+        return err
+      },
+    })
 
   for (const routes of modules.routes) await app.register(routes)
   return app

@@ -107,8 +107,21 @@ describe('loadConfig', () => {
 
   it('lists every variable the issue names', () => {
     for (const key of [
-      'PORT', 'HOST', 'DATA_DIR', 'DATABASE_URL', 'REDIS_URL', 'JWT_SECRET', 'ENCRYPTION_KEY', 'SMTP_URL', 'EMAIL_FROM',
-      'PUBLIC_BASE_URL', 'FRONTEND_URL', 'CORS_ORIGINS', 'LLM_BASE_URL', 'LOG_LEVEL', 'TRUST_PROXY',
+      'PORT',
+      'HOST',
+      'DATA_DIR',
+      'DATABASE_URL',
+      'REDIS_URL',
+      'JWT_SECRET',
+      'ENCRYPTION_KEY',
+      'SMTP_URL',
+      'EMAIL_FROM',
+      'PUBLIC_BASE_URL',
+      'FRONTEND_URL',
+      'CORS_ORIGINS',
+      'LLM_BASE_URL',
+      'LOG_LEVEL',
+      'TRUST_PROXY',
     ]) {
       expect(CONFIG_KEYS).toContain(key)
     }

@@ -167,10 +167,7 @@ function cleanEnv(env: NodeJS.ProcessEnv): Record<string, string> {
  * Validates the environment once. Outside production, missing JWT_SECRET / ENCRYPTION_KEY are generated
  * once and kept in DATA_DIR/secrets.json so restarts keep sessions and encrypted data readable.
  */
-export function loadConfig(
-  env: NodeJS.ProcessEnv = process.env,
-  warn: (msg: string) => void = (m) => console.warn(m),
-): Config {
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, warn: (msg: string) => void = (m) => console.warn(m)): Config {
   const raw: Record<string, unknown> = cleanEnv(env)
   const withDefaults = Value.Default(EnvSchema, Value.Convert(EnvSchema, raw)) as Record<string, unknown>
   const errors = [...Value.Errors(EnvSchema, withDefaults)]
@@ -205,7 +202,9 @@ export function loadConfig(
     ...parsed,
     JWT_SECRET: jwtSecret!,
     ENCRYPTION_KEY: encryptionKey!,
-    CORS_ORIGINS: parsed.CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean),
+    CORS_ORIGINS: parsed.CORS_ORIGINS.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     PUBLIC_BASE_URL: parsed.PUBLIC_BASE_URL.replace(/\/+$/, ''),
     FRONTEND_URL: parsed.FRONTEND_URL.replace(/\/+$/, ''),
     isProduction,
@@ -253,7 +252,7 @@ export const CONFIG_DOCS: { readonly [K in keyof Env]-?: string } = {
   EMAIL_FROM: 'sender of every mail',
   PUBLIC_BASE_URL: 'public address of this API (https makes the auth cookie Secure; used in widget snippets and the crawler user agent)',
   FRONTEND_URL: 'dashboard address used in mail links; empty: PUBLIC_BASE_URL, else http://localhost:PORT',
-  CORS_ORIGINS: 'comma-separated browser origins allowed on dashboard routes; widget routes follow each bot\'s allowed_domains',
+  CORS_ORIGINS: "comma-separated browser origins allowed on dashboard routes; widget routes follow each bot's allowed_domains",
   LLM_BASE_URL: 'any OpenAI-compatible API (OpenAI, Ollama http://127.0.0.1:11434/v1, vLLM, LiteLLM); tenants bring their own keys',
   CHAT_MODEL: 'model that writes answers',
   GUARD_MODEL: 'smaller model for guard and validation checks',
@@ -263,7 +262,7 @@ export const CONFIG_DOCS: { readonly [K in keyof Env]-?: string } = {
   RUN_WORKER: 'run the job worker inside the server; false when workers run apart (npm run worker)',
   WORKER_CONCURRENCY: 'jobs one worker runs at once',
   WORKER_POLL_MS: 'how often an idle worker looks for due jobs',
-  JOB_LEASE_SECONDS: 'a running job\'s lease, renewed every third of it; a crashed worker\'s jobs are taken over after it (embedded database: at the restart)',
+  JOB_LEASE_SECONDS: "a running job's lease, renewed every third of it; a crashed worker's jobs are taken over after it (embedded database: at the restart)",
   RATE_LIMIT_ENABLED: 'false switches every rate limit off (load tests only)',
   UPLOAD_RATE_PER_HOUR: 'document uploads allowed per tenant per hour (POST /documents), counted like the other rate limits',
   METRICS_TOKEN: 'serve Prometheus metrics at GET /metrics to Authorization: Bearer <this> (16+ characters); unset with no METRICS_PORT: no /metrics',
@@ -272,7 +271,7 @@ export const CONFIG_DOCS: { readonly [K in keyof Env]-?: string } = {
   MAX_DOCUMENTS_PER_TENANT: 'documents one tenant may hold',
   MAX_CHUNKS_PER_DOCUMENT: 'chunks one document may make; beyond, the document is refused (status error, the message names the limit)',
   MAX_CHUNKS_PER_TENANT: 'chunks one tenant may hold; a document that would pass it is refused the same way',
-  EMBEDDING_DIMENSIONS: 'vector size asked of the embedding model; unset: 1536 for text-embedding-3-*, the model\'s own otherwise',
+  EMBEDDING_DIMENSIONS: "vector size asked of the embedding model; unset: 1536 for text-embedding-3-*, the model's own otherwise",
   EMBEDDING_BATCH: 'chunks per embeddings request',
   EMBED_BACKFILL_INTERVAL_SECONDS: 'how often chunks still without a vector are embedded again',
   CHUNK_TARGET_TOKENS: 'chunk size aimed at (estimated tokens)',

@@ -41,7 +41,13 @@ async function main(): Promise<void> {
   await app.listen({ port: config.PORT, host: config.HOST })
   await worker?.start()
   ctx.log.info(
-    { database: ctx.database.kind, vector: ctx.database.features.vector, redis: Boolean(ctx.redis), worker: Boolean(worker), startupMs: Math.round(performance.now() - started) },
+    {
+      database: ctx.database.kind,
+      vector: ctx.database.features.vector,
+      redis: Boolean(ctx.redis),
+      worker: Boolean(worker),
+      startupMs: Math.round(performance.now() - started),
+    },
     'service ready',
   )
 }

@@ -127,7 +127,12 @@ describe('bots CRUD', () => {
       link_safety_enabled: true,
       allowed_domains: ['WWW.Example.com', 'www.example.com:443'],
     })
-    expect(more.body).toMatchObject({ name: 'Renamed', agent_instructions: 'Answer in French.', link_safety_enabled: true, allowed_domains: ['www.example.com'] })
+    expect(more.body).toMatchObject({
+      name: 'Renamed',
+      agent_instructions: 'Answer in French.',
+      link_safety_enabled: true,
+      allowed_domains: ['www.example.com'],
+    })
 
     const nulls = await tenant.api.patch(`/bots/${id}`, { name: null, is_active: null, link_safety_enabled: null })
     expect(nulls.body).toMatchObject({ name: 'Renamed', is_active: true, link_safety_enabled: true })

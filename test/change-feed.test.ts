@@ -107,7 +107,7 @@ describe.runIf(process.env.DATABASE_URL)('two instances on one PostgreSQL databa
     expect(seen.ms).toBeLessThan(2000)
   })
 
-  it("stops accepting an API key on the other instance right after it is revoked here", async () => {
+  it('stops accepting an API key on the other instance right after it is revoked here', async () => {
     const tenant = await createTenant(t)
     const probe = (key: string) => new Api(other.url).withApiKey(key).post(`/chat/${randomUUID()}/escalate`, {})
     expect((await probe(tenant.apiKey)).status).toBe(404)
@@ -130,19 +130,27 @@ describe.runIf(process.env.DATABASE_URL)('two instances on one PostgreSQL databa
     await admin.connect()
     try {
       const dbName = new URL(t.ctx.config.DATABASE_URL!).pathname.slice(1)
-      const killed = await admin.query(
-        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND query = $2`,
-        [dbName, `LISTEN ${CHANGES_CHANNEL}`],
-      )
+      const killed = await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND query = $2`, [
+        dbName,
+        `LISTEN ${CHANGES_CHANNEL}`,
+      ])
       expect(killed.rowCount).toBeGreaterThanOrEqual(2) // one listener per instance
     } finally {
       await admin.end()
     }
-    await eventually(async () => other.ctx.database.changes.live, (live) => !live, 2000)
+    await eventually(
+      async () => other.ctx.database.changes.live,
+      (live) => !live,
+      2000,
+    )
     // Not live: every read goes to the database, so a change made meanwhile is seen at once.
     expect((await tenant.api.patch(`/bots/${tenant.bot.id}`, { name: 'While away' })).status).toBe(200)
     expect((await there.get('/bots')).body.items[0].name).toBe('While away')
-    await eventually(async () => other.ctx.database.changes.live && t.ctx.database.changes.live, (live) => live, 10_000)
+    await eventually(
+      async () => other.ctx.database.changes.live && t.ctx.database.changes.live,
+      (live) => live,
+      10_000,
+    )
     await there.get('/bots')
     expect((await tenant.api.patch(`/bots/${tenant.bot.id}`, { name: 'After reconnect' })).status).toBe(200)
     await eventually(

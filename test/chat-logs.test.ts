@@ -17,7 +17,8 @@ afterAll(async () => {
 })
 afterEach(() => fake.reset())
 
-const piiEvents = (tenantId: string) => t.ctx.db.selectFrom('pii_events').selectAll().where('tenant_id', '=', tenantId).orderBy('created_at').orderBy('entity_type').execute()
+const piiEvents = (tenantId: string) =>
+  t.ctx.db.selectFrom('pii_events').selectAll().where('tenant_id', '=', tenantId).orderBy('created_at').orderBy('entity_type').execute()
 
 describe('PII in conversations', () => {
   it('stores and sends only redacted text; the original only with include_original; delete-original erases it', async () => {
@@ -71,11 +72,21 @@ describe('PII in conversations', () => {
     const owner = await createTenant(t)
     const api = chatApi(t, owner)
     const withIp = await api.post('/chat', { question: 'My server 203.0.113.77 cannot connect' })
-    let stored = await t.ctx.db.selectFrom('chat_messages').select('content').where('session_id', '=', withIp.body.session_id).where('role', '=', 'user').executeTakeFirstOrThrow()
+    let stored = await t.ctx.db
+      .selectFrom('chat_messages')
+      .select('content')
+      .where('session_id', '=', withIp.body.session_id)
+      .where('role', '=', 'user')
+      .executeTakeFirstOrThrow()
     expect(stored.content).toBe('My server [IP] cannot connect')
     expect((await owner.api.put('/tenants/me/privacy', { optional_entity_types: [] })).status).toBe(200)
     const without = await api.post('/chat', { question: 'My server 203.0.113.77 cannot connect' })
-    stored = await t.ctx.db.selectFrom('chat_messages').select('content').where('session_id', '=', without.body.session_id).where('role', '=', 'user').executeTakeFirstOrThrow()
+    stored = await t.ctx.db
+      .selectFrom('chat_messages')
+      .select('content')
+      .where('session_id', '=', without.body.session_id)
+      .where('role', '=', 'user')
+      .executeTakeFirstOrThrow()
     expect(stored.content).toBe('My server 203.0.113.77 cannot connect')
   })
 })
@@ -109,7 +120,13 @@ describe('sessions, history, feedback and bad answers', () => {
     expect(h.status).toBe(200)
     expect(h.body.session_id).toBe(a.body.session_id)
     expect(h.body.messages.map((m: any) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant'])
-    expect(h.body.messages[0]).toEqual({ id: expect.any(String), role: 'user', content: 'How long do refunds take?', created_at: expect.any(String), from_operator: false })
+    expect(h.body.messages[0]).toEqual({
+      id: expect.any(String),
+      role: 'user',
+      content: 'How long do refunds take?',
+      created_at: expect.any(String),
+      from_operator: false,
+    })
     expect(h.body.chat_ended).toBe(false)
   })
 
@@ -243,7 +260,9 @@ describe('Idempotency-Key', () => {
     await withDocs(t, owner, { 'refunds.md': REFUNDS_MD })
     fake.script((req) => (!req.json ? { chunks: ['Refunds are processed ', 'within 5 business days [1].'], chunkDelayMs: 150 } : undefined))
     const api = chatApi(t, owner)
-    const rs = await Promise.all(Array.from({ length: 20 }, () => api.post('/chat', { question: 'How long do refunds take?' }, { 'idempotency-key': 'dup-20' })))
+    const rs = await Promise.all(
+      Array.from({ length: 20 }, () => api.post('/chat', { question: 'How long do refunds take?' }, { 'idempotency-key': 'dup-20' })),
+    )
     expect(rs.map((r) => r.status)).toEqual(Array(20).fill(200))
     expect(new Set(rs.map((r) => r.text)).size).toBe(1)
     expect(fake.chatCalls().filter(isAnswer)).toHaveLength(1)

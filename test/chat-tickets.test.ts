@@ -41,7 +41,13 @@ describe('tickets opened by a turn', () => {
     expect(r.body.delivered_to_operator).toBe(true)
     expect(r.body.chat_ended).toBe(false)
     const ticket = await ticketOf(a.tenantId, 'ESC-0001')
-    expect(ticket).toMatchObject({ trigger: 'no_documents', priority: 'low', status: 'open', session_id: r.body.session_id, primary_question: 'How do I change my delivery address?' })
+    expect(ticket).toMatchObject({
+      trigger: 'no_documents',
+      priority: 'low',
+      status: 'open',
+      session_id: r.body.session_id,
+      primary_question: 'How do I change my delivery address?',
+    })
     expect(ticket.transcript.map((m) => m.content)).toEqual(['How do I change my delivery address?'])
     expect(fake.chatCalls().filter(isAnswer)).toHaveLength(0)
     // the next tenant starts at 1 too; the same tenant goes on
@@ -83,14 +89,20 @@ describe('tickets opened by a turn', () => {
     expect(again.body).not.toHaveProperty('ticket_number')
     expect(again.body.delivered_to_operator).toBe(true)
     expect(again.body.text).toContain(r.body.ticket_number)
-    const count = await t.ctx.db.selectFrom('escalation_tickets').select((eb) => eb.fn.countAll<number>().as('n')).where('tenant_id', '=', owner.tenantId).executeTakeFirstOrThrow()
+    const count = await t.ctx.db
+      .selectFrom('escalation_tickets')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('tenant_id', '=', owner.tenantId)
+      .executeTakeFirstOrThrow()
     expect(Number(count.n)).toBe(1)
   })
 
   it('asks the guard model about a human request the patterns miss', async () => {
     const owner = await createTenant(t)
     await withDocs(t, owner, { 'refunds.md': REFUNDS_MD })
-    fake.script((req) => (req.json && system(req).includes('routing classifier') ? { json: { injection: false, wants_human: true, relevant: true } } : undefined))
+    fake.script((req) =>
+      req.json && system(req).includes('routing classifier') ? { json: { injection: false, wants_human: true, relevant: true } } : undefined,
+    )
     const r = await chatApi(t, owner).post('/chat', { question: 'Können Sie mich bitte mit Ihrem Kundendienst verbinden?' })
     expect(r.body.ticket_number).toMatch(/^ESC-/)
     expect(r.body.text).toMatch(/Ticketnummer lautet ESC-/)
@@ -158,7 +170,11 @@ describe('POST /chat/{session_id}/escalate', () => {
     const r = await chatApi(t, owner).post(`/chat/${sessionId}/escalate`, { trigger: 'llm_unavailable', original_user_message: 'Where is my order 123?' })
     expect(r.status).toBe(200)
     expect(r.body.message).toMatch(/temporarily unavailable/)
-    expect(await ticketOf(owner.tenantId, r.body.ticket_number)).toMatchObject({ trigger: 'llm_unavailable', priority: 'high', primary_question: 'Where is my order 123?' })
+    expect(await ticketOf(owner.tenantId, r.body.ticket_number)).toMatchObject({
+      trigger: 'llm_unavailable',
+      priority: 'high',
+      primary_question: 'Where is my order 123?',
+    })
   })
 
   it('defaults to user_request, accepts an empty body and refuses bad input', async () => {

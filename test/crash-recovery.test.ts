@@ -86,7 +86,13 @@ async function startServer(): Promise<{ child: ChildProcess; base: string }> {
   const started = Date.now()
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited ${child.exitCode}: ${stderr}`)
-    if (await fetch(`${base}/health`).then((r) => r.status === 200, () => false)) return { child, base }
+    if (
+      await fetch(`${base}/health`).then(
+        (r) => r.status === 200,
+        () => false,
+      )
+    )
+      return { child, base }
     if (Date.now() - started > 60_000) throw new Error(`not ready after 60 s: ${stderr}`)
     await new Promise((r) => setTimeout(r, 100))
   }
@@ -111,7 +117,10 @@ it('after kill -9 mid-crawl and mid-index, every run and document ends final in 
     await new Promise((r) => setTimeout(r, 50))
   }
   // a large manual, so its index job is running at the kill
-  const manual = Array.from({ length: 4000 }, (_, i) => `## Section ${i}\n\nThe manual explains setting number ${i} and how it interacts with the others in detail.`).join('\n\n')
+  const manual = Array.from(
+    { length: 4000 },
+    (_, i) => `## Section ${i}\n\nThe manual explains setting number ${i} and how it interacts with the others in detail.`,
+  ).join('\n\n')
   const big = await upload(tenant.api, 'manual.md', `# Manual\n\n${manual}`)
   expect(big.status, big.text).toBe(201)
   await new Promise((r) => setTimeout(r, 150))
@@ -139,7 +148,9 @@ it('after kill -9 mid-crawl and mid-index, every run and document ends final in 
   }
   const sinceKill = Date.now() - killedAt
   const sinceRestart = Date.now() - readyAt
-  console.info(`crash recovery (${onPostgres ? 'PostgreSQL' : 'embedded'}): final ${Math.round(sinceRestart)} ms after the restart was serving, ${Math.round(sinceKill)} ms after kill -9`)
+  console.info(
+    `crash recovery (${onPostgres ? 'PostgreSQL' : 'embedded'}): final ${Math.round(sinceRestart)} ms after the restart was serving, ${Math.round(sinceKill)} ms after kill -9`,
+  )
   // embedded: taken back at once (the time is the remaining crawl and indexing); PostgreSQL: lease of 20 s plus that work
   expect(sinceRestart).toBeLessThan(onPostgres ? 45_000 : 25_000)
   expect(detail.recent_runs).toHaveLength(1)
@@ -153,7 +164,9 @@ it('after kill -9 mid-crawl and mid-index, every run and document ends final in 
   })
   const check = await startApp({ pgliteDir: join(dataDir, 'pgdata'), databaseUrl, keepDatabase: true, worker: false })
   try {
-    const dupes = await sql<{ n: number }>`SELECT count(*)::int AS n FROM (SELECT document_id, ordinal FROM chunks GROUP BY 1, 2 HAVING count(*) > 1) d`.execute(check.ctx.db)
+    const dupes = await sql<{
+      n: number
+    }>`SELECT count(*)::int AS n FROM (SELECT document_id, ordinal FROM chunks GROUP BY 1, 2 HAVING count(*) > 1) d`.execute(check.ctx.db)
     expect(dupes.rows[0]!.n).toBe(0)
     const mismatched = await sql<{ n: number }>`
       SELECT count(*)::int AS n FROM documents d

@@ -28,7 +28,13 @@ const freePort = () =>
   })
 
 async function runDemo(port: number, pagePort: number) {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, PORT: String(port), DEMO_PAGE_PORT: String(pagePort), LOG_LEVEL: 'warn' }
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    DEMO_PAGE_PORT: String(pagePort),
+    LOG_LEVEL: 'warn',
+  }
   // The service's own variables from the suite's environment must not matter: the demo ignores them.
   if (process.env.DATABASE_URL) env.DATABASE_URL = process.env.DATABASE_URL
   const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/demo.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
@@ -59,7 +65,13 @@ async function counts(api: Api) {
   const docs = await api.get('/documents/sources')
   const faq = await api.get('/knowledge/faq')
   const bots = await api.get('/bots')
-  return { sources: docs.body.url_sources.length, pages: docs.body.url_sources[0]?.pages_indexed, faqs: faq.body.total, approved: faq.body.items.filter((i: { approved: boolean }) => i.approved).length, bots: bots.body.items.length }
+  return {
+    sources: docs.body.url_sources.length,
+    pages: docs.body.url_sources[0]?.pages_indexed,
+    faqs: faq.body.total,
+    approved: faq.body.items.filter((i: { approved: boolean }) => i.approved).length,
+    bots: bots.body.items.length,
+  }
 }
 
 it('seeds a demo workspace, answers with a citation like the widget, and a second run duplicates nothing', async () => {
@@ -80,7 +92,11 @@ it('seeds a demo workspace, answers with a citation like the widget, and a secon
   const origin = { origin: `http://localhost:${pagePort}` }
   const init = await visitor.post('/widget/session/init', { bot_id: first.botId }, origin)
   expect(init.status, init.text).toBe(200)
-  const chat = await visitor.post(`/widget/chat?bot_id=${first.botId}&session_id=${init.body.session_id}`, { message: 'How often can I refresh a crawled website?' }, origin)
+  const chat = await visitor.post(
+    `/widget/chat?bot_id=${first.botId}&session_id=${init.body.session_id}`,
+    { message: 'How often can I refresh a crawled website?' },
+    origin,
+  )
   expect(chat.headers.get('access-control-allow-origin')).toBe(origin.origin)
   const done = sseFrames(chat.text).find((f) => f.type === 'done')
   expect(done, chat.text).toBeTruthy()

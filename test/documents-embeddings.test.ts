@@ -20,7 +20,10 @@ afterAll(async () => {
 
 const longDoc = (marker: string) =>
   `# ${marker} manual\n\n` +
-  Array.from({ length: 8 }, (_, i) => `## Topic ${i}\n\n${`Topic ${i} of the ${marker} manual explains the settings page and the billing page in detail. `.repeat(14)}`).join('\n\n')
+  Array.from(
+    { length: 8 },
+    (_, i) => `## Topic ${i}\n\n${`Topic ${i} of the ${marker} manual explains the settings page and the billing page in detail. `.repeat(14)}`,
+  ).join('\n\n')
 
 /** Waits until every chunk of the document has a vector (or the timeout). */
 async function embedded(documentId: string, timeoutMs = 15_000) {

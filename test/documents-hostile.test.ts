@@ -66,27 +66,37 @@ describe('hostile PDFs', () => {
     const ms = Math.min(...times)
     clearInterval(sampler)
     peak = Math.max(peak, process.memoryUsage().rss)
-    console.info(`pdf bomb (${(bytes.length / 1024 / 1024).toFixed(2)} MB -> 480 MB): 422 in ${times.map(Math.round).join(' / ')} ms, rss +${Math.round((peak - rssBefore) / 1024 / 1024)} MB`)
+    console.info(
+      `pdf bomb (${(bytes.length / 1024 / 1024).toFixed(2)} MB -> 480 MB): 422 in ${times.map(Math.round).join(' / ')} ms, rss +${Math.round((peak - rssBefore) / 1024 / 1024)} MB`,
+    )
     expect(r.status, r.text).toBe(422)
     expect(r.body.detail).toMatch(/expands to too much data/)
     expect(ms).toBeLessThan(2000)
     expect(peak - rssBefore).toBeLessThan(200 * 1024 * 1024)
     expect((await owner.api.get('/documents')).body.documents).toEqual([])
   })
-
 })
 
 /** An OpenAPI file with `n` operations: each operation is one chunk. */
 function openApi(n: number, tag: string): string {
   const paths = Array.from(
     { length: n },
-    (_, i) => `  /${tag}/item${i}:\n    get:\n      summary: Read ${tag} item number ${i}\n      description: Returns the ${tag} item ${i} with its owner and status.\n      responses:\n        "200": { description: The item }\n`,
+    (_, i) =>
+      `  /${tag}/item${i}:\n    get:\n      summary: Read ${tag} item number ${i}\n      description: Returns the ${tag} item ${i} with its owner and status.\n      responses:\n        "200": { description: The item }\n`,
   )
   return `openapi: 3.0.3\ninfo:\n  title: ${tag} API\n  version: "1"\npaths:\n${paths.join('')}`
 }
 
 const chunkCount = async (app: TestApp, documentId: string) =>
-  Number((await app.ctx.db.selectFrom('chunks').select((eb) => eb.fn.countAll<number>().as('n')).where('document_id', '=', documentId).executeTakeFirstOrThrow()).n)
+  Number(
+    (
+      await app.ctx.db
+        .selectFrom('chunks')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('document_id', '=', documentId)
+        .executeTakeFirstOrThrow()
+    ).n,
+  )
 
 describe('amplification: chunks per document and per tenant are capped', () => {
   it('refuses an OpenAPI file of 6,000 operations at the default 5,000 chunks a document, with a clear message', async () => {

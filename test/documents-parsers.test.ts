@@ -105,7 +105,10 @@ describe('parser pool', () => {
     expect((await pool.parse('a.md', new TextEncoder().encode('# A\n\ntext'))).text).toBe('# A\n\ntext')
     // 4,000 pages of text cannot be read in 2.5 s: the worker is terminated and replaced
     const big = makeManyPagesPdf(4000)
-    const err = await pool.parse('big.pdf', big).then(() => null, (e) => e)
+    const err = await pool.parse('big.pdf', big).then(
+      () => null,
+      (e) => e,
+    )
     expect(err).toBeInstanceOf(ParserTimeout)
     expect(err.message).toMatch(/too long/)
     expect((await pool.parse('b.md', new TextEncoder().encode('# B\n\nagain'))).text).toBe('# B\n\nagain')

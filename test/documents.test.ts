@@ -4,16 +4,7 @@ import { wireDocuments } from '../src/modules/documents/documents.wire.js'
 import { startApp, type TestApp } from './helpers/app.js'
 import { createTenant, type Tenant } from './helpers/factories.js'
 import { chunksOf, upload, uploadReady, waitReady } from './helpers/documents.js'
-import {
-  makeDocx,
-  makeEncryptedPdf,
-  makePdf,
-  makeZipBombDocx,
-  OPENAPI_YAML,
-  PNG_HEADER,
-  randomBytesSeeded,
-  word97Sample,
-} from './fixtures/files.js'
+import { makeDocx, makeEncryptedPdf, makePdf, makeZipBombDocx, OPENAPI_YAML, PNG_HEADER, randomBytesSeeded, word97Sample } from './fixtures/files.js'
 
 let t: TestApp
 let owner: Tenant
@@ -40,7 +31,8 @@ async function search(tenantId: string, query: string) {
 
 describe('uploading every accepted format', () => {
   it('markdown: front matter dropped, headings kept as the chunk path, searchable with stemming', async () => {
-    const md = '---\ntitle: Install Guide\nsidebar: 3\n---\n# Guide\n\n## Install\n\nRun the installer on Linux and follow the prompts to finish the setup of the agent.\n\n```bash\nsudo ./install.sh --agent\n```\n'
+    const md =
+      '---\ntitle: Install Guide\nsidebar: 3\n---\n# Guide\n\n## Install\n\nRun the installer on Linux and follow the prompts to finish the setup of the agent.\n\n```bash\nsudo ./install.sh --agent\n```\n'
     const doc = await uploadReady(t, owner.api, 'guide.md', md)
     expect(doc).toMatchObject({ filename: 'guide.md', file_type: 'markdown', title: 'Install Guide', source_id: null, source_url: null, error_message: null })
     expect(doc.size_bytes).toBe(Buffer.byteLength(md))
@@ -112,7 +104,8 @@ describe('uploading every accepted format', () => {
   })
 
   it('German text is indexed with the German stemmer', async () => {
-    const de = '# Rechnungen\n\nDie Rechnungen werden monatlich verschickt, und Sie können alle Rechnungen im Kundenkonto herunterladen, wenn Sie angemeldet sind.'
+    const de =
+      '# Rechnungen\n\nDie Rechnungen werden monatlich verschickt, und Sie können alle Rechnungen im Kundenkonto herunterladen, wenn Sie angemeldet sind.'
     const doc = await uploadReady(t, owner.api, 'rechnungen.md', de)
     const [chunk] = await chunksOf(t, doc.id)
     expect(chunk!.lang).toBe('german')
@@ -130,7 +123,21 @@ describe('listing, detail, deletion', () => {
     expect(ids.indexOf(b.id)).toBeLessThan(ids.indexOf(a.id))
     expect(list.body.documents[0]).not.toHaveProperty('parsed_text')
     expect(Object.keys(list.body.documents[0]).sort()).toEqual(
-      ['id', 'filename', 'title', 'file_type', 'status', 'error_message', 'source_id', 'source_url', 'size_bytes', 'chunk_count', 'health_status', 'created_at', 'updated_at'].sort(),
+      [
+        'id',
+        'filename',
+        'title',
+        'file_type',
+        'status',
+        'error_message',
+        'source_id',
+        'source_url',
+        'size_bytes',
+        'chunk_count',
+        'health_status',
+        'created_at',
+        'updated_at',
+      ].sort(),
     )
     // the owner's documents are not in the other tenant's list
     const mine = await owner.api.get('/documents')
@@ -277,7 +284,10 @@ describe('health after indexing', () => {
 
 describe('indexing is idempotent and resumable', () => {
   it('running the index twice, even concurrently, never duplicates chunks', async () => {
-    const text = Array.from({ length: 12 }, (_, i) => `## Part ${i}\n\n${'This section explains one more detail of the product in plain words. '.repeat(12)}`).join('\n\n')
+    const text = Array.from(
+      { length: 12 },
+      (_, i) => `## Part ${i}\n\n${'This section explains one more detail of the product in plain words. '.repeat(12)}`,
+    ).join('\n\n')
     const doc = await uploadReady(t, owner.api, 'parts.md', `# Parts\n\n${text}`)
     const first = await chunksOf(t, doc.id)
     expect(first.length).toBeGreaterThan(3)

@@ -23,7 +23,10 @@ describe('.env.example', () => {
   })
 
   it('is a valid configuration as it stands: copied to .env it starts the service on the defaults', () => {
-    const fromFile = loadConfig({ ...parse(file), DATA_DIR: '/tmp/scb-env-example-unused', JWT_SECRET: 'x'.repeat(32), ENCRYPTION_KEY: '0'.repeat(64) }, () => {})
+    const fromFile = loadConfig(
+      { ...parse(file), DATA_DIR: '/tmp/scb-env-example-unused', JWT_SECRET: 'x'.repeat(32), ENCRYPTION_KEY: '0'.repeat(64) },
+      () => {},
+    )
     const defaults = loadConfig({ DATA_DIR: '/tmp/scb-env-example-unused', JWT_SECRET: 'x'.repeat(32), ENCRYPTION_KEY: '0'.repeat(64) }, () => {})
     expect(fromFile).toEqual(defaults)
   })

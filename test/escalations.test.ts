@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { signIdentityToken } from '../src/modules/tenants/identity-token.fns.js'
 import { startFakeLlm, type FakeLlm } from './fakes/fake-llm.js'
-import type { ReceivedMail } from './fakes/smtp.js'
 import { startApp, type TestApp } from './helpers/app.js'
 import { chatApi, REFUNDS_MD, sseFrames, withDocs } from './helpers/chat.js'
 import { createTenant, type Tenant } from './helpers/factories.js'
@@ -92,7 +91,14 @@ describe('a ticket opens with a notification to the support address', () => {
     expect(mail.text).not.toContain('1234567')
     expect(mail.text).toContain('no documentation yet')
     const ticket = await ticketByNumber(owner, 'ESC-0001')
-    expect(ticket).toMatchObject({ trigger: 'no_documents', priority: 'low', status: 'open', user_email: null, identity: null, bot_public_id: owner.bot.public_id })
+    expect(ticket).toMatchObject({
+      trigger: 'no_documents',
+      priority: 'low',
+      status: 'open',
+      user_email: null,
+      identity: null,
+      bot_public_id: owner.bot.public_id,
+    })
   })
 
   it('low_similarity: to the tenant support e-mail, with the retrieval evidence on the ticket', async () => {
@@ -405,7 +411,12 @@ describe('PII audit trail', () => {
 
     const events = async () => (await owner.api.get('/tenants/privacy/pii-events')).body
     let ev = await events()
-    expect(ev.items.filter((e: { action: string }) => e.action === 'redacted').map((e: { entity_type: string; direction: string; count: number; session_id: string }) => [e.entity_type, e.direction, e.count, e.session_id]).sort()).toEqual([
+    expect(
+      ev.items
+        .filter((e: { action: string }) => e.action === 'redacted')
+        .map((e: { entity_type: string; direction: string; count: number; session_id: string }) => [e.entity_type, e.direction, e.count, e.session_id])
+        .sort(),
+    ).toEqual([
       ['CARD', 'message', 1, session],
       ['EMAIL', 'message', 1, session],
     ])
@@ -416,7 +427,12 @@ describe('PII audit trail', () => {
     ev = await events()
     const views = ev.items.filter((e: { action: string }) => e.action === 'original_viewed')
     expect(views.map((e: { entity_type: string }) => e.entity_type).sort()).toEqual(['CARD', 'EMAIL'])
-    expect(views.every((e: { actor_user_id: string; ticket_id: string; direction: string }) => e.actor_user_id === owner.userId && e.ticket_id === ticket.id && e.direction === 'ticket')).toBe(true)
+    expect(
+      views.every(
+        (e: { actor_user_id: string; ticket_id: string; direction: string }) =>
+          e.actor_user_id === owner.userId && e.ticket_id === ticket.id && e.direction === 'ticket',
+      ),
+    ).toBe(true)
     // the newest come first
     expect(ev.items[0].action).toBe('original_viewed')
     // the list shows originals only when asked, and audits them too
@@ -433,9 +449,18 @@ describe('PII audit trail', () => {
     const row = await t.ctx.db.selectFrom('escalation_tickets').select('primary_question_original_enc').where('id', '=', ticket.id).executeTakeFirstOrThrow()
     expect(row.primary_question_original_enc).toBeNull()
     const log = await owner.api.get(`/chat/logs/session/${session}?include_original=true`)
-    expect(log.body.messages.every((m: { content_original: string | null; content_original_available: boolean }) => m.content_original === null && !m.content_original_available)).toBe(true)
+    expect(
+      log.body.messages.every(
+        (m: { content_original: string | null; content_original_available: boolean }) => m.content_original === null && !m.content_original_available,
+      ),
+    ).toBe(true)
     const deleted = (await events()).items.filter((e: { action: string }) => e.action === 'original_deleted')
-    expect(deleted.map((e: { entity_type: string; direction: string }) => `${e.direction}:${e.entity_type}`).sort()).toEqual(['message:CARD', 'message:EMAIL', 'ticket:CARD', 'ticket:EMAIL'])
+    expect(deleted.map((e: { entity_type: string; direction: string }) => `${e.direction}:${e.entity_type}`).sort()).toEqual([
+      'message:CARD',
+      'message:EMAIL',
+      'ticket:CARD',
+      'ticket:EMAIL',
+    ])
     expect(deleted.every((e: { actor_user_id: string }) => e.actor_user_id === owner.userId)).toBe(true)
     expect((await owner.api.post(`/escalations/${ticket.id}/delete-original`)).body.deleted_count).toBe(0)
   })
@@ -469,7 +494,8 @@ describe('PII audit trail', () => {
         .execute()
     for (const age of [400, 370, 100, 1]) await put(a.tenantId, age)
     await put(b.tenantId, 400)
-    for (const q of ['retention_days=0', 'retention_days=3651', 'retention_days=x']) expect((await a.api.delete(`/tenants/privacy/pii-events/retention?${q}`)).status).toBe(422)
+    for (const q of ['retention_days=0', 'retention_days=3651', 'retention_days=x'])
+      expect((await a.api.delete(`/tenants/privacy/pii-events/retention?${q}`)).status).toBe(422)
     const r = await a.api.delete('/tenants/privacy/pii-events/retention')
     expect(r.status, r.text).toBe(200)
     expect(r.body).toEqual({ deleted_count: 2 })
@@ -480,7 +506,12 @@ describe('PII audit trail', () => {
     // the daily job: A keeps its 30 days, B the default 365
     await put(a.tenantId, 40)
     await put(a.tenantId, 10)
-    const recurring = await t.ctx.db.selectFrom('jobs').select(['status', 'run_at']).where('kind', '=', 'privacy.retention').where('status', '=', 'queued').execute()
+    const recurring = await t.ctx.db
+      .selectFrom('jobs')
+      .select(['status', 'run_at'])
+      .where('kind', '=', 'privacy.retention')
+      .where('status', '=', 'queued')
+      .execute()
     expect(recurring).toHaveLength(1)
     expect(recurring[0]!.run_at.getTime()).toBeGreaterThan(now + day / 2)
     await t.ctx.queue.enqueue('privacy.retention', {})

@@ -9,7 +9,6 @@ import { extractionSettled, until } from './helpers/wait.js'
 let fake: FakeLlm
 let t: TestApp
 
-
 beforeAll(async () => {
   fake = await startFakeLlm()
   t = await startApp({ env: { LLM_BASE_URL: fake.url, KNOWLEDGE_EXTRACT_DELAY_SECONDS: '0' } })
@@ -18,7 +17,6 @@ afterAll(async () => {
   await t?.close()
   await fake?.close()
 })
-
 
 /** POST /gap-analyzer/recalculate, then waits for that run to finish. */
 async function recalculate(owner: Tenant, mode: 'mode_a' | 'mode_b' | 'both') {
@@ -39,7 +37,6 @@ async function ask(owner: Tenant, question: string) {
   return r.body as { message_id: string; text: string; session_id: string }
 }
 
-
 const REFUNDS = `# Refund policy
 
 Refunds for annual plans are possible within 30 days of purchase.
@@ -52,7 +49,12 @@ Open Billing, choose the invoice and press Request refund. Refunds arrive within
 describe('mode B: visitor questions', () => {
   it('clusters repeated similar questions, and a thumbs-down raises the cluster signal', async () => {
     const owner = await createTenant(t)
-    const cancel = ['How do I cancel my subscription?', 'how can I cancel the subscription', 'Cancel my subscription please', 'I would like to cancel my subscription']
+    const cancel = [
+      'How do I cancel my subscription?',
+      'how can I cancel the subscription',
+      'Cancel my subscription please',
+      'I would like to cancel my subscription',
+    ]
     const answers = []
     for (const q of cancel) answers.push(await ask(owner, q))
     await ask(owner, 'Where is my parcel?')
@@ -125,7 +127,9 @@ describe('mode A: documentation topics', () => {
         : undefined,
     )
     fake.script((req) =>
-      req.json && system(req).includes('documentation topics') && userText(req).includes('Refunds for annual plans') ? { json: { topics: ['Shipping times', 'refunds'] } } : undefined,
+      req.json && system(req).includes('documentation topics') && userText(req).includes('Refunds for annual plans')
+        ? { json: { topics: ['Shipping times', 'refunds'] } }
+        : undefined,
     )
     await uploadReady(t, owner.api, 'refunds.md', REFUNDS)
     await extractionSettled(t, owner)
@@ -138,7 +142,14 @@ describe('mode A: documentation topics', () => {
     const labels = list.mode_a_items.map((i: { label: string }) => i.label).sort()
     expect(labels).toEqual(['Shipping times', 'Warranty claims'])
     const warranty = list.mode_a_items.find((i: { label: string }) => i.label === 'Warranty claims')
-    expect(warranty, JSON.stringify(list, null, 1)).toMatchObject({ source: 'mode_a', status: 'active', classification: 'uncovered', is_new: true, signal_weight: null, question_count: 3 })
+    expect(warranty, JSON.stringify(list, null, 1)).toMatchObject({
+      source: 'mode_a',
+      status: 'active',
+      classification: 'uncovered',
+      is_new: true,
+      signal_weight: null,
+      question_count: 3,
+    })
     expect(warranty.example_questions.length).toBeGreaterThan(0)
     expect(list.mode_b_items).toHaveLength(1)
     expect(list.mode_b_items[0].linked_gap_id).toBe(warranty.id)
@@ -167,7 +178,12 @@ describe('mode A: documentation topics', () => {
     )
     const draft = await owner.api.post(`/gap-analyzer/mode_a/${warranty.id}/draft`)
     expect(draft.status, draft.text).toBe(200)
-    expect(draft.body).toEqual({ source: 'mode_a', gap_id: warranty.id, title: 'Making a warranty claim', markdown: '# Making a warranty claim\n\n_Steps here._' })
+    expect(draft.body).toEqual({
+      source: 'mode_a',
+      gap_id: warranty.id,
+      title: 'Making a warranty claim',
+      markdown: '# Making a warranty claim\n\n_Steps here._',
+    })
     const draftB = await owner.api.post(`/gap-analyzer/mode_b/${list.mode_b_items[0].id}/draft`)
     expect(draftB.status).toBe(200)
     expect(draftB.body.markdown).toMatch(/^#/)

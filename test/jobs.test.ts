@@ -305,8 +305,7 @@ describe('enqueueing', () => {
   it('keeps exactly one pending instance of a recurring job and reschedules it after each run', async () => {
     let runs = 0
     const worker = workerWith([defineJob<'test.tick'>({ kind: 'test.tick', everySeconds: 300, handler: async () => void runs++ })])
-    const pending = () =>
-      t.ctx.db.selectFrom('jobs').selectAll().where('kind', '=', 'test.tick').where('status', 'in', ['queued', 'running']).execute()
+    const pending = () => t.ctx.db.selectFrom('jobs').selectAll().where('kind', '=', 'test.tick').where('status', 'in', ['queued', 'running']).execute()
     await worker.start()
     try {
       await expect.poll(() => runs, { timeout: 5000 }).toBe(1)

@@ -21,8 +21,6 @@ afterAll(async () => {
   await fake?.close()
 })
 
-
-
 const REFUNDS = `# Refund policy
 
 Acme Cloud refunds annual plans within 30 days. Write to help@acme.example for refunds.
@@ -70,7 +68,15 @@ describe('knowledge profile', () => {
 
     const before = await owner.api.get('/knowledge/profile')
     expect(before.status).toBe(200)
-    expect(before.body).toMatchObject({ product_name: null, topics: [], glossary: [], support_email: null, support_urls: [], extraction_status: 'pending', faq_auto_approve: false })
+    expect(before.body).toMatchObject({
+      product_name: null,
+      topics: [],
+      glossary: [],
+      support_email: null,
+      support_urls: [],
+      extraction_status: 'pending',
+      faq_auto_approve: false,
+    })
 
     await uploadReady(t, owner.api, 'refunds.md', REFUNDS)
     await extractionSettled(t, owner)
@@ -144,7 +150,12 @@ describe('knowledge profile', () => {
   it('is marked failed when the model fails, and the FAQ falls back to question headings', async () => {
     const owner = await createTenant(t)
     fake.fail('http500', { match: (r) => r.path.endsWith('/chat/completions') && JSON.stringify(r.body ?? {}).includes('Zebra Widgets'), times: 20 })
-    await uploadReady(t, owner.api, 'zebra.md', '# Zebra Widgets\n\n## How do I paint a zebra widget?\n\nUse the striped brush from the toolbox and two coats.\n')
+    await uploadReady(
+      t,
+      owner.api,
+      'zebra.md',
+      '# Zebra Widgets\n\n## How do I paint a zebra widget?\n\nUse the striped brush from the toolbox and two coats.\n',
+    )
     await until('failed status', async () => (await owner.api.get('/knowledge/profile')).body.extraction_status === 'failed')
     const faq = await until('heading FAQ', async () => {
       const r = await owner.api.get('/knowledge/faq?source=docs')
@@ -239,7 +250,12 @@ describe('FAQ candidates', () => {
     expect(r1.status, r1.text).toBe(200)
     expect(r1.body.text).toBe('Send POST /v1/projects with a JSON body holding the project name.')
     // no answer was generated for it (guards may still run)
-    expect(fake.chatCalls().slice(calls1).filter((c) => !c.json)).toHaveLength(0)
+    expect(
+      fake
+        .chatCalls()
+        .slice(calls1)
+        .filter((c) => !c.json),
+    ).toHaveLength(0)
     const msg = await t.ctx.db.selectFrom('chat_messages').select('debug').where('id', '=', r1.body.message_id).executeTakeFirstOrThrow()
     expect(JSON.stringify(msg.debug)).toContain(create.id)
 
@@ -248,7 +264,10 @@ describe('FAQ candidates', () => {
     const r2 = await chat.post('/chat', { question: 'How do I create a project for my whole team?' })
     expect(r2.status, r2.text).toBe(200)
     expect(r2.body.text).not.toBe('Send POST /v1/projects with a JSON body holding the project name.')
-    const generation = fake.chatCalls().slice(calls2).find((c) => !c.json)!
+    const generation = fake
+      .chatCalls()
+      .slice(calls2)
+      .find((c) => !c.json)!
     expect(system(generation)).toContain('Send POST /v1/projects with a JSON body holding the project name.')
 
     // approved FAQs are cached for the answer path: an edit and a removal reach the very next turn
@@ -263,7 +282,7 @@ describe('FAQ candidates', () => {
 })
 
 describe('both URL forms', () => {
-  it('answer for the caller\'s own tenant only', async () => {
+  it("answer for the caller's own tenant only", async () => {
     const a = await createTenant(t)
     const b = await createTenant(t)
     await a.api.patch('/knowledge/profile', { product_name: 'Alpha' })

@@ -26,7 +26,10 @@ describe('provider unreachable', () => {
     // Nothing listens there, and credentials in the address must never be shown or logged.
     const port = await closedPort()
     baseUrl = `http://127.0.0.1:${port}/v1`
-    t = await startApp({ log: logs.log, env: { LLM_BASE_URL: `http://proxyuser:pr0xy-secret@127.0.0.1:${port}/v1`, GUARDS_ENABLED: 'false', CHAT_FIRST_TOKEN_TIMEOUT_MS: '2000' } })
+    t = await startApp({
+      log: logs.log,
+      env: { LLM_BASE_URL: `http://proxyuser:pr0xy-secret@127.0.0.1:${port}/v1`, GUARDS_ENABLED: 'false', CHAT_FIRST_TOKEN_TIMEOUT_MS: '2000' },
+    })
   })
   afterAll(() => t?.close())
 
@@ -34,7 +37,13 @@ describe('provider unreachable', () => {
     const owner = await createTenant(t)
     const r = await owner.api.get('/llm/status')
     expect(r.status).toBe(200)
-    expect(r.body).toMatchObject({ base_url: baseUrl, variable: 'LLM_BASE_URL', state: 'unreachable', last_success_at: null, last_error: { kind: 'network', status: null } })
+    expect(r.body).toMatchObject({
+      base_url: baseUrl,
+      variable: 'LLM_BASE_URL',
+      state: 'unreachable',
+      last_success_at: null,
+      last_error: { kind: 'network', status: null },
+    })
     expect(r.body.hint).toContain(baseUrl)
     expect(r.body.hint).toContain('LLM_BASE_URL')
     expect(r.text).not.toContain('pr0xy-secret')

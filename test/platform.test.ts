@@ -220,7 +220,12 @@ describe('secrets at rest and in logs', () => {
       // One access line per request, with its request id.
       const access = logs.lines().filter((l) => l.msg === 'request')
       expect(access.length).toBeGreaterThan(5)
-      expect(access.find((l) => l.url === '/tenants/me/kyc/secret')).toMatchObject({ method: 'POST', status: 200, reqId: expect.any(String), ms: expect.any(Number) })
+      expect(access.find((l) => l.url === '/tenants/me/kyc/secret')).toMatchObject({
+        method: 'POST',
+        status: 200,
+        reqId: expect.any(String),
+        ms: expect.any(Number),
+      })
       expect(logs.lines().some((l) => l.msg === 'incoming request')).toBe(false)
       // Neither the JWT nor the Authorization header is logged.
       expect(logs.text()).not.toContain(identity)

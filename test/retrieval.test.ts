@@ -12,15 +12,31 @@ let handle: DatabaseHandle
 let db: Db
 
 async function newTenant(): Promise<string> {
-  const user = await db.insertInto('users').values({ email: `${randomUUID()}@x.test`, password_hash: 'x', created_at: new Date(), updated_at: new Date() }).returning('id').executeTakeFirstOrThrow()
-  const t = await db.insertInto('tenants').values({ name: 't', owner_user_id: user.id, pii_optional_types: '[]', created_at: new Date(), updated_at: new Date() }).returning('id').executeTakeFirstOrThrow()
+  const user = await db
+    .insertInto('users')
+    .values({ email: `${randomUUID()}@x.test`, password_hash: 'x', created_at: new Date(), updated_at: new Date() })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  const t = await db
+    .insertInto('tenants')
+    .values({ name: 't', owner_user_id: user.id, pii_optional_types: '[]', created_at: new Date(), updated_at: new Date() })
+    .returning('id')
+    .executeTakeFirstOrThrow()
   return t.id
 }
 
 async function addDoc(tenantId: string, title: string, chunks: string[], opts: { lang?: string; url?: string; embed?: (t: string) => number[] } = {}) {
   const doc = await db
     .insertInto('documents')
-    .values({ tenant_id: tenantId, filename: `${title}.md`, file_type: 'markdown', title, content_hash: randomUUID(), source_url: opts.url ?? null, size_bytes: 1 })
+    .values({
+      tenant_id: tenantId,
+      filename: `${title}.md`,
+      file_type: 'markdown',
+      title,
+      content_hash: randomUUID(),
+      source_url: opts.url ?? null,
+      size_bytes: 1,
+    })
     .returning('id')
     .executeTakeFirstOrThrow()
   const lang = opts.lang ?? 'english'
@@ -29,8 +45,13 @@ async function addDoc(tenantId: string, title: string, chunks: string[], opts: {
     const v = opts.embed(t)
     return handle.features.vector ? sql`${`[${v.join(',')}]`}::vector` : sql`${v}::real[]`
   }
-  const values = chunks.map((c, i) => sql`(${tenantId}::uuid, ${doc.id}::uuid, ${i}, ${c}, ${c.split(/\s+/).length}, ${lang}, to_tsvector(${lang}::regconfig, ${c}), ${emb(c)}, ${opts.embed ? 'm' : null})`)
-  await sql`INSERT INTO chunks (tenant_id, document_id, ordinal, content, token_count, lang, tsv, embedding, embedding_model) VALUES ${sql.join(values)}`.execute(db)
+  const values = chunks.map(
+    (c, i) =>
+      sql`(${tenantId}::uuid, ${doc.id}::uuid, ${i}, ${c}, ${c.split(/\s+/).length}, ${lang}, to_tsvector(${lang}::regconfig, ${c}), ${emb(c)}, ${opts.embed ? 'm' : null})`,
+  )
+  await sql`INSERT INTO chunks (tenant_id, document_id, ordinal, content, token_count, lang, tsv, embedding, embedding_model) VALUES ${sql.join(values)}`.execute(
+    db,
+  )
   return doc.id
 }
 
@@ -47,7 +68,8 @@ describe('lexical statistics (triggers on chunks)', () => {
     const tenant = await newTenant()
     const docA = await addDoc(tenant, 'a', ['cats chase mice', 'cats sleep all day'])
     await addDoc(tenant, 'b', ['dogs chase cats'])
-    const df = async (term: string) => (await db.selectFrom('lexical_terms').select('df').where('tenant_id', '=', tenant).where('term', '=', term).executeTakeFirst())?.df ?? 0
+    const df = async (term: string) =>
+      (await db.selectFrom('lexical_terms').select('df').where('tenant_id', '=', tenant).where('term', '=', term).executeTakeFirst())?.df ?? 0
     const corpus = () => db.selectFrom('lexical_corpus').selectAll().where('tenant_id', '=', tenant).executeTakeFirstOrThrow()
     expect(await df('cat')).toBe(3)
     expect(await df('chase')).toBe(2)
@@ -74,7 +96,14 @@ describe('BM25 retrieval', () => {
     const tenant = await newTenant()
     await addDoc(tenant, 'pw', ['To reset your password open settings and choose reset password.', 'Billing happens monthly by card.'])
     await addDoc(tenant, 'other', ['Password rules: at least twelve characters.', 'Our office is in Berlin.'])
-    const svc = createRetrievalService({ repo: createRetrievalRepo(db, handle.features), llm: noLlm, features: handle.features, embeddingModel: 'm', lexicalBudget: 1000, vectorCacheBytes: 1e7 })
+    const svc = createRetrievalService({
+      repo: createRetrievalRepo(db, handle.features),
+      llm: noLlm,
+      features: handle.features,
+      embeddingModel: 'm',
+      lexicalBudget: 1000,
+      vectorCacheBytes: 1e7,
+    })
     const res = await svc.lexical(tenant, 'How do I reset my password?', 10)
     expect(res.rows.length).toBe(2)
     const top = res.rows[0]!
@@ -92,7 +121,15 @@ describe('BM25 retrieval', () => {
     for (let i = 0; i < 60; i++) texts.push(`common words appear here number ${i} ${i % 7 === 0 ? 'special' : ''} ${i % 3 === 0 ? 'common common' : ''}`)
     await addDoc(tenant, 'many', texts)
     const repo = createRetrievalRepo(db, handle.features)
-    const tiny = createRetrievalService({ repo, llm: noLlm, features: handle.features, embeddingModel: 'm', lexicalBudget: 5, lexicalRounds: 3, vectorCacheBytes: 1e7 })
+    const tiny = createRetrievalService({
+      repo,
+      llm: noLlm,
+      features: handle.features,
+      embeddingModel: 'm',
+      lexicalBudget: 5,
+      lexicalRounds: 3,
+      vectorCacheBytes: 1e7,
+    })
     const wide = createRetrievalService({ repo, llm: noLlm, features: handle.features, embeddingModel: 'm', lexicalBudget: 100000, vectorCacheBytes: 1e7 })
     const a = await tiny.lexical(tenant, 'special common words', 10)
     const b = await wide.lexical(tenant, 'special common words', 10)
@@ -103,11 +140,21 @@ describe('BM25 retrieval', () => {
   it('scores in process exactly as the SQL statement does, and follows corpus changes', async () => {
     const tenant = await newTenant()
     const texts: string[] = []
-    for (let i = 0; i < 80; i++) texts.push(`refund policy number ${i} ${i % 5 === 0 ? 'special refund' : ''} ${i % 3 === 0 ? "it's shipping shipping" : 'words'}`)
+    for (let i = 0; i < 80; i++)
+      texts.push(`refund policy number ${i} ${i % 5 === 0 ? 'special refund' : ''} ${i % 3 === 0 ? "it's shipping shipping" : 'words'}`)
     await addDoc(tenant, 'many', texts)
     const repo = createRetrievalRepo(db, handle.features)
     const sqlOnly = createRetrievalService({ repo, llm: noLlm, features: handle.features, embeddingModel: 'm', lexicalBudget: 100000, vectorCacheBytes: 0 })
-    const cached = createRetrievalService({ repo, llm: noLlm, features: handle.features, embeddingModel: 'm', lexicalBudget: 5, vectorCacheBytes: 0, lexicalCacheBytes: 1e7, lexicalReloadMs: 0 })
+    const cached = createRetrievalService({
+      repo,
+      llm: noLlm,
+      features: handle.features,
+      embeddingModel: 'm',
+      lexicalBudget: 5,
+      vectorCacheBytes: 0,
+      lexicalCacheBytes: 1e7,
+      lexicalReloadMs: 0,
+    })
     const same = async (q: string) => {
       const a = await sqlOnly.lexical(tenant, q, 15)
       const b = await cached.lexical(tenant, q, 15)
@@ -126,7 +173,14 @@ describe('BM25 retrieval', () => {
     const tenant = await newTenant()
     await addDoc(tenant, 'de', ['Die Rechnungen werden monatlich verschickt.'], { lang: 'german' })
     await addDoc(tenant, 'en', ['Invoices are sent every month.'])
-    const svc = createRetrievalService({ repo: createRetrievalRepo(db, handle.features), llm: noLlm, features: handle.features, embeddingModel: 'm', lexicalBudget: 1000, vectorCacheBytes: 1e7 })
+    const svc = createRetrievalService({
+      repo: createRetrievalRepo(db, handle.features),
+      llm: noLlm,
+      features: handle.features,
+      embeddingModel: 'm',
+      lexicalBudget: 1000,
+      vectorCacheBytes: 1e7,
+    })
     expect((await svc.search(tenant, 'Wann werden Rechnungen verschickt?')).hits[0]?.text).toMatch(/Rechnungen/)
     expect((await svc.search(tenant, 'when are invoices sent')).hits[0]?.text).toMatch(/Invoices/)
   })
@@ -140,12 +194,22 @@ describe('BM25 retrieval', () => {
     const llm: Pick<LlmClient, 'embed'> = {
       embed: async (o) => ({ vectors: o.input.map(embed), usage: { prompt_tokens: 3, completion_tokens: 0, total_tokens: 3 } }),
     }
-    const svc = createRetrievalService({ repo: createRetrievalRepo(db, handle.features), llm, features: handle.features, embeddingModel: 'm', lexicalBudget: 1000, vectorCacheBytes: 1e7 })
+    const svc = createRetrievalService({
+      repo: createRetrievalRepo(db, handle.features),
+      llm,
+      features: handle.features,
+      embeddingModel: 'm',
+      lexicalBudget: 1000,
+      vectorCacheBytes: 1e7,
+    })
     const empty = await svc.search(t1, 'anything', { apiKey: 'sk-x' })
     expect(empty.corpusChunks).toBe(0)
     expect(empty.hits).toEqual([])
 
-    await addDoc(t1, 'policy', ['Refund requests are accepted within 30 days.', 'Shipping takes three days.', 'Password changes happen in settings.'], { embed, url: 'https://docs.example.com/policy' })
+    await addDoc(t1, 'policy', ['Refund requests are accepted within 30 days.', 'Shipping takes three days.', 'Password changes happen in settings.'], {
+      embed,
+      url: 'https://docs.example.com/policy',
+    })
     await addDoc(t2, 'secret', ['Refund of tenant two is private.'], { embed })
     // no shared word with the refund chunk: only the vector finds it
     const res = await svc.search(t1, 'can I get my money back?', { apiKey: 'sk-x', k: 3 })

@@ -110,7 +110,16 @@ describe('capacity, schedules and abandoned runs', () => {
     // a run left behind by a job that exhausted its retries
     await t.ctx.db
       .insertInto('crawl_runs')
-      .values({ tenant_id: tenant.tenantId, source_id: s.id, trigger: 'manual', site: '127.0.0.1', failed_urls: '[]', error_message: null, created_at: t.clock.now(), finished_at: null })
+      .values({
+        tenant_id: tenant.tenantId,
+        source_id: s.id,
+        trigger: 'manual',
+        site: '127.0.0.1',
+        failed_urls: '[]',
+        error_message: null,
+        created_at: t.clock.now(),
+        finished_at: null,
+      })
       .execute()
     await t.ctx.db.updateTable('url_sources').set({ status: 'indexing' }).where('id', '=', s.id).execute()
     t.clock.advance(61_000)
@@ -136,7 +145,8 @@ describe('a large page', () => {
   it('is extracted off the event loop (parser threads): no stall while a 1.5 MB page is read', async () => {
     const tenant = await createTenant(t)
     let body = ''
-    for (let i = 0; body.length < 1_500_000; i++) body += `<div><h2>Section ${i}</h2><p>Paragraph ${i} about <a href="/x${i}">refunds</a> and <b>shipping</b>.</p></div>`
+    for (let i = 0; body.length < 1_500_000; i++)
+      body += `<div><h2>Section ${i}</h2><p>Paragraph ${i} about <a href="/x${i}">refunds</a> and <b>shipping</b>.</p></div>`
     const site = new FakeWebsite().set('/', { body: html('Big page', body) })
     await site.start()
     sites.push(site)

@@ -28,7 +28,10 @@ const failedOf = (detail: any) => Object.fromEntries((detail.recent_runs[0].fail
 
 describe('crawler scope: same-site redirects only', () => {
   it('does not follow the start URL to another host, and says so in the failed URLs', async () => {
-    const elsewhere = await site({ '/': { body: html('Elsewhere', prose('Foreign') + links(['/foreign-page'])) }, '/foreign-page': { body: html('Foreign', prose('Foreign')) } })
+    const elsewhere = await site({
+      '/': { body: html('Elsewhere', prose('Foreign') + links(['/foreign-page'])) },
+      '/foreign-page': { body: html('Foreign', prose('Foreign')) },
+    })
     const start = await site({ '/': { redirect: `${otherHost(elsewhere)}/` } })
     const tenant = await createTenant(t)
     const created = await tenant.api.post('/documents/sources/url', { url: `${start.url}/`, schedule: 'manual' })
@@ -36,7 +39,9 @@ describe('crawler scope: same-site redirects only', () => {
     const detail = await waitForCrawl(tenant, created.body.id)
     expect(elsewhere.fetched()).toEqual([])
     expect(await pageDocuments(t, created.body.id)).toEqual([])
-    expect(failedOf(detail)).toEqual({ [`${start.url}/`]: `redirect to ${otherHost(elsewhere)}/ refused: it is on another site (only same-site redirects are followed)` })
+    expect(failedOf(detail)).toEqual({
+      [`${start.url}/`]: `redirect to ${otherHost(elsewhere)}/ refused: it is on another site (only same-site redirects are followed)`,
+    })
   })
 
   it('follows same-site redirects, refuses off-site ones from inner pages, and names a bad redirect scheme readably', async () => {

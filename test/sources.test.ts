@@ -60,7 +60,9 @@ function docsSite(): FakeWebsite {
     .set('/docs/config', {
       body: html(
         'Configuring Acme',
-        prose('Configuration') + '<table><tr><th>Key</th><th>Default</th></tr><tr><td>port</td><td>8080</td></tr></table>' + links(['/docs/install', '/docs/deep/1']),
+        prose('Configuration') +
+          '<table><tr><th>Key</th><th>Default</th></tr><tr><td>port</td><td>8080</td></tr></table>' +
+          links(['/docs/install', '/docs/deep/1']),
       ),
     })
     .set('/docs/deep/1', { body: html('Deep one', prose('Depth two') + links(['/docs/deep/2'])) })
@@ -145,13 +147,25 @@ describe('crawling a website end to end', () => {
     site = await newSite()
     const created = await tenant.api.post('/documents/sources/url', { url: `${site.url}/`, name: 'Acme docs', schedule: 'daily' })
     expect(created.status).toBe(201)
-    expect(created.body).toMatchObject({ name: 'Acme docs', url: `${site.url}/`, source_type: 'url', status: 'queued', schedule: 'daily', exclusion_patterns: [] })
+    expect(created.body).toMatchObject({
+      name: 'Acme docs',
+      url: `${site.url}/`,
+      source_type: 'url',
+      status: 'queued',
+      schedule: 'daily',
+      exclusion_patterns: [],
+    })
     sourceId = created.body.id
     detail = await waitForCrawl(tenant, sourceId)
   })
 
   it('stores each reachable same-site page once, within depth 3, including sitemap-only pages', async () => {
-    expect(pathsOf(site, detail.pages.map((p: { url: string }) => p.url))).toEqual(EXPECTED_PAGES)
+    expect(
+      pathsOf(
+        site,
+        detail.pages.map((p: { url: string }) => p.url),
+      ),
+    ).toEqual(EXPECTED_PAGES)
     expect(detail.recent_runs[0]).toMatchObject({ status: 'completed', trigger: 'initial', pages_found: EXPECTED_PAGES.length })
     expect(detail.pages_found).toBe(EXPECTED_PAGES.length)
     const docs = await pageDocuments(t, sourceId)
@@ -294,7 +308,14 @@ describe('refresh', () => {
     expect(['queued', 'indexing']).toContain(refreshed.body.status)
 
     const detail = await waitForCrawl(tenant, id, { runs: 3 })
-    expect(detail.recent_runs[0]).toMatchObject({ status: 'completed', trigger: 'manual', pages_found: 11, pages_indexed: 2, pages_unchanged: 9, pages_removed: 1 })
+    expect(detail.recent_runs[0]).toMatchObject({
+      status: 'completed',
+      trigger: 'manual',
+      pages_found: 11,
+      pages_indexed: 2,
+      pages_unchanged: 9,
+      pages_removed: 1,
+    })
     expect(detail.recent_runs[1]).toMatchObject({ status: 'completed', trigger: 'manual', pages_indexed: 0, pages_unchanged: 11 })
     expect(detail.recent_runs[2]).toMatchObject({ trigger: 'initial', pages_indexed: 11 })
     await waitForIndexed(tenant, id)
@@ -307,7 +328,11 @@ describe('refresh', () => {
       expect(after.get(p)!.updated_at.toISOString()).toBe(before.get(p)!.updated_at.toISOString())
     }
     expect(await chunkIds(before.get('/docs/install')!.id)).toEqual(installChunks)
-    const indexJobs = await t.ctx.db.selectFrom('jobs').select('id').where('dedupe_key', '=', `documents.index:${before.get('/about')!.id}`).execute()
+    const indexJobs = await t.ctx.db
+      .selectFrom('jobs')
+      .select('id')
+      .where('dedupe_key', '=', `documents.index:${before.get('/about')!.id}`)
+      .execute()
     expect(indexJobs).toHaveLength(1)
 
     // changed: same document, new text, re-chunked
@@ -341,7 +366,10 @@ describe('owner controls', () => {
     expect(created.status).toBe(201)
     expect(created.body.exclusion_patterns).toEqual(['/docs/**', '*.txt'])
     const detail = await waitForCrawl(tenant, created.body.id)
-    const paths = pathsOf(site, detail.pages.map((p: { url: string }) => p.url))
+    const paths = pathsOf(
+      site,
+      detail.pages.map((p: { url: string }) => p.url),
+    )
     expect(paths).toEqual(EXPECTED_PAGES.filter((p) => !p.startsWith('/docs/') && p !== '/notes.txt'))
     expect(site.fetched().filter((p) => p.startsWith('/docs') || p === '/notes.txt')).toEqual([])
   })
@@ -380,7 +408,12 @@ describe('owner controls', () => {
     t.clock.advance(61 * 60_000)
     expect((await tenant.api.post(`/documents/sources/${id}/refresh`)).status).toBe(200)
     const second = await waitForCrawl(tenant, id, { runs: 2 })
-    expect(pathsOf(site, second.pages.map((p: { url: string }) => p.url))).toEqual(EXPECTED_PAGES.filter((p) => p !== '/about'))
+    expect(
+      pathsOf(
+        site,
+        second.pages.map((p: { url: string }) => p.url),
+      ),
+    ).toEqual(EXPECTED_PAGES.filter((p) => p !== '/about'))
     expect(site.fetched(mark)).not.toContain('/about')
     expect(second.recent_runs[0].pages_removed).toBe(0)
   })

@@ -42,7 +42,10 @@ it('builds, starts with the start script flags on a fresh DATA_DIR, serves, and 
     const started = Date.now()
     for (;;) {
       if (child.exitCode !== null) throw new Error(`server exited ${child.exitCode}: ${stderr}`)
-      const ok = await fetch(`${base}/health`).then((r) => r.status === 200, () => false)
+      const ok = await fetch(`${base}/health`).then(
+        (r) => r.status === 200,
+        () => false,
+      )
       if (ok) break
       if (Date.now() - started > 60_000) throw new Error(`not ready after 60 s: ${stderr}`)
       await new Promise((r) => setTimeout(r, 100))

@@ -361,9 +361,7 @@ describe('widget API keys', () => {
   it('records when a key was last used', async () => {
     const tenant = await createTenant(t)
     await keyWorks(tenant.apiKey)
-    await expect
-      .poll(async () => (await tenant.api.get('/tenants/me/api-keys')).body.items[0].last_used_at, { timeout: 3000 })
-      .toMatch(ISO)
+    await expect.poll(async () => (await tenant.api.get('/tenants/me/api-keys')).body.items[0].last_used_at, { timeout: 3000 }).toMatch(ISO)
   })
 
   it('refuses a JWT on the X-API-Key route', async () => {

@@ -6,7 +6,6 @@ import { createTenant, type Tenant } from './helpers/factories.js'
 import { reads, type Api } from './helpers/http.js'
 import { signIdentityToken } from '../src/modules/tenants/identity-token.fns.js'
 
-
 const nowS = () => Math.floor(t.clock.now().getTime() / 1000)
 
 let t: TestApp
@@ -105,7 +104,12 @@ describe('GET /widget/health and /widget/config', () => {
     expect(de.body.locale).toBe('de')
     expect(de.body.link_safety_labels.title).toBe('Externen Link öffnen?')
     expect(de.body.labels.send).toBe('Senden')
-    for (const [locale, cancel] of [['fr', 'Annuler'], ['es', 'Cancelar'], ['ru', 'Отмена'], ['pt-BR', 'Cancel']]) {
+    for (const [locale, cancel] of [
+      ['fr', 'Annuler'],
+      ['es', 'Cancelar'],
+      ['ru', 'Отмена'],
+      ['pt-BR', 'Cancel'],
+    ]) {
       const r = await t.api().get(`/widget/config?bot_id=${bot.public_id}&locale=${locale}`)
       expect(r.body.link_safety_labels.cancel_label, locale).toBe(cancel)
     }
@@ -149,7 +153,11 @@ describe('CORS per bot', () => {
     // A request without Origin is not a browser page on another site (server-side use, same-origin).
     expect((await api.get(path)).status).toBe(200)
 
-    const preflightOk = await api.request('OPTIONS', path, undefined, { origin: 'https://shop.example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' })
+    const preflightOk = await api.request('OPTIONS', path, undefined, {
+      origin: 'https://shop.example.com',
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': 'content-type',
+    })
     expect(preflightOk.status).toBe(204)
     expect(preflightOk.headers.get('access-control-allow-origin')).toBe('https://shop.example.com')
     expect(preflightOk.headers.get('access-control-allow-headers')).toMatch(/content-type/i)
@@ -460,14 +468,23 @@ describe('POST /widget/chat', () => {
     try {
       const sid = await newSession(tenant.bot.public_id)
       const before = fake.requests.length
-      const r = await chat(t.api(), `bot_id=${tenant.bot.public_id}&session_id=${sid}`, { message: 'How do I reset my password?' }, { until: (f) => f.type === 'chunk' })
+      const r = await chat(
+        t.api(),
+        `bot_id=${tenant.bot.public_id}&session_id=${sid}`,
+        { message: 'How do I reset my password?' },
+        { until: (f) => f.type === 'chunk' },
+      )
       expect(r.frames.some((f) => f.type === 'chunk')).toBe(true)
       const streamCall = () => fake.requests.slice(before).find((q) => q.body?.stream === true)
       await expect.poll(() => streamCall()?.clientAborted, { timeout: 5000 }).toBe(true)
       expect(streamCall()!.completed).toBe(false)
       // The question is stored, and at most one (partial, marked) answer after it.
       await expect
-        .poll(async () => (await t.api().get(`/widget/history?bot_id=${tenant.bot.public_id}&session_id=${sid}`)).body.messages.map((m: { role: string }) => m.role), { timeout: 5000 })
+        .poll(
+          async () =>
+            (await t.api().get(`/widget/history?bot_id=${tenant.bot.public_id}&session_id=${sid}`)).body.messages.map((m: { role: string }) => m.role),
+          { timeout: 5000 },
+        )
         .toEqual(expect.arrayContaining(['user']))
       const hist = (await t.api().get(`/widget/history?bot_id=${tenant.bot.public_id}&session_id=${sid}`)).body
       expect(hist.messages.filter((m: { role: string }) => m.role === 'user')).toHaveLength(1)

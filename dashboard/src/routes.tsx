@@ -1,6 +1,5 @@
 import { lazy, Suspense, useEffect, useRef, useState, type ComponentType } from 'react'
 import { Link, Redirect, Route, Switch, useLocation } from 'wouter'
-import { messageOf } from './api/client'
 import { ForgotPage, LoginPage, SignupPage } from './screens/auth'
 import { useLogout, useMe } from './session'
 import { ErrorBox, Loading } from './ui/kit'
@@ -153,4 +152,3 @@ export function AppRoutes() {
     </Switch>
   )
 }
-

@@ -66,4 +66,3 @@ export function registerMetrics(app: FastifyInstance, ctx: AppContext): void {
     })
   }
 }
-

@@ -13,7 +13,7 @@ function preset(max: number, window: 'minute' | 'hour', extra: Partial<RateLimit
 
 const byApiKey = (req: FastifyRequest) => {
   const k = req.headers['x-api-key']
-  return `key:${sha256Hex(String(Array.isArray(k) ? k[0] : k ?? req.ip))}`
+  return `key:${sha256Hex(String(Array.isArray(k) ? k[0] : (k ?? req.ip)))}`
 }
 /** Runs after the guard so the tenant is known and cannot be spoofed. */
 const byTenant: Partial<RateLimitOptions> = { hook: 'preHandler', keyGenerator: (req) => `tenant:${req.tenantId ?? req.ip}` }
@@ -32,7 +32,6 @@ export const rateLimits = {
   widgetHistory: preset(30, 'minute'),
   widgetEscalate: preset(20, 'minute'),
 } satisfies Record<string, RateLimitOptions>
-
 
 /** The contract's 429 text, e.g. "Rate limit exceeded: 10 per 1 minute". */
 export function rateLimitMessage(max: number, timeWindowMs: number): string {

@@ -27,12 +27,7 @@ export class JobQueue {
     private readonly clock: Clock,
   ) {}
 
-  async enqueue<K extends JobKind>(
-    kind: K,
-    payload: JobPayloads[K],
-    opts: EnqueueOptions = {},
-    trx: Executor = this.db,
-  ): Promise<string | null> {
+  async enqueue<K extends JobKind>(kind: K, payload: JobPayloads[K], opts: EnqueueOptions = {}, trx: Executor = this.db): Promise<string | null> {
     const now = this.clock.now()
     const row = await trx
       .insertInto('jobs')
@@ -50,13 +45,7 @@ export class JobQueue {
         created_at: now,
         updated_at: now,
       })
-      .onConflict((oc) =>
-        oc
-          .column('dedupe_key')
-          .where('dedupe_key', 'is not', null)
-          .where('status', 'in', ['queued', 'running'])
-          .doNothing(),
-      )
+      .onConflict((oc) => oc.column('dedupe_key').where('dedupe_key', 'is not', null).where('status', 'in', ['queued', 'running']).doNothing())
       .returning('id')
       .executeTakeFirst()
     // In-process workers wake at once instead of waiting for their next poll.
@@ -80,7 +69,6 @@ export class JobQueue {
   }
 }
 
-export const defaultBackoff = (attempt: number): number =>
-  Math.min(3600, 5 * 2 ** (attempt - 1)) * (0.8 + Math.random() * 0.4)
+export const defaultBackoff = (attempt: number): number => Math.min(3600, 5 * 2 ** (attempt - 1)) * (0.8 + Math.random() * 0.4)
 
 export { addSeconds }

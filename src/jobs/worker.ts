@@ -159,15 +159,18 @@ export class Worker {
   private async run(job: ClaimedJob): Promise<void> {
     const def = this.defs.get(job.kind)!
     this.running++
-    const heartbeat = setInterval(() => {
-      void this.db
-        .updateTable('jobs')
-        .set({ locked_until: addSeconds(this.clock.now(), this.leaseSeconds) })
-        .where('id', '=', job.id)
-        .where('locked_by', '=', this.id)
-        .execute()
-        .catch(() => {})
-    }, (this.leaseSeconds * 1000) / 3)
+    const heartbeat = setInterval(
+      () => {
+        void this.db
+          .updateTable('jobs')
+          .set({ locked_until: addSeconds(this.clock.now(), this.leaseSeconds) })
+          .where('id', '=', job.id)
+          .where('locked_by', '=', this.id)
+          .execute()
+          .catch(() => {})
+      },
+      (this.leaseSeconds * 1000) / 3,
+    )
     heartbeat.unref()
     const started = Date.now()
     try {

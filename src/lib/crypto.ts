@@ -4,8 +4,7 @@ export const sha256Hex = (value: string): string => createHash('sha256').update(
 
 export const randomToken = (bytes = 32): string => randomBytes(bytes).toString('base64url')
 
-export const hmacSha256Hex = (key: string, message: string): string =>
-  createHmac('sha256', key).update(message).digest('hex')
+export const hmacSha256Hex = (key: string, message: string): string => createHmac('sha256', key).update(message).digest('hex')
 
 export function safeEqual(a: string, b: string): boolean {
   const ab = Buffer.from(a)

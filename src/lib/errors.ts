@@ -27,7 +27,11 @@ export const unavailable = (message: string, code = 'unavailable') => new AppErr
  * (password strength, host names...).
  */
 export class ValidationError extends AppError {
-  constructor(readonly loc: (string | number)[], msg: string, readonly type = 'value_error') {
+  constructor(
+    readonly loc: (string | number)[],
+    msg: string,
+    readonly type = 'value_error',
+  ) {
     super(422, 'validation_error', msg)
   }
 }

@@ -36,7 +36,10 @@ suite('dashboard: conversations, transcript and bad answers in Chromium', { time
     expect(first.status, first.text).toBe(200)
     expect(first.body.source_documents.length).toBe(1)
     const sid = first.body.session_id as string
-    const second = await chat.post('/chat', { question: 'I am jane.doe@example.com <img src=x onerror="window.__xss=1"> can digital products be refunded?', session_id: sid })
+    const second = await chat.post('/chat', {
+      question: 'I am jane.doe@example.com <img src=x onerror="window.__xss=1"> can digital products be refunded?',
+      session_id: sid,
+    })
     expect(second.status, second.text).toBe(200)
 
     await openScreen(page, env, '/conversations', 'Conversations')

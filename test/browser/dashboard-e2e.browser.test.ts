@@ -134,7 +134,10 @@ suite("dashboard end to end: from sign-up to a ticket answered in the visitor's 
     await page.getByLabel('Reply to the visitor').fill('We found your refund: it reaches your card tomorrow.')
     await shot(page, 'ticket')
     await page.getByRole('button', { name: 'Send reply and resolve' }).click()
-    await page.getByText(/Resolved/).first().waitFor()
+    await page
+      .getByText(/Resolved/)
+      .first()
+      .waitFor()
     await expectScreenHealthy(op, 'ticket after reply')
 
     // 7. The reply reaches the visitor's chat.

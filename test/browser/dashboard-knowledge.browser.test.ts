@@ -71,7 +71,10 @@ suite('dashboard: knowledge screens in Chromium', { timeout: 90_000 }, () => {
     await expect.poll(() => page.locator('pre.parsed-text').textContent()).toContain('inspected within two working days')
     await page.getByRole('button', { name: 'Run check' }).click()
     await page.getByText('Health check done').waitFor()
-    await page.getByText(/Score \d+ of 100|No score|No warnings/).first().waitFor()
+    await page
+      .getByText(/Score \d+ of 100|No score|No warnings/)
+      .first()
+      .waitFor()
     await expectScreenHealthy(w, 'document detail')
 
     page.once('dialog', (d) => void d.accept())

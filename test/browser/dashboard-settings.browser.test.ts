@@ -73,7 +73,10 @@ suite('dashboard: settings, FAQ, profile and gaps in Chromium', { timeout: 90_00
     await page.getByRole('button', { name: `Revoke key ending ${before[0]!.key_hint}` }).click()
     await oldRow.getByText('Revoked', { exact: true }).waitFor()
     await page.getByRole('button', { name: `Revoke key ending ${newKey.slice(-4)}` }).click()
-    await page.getByRole('alert').filter({ hasText: /last usable API key/ }).waitFor()
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /last usable API key/ })
+      .waitFor()
     const keys = (await tenant.api.get('/tenants/me/api-keys')).body.items as { status: string }[]
     expect(keys.map((k) => k.status).sort()).toEqual(['active', 'revoked'])
 
@@ -136,7 +139,9 @@ suite('dashboard: settings, FAQ, profile and gaps in Chromium', { timeout: 90_00
       ['How do I create a project?', true],
       ['How do I list projects?', true],
     ])
-    expect(all.items.find((i: { question: string }) => i.question === 'How do I list projects?').answer).toBe('Send GET /v1/projects; it lists all your projects.')
+    expect(all.items.find((i: { question: string }) => i.question === 'How do I list projects?').answer).toBe(
+      'Send GET /v1/projects; it lists all your projects.',
+    )
     await page.close()
   })
 
@@ -166,12 +171,16 @@ suite('dashboard: settings, FAQ, profile and gaps in Chromium', { timeout: 90_00
   it('gaps: summary, both analyses labelled, draft, dismiss and reactivate, recalculate', async () => {
     // A documentation topic nothing covers, found by the (scripted) model from an uploaded page.
     env.fake.script((req) =>
-      req.json && req.messages.some((m) => m.role === 'system' && m.content.includes('documentation topics')) && req.messages.some((m) => m.content.includes('Refunds for annual plans'))
+      req.json &&
+      req.messages.some((m) => m.role === 'system' && m.content.includes('documentation topics')) &&
+      req.messages.some((m) => m.content.includes('Refunds for annual plans'))
         ? { json: { topics: ['Warranty claims', 'refunds'] } }
         : undefined,
     )
     env.fake.script((req) =>
-      req.json && req.messages.some((m) => m.role === 'system' && m.content.includes('help-center article')) && req.messages.some((m) => m.content.includes('Warranty claims'))
+      req.json &&
+      req.messages.some((m) => m.role === 'system' && m.content.includes('help-center article')) &&
+      req.messages.some((m) => m.content.includes('Warranty claims'))
         ? { json: { title: 'Making a warranty claim', markdown: '# Making a warranty claim\n\n<script>alert(1)</script> _Steps here._' } }
         : undefined,
     )

@@ -37,10 +37,18 @@ suite('dashboard: sign-up, verification, login, checklist and bots in Chromium',
   it('refuses a cookie-authenticated write from another origin (CSRF) and allows it from the app', async () => {
     const tenant = await signedInTenant(env)
     const cookie = `access_token=${tenant.token}`
-    const foreign = await fetch(`${env.t.url}/bots`, { method: 'POST', headers: { cookie, origin: 'https://evil.example', 'content-type': 'application/json' }, body: JSON.stringify({ name: 'x' }) })
+    const foreign = await fetch(`${env.t.url}/bots`, {
+      method: 'POST',
+      headers: { cookie, origin: 'https://evil.example', 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'x' }),
+    })
     expect(foreign.status).toBe(403)
     expect(JSON.stringify(await foreign.json())).toMatch(/Cross-site request refused/)
-    const own = await fetch(`${env.t.url}/bots`, { method: 'POST', headers: { cookie, origin: env.t.url, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Mine' }) })
+    const own = await fetch(`${env.t.url}/bots`, {
+      method: 'POST',
+      headers: { cookie, origin: env.t.url, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Mine' }),
+    })
     expect(own.status).toBe(201)
     expect((await tenant.api.get('/bots')).body.items.map((b: { name: string }) => b.name)).toContain('Mine')
   })
@@ -57,7 +65,10 @@ suite('dashboard: sign-up, verification, login, checklist and bots in Chromium',
     await page.getByLabel('Password').fill('short')
     await page.getByRole('button', { name: 'Create account' }).click()
     // The service's own password rule, shown next to the field or as the form's error.
-    await page.getByText(/at least 8 characters/i).first().waitFor()
+    await page
+      .getByText(/at least 8 characters/i)
+      .first()
+      .waitFor()
     await page.getByLabel('Password').fill(PASSWORD)
     await page.getByRole('button', { name: 'Create account' }).click()
     await page.getByRole('heading', { name: 'Check your email' }).waitFor()

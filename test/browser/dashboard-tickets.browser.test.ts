@@ -86,7 +86,10 @@ suite('dashboard: tickets inbox and ticket detail in Chromium', { timeout: 90_00
   })
 
   it('shows the unredacted question only on request, and deletes it for good', async () => {
-    const r = await env.t.api().withApiKey(tenant.apiKey).post('/chat', { question: 'How do I change my delivery address? Call me on +49 170 1234567', bot_public_id: tenant.bot.public_id })
+    const r = await env.t
+      .api()
+      .withApiKey(tenant.apiKey)
+      .post('/chat', { question: 'How do I change my delivery address? Call me on +49 170 1234567', bot_public_id: tenant.bot.public_id })
     expect(r.status, r.text).toBe(200)
     const number = r.body.ticket_number as string
     expect(number).toMatch(/^ESC-\d{4}$/)
@@ -113,7 +116,10 @@ suite('dashboard: tickets inbox and ticket detail in Chromium', { timeout: 90_00
   it('shows a not-found ticket in words', async () => {
     const w = await watchedPage(env)
     await w.page.goto(`${env.t.url}/app/tickets/00000000-0000-4000-8000-000000000000`)
-    await w.page.getByRole('alert').filter({ hasText: /not found|no ticket|does not exist/i }).waitFor({ timeout: 15_000 })
+    await w.page
+      .getByRole('alert')
+      .filter({ hasText: /not found|no ticket|does not exist/i })
+      .waitFor({ timeout: 15_000 })
     await w.page.close()
   })
 })

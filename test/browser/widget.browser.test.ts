@@ -29,7 +29,6 @@ const FORUM = 'https://community.example.org/t/reset-password'
 
 const suite = hasChromium ? describe : describe.skip
 
-
 suite('widget in Chromium', { timeout: 60_000 }, () => {
   let t: TestApp
   let fake: FakeLlm
@@ -48,7 +47,11 @@ suite('widget in Chromium', { timeout: 60_000 }, () => {
     // forum address written in it (the pipeline keeps only links found in the sources).
     fake.script((req) =>
       req.stream && !req.json
-        ? { text: `To reset your password, open **Settings**, choose *Security* and press the Reset password button. The reset link stays valid for one hour; if it does not arrive, ask at ${FORUM} [1]`, chunkDelayMs: 40, delayMs: 300 }
+        ? {
+            text: `To reset your password, open **Settings**, choose *Security* and press the Reset password button. The reset link stays valid for one hour; if it does not arrive, ask at ${FORUM} [1]`,
+            chunkDelayMs: 40,
+            delayMs: 300,
+          }
         : undefined,
     )
     t = await startApp({ env: { LLM_BASE_URL: fake.url, CRAWLER_ALLOW_PRIVATE_NETWORKS: 'true', CRAWLER_DELAY_MS: '0' } })
@@ -141,7 +144,9 @@ suite('widget in Chromium', { timeout: 60_000 }, () => {
     const shownId = await page.locator(`${W} >> .msg.assistant[data-id]`).last().getAttribute('data-id')
     expect(shownId).toMatch(/^[0-9a-f-]{36}$/)
     await expect
-      .poll(async () => (await t.ctx.db.selectFrom('chat_sessions').select('read_message_id').where('tenant_id', '=', tenant.tenantId).execute()).map((r) => r.read_message_id))
+      .poll(async () =>
+        (await t.ctx.db.selectFrom('chat_sessions').select('read_message_id').where('tenant_id', '=', tenant.tenantId).execute()).map((r) => r.read_message_id),
+      )
       .toContain(shownId)
   })
 

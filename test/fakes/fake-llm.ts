@@ -286,7 +286,10 @@ function sentences(text: string): string[] {
 
 /** The default grounded answer (rule 2 at the top of this file). */
 export function defaultAnswer(messages: FakeMessage[]): string {
-  const system = messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n')
+  const system = messages
+    .filter((m) => m.role === 'system')
+    .map((m) => m.content)
+    .join('\n')
   let sources = parseSources(system)
   if (sources.length === 0) {
     const lastUser = [...messages].reverse().find((m) => m.role === 'user')?.content ?? ''
@@ -314,9 +317,15 @@ export function defaultAnswer(messages: FakeMessage[]): string {
 
 /** The default JSON-mode object (rule 1 at the top of this file). */
 export function defaultJson(messages: FakeMessage[]): Record<string, unknown> {
-  const system = messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n')
+  const system = messages
+    .filter((m) => m.role === 'system')
+    .map((m) => m.content)
+    .join('\n')
   const task = (system || messages.map((m) => m.content).join('\n')).toLowerCase()
-  const userText = messages.filter((m) => m.role === 'user').map((m) => m.content).join('\n')
+  const userText = messages
+    .filter((m) => m.role === 'user')
+    .map((m) => m.content)
+    .join('\n')
   const out: Record<string, unknown> = {}
   if (task.includes('injection')) Object.assign(out, INJECTION_RE.test(userText) ? { injection: true, score: 0.99 } : { injection: false, score: 0 })
   if (/\bhuman\b/.test(task)) out.wants_human = HUMAN_RE.test(userText)
@@ -426,7 +435,10 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
     if (!body || typeof body !== 'object' || typeof body.model !== 'string' || !Array.isArray(body.messages) || body.messages.length === 0) {
       return send(ex, 400, errorBody("Missing required parameters: 'model' and 'messages'.", 'invalid_request_error'))
     }
-    const messages: FakeMessage[] = body.messages.map((m: { role?: unknown; content?: unknown }) => ({ role: String(m?.role ?? ''), content: contentOf(m?.content) }))
+    const messages: FakeMessage[] = body.messages.map((m: { role?: unknown; content?: unknown }) => ({
+      role: String(m?.role ?? ''),
+      content: contentOf(m?.content),
+    }))
     const info: ChatRequestInfo = {
       model: body.model,
       messages,
@@ -452,7 +464,13 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
 
     const text =
       spec.text ??
-      (spec.chunks ? spec.chunks.join('') : spec.json !== undefined ? JSON.stringify(spec.json) : info.json ? JSON.stringify(defaultJson(messages)) : defaultAnswer(messages))
+      (spec.chunks
+        ? spec.chunks.join('')
+        : spec.json !== undefined
+          ? JSON.stringify(spec.json)
+          : info.json
+            ? JSON.stringify(defaultJson(messages))
+            : defaultAnswer(messages))
     const chunks = spec.chunks ?? wordChunks(text)
     ex.rec.replyText = text
     const promptTokens = estimateTokens(messages.map((m) => m.content).join('\n'))
@@ -538,7 +556,8 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
       return send(ex, 400, errorBody("'input' must be a non-empty string or array of at most 2048 items, and 'model' is required.", 'invalid_request_error'))
     }
     const dims = body.dimensions ?? defaultDims
-    if (!Number.isInteger(dims) || dims < 1 || dims > 8192) return send(ex, 400, errorBody("'dimensions' must be an integer between 1 and 8192.", 'invalid_request_error'))
+    if (!Number.isInteger(dims) || dims < 1 || dims > 8192)
+      return send(ex, 400, errorBody("'dimensions' must be an integer between 1 and 8192.", 'invalid_request_error'))
 
     const fault = takeFault(ex.rec)
     if (fault) {
@@ -566,7 +585,15 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
   const route = async (ex: Exchange) => {
     const { rec } = ex
     if (!rec.auth.bearer) {
-      return send(ex, 401, errorBody("You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth.", 'invalid_request_error', 'invalid_api_key'))
+      return send(
+        ex,
+        401,
+        errorBody(
+          "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth.",
+          'invalid_request_error',
+          'invalid_api_key',
+        ),
+      )
     }
     if (rec.method === 'POST' && rec.path === '/v1/chat/completions') return handleChat(ex)
     if (rec.method === 'POST' && rec.path === '/v1/embeddings') return handleEmbeddings(ex)

@@ -25,9 +25,7 @@ export class FakeSmtp {
       onData: (stream, _session, cb) => {
         simpleParser(stream)
           .then((m) => {
-            const to = ([] as { value: { address?: string }[] }[])
-              .concat((m.to as never) ?? [])
-              .flatMap((a) => a.value.map((v) => v.address ?? ''))
+            const to = ([] as { value: { address?: string }[] }[]).concat((m.to as never) ?? []).flatMap((a) => a.value.map((v) => v.address ?? ''))
             this.mails.push({
               to,
               from: m.from?.value[0]?.address ?? '',

@@ -5,8 +5,16 @@ import type { Tenant } from './factories.js'
 import type { Api } from './http.js'
 
 /** Which pipeline call a recorded model request was. */
-export const system = (c: { messages: { role: string; content: string }[] }) => c.messages.filter((m) => m.role === 'system').map((m) => m.content).join('\n')
-export const userText = (c: { messages: { role: string; content: string }[] }) => c.messages.filter((m) => m.role === 'user').map((m) => m.content).join('\n')
+export const system = (c: { messages: { role: string; content: string }[] }) =>
+  c.messages
+    .filter((m) => m.role === 'system')
+    .map((m) => m.content)
+    .join('\n')
+export const userText = (c: { messages: { role: string; content: string }[] }) =>
+  c.messages
+    .filter((m) => m.role === 'user')
+    .map((m) => m.content)
+    .join('\n')
 export const isGuard = (c: ChatCall) => c.json && system(c).includes('routing classifier')
 export const isRewrite = (c: ChatCall) => c.json && system(c).includes('Rewrite the visitor')
 export const isValidation = (c: ChatCall) => c.json && system(c).includes('You verify')

@@ -94,7 +94,12 @@ export function createClient(apiBase: string, botId: string) {
       call<{ session_id: string; mode: string }>('POST', '/widget/session/init', {}, { bot_id: botId, identity_token: identityToken ?? undefined, locale }),
     history: (sessionId: string) => call<History>('GET', '/widget/history', { session_id: sessionId }),
     escalate: (sessionId: string, note: string) =>
-      call<{ message: string; ticket_number: string; chat_ended?: boolean }>('POST', '/widget/escalate', { session_id: sessionId }, { trigger: 'user_request', user_note: note || undefined }),
+      call<{ message: string; ticket_number: string; chat_ended?: boolean }>(
+        'POST',
+        '/widget/escalate',
+        { session_id: sessionId },
+        { trigger: 'user_request', user_note: note || undefined },
+      ),
     markRead: (sessionId: string, messageId: string) => call<unknown>('POST', '/widget/messages/read', { session_id: sessionId }, { message_id: messageId }),
 
     /**

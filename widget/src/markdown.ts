@@ -149,7 +149,7 @@ export function parseInline(src: string): Inline[] {
       }
     }
     if (ch === '[') {
-      const link = /^\[((?:[^\[\]\\]|\\.){1,500})\]\(\s*<?([^\s()<>]{1,2048})>?(?:\s+"[^"]*")?\s*\)/.exec(rest)
+      const link = /^\[((?:[^[\]\\]|\\.){1,500})\]\(\s*<?([^\s()<>]{1,2048})>?(?:\s+"[^"]*")?\s*\)/.exec(rest)
       if (link) {
         const href = safeUrl(link[2]!)
         pushText()

@@ -136,11 +136,28 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
   const dlgBody = h('p', { id: 'scb-dlg-body' })
   const dlgCancel = h('button', { class: 'btn ghost', type: 'button' })
   const dlgOpen = h('button', { class: 'btn', type: 'button' })
-  const dialog = h('div', { class: 'dialog', role: 'alertdialog', 'aria-modal': 'true', 'aria-labelledby': 'scb-dlg-title', 'aria-describedby': 'scb-dlg-body' }, dlgTitle, dlgBody, h('div', { class: 'row' }, dlgCancel, dlgOpen))
+  const dialog = h(
+    'div',
+    { class: 'dialog', role: 'alertdialog', 'aria-modal': 'true', 'aria-labelledby': 'scb-dlg-title', 'aria-describedby': 'scb-dlg-body' },
+    dlgTitle,
+    dlgBody,
+    h('div', { class: 'row' }, dlgCancel, dlgOpen),
+  )
   const veil = h('div', { class: 'veil', hidden: '' }, dialog)
 
   const header = h('header', {}, title, humanBtn, !inline && closeBtn)
-  const panel = h('section', { class: 'panel', id: 'scb-panel', role: 'dialog', 'aria-labelledby': 'scb-title' }, header, log, escBox, endedBox, composer, foot, live, veil)
+  const panel = h(
+    'section',
+    { class: 'panel', id: 'scb-panel', role: 'dialog', 'aria-labelledby': 'scb-title' },
+    header,
+    log,
+    escBox,
+    endedBox,
+    composer,
+    foot,
+    live,
+    veil,
+  )
   if (!inline) panel.hidden = true
   wrap.append(...(inline ? [panel] : [launcher, panel]))
   root.append(h('style', {}, STYLES), wrap)

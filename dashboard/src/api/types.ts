@@ -9,7 +9,9 @@ type Ok<T> = T extends { responses: { 200: { content: { 'application/json': infe
       ? R
       : never
 export type Res<P extends keyof paths, M extends keyof paths[P]> = Ok<paths[P][M]>
-export type Body<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never
+export type Body<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends { requestBody?: { content: { 'application/json': infer B } } }
+  ? B
+  : never
 
 export type Me = Res<'/auth/me', 'get'>
 export type Tenant = Res<'/tenants/me', 'get'>

@@ -55,8 +55,24 @@ export function LoginPage() {
       }
     >
       <form onSubmit={submit} noValidate>
-        <Field label="Email" type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} error={fieldError(login.error, 'email')} />
-        <Field label="Password" type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} error={fieldError(login.error, 'password')} />
+        <Field
+          label="Email"
+          type="email"
+          autoComplete="email"
+          required
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+          error={fieldError(login.error, 'email')}
+        />
+        <Field
+          label="Password"
+          type="password"
+          autoComplete="current-password"
+          required
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+          error={fieldError(login.error, 'password')}
+        />
         <ErrorBox error={login.error && !fieldError(login.error, 'email', 'password') ? login.error : null} />
         <Button type="submit" variant="primary" busy={login.isPending} className="btn-block">
           Log in
@@ -80,7 +96,14 @@ export function SignupPage() {
       </AuthCard>
     )
   return (
-    <AuthCard title="Create your account" footer={<span>Already have an account? <Link href="/login">Log in</Link></span>}>
+    <AuthCard
+      title="Create your account"
+      footer={
+        <span>
+          Already have an account? <Link href="/login">Log in</Link>
+        </span>
+      }
+    >
       <form
         onSubmit={(e) => {
           e.preventDefault()
@@ -88,7 +111,15 @@ export function SignupPage() {
         }}
         noValidate
       >
-        <Field label="Work email" type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} error={fieldError(signup.error, 'email')} />
+        <Field
+          label="Work email"
+          type="email"
+          autoComplete="email"
+          required
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+          error={fieldError(signup.error, 'email')}
+        />
         <Field
           label="Password"
           type="password"
@@ -123,7 +154,15 @@ export function ForgotPage() {
           }}
           noValidate
         >
-          <Field label="Email" type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} error={fieldError(forgot.error, 'email')} />
+          <Field
+            label="Email"
+            type="email"
+            autoComplete="email"
+            required
+            value={email}
+            onChange={(e) => setEmail(e.target.value)}
+            error={fieldError(forgot.error, 'email')}
+          />
           <ErrorBox error={forgot.error && !fieldError(forgot.error, 'email') ? forgot.error : null} />
           <Button type="submit" variant="primary" busy={forgot.isPending} className="btn-block">
             Send reset link

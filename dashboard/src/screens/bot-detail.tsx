@@ -134,7 +134,11 @@ export default function BotDetail({ params }: { params: Record<string, string> }
         <Link href="/bots">← Bots</Link>
       </p>
       <PageHeader title={b.name}>
-        <Button variant="danger" busy={del.isPending} onClick={() => confirm(`Delete the bot "${b.name}"? Its widget stops working on every site.`) && del.mutate()}>
+        <Button
+          variant="danger"
+          busy={del.isPending}
+          onClick={() => confirm(`Delete the bot "${b.name}"? Its widget stops working on every site.`) && del.mutate()}
+        >
           Delete bot
         </Button>
       </PageHeader>
@@ -160,7 +164,12 @@ export default function BotDetail({ params }: { params: Record<string, string> }
             </div>
             <p className="hint">The real widget, answering from your knowledge. Conversations here show up under Conversations.</p>
             {b.is_active ? (
-              <iframe key={previewKey} className="preview-frame" title={`Chat preview of ${b.name}`} src={`/app/preview?bot=${encodeURIComponent(b.public_id)}`} />
+              <iframe
+                key={previewKey}
+                className="preview-frame"
+                title={`Chat preview of ${b.name}`}
+                src={`/app/preview?bot=${encodeURIComponent(b.public_id)}`}
+              />
             ) : (
               <p className="notice">The bot is inactive. Activate it to try it here.</p>
             )}

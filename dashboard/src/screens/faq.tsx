@@ -35,7 +35,10 @@ function FaqItem({ item }: { item: Faq }) {
       call(
         api.PUT('/knowledge/faq/{faq_id}', {
           params: { path: { faq_id: item.id } },
-          body: { ...(question.trim() !== item.question ? { question: question.trim() } : {}), ...(answer.trim() !== item.answer ? { answer: answer.trim() } : {}) },
+          body: {
+            ...(question.trim() !== item.question ? { question: question.trim() } : {}),
+            ...(answer.trim() !== item.answer ? { answer: answer.trim() } : {}),
+          },
         }),
       ),
     onSuccess: async (f) => {
@@ -76,7 +79,14 @@ function FaqItem({ item }: { item: Faq }) {
           }}
           noValidate
         >
-          <Field label="Question" value={question} maxLength={1000} onChange={(e) => setQuestion(e.target.value)} error={qErr} hint={item.approved ? 'Changing the question takes the approval back.' : undefined} />
+          <Field
+            label="Question"
+            value={question}
+            maxLength={1000}
+            onChange={(e) => setQuestion(e.target.value)}
+            error={qErr}
+            hint={item.approved ? 'Changing the question takes the approval back.' : undefined}
+          />
           <TextArea label="Answer" value={answer} onChange={(e) => setAnswer(e.target.value)} error={aErr} />
           <ErrorBox error={save.error && !qErr && !aErr ? save.error : null} />
           <div className="row">
@@ -105,12 +115,24 @@ function FaqItem({ item }: { item: Faq }) {
               Edit
             </Button>
             {!item.approved && (
-              <Button small variant="primary" busy={act.isPending && act.variables === 'approve'} onClick={() => act.mutate('approve')} aria-label={`Approve: ${item.question}`}>
+              <Button
+                small
+                variant="primary"
+                busy={act.isPending && act.variables === 'approve'}
+                onClick={() => act.mutate('approve')}
+                aria-label={`Approve: ${item.question}`}
+              >
                 Approve
               </Button>
             )}
             {!item.approved ? (
-              <Button small variant="danger" busy={act.isPending && act.variables === 'reject'} onClick={() => act.mutate('reject')} aria-label={`Reject: ${item.question}`}>
+              <Button
+                small
+                variant="danger"
+                busy={act.isPending && act.variables === 'reject'}
+                onClick={() => act.mutate('reject')}
+                aria-label={`Reject: ${item.question}`}
+              >
                 Reject
               </Button>
             ) : (
@@ -160,7 +182,11 @@ export default function FaqScreen() {
     <>
       <PageHeader title="FAQ">
         {pending > 0 && (
-          <Button variant="primary" busy={approveAll.isPending} onClick={() => confirm(`Approve all ${pending} waiting FAQ candidates? The bot answers from them at once.`) && approveAll.mutate()}>
+          <Button
+            variant="primary"
+            busy={approveAll.isPending}
+            onClick={() => confirm(`Approve all ${pending} waiting FAQ candidates? The bot answers from them at once.`) && approveAll.mutate()}
+          >
             Approve all
           </Button>
         )}

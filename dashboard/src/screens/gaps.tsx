@@ -222,7 +222,8 @@ export default function Gaps() {
   const [pollUntil, setPollUntil] = useState(0)
   const q = useQuery({
     queryKey: ['gaps', aStatus, bStatus, aSort, bSort],
-    queryFn: () => call(api.GET('/gap-analyzer', { params: { query: { mode_a_status: aStatus, mode_b_status: bStatus, mode_a_sort: aSort, mode_b_sort: bSort } } })),
+    queryFn: () =>
+      call(api.GET('/gap-analyzer', { params: { query: { mode_a_status: aStatus, mode_b_status: bStatus, mode_a_sort: aSort, mode_b_sort: bSort } } })),
     placeholderData: (prev) => prev,
     // For a while after a recalculation, the lists follow the run.
     refetchInterval: () => (Date.now() < pollUntil ? 3000 : false),

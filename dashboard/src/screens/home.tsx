@@ -42,9 +42,7 @@ export default function Home() {
   return (
     <>
       <PageHeader title="Get started" />
-      <p className="muted">
-        {doneCount === steps.length ? 'All set: your bot answers from your knowledge.' : `${doneCount} of ${steps.length} steps done.`}
-      </p>
+      <p className="muted">{doneCount === steps.length ? 'All set: your bot answers from your knowledge.' : `${doneCount} of ${steps.length} steps done.`}</p>
       <ol className="checklist">
         <Step n={1} done={hasKey} title="Connect the language model">
           <ModelKeyForm tenant={tenant.data!} />

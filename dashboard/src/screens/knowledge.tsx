@@ -274,7 +274,15 @@ function AddWebsite() {
     >
       <h3>Add a website</h3>
       <div className="grid-2">
-        <Field label="Website address" type="url" required placeholder="https://help.example.com" value={url} onChange={(e) => setUrl(e.target.value)} error={fieldError(add.error, 'url')} />
+        <Field
+          label="Website address"
+          type="url"
+          required
+          placeholder="https://help.example.com"
+          value={url}
+          onChange={(e) => setUrl(e.target.value)}
+          error={fieldError(add.error, 'url')}
+        />
         <Field label="Name (optional)" value={name} maxLength={200} onChange={(e) => setName(e.target.value)} error={fieldError(add.error, 'name')} />
         <Select label="Read it again" value={schedule} options={SCHEDULES} onChange={setSchedule} />
         <Field

@@ -124,7 +124,14 @@ function ProfileForm({ profile }: { profile: Profile }) {
           <Origin field="support_email" profile={profile} onReset={reset} busy={resetting('support_email')} />
         </div>
         <div className="profile-field">
-          <TextArea label="Support pages" hint="One address per line." rows={3} value={urls} onChange={(e) => setUrls(e.target.value)} error={err('support_urls')} />
+          <TextArea
+            label="Support pages"
+            hint="One address per line."
+            rows={3}
+            value={urls}
+            onChange={(e) => setUrls(e.target.value)}
+            error={err('support_urls')}
+          />
           <Origin field="support_urls" profile={profile} onReset={reset} busy={resetting('support_urls')} />
         </div>
         <Check
@@ -160,9 +167,7 @@ export default function ProfileScreen() {
               Last read: <When at={q.data.extracted_at} />
             </span>
           </p>
-          {q.data.operator_fields.length > 0 && (
-            <p className="muted">Set by you: {q.data.operator_fields.map((f) => FIELD_WORDS[f] ?? f).join(', ')}.</p>
-          )}
+          {q.data.operator_fields.length > 0 && <p className="muted">Set by you: {q.data.operator_fields.map((f) => FIELD_WORDS[f] ?? f).join(', ')}.</p>}
           <ProfileForm key={q.data.updated_at} profile={q.data} />
         </>
       )}

@@ -116,7 +116,14 @@ function SupportForm({ l2, lang }: { l2: string; lang: string }) {
       }}
       noValidate
     >
-      <Field label="Second-level support e-mail" type="email" value={email} onChange={(e) => setEmail(e.target.value)} error={eErr} hint="Ticket notifications go to this address first." />
+      <Field
+        label="Second-level support e-mail"
+        type="email"
+        value={email}
+        onChange={(e) => setEmail(e.target.value)}
+        error={eErr}
+        hint="Ticket notifications go to this address first."
+      />
       <Field
         label="Language of ticket notifications"
         value={language}
@@ -482,11 +489,23 @@ export default function Settings() {
         <a href="#s-signing">Signing secret</a>
       </nav>
       <Section id="s-model" title="Model key">
-        {tenant.isPending ? <Loading /> : tenant.isError ? <ErrorBox error={tenant.error} retry={() => tenant.refetch()} /> : <ModelKeyForm tenant={tenant.data} />}
+        {tenant.isPending ? (
+          <Loading />
+        ) : tenant.isError ? (
+          <ErrorBox error={tenant.error} retry={() => tenant.refetch()} />
+        ) : (
+          <ModelKeyForm tenant={tenant.data} />
+        )}
         <ProviderStatus />
       </Section>
       <Section id="s-workspace" title="Workspace">
-        {tenant.isPending ? <Loading /> : tenant.isError ? <ErrorBox error={tenant.error} retry={() => tenant.refetch()} /> : <Workspace key={tenant.data.updated_at} tenant={tenant.data} />}
+        {tenant.isPending ? (
+          <Loading />
+        ) : tenant.isError ? (
+          <ErrorBox error={tenant.error} retry={() => tenant.refetch()} />
+        ) : (
+          <Workspace key={tenant.data.updated_at} tenant={tenant.data} />
+        )}
       </Section>
       <Section id="s-support" title="Support settings" hint="Where ticket notifications go and in which language.">
         <SupportSettings />

@@ -55,7 +55,11 @@ export function ModelKeyForm({ tenant }: { tenant: Tenant }) {
           Save key
         </Button>
         {tenant.has_llm_key && (
-          <Button variant="danger" busy={save.isPending && save.variables === null} onClick={() => confirm('Remove the model key? The bot stops answering until a new one is set.') && save.mutate(null)}>
+          <Button
+            variant="danger"
+            busy={save.isPending && save.variables === null}
+            onClick={() => confirm('Remove the model key? The bot stops answering until a new one is set.') && save.mutate(null)}
+          >
             Remove key
           </Button>
         )}
@@ -72,7 +76,11 @@ const STATE_WORDS = { ok: 'answering', unreachable: 'unreachable', error: 'faili
  */
 export function ProviderStatus() {
   const qc = useQueryClient()
-  const q = useQuery({ queryKey: ['llm-status'], queryFn: () => call(api.GET('/llm/status', { params: { query: { probe: false } } })), refetchInterval: 30_000 })
+  const q = useQuery({
+    queryKey: ['llm-status'],
+    queryFn: () => call(api.GET('/llm/status', { params: { query: { probe: false } } })),
+    refetchInterval: 30_000,
+  })
   const probe = useMutation({
     mutationFn: () => call(api.GET('/llm/status', { params: { query: { probe: true } } })),
     onSuccess: (s) => qc.setQueryData(['llm-status'], s),

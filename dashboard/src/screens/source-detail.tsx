@@ -77,7 +77,9 @@ function RunRow({ r }: { r: Run }) {
       </td>
       <td>{r.trigger}</td>
       <td>
-        <Badge tone={r.status === 'running' ? 'info' : r.status === 'failed' || r.status === 'error' ? 'bad' : r.failed_urls.length ? 'warn' : 'ok'}>{r.status}</Badge>
+        <Badge tone={r.status === 'running' ? 'info' : r.status === 'failed' || r.status === 'error' ? 'bad' : r.failed_urls.length ? 'warn' : 'ok'}>
+          {r.status}
+        </Badge>
         {r.error_message && <div className="upload-error kc-small">{r.error_message}</div>}
       </td>
       <td className="num">{r.pages_found}</td>
@@ -134,7 +136,8 @@ export default function SourceDetail({ params }: { params: Record<string, string
     onSuccess: (s) => after(s.status === 'paused' ? 'Website paused' : 'Website resumed'),
   })
   const removePage = useMutation({
-    mutationFn: (documentId: string) => call(api.DELETE('/documents/sources/{source_id}/pages/{document_id}', { params: { path: { source_id: id, document_id: documentId } } })),
+    mutationFn: (documentId: string) =>
+      call(api.DELETE('/documents/sources/{source_id}/pages/{document_id}', { params: { path: { source_id: id, document_id: documentId } } })),
     onSuccess: () => after('Page removed and left out from now on'),
     onError: (err) => toast(messageOf(err), 'error'),
   })
@@ -174,7 +177,11 @@ export default function SourceDetail({ params }: { params: Record<string, string
         <Button busy={pause.isPending} onClick={() => pause.mutate(!paused)}>
           {paused ? 'Resume' : 'Pause'}
         </Button>
-        <Button variant="danger" busy={del.isPending} onClick={() => confirm(`Delete the website "${s.name}" and all its pages? The bot stops answering from them.`) && del.mutate()}>
+        <Button
+          variant="danger"
+          busy={del.isPending}
+          onClick={() => confirm(`Delete the website "${s.name}" and all its pages? The bot stops answering from them.`) && del.mutate()}
+        >
           Delete website
         </Button>
       </PageHeader>

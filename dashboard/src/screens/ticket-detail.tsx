@@ -198,7 +198,11 @@ export default function TicketDetail({ params }: { params: Record<string, string
       {back}
       <PageHeader title={`Ticket ${t.ticket_number}`}>
         {t.primary_question_original_available && (
-          <Button variant="danger" busy={delOriginal.isPending} onClick={() => confirm('Delete the original (unredacted) text of this ticket for good? Only the redacted text stays.') && delOriginal.mutate()}>
+          <Button
+            variant="danger"
+            busy={delOriginal.isPending}
+            onClick={() => confirm('Delete the original (unredacted) text of this ticket for good? Only the redacted text stays.') && delOriginal.mutate()}
+          >
             Delete original text
           </Button>
         )}

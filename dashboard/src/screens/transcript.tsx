@@ -80,7 +80,11 @@ export default function Transcript({ params }: { params: Record<string, string> 
     onSuccess: async (r) => {
       setShowOriginal(false)
       await qc.invalidateQueries({ queryKey: ['transcript', id] })
-      toast(r.deleted_count === 0 ? 'There was no original text to delete' : `Original text deleted from ${r.deleted_count} message${r.deleted_count === 1 ? '' : 's'}`)
+      toast(
+        r.deleted_count === 0
+          ? 'There was no original text to delete'
+          : `Original text deleted from ${r.deleted_count} message${r.deleted_count === 1 ? '' : 's'}`,
+      )
     },
   })
   const hasOriginal = log.data?.messages.some((m) => m.content_original_available) ?? false
@@ -105,7 +109,9 @@ export default function Transcript({ params }: { params: Record<string, string> 
           </>
         )}
       </PageHeader>
-      {hasOriginal && !showOriginal && <p className="hint">Personal data was redacted in this conversation. The original text is kept for a limited time; viewing it is logged.</p>}
+      {hasOriginal && !showOriginal && (
+        <p className="hint">Personal data was redacted in this conversation. The original text is kept for a limited time; viewing it is logged.</p>
+      )}
       <ErrorBox error={delOriginal.error} />
       {log.isPending ? (
         <Loading />

@@ -44,7 +44,17 @@ export function fieldError(error: unknown, ...names: string[]): string | undefin
 }
 
 /** Label, hint and the service's error message around one control, wired for screen readers. */
-function Labelled({ label, hint, error, control }: { label: string; hint?: ReactNode; error?: string; control: (aria: { id: string; 'aria-invalid'?: true; 'aria-describedby'?: string }) => ReactNode }) {
+function Labelled({
+  label,
+  hint,
+  error,
+  control,
+}: {
+  label: string
+  hint?: ReactNode
+  error?: string
+  control: (aria: { id: string; 'aria-invalid'?: true; 'aria-describedby'?: string }) => ReactNode
+}) {
   const id = useId()
   const describedBy = [hint ? `${id}-hint` : '', error ? `${id}-err` : ''].filter(Boolean).join(' ') || undefined
   return (
@@ -94,7 +104,17 @@ export function Check({ label, checked, onChange, hint }: { label: string; check
   )
 }
 
-export function Select<T extends string>({ label, value, options, onChange }: { label: string; value: T; options: readonly (readonly [T, string])[]; onChange: (v: T) => void }) {
+export function Select<T extends string>({
+  label,
+  value,
+  options,
+  onChange,
+}: {
+  label: string
+  value: T
+  options: readonly (readonly [T, string])[]
+  onChange: (v: T) => void
+}) {
   const id = useId()
   return (
     <div className="field">
@@ -170,7 +190,13 @@ export function When({ at }: { at: string | null | undefined }) {
   const s = Math.round((d.getTime() - Date.now()) / 1000)
   const abs = Math.abs(s)
   const text =
-    abs < 60 ? rtf.format(s, 'second') : abs < 3600 ? rtf.format(Math.round(s / 60), 'minute') : abs < 86400 ? rtf.format(Math.round(s / 3600), 'hour') : rtf.format(Math.round(s / 86400), 'day')
+    abs < 60
+      ? rtf.format(s, 'second')
+      : abs < 3600
+        ? rtf.format(Math.round(s / 60), 'minute')
+        : abs < 86400
+          ? rtf.format(Math.round(s / 3600), 'hour')
+          : rtf.format(Math.round(s / 86400), 'day')
   return (
     <time dateTime={at} title={d.toLocaleString()}>
       {text}

@@ -56,7 +56,19 @@ export function HealthCell({ health }: { health: DocumentItem['health_status'] }
 }
 
 /** Previous / next paging for lists the service pages with limit and offset. */
-export function Pager({ offset, limit, total, onChange, label }: { offset: number; limit: number; total: number; onChange: (offset: number) => void; label: string }) {
+export function Pager({
+  offset,
+  limit,
+  total,
+  onChange,
+  label,
+}: {
+  offset: number
+  limit: number
+  total: number
+  onChange: (offset: number) => void
+  label: string
+}) {
   if (total <= limit && offset === 0) return null
   const from = total === 0 ? 0 : offset + 1
   const to = Math.min(total, offset + limit)
@@ -77,13 +89,29 @@ export function Pager({ offset, limit, total, onChange, label }: { offset: numbe
  * The operator's "ideal answer" for an assistant message: marks the answer as bad (feedback down) with the
  * text it should have given. Saved answers feed the bad-answers list and the FAQ suggestions.
  */
-export function IdealAnswerEditor({ messageId, initial, onSaved, label = 'Ideal answer' }: { messageId: string; initial: string | null; onSaved?: () => void; label?: string }) {
+export function IdealAnswerEditor({
+  messageId,
+  initial,
+  onSaved,
+  label = 'Ideal answer',
+}: {
+  messageId: string
+  initial: string | null
+  onSaved?: () => void
+  label?: string
+}) {
   const [open, setOpen] = useState(false)
   const [text, setText] = useState(initial ?? '')
   const qc = useQueryClient()
   const toast = useToast()
   const save = useMutation({
-    mutationFn: () => call(api.POST('/chat/messages/{message_id}/feedback', { params: { path: { message_id: messageId } }, body: { feedback: 'down', ideal_answer: text.trim() || null } })),
+    mutationFn: () =>
+      call(
+        api.POST('/chat/messages/{message_id}/feedback', {
+          params: { path: { message_id: messageId } },
+          body: { feedback: 'down', ideal_answer: text.trim() || null },
+        }),
+      ),
     onSuccess: async () => {
       setOpen(false)
       toast('Ideal answer saved')
@@ -154,7 +182,9 @@ export function CrawlProgress({ s }: { s: Pick<UrlSource, 'name' | 'pages_found'
   return (
     <div className="crawl-progress">
       {(busy || s.pages_found > 0) && <Progress value={s.pages_indexed} max={s.pages_found} label={`Pages of ${s.name} indexed`} />}
-      <span className="muted kc-small kc-nowrap">{s.status === 'queued' && s.pages_found === 0 ? 'Waiting to start' : `${s.pages_indexed} of ${s.pages_found} pages indexed`}</span>
+      <span className="muted kc-small kc-nowrap">
+        {s.status === 'queued' && s.pages_found === 0 ? 'Waiting to start' : `${s.pages_indexed} of ${s.pages_found} pages indexed`}
+      </span>
     </div>
   )
 }

@@ -35,7 +35,19 @@ export function percent(n: number | null | undefined): string {
 }
 
 /** Previous / next paging for an offset-limited list. */
-export function Pager({ offset, limit, total, onChange, label }: { offset: number; limit: number; total: number; onChange: (offset: number) => void; label: string }) {
+export function Pager({
+  offset,
+  limit,
+  total,
+  onChange,
+  label,
+}: {
+  offset: number
+  limit: number
+  total: number
+  onChange: (offset: number) => void
+  label: string
+}) {
   if (total <= limit && offset === 0) return null
   const from = total === 0 ? 0 : offset + 1
   const to = Math.min(offset + limit, total)
@@ -96,4 +108,3 @@ export function Visitor({ t }: { t: Pick<Ticket, 'identity' | 'user_email' | 'us
     </span>
   )
 }
-

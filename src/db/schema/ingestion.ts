@@ -67,4 +67,3 @@ export interface IngestionTables {
   documents: DocumentsTable
   chunks: ChunksTable
 }
-

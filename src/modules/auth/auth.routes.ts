@@ -26,14 +26,18 @@ export const authRoutes =
     const { guards, auth } = deps
     const tags = ['auth']
     const cookieOptions = { path: '/', httpOnly: true, sameSite: 'lax' as const, secure: deps.secureCookies }
-    const setCookie = (reply: FastifyReply, token: string) =>
-      reply.setCookie(AUTH_COOKIE, token, { ...cookieOptions, maxAge: JWT_TTL_SECONDS })
+    const setCookie = (reply: FastifyReply, token: string) => reply.setCookie(AUTH_COOKIE, token, { ...cookieOptions, maxAge: JWT_TTL_SECONDS })
 
     app.post(
       '/auth/register',
       {
         config: { rateLimit: rateLimits.register },
-        schema: { tags, operationId: 'register', body: RegisterRequest, response: { 200: RegisterResponse, 409: ErrorBody, 422: commonErrors[422], 429: RateLimitBody } },
+        schema: {
+          tags,
+          operationId: 'register',
+          body: RegisterRequest,
+          response: { 200: RegisterResponse, 409: ErrorBody, 422: commonErrors[422], 429: RateLimitBody },
+        },
       },
       (req) => auth.register(req.body.email, req.body.password),
     )
@@ -42,7 +46,12 @@ export const authRoutes =
       '/auth/login',
       {
         config: { rateLimit: rateLimits.login },
-        schema: { tags, operationId: 'login', body: LoginRequest, response: { 200: AuthResponse, 401: ErrorBody, 404: ErrorBody, 422: commonErrors[422], 429: RateLimitBody } },
+        schema: {
+          tags,
+          operationId: 'login',
+          body: LoginRequest,
+          response: { 200: AuthResponse, 401: ErrorBody, 404: ErrorBody, 422: commonErrors[422], 429: RateLimitBody },
+        },
       },
       async (req, reply) => {
         const body = await auth.login(req.body.email, req.body.password)
@@ -53,7 +62,9 @@ export const authRoutes =
 
     app.post(
       '/auth/verify-email',
-      { schema: { tags, operationId: 'verifyEmail', body: VerifyEmailRequest, response: { 200: VerifyEmailResponse, 400: ErrorBody, 422: commonErrors[422] } } },
+      {
+        schema: { tags, operationId: 'verifyEmail', body: VerifyEmailRequest, response: { 200: VerifyEmailResponse, 400: ErrorBody, 422: commonErrors[422] } },
+      },
       async (req, reply) => {
         const body = await auth.verifyEmail(req.body.token)
         setCookie(reply, body.token)
@@ -65,7 +76,12 @@ export const authRoutes =
       '/auth/forgot-password',
       {
         config: { rateLimit: rateLimits.forgotPassword },
-        schema: { tags, operationId: 'forgotPassword', body: ForgotPasswordRequest, response: { 200: MessageResponse, 422: commonErrors[422], 429: RateLimitBody } },
+        schema: {
+          tags,
+          operationId: 'forgotPassword',
+          body: ForgotPasswordRequest,
+          response: { 200: MessageResponse, 422: commonErrors[422], 429: RateLimitBody },
+        },
       },
       (req) => auth.forgotPassword(req.body.email),
     )
@@ -74,7 +90,12 @@ export const authRoutes =
       '/auth/reset-password',
       {
         config: { rateLimit: rateLimits.resetPassword },
-        schema: { tags, operationId: 'resetPassword', body: ResetPasswordRequest, response: { 200: MessageResponse, 400: ErrorBody, 422: commonErrors[422], 429: RateLimitBody } },
+        schema: {
+          tags,
+          operationId: 'resetPassword',
+          body: ResetPasswordRequest,
+          response: { 200: MessageResponse, 400: ErrorBody, 422: commonErrors[422], 429: RateLimitBody },
+        },
       },
       (req) => auth.resetPassword(req.body.token, req.body.new_password),
     )
@@ -83,7 +104,13 @@ export const authRoutes =
       '/auth/me/widget-token',
       {
         preHandler: guards.user,
-        schema: { tags, security: bearerSecurity, operationId: 'getWidgetToken', querystring: WidgetTokenQuery, response: { 200: WidgetTokenResponse, 400: ErrorBody, 404: ErrorBody, ...commonErrors } },
+        schema: {
+          tags,
+          security: bearerSecurity,
+          operationId: 'getWidgetToken',
+          querystring: WidgetTokenQuery,
+          response: { 200: WidgetTokenResponse, 400: ErrorBody, 404: ErrorBody, ...commonErrors },
+        },
       },
       (req) => auth.widgetToken(req.authUser!, req.query.bot_id || undefined),
     )

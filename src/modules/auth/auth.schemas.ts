@@ -24,10 +24,7 @@ export const AuthResponse = Type.Object({
   user: UserResponse,
 })
 export const VerifyEmailRequest = Type.Object({ token: Type.String({ minLength: 1, maxLength: 256 }) })
-export const VerifyEmailResponse = Type.Intersect([
-  AuthResponse,
-  Type.Object({ api_key: Nullable(Type.String()) }),
-])
+export const VerifyEmailResponse = Type.Intersect([AuthResponse, Type.Object({ api_key: Nullable(Type.String()) })])
 export const ForgotPasswordRequest = Type.Object({ email: Type.String({ maxLength: 254 }) })
 export const MessageResponse = Type.Object({ message: Type.String() })
 export const ResetPasswordRequest = Type.Object({

@@ -67,7 +67,10 @@ export function createAuthService(deps: {
       const token = randomToken()
       const user = await db.transaction().execute(async (trx) => {
         const u = await repo.insertUser({ email, password_hash: passwordHash, now }, trx)
-        await repo.insertToken({ user_id: u.id, purpose: 'verify_email', token_hash: sha256Hex(token), expires_at: addSeconds(now, VERIFY_TTL_SECONDS), now }, trx)
+        await repo.insertToken(
+          { user_id: u.id, purpose: 'verify_email', token_hash: sha256Hex(token), expires_at: addSeconds(now, VERIFY_TTL_SECONDS), now },
+          trx,
+        )
         await deps.email.queue(verifyEmailMail(email, link('/verify', token), token), {}, trx)
         return u
       })
@@ -108,7 +111,10 @@ export function createAuthService(deps: {
         const token = randomToken()
         await db.transaction().execute(async (trx) => {
           await repo.expireTokens(user.id, 'reset_password', now, trx)
-          await repo.insertToken({ user_id: user.id, purpose: 'reset_password', token_hash: sha256Hex(token), expires_at: addSeconds(now, RESET_TTL_SECONDS), now }, trx)
+          await repo.insertToken(
+            { user_id: user.id, purpose: 'reset_password', token_hash: sha256Hex(token), expires_at: addSeconds(now, RESET_TTL_SECONDS), now },
+            trx,
+          )
           await deps.email.queue(resetPasswordMail(user.email, link('/reset-password', token), token), {}, trx)
         })
       }

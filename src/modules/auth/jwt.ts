@@ -17,10 +17,7 @@ export interface JwtClaims {
 
 export function createJwt(secret: string, clock: Clock) {
   // Imported once: handing jose the raw bytes would import a new key on every call.
-  const keyPromise = webcrypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, [
-    'sign',
-    'verify',
-  ])
+  const keyPromise = webcrypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify'])
   // token -> claims and expiry. A signature check is a pure function of the token, so remembering it is
   // safe; expiry is still checked on every use, and revocation (token version) by the caller.
   const verified = new Map<string, { claims: JwtClaims; exp: number }>()

@@ -41,7 +41,10 @@ export const botsRoutes =
 
     app.delete(
       '/bots/:bot_id',
-      { preHandler: guards.tenant, schema: { ...base, operationId: 'deleteBot', params: BotParams, response: { 204: Type.Null(), 409: ErrorBody, ...errors } } },
+      {
+        preHandler: guards.tenant,
+        schema: { ...base, operationId: 'deleteBot', params: BotParams, response: { 204: Type.Null(), 409: ErrorBody, ...errors } },
+      },
       async (req, reply) => {
         await bots.remove(req.tenantId!, req.params.bot_id)
         return reply.code(204).send(null)

@@ -80,7 +80,11 @@ export function createChatLogsService(deps: {
       if (shown.length) {
         const counts = sumCounts(shown)
         if (Object.keys(counts).length === 0) counts.UNKNOWN = shown.length
-        await privacy.insertEvents(tenantId, piiEvents(counts, { action: 'original_viewed', direction: 'message', sessionId, actorUserId: opts.actorUserId }), clock.now())
+        await privacy.insertEvents(
+          tenantId,
+          piiEvents(counts, { action: 'original_viewed', direction: 'message', sessionId, actorUserId: opts.actorUserId }),
+          clock.now(),
+        )
       }
       return { session_id: sessionId, messages }
     },
@@ -92,7 +96,12 @@ export function createChatLogsService(deps: {
         if (erased.length) {
           const counts = sumCounts(erased.map((e) => e.pii_counts))
           if (Object.keys(counts).length === 0) counts.UNKNOWN = erased.length
-          await privacy.insertEvents(tenantId, piiEvents(counts, { action: 'original_deleted', direction: 'message', sessionId, actorUserId }), clock.now(), trx)
+          await privacy.insertEvents(
+            tenantId,
+            piiEvents(counts, { action: 'original_deleted', direction: 'message', sessionId, actorUserId }),
+            clock.now(),
+            trx,
+          )
         }
         return { deleted_count: erased.length }
       })

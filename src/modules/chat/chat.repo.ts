@@ -41,7 +41,15 @@ export function createChatRepo(db: Db) {
      */
     async insertSession(
       tenantId: string,
-      s: { id?: string | null; botId: string; channel: 'api' | 'widget'; mode: 'identified' | 'anonymous'; identityEnc: string | null; locale: string | null; now: Date },
+      s: {
+        id?: string | null
+        botId: string
+        channel: 'api' | 'widget'
+        mode: 'identified' | 'anonymous'
+        identityEnc: string | null
+        locale: string | null
+        now: Date
+      },
       trx: Db = db,
     ): Promise<SessionRow> {
       const values = {
@@ -55,7 +63,12 @@ export function createChatRepo(db: Db) {
         last_activity_at: s.now,
       }
       if (s.id) {
-        const row = await trx.insertInto('chat_sessions').values({ ...values, id: s.id }).onConflict((oc) => oc.column('id').doNothing()).returningAll().executeTakeFirst()
+        const row = await trx
+          .insertInto('chat_sessions')
+          .values({ ...values, id: s.id })
+          .onConflict((oc) => oc.column('id').doNothing())
+          .returningAll()
+          .executeTakeFirst()
         if (row) return row
       }
       return trx.insertInto('chat_sessions').values(values).returningAll().executeTakeFirstOrThrow()
@@ -125,7 +138,14 @@ export function createChatRepo(db: Db) {
         chatEnded: boolean
         now: Date
         pii: PiiEvent[]
-        questionLog: { botId: string; messageId: string; question: string; outcome: QuestionOutcome; trigger: TicketTrigger | null; bestScore: number | null } | null
+        questionLog: {
+          botId: string
+          messageId: string
+          question: string
+          outcome: QuestionOutcome
+          trigger: TicketTrigger | null
+          bestScore: number | null
+        } | null
       },
       trx: Db = db,
     ): Promise<void> {
@@ -144,7 +164,16 @@ export function createChatRepo(db: Db) {
           created_at: m.createdAt.toISOString(),
         })),
       )
-      const pii = JSON.stringify(w.pii.map((e) => ({ entity_type: e.entityType, action: e.action, direction: e.direction, count: e.count, ticket_id: e.ticketId ?? null, actor_user_id: e.actorUserId ?? null })))
+      const pii = JSON.stringify(
+        w.pii.map((e) => ({
+          entity_type: e.entityType,
+          action: e.action,
+          direction: e.direction,
+          count: e.count,
+          ticket_id: e.ticketId ?? null,
+          actor_user_id: e.actorUserId ?? null,
+        })),
+      )
       const q = w.questionLog ? JSON.stringify([{ ...w.questionLog, best_score: w.questionLog.bestScore }]) : '[]'
       await sql`
         WITH m AS (
@@ -196,7 +225,16 @@ export function createChatRepo(db: Db) {
 
     async insertQuestionLog(
       tenantId: string,
-      q: { botId: string; sessionId: string; messageId: string; question: string; outcome: QuestionOutcome; trigger: TicketTrigger | null; bestScore: number | null; now: Date },
+      q: {
+        botId: string
+        sessionId: string
+        messageId: string
+        question: string
+        outcome: QuestionOutcome
+        trigger: TicketTrigger | null
+        bestScore: number | null
+        now: Date
+      },
       trx: Db = db,
     ): Promise<void> {
       await trx
@@ -222,7 +260,13 @@ export function createChatRepo(db: Db) {
         .set({ outcome: 'escalated', trigger })
         .where('tenant_id', '=', tenantId)
         .where('id', '=', (eb) =>
-          eb.selectFrom('question_log').select('id').where('tenant_id', '=', tenantId).where('session_id', '=', sessionId).orderBy('created_at', 'desc').limit(1),
+          eb
+            .selectFrom('question_log')
+            .select('id')
+            .where('tenant_id', '=', tenantId)
+            .where('session_id', '=', sessionId)
+            .orderBy('created_at', 'desc')
+            .limit(1),
         )
         .execute()
     },
@@ -230,12 +274,7 @@ export function createChatRepo(db: Db) {
     /** Title and public address of the tenant's documents among `ids` (the ones answers cited); deleted ones are absent. */
     citedDocuments(tenantId: string, ids: string[]) {
       if (ids.length === 0) return Promise.resolve([])
-      return db
-        .selectFrom('documents')
-        .select(['id', 'title', 'filename', 'source_url'])
-        .where('tenant_id', '=', tenantId)
-        .where('id', 'in', ids)
-        .execute()
+      return db.selectFrom('documents').select(['id', 'title', 'filename', 'source_url']).where('tenant_id', '=', tenantId).where('id', 'in', ids).execute()
     },
 
     /** Sessions with their bot's public id and newest ticket number, most recent activity first. */
@@ -324,7 +363,9 @@ export function createChatRepo(db: Db) {
               .whereRef('q.session_id', '=', 'm.session_id')
               .where('q.tenant_id', '=', tenantId)
               .where('q.role', '=', 'user')
-              .where((w) => w.or([w('q.created_at', '<', w.ref('m.created_at')), w.and([w('q.created_at', '=', w.ref('m.created_at')), w('q.id', '<', w.ref('m.id'))])]))
+              .where((w) =>
+                w.or([w('q.created_at', '<', w.ref('m.created_at')), w.and([w('q.created_at', '=', w.ref('m.created_at')), w('q.id', '<', w.ref('m.id'))])]),
+              )
               .orderBy('q.created_at', 'desc')
               .orderBy('q.id', 'desc')
               .limit(1)
@@ -362,11 +403,7 @@ export function createChatRepo(db: Db) {
 
     /** What a turn needs of its tenant in one read: the encrypted key, privacy settings, whether it may answer. */
     tenantSettings(tenantId: string) {
-      return db
-        .selectFrom('tenants')
-        .select(['id', 'name', 'is_active', 'llm_key_enc', 'pii_optional_types'])
-        .where('id', '=', tenantId)
-        .executeTakeFirst()
+      return db.selectFrom('tenants').select(['id', 'name', 'is_active', 'llm_key_enc', 'pii_optional_types']).where('id', '=', tenantId).executeTakeFirst()
     },
   }
 }

@@ -70,7 +70,8 @@ export const chatRoutes =
           security: apiKeySecurity,
           operationId: 'chat',
           summary: 'Ask the bot a question (server to server)',
-          description: 'Headers: X-Browser-Locale (optional language hint), Idempotency-Key (optional, at most 128 characters; a replay within 24 h returns the first response; the same key with another question, session or bot is 422 idempotency_key_reused).',
+          description:
+            'Headers: X-Browser-Locale (optional language hint), Idempotency-Key (optional, at most 128 characters; a replay within 24 h returns the first response; the same key with another question, session or bot is 422 idempotency_key_reused).',
           body: ChatRequest,
           response: { 200: ChatTurnResponse, ...chatErrors },
         },
@@ -92,7 +93,9 @@ export const chatRoutes =
             throw err
           }
         }
-        const requestHash = createHash('sha256').update(JSON.stringify([question, req.body.session_id ?? null, req.body.bot_public_id ?? null])).digest('hex')
+        const requestHash = createHash('sha256')
+          .update(JSON.stringify([question, req.body.session_id ?? null, req.body.bot_public_id ?? null]))
+          .digest('hex')
         const body = key ? await idempotency.run(tenantId, key, requestHash, work) : await work()
         // the stored bytes themselves, so a replay is identical to the first response
         return reply.type('application/json; charset=utf-8').send(body as never)
@@ -128,7 +131,10 @@ export const chatRoutes =
 
     app.get(
       '/chat/sessions',
-      { preHandler: guards.tenant, schema: { ...base, operationId: 'listChatSessions', querystring: Page(200, 50), response: { 200: ChatSessionListResponse, ...jwtErrors } } },
+      {
+        preHandler: guards.tenant,
+        schema: { ...base, operationId: 'listChatSessions', querystring: Page(200, 50), response: { 200: ChatSessionListResponse, ...jwtErrors } },
+      },
       async (req) => logs.listSessions(req.tenantId!, req.query),
     )
 
@@ -136,14 +142,24 @@ export const chatRoutes =
       '/chat/logs/session/:session_id',
       {
         preHandler: guards.tenant,
-        schema: { ...base, operationId: 'getChatSessionLog', params: SessionParams, querystring: LogQuery, response: { 200: ChatMessageLogResponse, ...jwtErrors } },
+        schema: {
+          ...base,
+          operationId: 'getChatSessionLog',
+          params: SessionParams,
+          querystring: LogQuery,
+          response: { 200: ChatMessageLogResponse, ...jwtErrors },
+        },
       },
-      async (req) => logs.sessionLog(req.tenantId!, req.params.session_id, { includeOriginal: req.query.include_original, actorUserId: req.authUser?.id ?? null }),
+      async (req) =>
+        logs.sessionLog(req.tenantId!, req.params.session_id, { includeOriginal: req.query.include_original, actorUserId: req.authUser?.id ?? null }),
     )
 
     app.post(
       '/chat/logs/session/:session_id/delete-original',
-      { preHandler: guards.tenant, schema: { ...base, operationId: 'deleteChatSessionOriginals', params: SessionParams, response: { 200: DeleteOriginalResponse, ...jwtErrors } } },
+      {
+        preHandler: guards.tenant,
+        schema: { ...base, operationId: 'deleteChatSessionOriginals', params: SessionParams, response: { 200: DeleteOriginalResponse, ...jwtErrors } },
+      },
       async (req) => logs.deleteOriginals(req.tenantId!, req.params.session_id, req.authUser?.id ?? null),
     )
 
@@ -151,20 +167,32 @@ export const chatRoutes =
       '/chat/messages/:message_id/feedback',
       {
         preHandler: guards.tenant,
-        schema: { ...base, operationId: 'chatMessageFeedback', params: MessageParams, body: MessageFeedbackRequest, response: { 200: MessageFeedbackResponse, 400: ErrorBody, ...jwtErrors } },
+        schema: {
+          ...base,
+          operationId: 'chatMessageFeedback',
+          params: MessageParams,
+          body: MessageFeedbackRequest,
+          response: { 200: MessageFeedbackResponse, 400: ErrorBody, ...jwtErrors },
+        },
       },
       async (req) => logs.feedback(req.tenantId!, req.params.message_id, req.body),
     )
 
     app.get(
       '/chat/bad-answers',
-      { preHandler: guards.tenant, schema: { ...base, operationId: 'listBadAnswers', querystring: Page(100, 50), response: { 200: BadAnswerListResponse, ...jwtErrors } } },
+      {
+        preHandler: guards.tenant,
+        schema: { ...base, operationId: 'listBadAnswers', querystring: Page(100, 50), response: { 200: BadAnswerListResponse, ...jwtErrors } },
+      },
       async (req) => logs.badAnswers(req.tenantId!, req.query),
     )
 
     app.get(
       '/chat/history/:session_id',
-      { preHandler: guards.tenant, schema: { ...base, operationId: 'getChatHistory', params: SessionParams, response: { 200: ChatHistoryResponse, ...jwtErrors } } },
+      {
+        preHandler: guards.tenant,
+        schema: { ...base, operationId: 'getChatHistory', params: SessionParams, response: { 200: ChatHistoryResponse, ...jwtErrors } },
+      },
       async (req) => logs.history(req.tenantId!, req.params.session_id),
     )
   }

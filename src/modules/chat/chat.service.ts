@@ -13,7 +13,6 @@ import { preview, transcriptOf } from './stages/10-persist.js'
 import type { TurnDeps } from './turn.context.js'
 import { runTurn } from './turn.js'
 
-
 export interface NewSessionInput {
   tenantId: string
   botId: string

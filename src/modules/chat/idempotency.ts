@@ -25,8 +25,18 @@ const POLL_MS = 25
 export type Claim = { kind: 'run'; token: string } | { kind: 'replay'; body: string }
 
 interface Backend {
-  claim(tenantId: string, keyHash: string, requestHash: string, token: string, now: number): Promise<{ claimed: true } | { claimed: false; body: string | null; requestHash: string | null }>
-  peek(tenantId: string, keyHash: string, now: number): Promise<{ state: 'done'; body: string; requestHash: string | null } | { state: 'running'; requestHash: string | null } | { state: 'absent' }>
+  claim(
+    tenantId: string,
+    keyHash: string,
+    requestHash: string,
+    token: string,
+    now: number,
+  ): Promise<{ claimed: true } | { claimed: false; body: string | null; requestHash: string | null }>
+  peek(
+    tenantId: string,
+    keyHash: string,
+    now: number,
+  ): Promise<{ state: 'done'; body: string; requestHash: string | null } | { state: 'running'; requestHash: string | null } | { state: 'absent' }>
   complete(tenantId: string, keyHash: string, token: string, body: string, now: number, claimedAt: number, requestHash: string): Promise<void>
   release(tenantId: string, keyHash: string, token: string): Promise<void>
 }
@@ -136,7 +146,13 @@ function dbBackend(db: Db): Backend {
         .execute()
     },
     async release(tenantId, keyHash, token) {
-      await db.deleteFrom('idempotency_keys').where('tenant_id', '=', tenantId).where('key', '=', keyHash).where('owner_token', '=', token).where('status', '=', 'running').execute()
+      await db
+        .deleteFrom('idempotency_keys')
+        .where('tenant_id', '=', tenantId)
+        .where('key', '=', keyHash)
+        .where('owner_token', '=', token)
+        .where('status', '=', 'running')
+        .execute()
     },
   }
 }
@@ -149,7 +165,14 @@ export const keyReused = () =>
     coded: true,
   })
 
-export function createIdempotency(deps: { db: Db; redis: Redis | null; prefix: string; clock: Clock; waitMs: number; log?: { warn: (o: object, m: string) => void } }) {
+export function createIdempotency(deps: {
+  db: Db
+  redis: Redis | null
+  prefix: string
+  clock: Clock
+  waitMs: number
+  log?: { warn: (o: object, m: string) => void }
+}) {
   const fromDb = dbBackend(deps.db)
   const fromRedis = deps.redis ? redisBackend(deps.redis, deps.prefix) : null
   const now = () => deps.clock.now().getTime()

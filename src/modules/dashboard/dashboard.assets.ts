@@ -44,7 +44,12 @@ const TYPES: Record<string, string> = {
 
 function file(name: string, body: Buffer): DashboardFile {
   const ext = /\.[a-z0-9]+$/.exec(name)?.[0] ?? ''
-  return { body, gzip: gzipSync(body, { level: 9 }), etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`, type: TYPES[ext] ?? 'application/octet-stream' }
+  return {
+    body,
+    gzip: gzipSync(body, { level: 9 }),
+    etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
+    type: TYPES[ext] ?? 'application/octet-stream',
+  }
 }
 
 function indexHtml(script: string, css: string[]): string {

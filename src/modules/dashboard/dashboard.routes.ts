@@ -42,7 +42,10 @@ function pageHeaders(reply: FastifyReply) {
     .header('cross-origin-opener-policy', 'same-origin')
 }
 
-const PreviewQuery = Type.Object({ bot: Type.String({ pattern: '^ch_[A-Za-z0-9_-]{1,64}$' }), locale: Type.Optional(Type.String({ pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})?$' })) })
+const PreviewQuery = Type.Object({
+  bot: Type.String({ pattern: '^ch_[A-Za-z0-9_-]{1,64}$' }),
+  locale: Type.Optional(Type.String({ pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})?$' })),
+})
 const AssetParams = Type.Object({ '*': Type.String({ maxLength: 200 }) })
 
 /**

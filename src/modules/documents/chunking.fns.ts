@@ -398,7 +398,8 @@ export function chunkMarkdown(text: string, options: ChunkOptions = {}): Chunk[]
       continue
     }
     const tokens = estimateTokens(block.text)
-    const pieces = tokens <= max ? [piece(block.text, block.type === 'paragraph' || block.type === 'list' || block.type === 'quote')] : splitBlock(block, target)
+    const pieces =
+      tokens <= max ? [piece(block.text, block.type === 'paragraph' || block.type === 'list' || block.type === 'quote')] : splitBlock(block, target)
     for (const p of pieces) {
       if (bodyTokens > 0 && bodyTokens + p.tokens > target) {
         const carry: string = lastProse ? overlapTail(lastProse.text, o.overlapTokens) : ''
@@ -432,10 +433,7 @@ export function documentLanguage(text: string): Regconfig {
 }
 
 /** Chunking tuned per kind of document: an API description gets one chunk per operation. */
-export function chunkDocument(
-  doc: { text: string; fileType: DocumentFileType; sourceUrl?: string | null },
-  options: ChunkOptions = {},
-): Chunk[] {
+export function chunkDocument(doc: { text: string; fileType: DocumentFileType; sourceUrl?: string | null }, options: ChunkOptions = {}): Chunk[] {
   const perType: ChunkOptions = doc.fileType === 'swagger' ? { hardSplitLevel: 3, minTokens: 0 } : {}
   return chunkMarkdown(doc.text, { ...perType, ...stripUndefined(options), sourceUrl: doc.sourceUrl ?? options.sourceUrl ?? null })
 }

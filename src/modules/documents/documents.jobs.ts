@@ -58,7 +58,11 @@ export const documentsJobs = (deps: {
           } catch (err) {
             if (ctx.attempt >= INDEX_MAX_ATTEMPTS) {
               // the last attempt: the status must not stay 'processing' forever
-              await repo.markStatus(tenantId, documentId, { status: 'error', error_message: 'Indexing failed; delete the document and upload it again', now: clock.now() })
+              await repo.markStatus(tenantId, documentId, {
+                status: 'error',
+                error_message: 'Indexing failed; delete the document and upload it again',
+                now: clock.now(),
+              })
             }
             throw err
           }

@@ -184,12 +184,7 @@ export function createDocumentsRepo(db: Db) {
         .executeTakeFirst()
     },
 
-    finishIndex(
-      tenantId: string,
-      id: string,
-      v: { chunk_count: number; lang: string; health: HealthStatus; now: Date },
-      trx: Executor,
-    ) {
+    finishIndex(tenantId: string, id: string, v: { chunk_count: number; lang: string; health: HealthStatus; now: Date }, trx: Executor) {
       return trx
         .updateTable('documents')
         .set({
@@ -212,13 +207,7 @@ export function createDocumentsRepo(db: Db) {
      * vectors of old chunks with the same text and headings are carried over (no paid re-embedding of
      * unchanged text), then the old chunks are deleted. A rerun therefore never leaves duplicates.
      */
-    async replaceChunks(
-      tenantId: string,
-      documentId: string,
-      chunks: Chunk[],
-      meta: { title: string | null; now: Date },
-      trx: Executor,
-    ): Promise<void> {
+    async replaceChunks(tenantId: string, documentId: string, chunks: Chunk[], meta: { title: string | null; now: Date }, trx: Executor): Promise<void> {
       const old = await trx.selectFrom('chunks').select(['id']).where('tenant_id', '=', tenantId).where('document_id', '=', documentId).execute()
       const oldIds = old.map((r) => r.id)
       const newIds: string[] = []
@@ -308,9 +297,7 @@ export function createDocumentsRepo(db: Db) {
 
     async writeEmbeddings(tenantId: string, rows: { id: string; vector: number[] }[], model: string, storage: EmbeddingStorage, trx: Executor = db) {
       if (!rows.length) return
-      const payload = JSON.stringify(
-        rows.map((r) => ({ id: r.id, v: storage === 'vector' ? `[${r.vector.join(',')}]` : `{${r.vector.join(',')}}` })),
-      )
+      const payload = JSON.stringify(rows.map((r) => ({ id: r.id, v: storage === 'vector' ? `[${r.vector.join(',')}]` : `{${r.vector.join(',')}}` })))
       const cast = storage === 'vector' ? sql`x.v::vector` : sql`x.v::real[]`
       await sql`
         UPDATE chunks SET embedding = ${cast}, embedding_model = ${model}

@@ -51,7 +51,10 @@ export const sha256 = (bytes: Uint8Array | string) => createHash('sha256').updat
 /** A file name as shown and stored: its last path segment, no control characters, at most 255 characters. */
 export function cleanFilename(raw: string | undefined): string {
   const base = (raw ?? '').split(/[\\/]/).pop() ?? ''
-  const cleaned = base.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 255)
+  const cleaned = base
+    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .trim()
+    .slice(0, 255)
   return cleaned || 'upload'
 }
 
@@ -196,7 +199,12 @@ export function createDocumentsService(deps: {
           return 'ready' as const
         }
         await repo.replaceChunks(tenantId, documentId, chunks, { title: doc.title ?? doc.filename, now }, trx)
-        await repo.finishIndex(tenantId, documentId, { chunk_count: chunks.length, lang: chunks[0]?.lang ?? documentLanguage(doc.parsed_text), health, now }, trx)
+        await repo.finishIndex(
+          tenantId,
+          documentId,
+          { chunk_count: chunks.length, lang: chunks[0]?.lang ?? documentLanguage(doc.parsed_text), health, now },
+          trx,
+        )
         return 'ready' as const
       })
       if (outcome !== 'changed') return outcome
@@ -239,7 +247,12 @@ export function createDocumentsService(deps: {
         log.warn({ tenantId }, 'embedding provider returned malformed vectors')
         return { embedded, status: 'failed' }
       }
-      await repo.writeEmbeddings(tenantId, rows.map((r, i) => ({ id: r.id, vector: vectors[i]! })), settings.embeddingModel, store)
+      await repo.writeEmbeddings(
+        tenantId,
+        rows.map((r, i) => ({ id: r.id, vector: vectors[i]! })),
+        settings.embeddingModel,
+        store,
+      )
       embedded += rows.length
       if (rows.length < settings.embeddingBatch) return { embedded, status: 'done' }
     }
@@ -288,7 +301,15 @@ export function createDocumentsService(deps: {
       }
       return createDocument(
         tenantId,
-        { filename, fileType: parsed.fileType, title: parsed.title, sizeBytes: file.bytes.length, contentHash, text: parsed.text, sourceUrl: parsed.url ?? null },
+        {
+          filename,
+          fileType: parsed.fileType,
+          title: parsed.title,
+          sizeBytes: file.bytes.length,
+          contentHash,
+          text: parsed.text,
+          sourceUrl: parsed.url ?? null,
+        },
         { enqueue: true, enforceCapacity: true },
       )
     },

@@ -89,7 +89,14 @@ export function checkHealth(text: string, now: Date): HealthStatus {
     s.words += countWords(b.text)
     if (b.type === 'paragraph' || b.type === 'list' || b.type === 'quote') s.prose.push(b.text)
   }
-  const totalWords = sections.reduce((n, sec) => n + sec.words, 0) + countWords(blocks.filter((b) => b.type === 'heading').map((b) => b.title).join(' '))
+  const totalWords =
+    sections.reduce((n, sec) => n + sec.words, 0) +
+    countWords(
+      blocks
+        .filter((b) => b.type === 'heading')
+        .map((b) => b.title)
+        .join(' '),
+    )
   const prose = sections.flatMap((s) => s.prose).join('\n')
 
   // too short
@@ -104,7 +111,12 @@ export function checkHealth(text: string, now: Date): HealthStatus {
     add('extraction_garbage', 'high', 'Part of the text could not be extracted (unreadable characters). Re-export the file, or upload it in another format.')
   }
   const mojibake = (trimmed.match(/Ã[\u0080-\u00bf]|â€[\u0080-\u00bf™œ\u009d]|Ã¢|Â[\u00a0-\u00bf]/g) ?? []).length
-  if (mojibake > 5) add('encoding_errors', 'medium', 'The text contains garbled characters (wrong encoding), e.g. "Ã©" instead of "é". Save the file as UTF-8 and upload it again.')
+  if (mojibake > 5)
+    add(
+      'encoding_errors',
+      'medium',
+      'The text contains garbled characters (wrong encoding), e.g. "Ã©" instead of "é". Save the file as UTF-8 and upload it again.',
+    )
   const share = letterShare(prose)
   if (share.nonSpace >= 200) {
     if (share.letters / share.nonSpace < 0.5) {
@@ -117,11 +129,21 @@ export function checkHealth(text: string, now: Date): HealthStatus {
   if (headingCount === 0 && totalWords > HEALTH_LIMITS.unstructuredWords) {
     add('no_structure', 'low', `The document has ${totalWords} words and no headings; headings help the bot find and cite the right part.`)
   } else if (giants.length) {
-    const names = giants.slice(0, 3).map((s) => `"${s.title ?? 'introduction'}"`).join(', ')
-    add('giant_section', 'medium', `${giants.length} section(s) are very long (over ${HEALTH_LIMITS.giantSectionWords} words): ${names}. Split them with subheadings.`)
+    const names = giants
+      .slice(0, 3)
+      .map((s) => `"${s.title ?? 'introduction'}"`)
+      .join(', ')
+    add(
+      'giant_section',
+      'medium',
+      `${giants.length} section(s) are very long (over ${HEALTH_LIMITS.giantSectionWords} words): ${names}. Split them with subheadings.`,
+    )
   }
   if (emptyHeadings.length) {
-    const names = emptyHeadings.slice(0, 3).map((t) => `"${t}"`).join(', ')
+    const names = emptyHeadings
+      .slice(0, 3)
+      .map((t) => `"${t}"`)
+      .join(', ')
     add('unfinished_section', 'low', `${emptyHeadings.length} heading(s) have no text under them: ${names}.`)
   }
   const placeholders = (trimmed.match(/\b(?:TODO|TBD|FIXME|lorem ipsum|coming soon)\b/gi) ?? []).length
@@ -144,9 +166,14 @@ export function checkHealth(text: string, now: Date): HealthStatus {
   if (dupShare > 0.2) add('duplicate_content', 'medium', `${Math.round(dupShare * 100)}% of the text is repeated paragraphs.`)
   else if (dupShare > 0.05) add('duplicate_content', 'low', `${Math.round(dupShare * 100)}% of the text is repeated paragraphs.`)
   if (totalWords >= 300) {
-    const sample = trimmed.slice(0, DISTINCT_SAMPLE_CHARS).toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean)
+    const sample = trimmed
+      .slice(0, DISTINCT_SAMPLE_CHARS)
+      .toLowerCase()
+      .split(/[^\p{L}\p{N}]+/u)
+      .filter(Boolean)
     const distinct = new Set(sample).size
-    if (sample.length >= 300 && distinct / sample.length < 0.12) add('low_information', 'medium', 'The text repeats the same few words; it carries little information.')
+    if (sample.length >= 300 && distinct / sample.length < 0.12)
+      add('low_information', 'medium', 'The text repeats the same few words; it carries little information.')
   }
 
   const order = { high: 0, medium: 1, low: 2 }

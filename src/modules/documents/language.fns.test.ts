@@ -12,7 +12,10 @@ describe('regconfigFor', () => {
     ['dutch', 'Om de agent op Linux te installeren, download je het pakket en voer je het installatieprogramma uit met een sleutel die niet verloopt.'],
     ['russian', 'Чтобы установить агент в Linux, скачайте пакет и запустите установщик с вашим ключом.'],
     ['greek', 'Για να εγκαταστήσετε τον πράκτορα σε Linux, κατεβάστε το πακέτο.'],
-    ['swedish', 'För att installera agenten på Linux laddar du ner paketet och kör installationsprogrammet med din nyckel, det är inte svårt och det går fort.'],
+    [
+      'swedish',
+      'För att installera agenten på Linux laddar du ner paketet och kör installationsprogrammet med din nyckel, det är inte svårt och det går fort.',
+    ],
     ['turkish', 'Aracı Linux üzerine kurmak için paketi indirin ve anahtarınız ile kurulum programını çalıştırın, bu çok kolay bir işlem değil mi?'],
   ]
   for (const [lang, text] of samples) {

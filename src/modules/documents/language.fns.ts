@@ -55,20 +55,13 @@ const STOPWORDS: Record<string, string> = {
     'le la les et est des une un du dans pour que qui pas sur avec ce cette sont vous nous il elle ils au aux par plus ou être été peut mais comme leur ses votre',
   spanish:
     'el los las del y es una por con para que se no un su al lo como más pero sus le ya está este esta son muy también puede cuando hay donde usted entre sin',
-  italian:
-    'il lo gli della delle dei che è per una un non con sono si le nel nella alla come anche più questo questa può essere ha del al da di ma',
-  portuguese:
-    'o os as do da dos das e é um uma para com não que se em no na por mais como mas ao foi são pode você este esta isso seu sua também ou',
-  dutch:
-    'de het een en is van dat niet te op voor zijn met die er als aan ook om maar bij door kan wordt worden naar hij zij wij u uw deze dit heeft',
-  swedish:
-    'och att det som en på är av för med till den har inte om ett kan de vi du så från eller var jag men också när sig skall ska detta',
-  danish:
-    'og at det som en på er af for med til den har ikke om et kan de vi du så fra eller var jeg men også når sig skal dette hvis være',
-  norwegian:
-    'og at det som en på er av for med til den har ikke om et kan de vi du så fra eller var jeg men også når seg skal dette hvis være ikkje',
-  finnish:
-    'ja on ei se että oli ovat kun myös tai jos mutta niin kuin voi sen hän ne tämä nyt vain mitä ole joka tässä',
+  italian: 'il lo gli della delle dei che è per una un non con sono si le nel nella alla come anche più questo questa può essere ha del al da di ma',
+  portuguese: 'o os as do da dos das e é um uma para com não que se em no na por mais como mas ao foi são pode você este esta isso seu sua também ou',
+  dutch: 'de het een en is van dat niet te op voor zijn met die er als aan ook om maar bij door kan wordt worden naar hij zij wij u uw deze dit heeft',
+  swedish: 'och att det som en på är av för med till den har inte om ett kan de vi du så från eller var jag men också när sig skall ska detta',
+  danish: 'og at det som en på er af for med til den har ikke om et kan de vi du så fra eller var jeg men også når sig skal dette hvis være',
+  norwegian: 'og at det som en på er av for med til den har ikke om et kan de vi du så fra eller var jeg men også når seg skal dette hvis være ikkje',
+  finnish: 'ja on ei se että oli ovat kun myös tai jos mutta niin kuin voi sen hän ne tämä nyt vain mitä ole joka tässä',
   turkish: 've bir bu da de için ile ne çok daha gibi olarak ama var mı ya en olan kadar sonra değil her ise şey',
   hungarian: 'a az és hogy nem is egy van meg de el ez azt mint csak már vagy ha volt lesz kell még itt',
   romanian: 'și în de la cu să nu că este un o pe din pentru care sunt se mai ca sau fi au lui acest',
@@ -137,7 +130,8 @@ function byScript(sample: string): Regconfig | 'latin' | null {
     else if (c >= 0x0900 && c <= 0x097f) deva++
     else if (c >= 0x0b80 && c <= 0x0bff) tamil++
     else if ((c >= 0x3040 && c <= 0x30ff) || (c >= 0x4e00 && c <= 0x9fff) || (c >= 0xac00 && c <= 0xd7af)) cjk++
-    else if (c >= 0xd800 && c <= 0xdbff) i++ // astral plane: emoji, rare scripts
+    else if (c >= 0xd800 && c <= 0xdbff)
+      i++ // astral plane: emoji, rare scripts
     else if (/\p{L}/u.test(sample[i]!)) other++
   }
   const counts: [string, number][] = [

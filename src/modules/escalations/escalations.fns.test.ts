@@ -3,14 +3,41 @@ import { extractEmail, isNegativeReply, mailLanguage, notificationMail, notifica
 
 describe('isNegativeReply', () => {
   it.each([
-    'no', 'No.', 'no thanks', 'No, thank you!', 'nope', "that's all", 'That’s all, thanks', 'nothing else', 'Nothing else, bye',
-    'nein', 'Nein, danke', 'nein danke das ist alles', 'non', 'Non merci', "c'est tout", 'no gracias', 'No, gracias.', 'nada más',
-    'нет', 'Нет, спасибо', 'больше ничего', 'это всё',
+    'no',
+    'No.',
+    'no thanks',
+    'No, thank you!',
+    'nope',
+    "that's all",
+    'That’s all, thanks',
+    'nothing else',
+    'Nothing else, bye',
+    'nein',
+    'Nein, danke',
+    'nein danke das ist alles',
+    'non',
+    'Non merci',
+    "c'est tout",
+    'no gracias',
+    'No, gracias.',
+    'nada más',
+    'нет',
+    'Нет, спасибо',
+    'больше ничего',
+    'это всё',
   ])('"%s" ends the chat', (text) => expect(isNegativeReply(text)).toBe(true))
 
   it.each([
-    'no, I have another question', 'How do I get a refund?', 'nobody answered', 'not yet received my parcel', 'yes', 'none of your business? no wait',
-    'Nein, ich habe noch eine Frage', 'нет доступа к аккаунту', '', 'no '.repeat(40),
+    'no, I have another question',
+    'How do I get a refund?',
+    'nobody answered',
+    'not yet received my parcel',
+    'yes',
+    'none of your business? no wait',
+    'Nein, ich habe noch eine Frage',
+    'нет доступа к аккаунту',
+    '',
+    'no '.repeat(40),
   ])('"%s" does not', (text) => expect(isNegativeReply(text)).toBe(false))
 })
 

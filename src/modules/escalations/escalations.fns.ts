@@ -28,7 +28,7 @@ const FOLLOW_UP: Record<string, Record<FollowUpKey, string>> = {
     ask_email: 'Pour que notre équipe puisse aussi vous répondre par e-mail, veuillez saisir votre adresse e-mail ici.',
     anything_else: 'Puis-je vous aider pour autre chose ?',
     email_saved: 'Merci ! Notre équipe vous répondra ici et par e-mail. Puis-je vous aider pour autre chose ?',
-    email_declined: "Pas de problème : vous verrez la réponse de notre équipe ici dans la discussion. Puis-je vous aider pour autre chose ?",
+    email_declined: 'Pas de problème : vous verrez la réponse de notre équipe ici dans la discussion. Puis-je vous aider pour autre chose ?',
     goodbye: 'Merci de nous avoir contactés. Au revoir !',
   },
   es: {
@@ -54,21 +54,95 @@ export const awaitingAfterHandOff = (emailKnown: boolean): 'email' | 'anything_e
 
 // "no" and its polite variants, alone or combined ("no, thanks", "nein danke, das ist alles")
 const NEGATIVE = [
-  'no', 'nope', 'nah', 'no more', 'not really', 'not now', 'nothing', 'nothing else', 'nothing more', "that's all", 'that is all', "that's it", 'that is it',
-  "i'm good", 'i am good', "i'm fine", 'all good', "i'm done", 'no further questions',
-  'nein', 'nichts', 'nichts mehr', 'nichts weiter', 'sonst nichts', 'das ist alles', "das war's", 'das war es', 'das wärs', "das wär's",
-  'non', 'rien', "rien d'autre", 'rien de plus', "c'est tout", "ça ira", 'ca ira',
-  'nada', 'nada más', 'nada mas', 'eso es todo', 'es todo', 'ya está', 'ya esta',
-  'нет', 'неа', 'ничего', 'больше ничего', 'ничего больше', 'это всё', 'это все', 'всё', 'пока нет',
+  'no',
+  'nope',
+  'nah',
+  'no more',
+  'not really',
+  'not now',
+  'nothing',
+  'nothing else',
+  'nothing more',
+  "that's all",
+  'that is all',
+  "that's it",
+  'that is it',
+  "i'm good",
+  'i am good',
+  "i'm fine",
+  'all good',
+  "i'm done",
+  'no further questions',
+  'nein',
+  'nichts',
+  'nichts mehr',
+  'nichts weiter',
+  'sonst nichts',
+  'das ist alles',
+  "das war's",
+  'das war es',
+  'das wärs',
+  "das wär's",
+  'non',
+  'rien',
+  "rien d'autre",
+  'rien de plus',
+  "c'est tout",
+  'ça ira',
+  'ca ira',
+  'nada',
+  'nada más',
+  'nada mas',
+  'eso es todo',
+  'es todo',
+  'ya está',
+  'ya esta',
+  'нет',
+  'неа',
+  'ничего',
+  'больше ничего',
+  'ничего больше',
+  'это всё',
+  'это все',
+  'всё',
+  'пока нет',
 ]
 const POLITE = [
-  'thanks', 'thank you', 'thx', 'ty', 'cheers', 'bye', 'goodbye', 'for now', 'all set',
-  'danke', 'danke schön', 'danke schon', 'vielen dank', 'tschüss', 'tschüs', 'auf wiedersehen',
-  'merci', 'merci beaucoup', 'au revoir',
-  'gracias', 'muchas gracias', 'adiós', 'adios', 'hasta luego',
-  'спасибо', 'спасибо большое', 'большое спасибо', 'пока', 'до свидания',
+  'thanks',
+  'thank you',
+  'thx',
+  'ty',
+  'cheers',
+  'bye',
+  'goodbye',
+  'for now',
+  'all set',
+  'danke',
+  'danke schön',
+  'danke schon',
+  'vielen dank',
+  'tschüss',
+  'tschüs',
+  'auf wiedersehen',
+  'merci',
+  'merci beaucoup',
+  'au revoir',
+  'gracias',
+  'muchas gracias',
+  'adiós',
+  'adios',
+  'hasta luego',
+  'спасибо',
+  'спасибо большое',
+  'большое спасибо',
+  'пока',
+  'до свидания',
 ]
-const alt = (list: string[]) => list.map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).sort((a, b) => b.length - a.length).join('|')
+const alt = (list: string[]) =>
+  list
+    .map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .sort((a, b) => b.length - a.length)
+    .join('|')
 const NEGATIVE_RE = new RegExp(`^(?:${alt(NEGATIVE)})(?: (?:${alt(NEGATIVE)}|${alt(POLITE)}))*$`, 'u')
 
 /** True when the visitor's whole message is a "no" (in en/de/fr/es/ru), optionally with thanks or a goodbye. */
@@ -299,18 +373,46 @@ export function notificationMail(t: NotificationTicket, opts: { language: string
   return { subject: notificationSubject(t), text: `${lines.join('\n')}\n` }
 }
 
-export function emailAddedMail(t: Pick<NotificationTicket, 'ticket_number' | 'priority' | 'primary_question'>, opts: { language: string; link: string | null }) {
+export function emailAddedMail(
+  t: Pick<NotificationTicket, 'ticket_number' | 'priority' | 'primary_question'>,
+  opts: { language: string; link: string | null },
+) {
   const L = MAIL[opts.language] ?? MAIL.en!
   const text = [L.email_added_body, '', `${L.question}:`, t.primary_question, ...(opts.link ? ['', `${L.open}: ${opts.link}`] : [])].join('\n')
   return { subject: `[${t.priority.toUpperCase()}] ${t.ticket_number}: ${L.email_added_subject}`, text: `${text}\n` }
 }
 
 const REPLY: Record<string, { subject: string; intro: string; question: string; outro: string }> = {
-  en: { subject: 'Reply to your support request {ticket}', intro: 'Our support team has answered your request {ticket}:', question: 'Your question', outro: 'You can also read this reply in the chat.' },
-  de: { subject: 'Antwort auf Ihre Support-Anfrage {ticket}', intro: 'Unser Support-Team hat Ihre Anfrage {ticket} beantwortet:', question: 'Ihre Frage', outro: 'Sie können diese Antwort auch im Chat lesen.' },
-  fr: { subject: 'Réponse à votre demande de support {ticket}', intro: 'Notre équipe support a répondu à votre demande {ticket} :', question: 'Votre question', outro: 'Vous pouvez aussi lire cette réponse dans la discussion.' },
-  es: { subject: 'Respuesta a su solicitud de soporte {ticket}', intro: 'Nuestro equipo de soporte ha respondido a su solicitud {ticket}:', question: 'Su pregunta', outro: 'También puede leer esta respuesta en el chat.' },
-  ru: { subject: 'Ответ на ваше обращение {ticket}', intro: 'Наша служба поддержки ответила на ваше обращение {ticket}:', question: 'Ваш вопрос', outro: 'Этот ответ также можно прочитать в чате.' },
+  en: {
+    subject: 'Reply to your support request {ticket}',
+    intro: 'Our support team has answered your request {ticket}:',
+    question: 'Your question',
+    outro: 'You can also read this reply in the chat.',
+  },
+  de: {
+    subject: 'Antwort auf Ihre Support-Anfrage {ticket}',
+    intro: 'Unser Support-Team hat Ihre Anfrage {ticket} beantwortet:',
+    question: 'Ihre Frage',
+    outro: 'Sie können diese Antwort auch im Chat lesen.',
+  },
+  fr: {
+    subject: 'Réponse à votre demande de support {ticket}',
+    intro: 'Notre équipe support a répondu à votre demande {ticket} :',
+    question: 'Votre question',
+    outro: 'Vous pouvez aussi lire cette réponse dans la discussion.',
+  },
+  es: {
+    subject: 'Respuesta a su solicitud de soporte {ticket}',
+    intro: 'Nuestro equipo de soporte ha respondido a su solicitud {ticket}:',
+    question: 'Su pregunta',
+    outro: 'También puede leer esta respuesta en el chat.',
+  },
+  ru: {
+    subject: 'Ответ на ваше обращение {ticket}',
+    intro: 'Наша служба поддержки ответила на ваше обращение {ticket}:',
+    question: 'Ваш вопрос',
+    outro: 'Этот ответ также можно прочитать в чате.',
+  },
 }
 
 /** The operator's reply as mailed to a visitor who did not read it in the chat. */

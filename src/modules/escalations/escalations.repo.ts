@@ -15,7 +15,13 @@ export function createEscalationsRepo(db: Db) {
       .leftJoin('bots as b', (j) => j.onRef('b.id', '=', 't.bot_id').on('b.tenant_id', '=', tenantId))
       .leftJoin('chat_sessions as s', (j) => j.onRef('s.id', '=', 't.session_id').on('s.tenant_id', '=', tenantId))
       .selectAll('t')
-      .select(['b.public_id as bot_public_id', 'b.name as bot_name', 's.identity_enc as session_identity_enc', 's.locale as session_locale', 's.visitor_email_enc as session_email_enc'])
+      .select([
+        'b.public_id as bot_public_id',
+        'b.name as bot_name',
+        's.identity_enc as session_identity_enc',
+        's.locale as session_locale',
+        's.visitor_email_enc as session_email_enc',
+      ])
       .where('t.tenant_id', '=', tenantId)
 
   return {
@@ -88,7 +94,12 @@ export function createEscalationsRepo(db: Db) {
     },
 
     async setTicketEmail(tenantId: string, ticketId: string, emailEnc: string, now: Date, trx: Db): Promise<void> {
-      await trx.updateTable('escalation_tickets').set({ user_email_enc: emailEnc, updated_at: now }).where('tenant_id', '=', tenantId).where('id', '=', ticketId).execute()
+      await trx
+        .updateTable('escalation_tickets')
+        .set({ user_email_enc: emailEnc, updated_at: now })
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', ticketId)
+        .execute()
     },
 
     async setSessionAwaiting(tenantId: string, sessionId: string, awaiting: string | null, trx: Db = db, emailEnc?: string): Promise<void> {

@@ -86,7 +86,15 @@ export function createEscalationsService(deps: {
       const original = opts.includeOriginal ? decryptOrNull(t.primary_question_original_enc) : null
       if (original !== null) {
         optional ??= (await repo.tenantPrivacy(tenantId))?.pii_optional_types ?? []
-        shown.push(...piiEvents(countsOf(original, optional), { action: 'original_viewed', direction: 'ticket', ticketId: t.id, sessionId: t.session_id, actorUserId: opts.actorUserId }))
+        shown.push(
+          ...piiEvents(countsOf(original, optional), {
+            action: 'original_viewed',
+            direction: 'ticket',
+            ticketId: t.id,
+            sessionId: t.session_id,
+            actorUserId: opts.actorUserId,
+          }),
+        )
       }
       out.push(present(t, original))
     }
@@ -135,7 +143,12 @@ export function createEscalationsService(deps: {
           const dueAt = addSeconds(now, deps.graceSeconds)
           await repo.insertOperatorMessage(tenantId, { id: messageId, sessionId: t.session_id, content: reply, now }, trx)
           const r = await repo.insertReply(tenantId, { ticketId, sessionId: t.session_id, messageId, actorUserId, dueAt, now }, trx)
-          await queue.enqueue('escalations.reply_mail', { tenantId, replyId: r.id }, { tenantId, runAt: dueAt, dedupeKey: `operator-reply:${r.id}`, maxAttempts: 8 }, trx)
+          await queue.enqueue(
+            'escalations.reply_mail',
+            { tenantId, replyId: r.id },
+            { tenantId, runAt: dueAt, dedupeKey: `operator-reply:${r.id}`, maxAttempts: 8 },
+            trx,
+          )
         }
         await repo.resolve(tenantId, ticketId, reply, now, trx)
       })
@@ -207,7 +220,11 @@ export function createEscalationsService(deps: {
           : emailAddedMail(t, { language, link })
       await db.transaction().execute(async (trx) => {
         if (!(await repo.claimNotification(p.tenantId, p.ticketId, p.kind, clock.now(), trx))) return
-        await email.queue({ to, ...mail, ...(visitorEmail ? { replyTo: visitorEmail } : {}) }, { tenantId: p.tenantId, dedupeKey: `ticket-mail:${p.kind}:${p.ticketId}` }, trx)
+        await email.queue(
+          { to, ...mail, ...(visitorEmail ? { replyTo: visitorEmail } : {}) },
+          { tenantId: p.tenantId, dedupeKey: `ticket-mail:${p.kind}:${p.ticketId}` },
+          trx,
+        )
       })
     },
 

@@ -17,19 +17,23 @@ const en: Table = {
 }
 
 const de: Table = {
-  no_answer: 'Dazu habe ich in unserer Dokumentation keine Antwort gefunden, deshalb habe ich Ihre Frage an unser Support-Team weitergeleitet. Ihre Ticketnummer lautet {ticket}.',
+  no_answer:
+    'Dazu habe ich in unserer Dokumentation keine Antwort gefunden, deshalb habe ich Ihre Frage an unser Support-Team weitergeleitet. Ihre Ticketnummer lautet {ticket}.',
   user_request: 'Ich habe Ihre Anfrage an unser Support-Team weitergeleitet; ein Mitarbeiter meldet sich bei Ihnen. Ihre Ticketnummer lautet {ticket}.',
   existing: 'Ich habe dies zu Ihrem offenen Support-Ticket {ticket} hinzugefügt; unser Team meldet sich bei Ihnen.',
-  llm_unavailable: 'Unser Assistent ist vorübergehend nicht verfügbar, deshalb habe ich Ihre Frage an unser Support-Team weitergeleitet. Ihre Ticketnummer lautet {ticket}.',
+  llm_unavailable:
+    'Unser Assistent ist vorübergehend nicht verfügbar, deshalb habe ich Ihre Frage an unser Support-Team weitergeleitet. Ihre Ticketnummer lautet {ticket}.',
   answer_rejected: 'Das tut mir leid. Ich habe Ihre Frage an unser Support-Team weitergeleitet. Ihre Ticketnummer lautet {ticket}.',
   manual: 'Ihr Gespräch wurde an unser Support-Team übergeben. Ihre Ticketnummer lautet {ticket}.',
 }
 
 const fr: Table = {
-  no_answer: "Je n'ai pas trouvé de réponse dans notre documentation, j'ai donc transmis votre question à notre équipe support. Votre numéro de ticket est {ticket}.",
+  no_answer:
+    "Je n'ai pas trouvé de réponse dans notre documentation, j'ai donc transmis votre question à notre équipe support. Votre numéro de ticket est {ticket}.",
   user_request: "J'ai transmis votre demande à notre équipe support ; une personne vous répondra. Votre numéro de ticket est {ticket}.",
   existing: "J'ai ajouté ceci à votre ticket ouvert {ticket} ; notre équipe vous répondra.",
-  llm_unavailable: "Notre assistant est momentanément indisponible, j'ai donc transmis votre question à notre équipe support. Votre numéro de ticket est {ticket}.",
+  llm_unavailable:
+    "Notre assistant est momentanément indisponible, j'ai donc transmis votre question à notre équipe support. Votre numéro de ticket est {ticket}.",
   answer_rejected: "Désolé que cela ne vous ait pas aidé. J'ai transmis votre question à notre équipe support. Votre numéro de ticket est {ticket}.",
   manual: 'Votre conversation a été transmise à notre équipe support. Votre numéro de ticket est {ticket}.',
 }
@@ -38,7 +42,8 @@ const es: Table = {
   no_answer: 'No encontré una respuesta en nuestra documentación, así que he enviado su pregunta a nuestro equipo de soporte. Su número de ticket es {ticket}.',
   user_request: 'He enviado su solicitud a nuestro equipo de soporte; una persona se pondrá en contacto con usted. Su número de ticket es {ticket}.',
   existing: 'He añadido esto a su ticket abierto {ticket}; nuestro equipo se pondrá en contacto con usted.',
-  llm_unavailable: 'Nuestro asistente no está disponible en este momento, así que he enviado su pregunta a nuestro equipo de soporte. Su número de ticket es {ticket}.',
+  llm_unavailable:
+    'Nuestro asistente no está disponible en este momento, así que he enviado su pregunta a nuestro equipo de soporte. Su número de ticket es {ticket}.',
   answer_rejected: 'Lamento que no le haya ayudado. He enviado su pregunta a nuestro equipo de soporte. Su número de ticket es {ticket}.',
   manual: 'Su conversación ha sido transferida a nuestro equipo de soporte. Su número de ticket es {ticket}.',
 }

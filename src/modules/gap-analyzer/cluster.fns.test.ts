@@ -1,6 +1,17 @@
 import { describe, expect, it } from 'vitest'
 import { normalizeDense } from '../knowledge/text.fns.js'
-import { classify, clusterCoverage, clusterGroups, clusterKey, clusterTerms, groupQuestions, matchExisting, questionSignal, tfidf, topicMatches } from './cluster.fns.js'
+import {
+  classify,
+  clusterCoverage,
+  clusterGroups,
+  clusterKey,
+  clusterTerms,
+  groupQuestions,
+  matchExisting,
+  questionSignal,
+  tfidf,
+  topicMatches,
+} from './cluster.fns.js'
 import { heuristicTopics, templateDraft, topicsFromReply } from './gaps.fns.js'
 
 async function cluster(questions: string[], dense: number[][] | null = null) {
@@ -28,7 +39,14 @@ describe('clustering', () => {
   it('joins paraphrases sharing no word when their vectors are close', async () => {
     const q = ['How do I cancel my subscription?', 'Stop my plan']
     expect((await cluster(q)).clusters).toHaveLength(2)
-    expect((await cluster(q, [[1, 0.1, 0], [0.95, 0.15, 0]])).clusters).toEqual([[0, 1]])
+    expect(
+      (
+        await cluster(q, [
+          [1, 0.1, 0],
+          [0.95, 0.15, 0],
+        ])
+      ).clusters,
+    ).toEqual([[0, 1]])
   })
 
   it('gives a cluster stable terms and key, and recognises it in the next run', async () => {

@@ -105,7 +105,13 @@ export function createGapAnalyzer(deps: AnalyzerDeps) {
   }
 
   /** Inserts and updates in small transactions, so the single PGlite connection is never held for long. */
-  async function write(tenantId: string, source: 'mode_a' | 'mode_b', planned: Planned[], unseen: { id: string; status: GapStatus }[], runId: string): Promise<Map<number, string>> {
+  async function write(
+    tenantId: string,
+    source: 'mode_a' | 'mode_b',
+    planned: Planned[],
+    unseen: { id: string; status: GapStatus }[],
+    runId: string,
+  ): Promise<Map<number, string>> {
     const ids = new Map<number, string>()
     for (let i = 0; i < planned.length; i += WRITE_BATCH) {
       const slice = planned.slice(i, i + WRITE_BATCH)
@@ -156,7 +162,10 @@ export function createGapAnalyzer(deps: AnalyzerDeps) {
           signal,
           messages: [
             { role: 'system', content: TOPICS_PROMPT },
-            { role: 'user', content: `${profile?.product_name ? `Product: ${profile.product_name}\n\n` : ''}Documentation excerpts:\n\n${excerpts.join('\n\n')}` },
+            {
+              role: 'user',
+              content: `${profile?.product_name ? `Product: ${profile.product_name}\n\n` : ''}Documentation excerpts:\n\n${excerpts.join('\n\n')}`,
+            },
           ],
         })
         const start = r.text.indexOf('{')
@@ -247,7 +256,15 @@ export function createGapAnalyzer(deps: AnalyzerDeps) {
     const groups = await groupQuestions(rows.map((r) => r.question))
     const { vectors, idf } = tfidf(groups)
     const weights = groups.map((g) => g.members.length)
-    const dense = apiKey && groups.length ? await embedGroups(tenantId, apiKey, groups.map((g) => g.text), signal) : null
+    const dense =
+      apiKey && groups.length
+        ? await embedGroups(
+            tenantId,
+            apiKey,
+            groups.map((g) => g.text),
+            signal,
+          )
+        : null
     const tEmbed = performance.now()
     const clusters = await clusterGroups(vectors, weights, dense, idf, { lexicalThreshold: LEXICAL_JOIN, denseThreshold: DENSE_JOIN, signal })
     const tCluster = performance.now()
@@ -281,7 +298,10 @@ export function createGapAnalyzer(deps: AnalyzerDeps) {
         key: clusterKey(t),
         terms: t,
         count: members.length,
-        signal: round(qs.reduce((s, q) => s + questionSignal(q), 0), 2),
+        signal: round(
+          qs.reduce((s, q) => s + questionSignal(q), 0),
+          2,
+        ),
         lastAt: qs.reduce((m, q) => (q.created_at > m ? q.created_at : m), new Date(0)),
         examples: bySize.slice(0, 5).map((g) => oneLine(groups[g]!.text, 300)),
         loggedScore: logged.length ? logged.reduce((a, b) => a + b, 0) / logged.length : 0,
@@ -385,7 +405,14 @@ export function createGapAnalyzer(deps: AnalyzerDeps) {
       picks.push({ label: c.label, messageId: best.message_id!, liked: best.feedback === 'up', count: c.count, good: ok.length / qs.length })
     }
     if (picks.length === 0) return 0
-    const replies = new Map((await repo.replies(tenantId, picks.map((p) => p.messageId))).map((r) => [r.id, r]))
+    const replies = new Map(
+      (
+        await repo.replies(
+          tenantId,
+          picks.map((p) => p.messageId),
+        )
+      ).map((r) => [r.id, r]),
+    )
     const drafts: FaqDraft[] = []
     for (const p of picks) {
       const reply = replies.get(p.messageId)

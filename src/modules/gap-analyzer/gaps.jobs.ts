@@ -14,7 +14,12 @@ declare module '../../jobs/types.js' {
 
 const MAX_ATTEMPTS = 3
 
-export const gapsJobs = (deps: { analyzer: GapAnalyzer; repo: Pick<GapsRepo, 'findRun' | 'startRun' | 'finishRun'>; clock: Clock; log: Pick<Logger, 'warn'> }) => {
+export const gapsJobs = (deps: {
+  analyzer: GapAnalyzer
+  repo: Pick<GapsRepo, 'findRun' | 'startRun' | 'finishRun'>
+  clock: Clock
+  log: Pick<Logger, 'warn'>
+}) => {
   const { analyzer, repo, clock, log } = deps
   return [
     defineJob({

@@ -66,7 +66,13 @@ export function createGapsRepo(db: Db) {
     async startRun(tenantId: string, runId: string, now: Date, trx: Executor = db) {
       await trx.updateTable('gap_runs').set({ status: 'running', started_at: now }).where('tenant_id', '=', tenantId).where('id', '=', runId).execute()
     },
-    async finishRun(tenantId: string, runId: string, r: { status: 'done' | 'failed'; error?: string | null; stats?: Record<string, unknown> }, now: Date, trx: Executor = db) {
+    async finishRun(
+      tenantId: string,
+      runId: string,
+      r: { status: 'done' | 'failed'; error?: string | null; stats?: Record<string, unknown> },
+      now: Date,
+      trx: Executor = db,
+    ) {
       await trx
         .updateTable('gap_runs')
         .set({ status: r.status, finished_at: now, error: r.error ?? null, stats: r.stats ? JSON.stringify(r.stats) : null })
@@ -121,38 +127,50 @@ export function createGapsRepo(db: Db) {
         .executeTakeFirst()
     },
     async insert(tenantId: string, source: GapSource, key: string, w: GapWrite, runId: string, now: Date, trx: Executor = db) {
-      return trx
-        .insertInto('gaps')
-        .values({
-          tenant_id: tenantId,
-          source,
-          key,
-          label: w.label,
-          coverage_score: w.coverage_score,
-          classification: w.classification,
-          status: w.status,
-          dismiss_reason: null,
-          is_new: true,
-          question_count: w.question_count,
-          signal_weight: w.signal_weight,
-          example_questions: JSON.stringify(w.example_questions),
-          terms: JSON.stringify(w.terms),
-          linked_gap_id: w.linked_gap_id ?? null,
-          first_seen_run_id: runId,
-          last_seen_run_id: runId,
-          last_question_at: w.last_question_at ?? null,
-          created_at: now,
-          updated_at: now,
-        })
-        // the same key twice in one run (two topics normalising alike) updates the first
-        .onConflict((oc) => oc.columns(['tenant_id', 'source', 'key']).doUpdateSet({ last_seen_run_id: runId, updated_at: now }))
-        .returning('id')
-        .executeTakeFirstOrThrow()
+      return (
+        trx
+          .insertInto('gaps')
+          .values({
+            tenant_id: tenantId,
+            source,
+            key,
+            label: w.label,
+            coverage_score: w.coverage_score,
+            classification: w.classification,
+            status: w.status,
+            dismiss_reason: null,
+            is_new: true,
+            question_count: w.question_count,
+            signal_weight: w.signal_weight,
+            example_questions: JSON.stringify(w.example_questions),
+            terms: JSON.stringify(w.terms),
+            linked_gap_id: w.linked_gap_id ?? null,
+            first_seen_run_id: runId,
+            last_seen_run_id: runId,
+            last_question_at: w.last_question_at ?? null,
+            created_at: now,
+            updated_at: now,
+          })
+          // the same key twice in one run (two topics normalising alike) updates the first
+          .onConflict((oc) => oc.columns(['tenant_id', 'source', 'key']).doUpdateSet({ last_seen_run_id: runId, updated_at: now }))
+          .returning('id')
+          .executeTakeFirstOrThrow()
+      )
     },
     /** A gap seen again: its numbers are refreshed; `status` undefined keeps the stored one (dismissed stays dismissed). */
     async update(tenantId: string, id: string, w: Partial<GapWrite> & { key?: string }, runId: string | null, now: Date, trx: Executor = db) {
       const set: Record<string, unknown> = { updated_at: now }
-      for (const k of ['label', 'coverage_score', 'classification', 'status', 'question_count', 'signal_weight', 'linked_gap_id', 'last_question_at', 'key'] as const) {
+      for (const k of [
+        'label',
+        'coverage_score',
+        'classification',
+        'status',
+        'question_count',
+        'signal_weight',
+        'linked_gap_id',
+        'last_question_at',
+        'key',
+      ] as const) {
         if (w[k] !== undefined) set[k] = w[k]
       }
       if (w.example_questions !== undefined) set.example_questions = JSON.stringify(w.example_questions)

@@ -101,7 +101,11 @@ export function createGapsService(deps: {
      * Starts a run (202 accepted) unless one is queued or running for the tenant; then the answer says
      * in_progress with a retry time estimated from the last run's duration.
      */
-    async recalculate(tenantId: string, mode: GapRunMode, attempt = 0): Promise<{
+    async recalculate(
+      tenantId: string,
+      mode: GapRunMode,
+      attempt = 0,
+    ): Promise<{
       mode: GapRunMode
       status: 'accepted' | 'in_progress'
       accepted_at: string
@@ -168,7 +172,9 @@ export function createGapsService(deps: {
               content: [
                 `Gap: ${g.label}`,
                 g.example_questions?.length ? `Example questions:\n${g.example_questions.map((q) => `- ${q}`).join('\n')}` : '',
-                related.length ? `What the documentation says so far:\n${related.map((x) => `### ${x.title}\n${x.text}`).join('\n\n')}` : 'The documentation says nothing about this yet.',
+                related.length
+                  ? `What the documentation says so far:\n${related.map((x) => `### ${x.title}\n${x.text}`).join('\n\n')}`
+                  : 'The documentation says nothing about this yet.',
               ]
                 .filter(Boolean)
                 .join('\n\n'),

@@ -8,10 +8,7 @@ const HealthResponse = Type.Object({ status: Type.String(), redis: Type.String()
 export async function redisHealth(redis: Redis | null): Promise<'disabled' | 'ok' | 'unavailable'> {
   if (!redis) return 'disabled'
   try {
-    const pong = await Promise.race([
-      redis.ping(),
-      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 1000).unref()),
-    ])
+    const pong = await Promise.race([redis.ping(), new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 1000).unref())])
     return pong === 'PONG' ? 'ok' : 'unavailable'
   } catch {
     return 'unavailable'

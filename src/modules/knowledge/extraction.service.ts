@@ -2,7 +2,16 @@ import type { Logger } from 'pino'
 import type { Db } from '../../db/client.js'
 import type { Clock } from '../../lib/clock.js'
 import type { LlmClient, LlmMessage } from '../llm/llm.js'
-import { headingQuestions, heuristicProfile, mergeExtracted, sanitizeFaqPairs, sanitizeProfile, swaggerFaqs, type FaqDraft, type ProfileData } from './knowledge.fns.js'
+import {
+  headingQuestions,
+  heuristicProfile,
+  mergeExtracted,
+  sanitizeFaqPairs,
+  sanitizeProfile,
+  swaggerFaqs,
+  type FaqDraft,
+  type ProfileData,
+} from './knowledge.fns.js'
 import type { KnowledgeRepo } from './knowledge.repo.js'
 import type { KnowledgeService } from './knowledge.service.js'
 
@@ -84,7 +93,17 @@ export function createExtractionService(deps: {
     let extracted: ProfileData
     if (apiKey) {
       try {
-        extracted = sanitizeProfile(await jsonCall(apiKey, [{ role: 'system', content: PROFILE_PROMPT }, { role: 'user', content: `Documentation excerpts:\n\n${sample(docs)}` }], 1500, signal))
+        extracted = sanitizeProfile(
+          await jsonCall(
+            apiKey,
+            [
+              { role: 'system', content: PROFILE_PROMPT },
+              { role: 'user', content: `Documentation excerpts:\n\n${sample(docs)}` },
+            ],
+            1500,
+            signal,
+          ),
+        )
       } catch (err) {
         const e = err as { kind?: string; message?: string }
         log.warn({ tenantId, err: { kind: e.kind ?? 'invalid_reply' } }, 'knowledge profile extraction failed')
@@ -104,13 +123,22 @@ export function createExtractionService(deps: {
     return { ok: true }
   }
 
-  async function faqDrafts(tenantId: string, apiKey: string | null, d: Doc, useModel: boolean, signal?: AbortSignal): Promise<{ drafts: FaqDraft[]; source: 'docs' | 'swagger' }> {
+  async function faqDrafts(
+    tenantId: string,
+    apiKey: string | null,
+    d: Doc,
+    useModel: boolean,
+    signal?: AbortSignal,
+  ): Promise<{ drafts: FaqDraft[]; source: 'docs' | 'swagger' }> {
     if (d.file_type === 'swagger') return { drafts: swaggerFaqs(d.text), source: 'swagger' }
     if (apiKey && useModel) {
       try {
         const v = await jsonCall(
           apiKey,
-          [{ role: 'system', content: FAQ_PROMPT }, { role: 'user', content: `Document: ${d.title || d.filename}\n\n${d.text.slice(0, FAQ_DOC_CHARS)}` }],
+          [
+            { role: 'system', content: FAQ_PROMPT },
+            { role: 'user', content: `Document: ${d.title || d.filename}\n\n${d.text.slice(0, FAQ_DOC_CHARS)}` },
+          ],
           1500,
           signal,
         )

@@ -1,15 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { renderStructured, parseYamlText } from '../documents/parsers/structured.fns.js'
-import {
-  dedupeFaqs,
-  faqScore,
-  headingQuestions,
-  heuristicProfile,
-  mergeExtracted,
-  sanitizeFaqPairs,
-  sanitizeProfile,
-  swaggerFaqs,
-} from './knowledge.fns.js'
+import { dedupeFaqs, faqScore, headingQuestions, heuristicProfile, mergeExtracted, sanitizeFaqPairs, sanitizeProfile, swaggerFaqs } from './knowledge.fns.js'
 import { stem, termKey, terms, termSimilarity } from './text.fns.js'
 
 describe('text', () => {
@@ -49,7 +40,10 @@ describe('profile', () => {
 
   it('finds the support address and pages without a model', () => {
     const p = heuristicProfile([
-      { title: 'Guide', text: '# Billing\n\nWrite to support@acme.example or sales@acme.example.\n\nSee https://acme.example/help/billing.\n\n# Refunds\n\nText' },
+      {
+        title: 'Guide',
+        text: '# Billing\n\nWrite to support@acme.example or sales@acme.example.\n\nSee https://acme.example/help/billing.\n\n# Refunds\n\nText',
+      },
       { title: 'Other', text: '# Billing\n\nMore.' },
     ])
     expect(p.support_email).toBe('support@acme.example')
@@ -60,7 +54,8 @@ describe('profile', () => {
 
 describe('FAQ drafts', () => {
   it('turns question headings into candidates with their section text', () => {
-    const md = '# Guide\n\nIntro\n\n## How do I reset my password?\n\nOpen Settings and choose Reset password.\n\n### Details\n\nA mail arrives within minutes.\n\n## How to export data\n\nUse the Export button on the Data page.\n\n## Limits\n\nNone.\n\n```\n# Not a heading?\n```'
+    const md =
+      '# Guide\n\nIntro\n\n## How do I reset my password?\n\nOpen Settings and choose Reset password.\n\n### Details\n\nA mail arrives within minutes.\n\n## How to export data\n\nUse the Export button on the Data page.\n\n## Limits\n\nNone.\n\n```\n# Not a heading?\n```'
     const f = headingQuestions(md)
     expect(f.map((x) => x.question)).toEqual(['How do I reset my password?', 'How do I export data?'])
     expect(f[0]!.answer).toContain('A mail arrives within minutes')

@@ -74,7 +74,9 @@ export function sanitizeProfile(raw: Record<string, unknown> | null | undefined)
   const list = (v: unknown): unknown[] => (Array.isArray(v) ? v.slice(0, 500) : [])
   const topics = uniqueBy(
     list(r.topics)
-      .map((t) => str(typeof t === 'object' && t !== null ? ((t as Record<string, unknown>).name ?? (t as Record<string, unknown>).topic) : t, PROFILE_LIMITS.topicChars))
+      .map((t) =>
+        str(typeof t === 'object' && t !== null ? ((t as Record<string, unknown>).name ?? (t as Record<string, unknown>).topic) : t, PROFILE_LIMITS.topicChars),
+      )
       .filter((t): t is string => !!t),
     (t) => t.toLowerCase(),
     PROFILE_LIMITS.topics,
@@ -85,14 +87,25 @@ export function sanitizeProfile(raw: Record<string, unknown> | null | undefined)
         if (!g || typeof g !== 'object') return null
         const o = g as Record<string, unknown>
         const term = str(o.term ?? o.name, PROFILE_LIMITS.termChars)
-        const definition = typeof (o.definition ?? o.meaning) === 'string' ? String(o.definition ?? o.meaning).trim().slice(0, PROFILE_LIMITS.definitionChars) : ''
+        const definition =
+          typeof (o.definition ?? o.meaning) === 'string'
+            ? String(o.definition ?? o.meaning)
+                .trim()
+                .slice(0, PROFILE_LIMITS.definitionChars)
+            : ''
         return term ? { term, definition } : null
       })
       .filter((g): g is GlossaryEntry => !!g),
     (g) => g.term.toLowerCase(),
     PROFILE_LIMITS.glossary,
   )
-  const urls = uniqueBy(list(r.support_urls).map(cleanUrl).filter((u): u is string => !!u), (u) => u, PROFILE_LIMITS.urls)
+  const urls = uniqueBy(
+    list(r.support_urls)
+      .map(cleanUrl)
+      .filter((u): u is string => !!u),
+    (u) => u,
+    PROFILE_LIMITS.urls,
+  )
   return {
     product_name: str(r.product_name, 200),
     topics,
@@ -283,7 +296,10 @@ export function swaggerFaqs(markdown: string, max = 50): FaqDraft[] {
     if (!op.method) continue
     const text = op.body.join('\n')
     if (/(^|·)\s*Deprecated\s*$/m.test(text)) continue
-    const summary = /^\*\*Summary:\*\*\s*(.+)$/m.exec(text)?.[1]?.trim().replace(/[.!]+$/, '')
+    const summary = /^\*\*Summary:\*\*\s*(.+)$/m
+      .exec(text)?.[1]
+      ?.trim()
+      .replace(/[.!]+$/, '')
     const opId = /Operation ID: `([^`]+)`/.exec(text)?.[1]
     const description = op.body.map((l) => l.trim()).find((l) => l && !l.startsWith('**') && !l.startsWith('- ') && !/^(Operation ID|Tags):/.test(l))
     let question: string
@@ -300,7 +316,9 @@ export function swaggerFaqs(markdown: string, max = 50): FaqDraft[] {
     }
     const parts = [`Send \`${op.method} ${op.path}\`.`]
     if (description) parts[0] += ` ${oneLine(description, 300)}`
-    const params = block(op.body, 'Parameters').filter((l) => /^- `/.test(l.trim())).slice(0, 15)
+    const params = block(op.body, 'Parameters')
+      .filter((l) => /^- `/.test(l.trim()))
+      .slice(0, 15)
     if (params.length) parts.push(`Parameters:\n${params.map((l) => l.trim()).join('\n')}`)
     const body = block(op.body, 'Request body')
     const contentType = body.map((l) => /^Content type `([^`]+)`/.exec(l.trim())?.[1]).find(Boolean)

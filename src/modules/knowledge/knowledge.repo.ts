@@ -156,11 +156,7 @@ export function createKnowledgeRepo(db: Db, changes: ChangeFeed) {
     },
 
     // --- FAQ candidates ---
-    async listFaq(
-      tenantId: string,
-      f: { approved: boolean | null; source: FaqSource | null; limit: number; offset: number },
-      trx: Executor = db,
-    ) {
+    async listFaq(tenantId: string, f: { approved: boolean | null; source: FaqSource | null; limit: number; offset: number }, trx: Executor = db) {
       let q = trx.selectFrom('faq_candidates').where('tenant_id', '=', tenantId).where('state', '=', 'active')
       if (f.approved !== null) q = q.where('approved', '=', f.approved)
       if (f.source) q = q.where('source', '=', f.source)
@@ -179,10 +175,22 @@ export function createKnowledgeRepo(db: Db, changes: ChangeFeed) {
     },
 
     findFaq(tenantId: string, id: string, trx: Executor = db) {
-      return trx.selectFrom('faq_candidates').select(FAQ_COLUMNS).where('tenant_id', '=', tenantId).where('id', '=', id).where('state', '=', 'active').executeTakeFirst()
+      return trx
+        .selectFrom('faq_candidates')
+        .select(FAQ_COLUMNS)
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', id)
+        .where('state', '=', 'active')
+        .executeTakeFirst()
     },
 
-    async updateFaq(tenantId: string, id: string, set: { question?: string; answer?: string; questionKey?: string; approved?: boolean }, now: Date, trx: Executor = db) {
+    async updateFaq(
+      tenantId: string,
+      id: string,
+      set: { question?: string; answer?: string; questionKey?: string; approved?: boolean },
+      now: Date,
+      trx: Executor = db,
+    ) {
       const row = await trx
         .updateTable('faq_candidates')
         .set({

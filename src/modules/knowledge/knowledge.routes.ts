@@ -55,41 +55,81 @@ export const knowledgeRoutes =
     const both = (method: HTTPMethods, paths: [string, string], schema: Schema, handler: (req: FastifyRequest) => Promise<unknown>) =>
       void operations.push({ method, paths, schema, handler })
 
-    both('GET', ['/knowledge/profile', '/api/v1/tenants/:tenant_id/knowledge/profile'], {
-      operationId: 'getKnowledgeProfile',
-      response: { 200: KnowledgeProfileResponse, ...errors },
-    }, async (req) => knowledge.getProfile(req.tenantId!))
-    both('PATCH', ['/knowledge/profile', '/api/v1/tenants/:tenant_id/knowledge/profile'], {
-      operationId: 'updateKnowledgeProfile',
-      body: KnowledgeProfilePatchRequest,
-      response: { 200: KnowledgeProfileResponse, ...errors },
-    }, async (req) => knowledge.patchProfile(req.tenantId!, req.body as KnowledgeProfilePatch))
-    both('GET', ['/knowledge/faq', '/api/v1/tenants/:tenant_id/knowledge/faq'], {
-      operationId: 'listKnowledgeFaq',
-      querystring: FaqListQuery,
-      response: { 200: KnowledgeFaqListResponse, ...errors },
-    }, async (req) => knowledge.listFaq(req.tenantId!, req.query as FaqListFilter))
-    both('POST', ['/knowledge/faq/approve-all', '/api/v1/tenants/:tenant_id/knowledge/faq/approve-all'], {
-      operationId: 'approveAllKnowledgeFaq',
-      response: { 200: KnowledgeFaqApproveAllResponse, ...errors },
-    }, async (req) => knowledge.approveAll(req.tenantId!))
-    both('PUT', ['/knowledge/faq/:faq_id', '/api/v1/tenants/:tenant_id/knowledge/faq/:faq_id'], {
-      operationId: 'updateKnowledgeFaq',
-      body: KnowledgeFaqUpdateRequest,
-      response: { 200: KnowledgeFaqItemResponse, ...errors },
-    }, async (req) => knowledge.updateFaq(req.tenantId!, faqId(req), req.body as { question?: string; answer?: string }))
-    both('DELETE', ['/knowledge/faq/:faq_id', '/api/v1/tenants/:tenant_id/knowledge/faq/:faq_id'], {
-      operationId: 'deleteKnowledgeFaq',
-      response: { 200: KnowledgeFaqRejectResponse, ...errors },
-    }, async (req) => knowledge.removeFaq(req.tenantId!, faqId(req), 'deleted'))
-    both('POST', ['/knowledge/faq/:faq_id/approve', '/api/v1/tenants/:tenant_id/knowledge/faq/:faq_id/approve'], {
-      operationId: 'approveKnowledgeFaq',
-      response: { 200: KnowledgeFaqApproveResponse, ...errors },
-    }, async (req) => knowledge.approveFaq(req.tenantId!, faqId(req)))
-    both('POST', ['/knowledge/faq/:faq_id/reject', '/api/v1/tenants/:tenant_id/knowledge/faq/:faq_id/reject'], {
-      operationId: 'rejectKnowledgeFaq',
-      response: { 200: KnowledgeFaqRejectResponse, ...errors },
-    }, async (req) => knowledge.removeFaq(req.tenantId!, faqId(req), 'rejected'))
+    both(
+      'GET',
+      ['/knowledge/profile', '/api/v1/tenants/:tenant_id/knowledge/profile'],
+      {
+        operationId: 'getKnowledgeProfile',
+        response: { 200: KnowledgeProfileResponse, ...errors },
+      },
+      async (req) => knowledge.getProfile(req.tenantId!),
+    )
+    both(
+      'PATCH',
+      ['/knowledge/profile', '/api/v1/tenants/:tenant_id/knowledge/profile'],
+      {
+        operationId: 'updateKnowledgeProfile',
+        body: KnowledgeProfilePatchRequest,
+        response: { 200: KnowledgeProfileResponse, ...errors },
+      },
+      async (req) => knowledge.patchProfile(req.tenantId!, req.body as KnowledgeProfilePatch),
+    )
+    both(
+      'GET',
+      ['/knowledge/faq', '/api/v1/tenants/:tenant_id/knowledge/faq'],
+      {
+        operationId: 'listKnowledgeFaq',
+        querystring: FaqListQuery,
+        response: { 200: KnowledgeFaqListResponse, ...errors },
+      },
+      async (req) => knowledge.listFaq(req.tenantId!, req.query as FaqListFilter),
+    )
+    both(
+      'POST',
+      ['/knowledge/faq/approve-all', '/api/v1/tenants/:tenant_id/knowledge/faq/approve-all'],
+      {
+        operationId: 'approveAllKnowledgeFaq',
+        response: { 200: KnowledgeFaqApproveAllResponse, ...errors },
+      },
+      async (req) => knowledge.approveAll(req.tenantId!),
+    )
+    both(
+      'PUT',
+      ['/knowledge/faq/:faq_id', '/api/v1/tenants/:tenant_id/knowledge/faq/:faq_id'],
+      {
+        operationId: 'updateKnowledgeFaq',
+        body: KnowledgeFaqUpdateRequest,
+        response: { 200: KnowledgeFaqItemResponse, ...errors },
+      },
+      async (req) => knowledge.updateFaq(req.tenantId!, faqId(req), req.body as { question?: string; answer?: string }),
+    )
+    both(
+      'DELETE',
+      ['/knowledge/faq/:faq_id', '/api/v1/tenants/:tenant_id/knowledge/faq/:faq_id'],
+      {
+        operationId: 'deleteKnowledgeFaq',
+        response: { 200: KnowledgeFaqRejectResponse, ...errors },
+      },
+      async (req) => knowledge.removeFaq(req.tenantId!, faqId(req), 'deleted'),
+    )
+    both(
+      'POST',
+      ['/knowledge/faq/:faq_id/approve', '/api/v1/tenants/:tenant_id/knowledge/faq/:faq_id/approve'],
+      {
+        operationId: 'approveKnowledgeFaq',
+        response: { 200: KnowledgeFaqApproveResponse, ...errors },
+      },
+      async (req) => knowledge.approveFaq(req.tenantId!, faqId(req)),
+    )
+    both(
+      'POST',
+      ['/knowledge/faq/:faq_id/reject', '/api/v1/tenants/:tenant_id/knowledge/faq/:faq_id/reject'],
+      {
+        operationId: 'rejectKnowledgeFaq',
+        response: { 200: KnowledgeFaqRejectResponse, ...errors },
+      },
+      async (req) => knowledge.removeFaq(req.tenantId!, faqId(req), 'rejected'),
+    )
 
     // every short form first, then the tenant forms (the order of the OpenAPI document)
     for (const form of [0, 1] as const) {

@@ -52,7 +52,11 @@ export function presentFaq(f: FaqRow) {
 }
 
 export const enqueueExtraction = (queue: JobQueue, clock: Clock, tenantId: string, delaySeconds: number) =>
-  queue.enqueue('knowledge.extract', { tenantId }, { dedupeKey: `knowledge.extract:${tenantId}`, tenantId, runAt: addSeconds(clock.now(), delaySeconds), maxAttempts: 3 })
+  queue.enqueue(
+    'knowledge.extract',
+    { tenantId },
+    { dedupeKey: `knowledge.extract:${tenantId}`, tenantId, runAt: addSeconds(clock.now(), delaySeconds), maxAttempts: 3 },
+  )
 
 export function createKnowledgeService(deps: { db: Db; clock: Clock; queue: JobQueue; repo: KnowledgeRepo; settings: KnowledgeSettings; changes: ChangeFeed }) {
   const { db, clock, queue, repo, settings } = deps
@@ -113,11 +117,25 @@ export function createKnowledgeService(deps: { db: Db; clock: Clock; queue: JobQ
           set.add('product_name')
         }
         if (body.topics !== undefined) {
-          w.topics = [...new Map(body.topics.map((t) => oneLine(t, 200)).filter(Boolean).map((t) => [t.toLowerCase(), t])).values()]
+          w.topics = [
+            ...new Map(
+              body.topics
+                .map((t) => oneLine(t, 200))
+                .filter(Boolean)
+                .map((t) => [t.toLowerCase(), t]),
+            ).values(),
+          ]
           set.add('topics')
         }
         if (body.glossary !== undefined) {
-          w.glossary = [...new Map(body.glossary.map((g) => ({ term: oneLine(g.term, 200), definition: g.definition.trim() })).filter((g) => g.term).map((g) => [g.term.toLowerCase(), g])).values()]
+          w.glossary = [
+            ...new Map(
+              body.glossary
+                .map((g) => ({ term: oneLine(g.term, 200), definition: g.definition.trim() }))
+                .filter((g) => g.term)
+                .map((g) => [g.term.toLowerCase(), g]),
+            ).values(),
+          ]
           set.add('glossary')
         }
         if (body.support_email !== undefined) {

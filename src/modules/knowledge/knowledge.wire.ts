@@ -42,7 +42,9 @@ export function wireKnowledge(ctx: AppContext, guards: Guards, deps: { llmKey: (
     faqSearch: knowledge.faqSearch,
     /** Never fails the indexing job: a missed mark is only a later extraction. */
     onDocumentIndexed: (tenantId: string) =>
-      knowledge.onDocumentIndexed(tenantId).catch((err) => log.warn({ tenantId, err: { message: (err as Error).message } }, 'could not schedule the knowledge extraction')),
+      knowledge
+        .onDocumentIndexed(tenantId)
+        .catch((err) => log.warn({ tenantId, err: { message: (err as Error).message } }, 'could not schedule the knowledge extraction')),
     routes: knowledgeRoutes({ guards, knowledge }),
     jobs: knowledgeJobs({
       extraction,

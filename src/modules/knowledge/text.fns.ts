@@ -5,8 +5,8 @@
  */
 
 const STOP = new Set(
+  // en
   (
-    // en
     'a an the and or but if then else of to in on at by for with from into onto about as is are was were be been being am ' +
     'do does did doing done have has had having i me my mine we us our ours you your yours he him his she her it its they them ' +
     'their this that these those what which who whom whose when where why how can could should would will shall may might ' +

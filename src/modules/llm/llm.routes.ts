@@ -26,7 +26,12 @@ const StatusQuery = Type.Object({
  * LLM_BASE_URL shows before the first visitor meets it.
  */
 export const llmRoutes =
-  (deps: { guards: Guards; monitor: ProviderMonitor; llmKey: (tenantId: string) => Promise<string | null>; models: { chat: string; embedding: string } }): FastifyPluginAsyncTypebox =>
+  (deps: {
+    guards: Guards
+    monitor: ProviderMonitor
+    llmKey: (tenantId: string) => Promise<string | null>
+    models: { chat: string; embedding: string }
+  }): FastifyPluginAsyncTypebox =>
   async (app) => {
     const { guards, monitor } = deps
     app.get(

@@ -1,13 +1,5 @@
 import OpenAI from 'openai'
-import {
-  LlmUnavailableError,
-  type ChatOptions,
-  type ChatResult,
-  type ChatStream,
-  type EmbedOptions,
-  type LlmClient,
-  type LlmUsage,
-} from './llm.js'
+import { LlmUnavailableError, type ChatOptions, type ChatResult, type ChatStream, type EmbedOptions, type LlmClient, type LlmUsage } from './llm.js'
 
 const DEFAULT_TIMEOUT_MS = 60_000
 
@@ -16,7 +8,11 @@ export const estimateTokens = (text: string): number => Math.max(1, Math.ceil(te
 
 const promptText = (opts: ChatOptions) => opts.messages.map((m) => m.content).join('\n')
 
-function toUsage(u: { prompt_tokens: number; completion_tokens?: number; total_tokens: number } | null | undefined, prompt: string, completion: string): LlmUsage {
+function toUsage(
+  u: { prompt_tokens: number; completion_tokens?: number; total_tokens: number } | null | undefined,
+  prompt: string,
+  completion: string,
+): LlmUsage {
   if (u) return { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens ?? 0, total_tokens: u.total_tokens }
   const p = estimateTokens(prompt)
   const c = completion ? estimateTokens(completion) : 0
@@ -127,7 +123,9 @@ export function createOpenAiClient(baseURL: string): LlmClient {
           // The SDK ends an aborted stream silently, and a dropped connection can look like a clean end:
           // an answer without finish_reason is incomplete and must not pass for a whole one.
           if (!finished) {
-            throw s.signal.aborted ? toUnavailable(new DOMException('aborted', 'AbortError'), s) : new LlmUnavailableError('language model stream ended early', undefined, 'network')
+            throw s.signal.aborted
+              ? toUnavailable(new DOMException('aborted', 'AbortError'), s)
+              : new LlmUnavailableError('language model stream ended early', undefined, 'network')
           }
           finish({ ok: true })
         } catch (err) {

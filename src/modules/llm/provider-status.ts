@@ -54,7 +54,8 @@ function classify(err: unknown): { state: 'unreachable' | 'error'; failure: Omit
   if (err.kind === 'aborted') return null
   if (err.kind === 'network' || err.kind === 'timeout') return { state: 'unreachable', failure: { kind: err.kind, status, message: err.message } }
   if (err.kind === 'malformed') return { state: 'error', failure: { kind: err.kind, status, message: err.message } }
-  if (status !== null && (status >= 500 || status === 404 || status === 429)) return { state: 'error', failure: { kind: err.kind, status, message: err.message } }
+  if (status !== null && (status >= 500 || status === 404 || status === 429))
+    return { state: 'error', failure: { kind: err.kind, status, message: err.message } }
   return null
 }
 
@@ -68,7 +69,8 @@ function hintFor(state: ProviderState, failure: ProviderFailure | null, baseUrl:
   if (state === 'error' && failure?.kind === 'malformed') {
     return `The provider at ${baseUrl} sent a reply that is not OpenAI-shaped: check that LLM_BASE_URL points at an OpenAI-compatible /v1 API.`
   }
-  if (state === 'error') return `The provider at ${baseUrl} is failing (HTTP ${failure?.status ?? '?'}); if it persists, check the provider or change LLM_BASE_URL.`
+  if (state === 'error')
+    return `The provider at ${baseUrl} is failing (HTTP ${failure?.status ?? '?'}); if it persists, check the provider or change LLM_BASE_URL.`
   return null
 }
 
@@ -134,7 +136,15 @@ export function createProviderMonitor(rawBaseUrl: string, log: Logger, clock: Cl
     },
 
     status(): ProviderStatus {
-      return { base_url: baseUrl, variable: 'LLM_BASE_URL', state, checked_at: checkedAt, last_success_at: lastSuccess, last_error: lastError, hint: hintFor(state, lastError, baseUrl) }
+      return {
+        base_url: baseUrl,
+        variable: 'LLM_BASE_URL',
+        state,
+        checked_at: checkedAt,
+        last_success_at: lastSuccess,
+        last_error: lastError,
+        hint: hintFor(state, lastError, baseUrl),
+      }
     },
 
     /**
@@ -144,7 +154,11 @@ export function createProviderMonitor(rawBaseUrl: string, log: Logger, clock: Cl
     async probe(apiKey: string | null, timeoutMs = 3000): Promise<void> {
       const url = `${rawBaseUrl.replace(/\/+$/, '')}/models`
       try {
-        const res = await fetch(url, { headers: { authorization: `Bearer ${apiKey ?? 'sk-status-probe'}` }, signal: AbortSignal.timeout(timeoutMs), redirect: 'manual' })
+        const res = await fetch(url, {
+          headers: { authorization: `Bearer ${apiKey ?? 'sk-status-probe'}` },
+          signal: AbortSignal.timeout(timeoutMs),
+          redirect: 'manual',
+        })
         await res.body?.cancel()
         if (res.status === 404 || res.status >= 500) failed(new LlmUnavailableError(`language model error ${res.status}`, res.status, 'http'))
         else succeeded()

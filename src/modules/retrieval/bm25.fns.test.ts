@@ -44,10 +44,25 @@ describe('bm25', () => {
 
   it('turns a score into a 0..1 confidence that drops with unknown words (capped)', () => {
     const stats = { n: 1000, totalLen: 100_000 }
-    const known = planQuery([{ term: 'reset', df: 10 }, { term: 'password', df: 20 }], stats, 1000)
+    const known = planQuery(
+      [
+        { term: 'reset', df: 10 },
+        { term: 'password', df: 20 },
+      ],
+      stats,
+      1000,
+    )
     const full = known.terms.reduce((a, t) => a + termScore(1, 100, 100, t.idf), 0)
     expect(lexicalConfidence(full, known)).toBeCloseTo(1)
-    const withUnknown = planQuery([{ term: 'reset', df: 10 }, { term: 'password', df: 20 }, { term: 'kubernetes', df: 0 }], stats, 1000)
+    const withUnknown = planQuery(
+      [
+        { term: 'reset', df: 10 },
+        { term: 'password', df: 20 },
+        { term: 'kubernetes', df: 0 },
+      ],
+      stats,
+      1000,
+    )
     const c = lexicalConfidence(full, withUnknown)
     expect(c).toBeGreaterThan(0.5)
     expect(c).toBeLessThan(0.8)

@@ -162,7 +162,9 @@ export function createRetrievalService(deps: RetrievalDeps) {
     }
     if (q.length === 0) return null
     if (deps.features.vector) return { rows: await repo.vectorSearch(tenantId, q, deps.embeddingModel, LIST_K), tokens }
-    const entry = await cache.get(tenantId, corpus.version, deps.embeddingModel, q.length, corpus.nEmbedded, () => repo.allEmbeddings(tenantId, deps.embeddingModel))
+    const entry = await cache.get(tenantId, corpus.version, deps.embeddingModel, q.length, corpus.nEmbedded, () =>
+      repo.allEmbeddings(tenantId, deps.embeddingModel),
+    )
     if (entry) {
       return { rows: topK(entry, normalize(q), LIST_K).map((t) => ({ id: entry.ids[t.index]!, document_id: entry.docIds[t.index]!, score: t.score })), tokens }
     }

@@ -19,9 +19,7 @@ export interface VectorEntry {
   bytes: number
 }
 
-export interface VectorLoader {
-  (): AsyncIterable<{ id: string; document_id: string; embedding: number[] }[]>
-}
+export type VectorLoader = () => AsyncIterable<{ id: string; document_id: string; embedding: number[] }[]>
 
 export function normalize(v: ArrayLike<number>): Float32Array {
   let n = 0
@@ -60,7 +58,11 @@ function dotAll(data: Float32Array, dims: number, rows: number, query: Float32Ar
  * Indices and similarities of the k best rows: scored by the entry's WebAssembly SIMD matrix when it has one,
  * by the JavaScript loop otherwise; a small min-heap keeps the selection O(n log k).
  */
-export function topK(entry: Pick<VectorEntry, 'data' | 'dims' | 'ids'> & { matrix?: DotMatrix | null }, query: Float32Array, k: number): { index: number; score: number }[] {
+export function topK(
+  entry: Pick<VectorEntry, 'data' | 'dims' | 'ids'> & { matrix?: DotMatrix | null },
+  query: Float32Array,
+  k: number,
+): { index: number; score: number }[] {
   const scores = entry.matrix ? entry.matrix.scores(query) : dotAll(entry.data, entry.dims, entry.ids.length, query)
   const heapIdx: number[] = []
   const heapVal: number[] = []

@@ -66,13 +66,7 @@ export function createTenantsRepo(db: Db, changes: Pick<ChangeFeed, 'announce'>)
     },
 
     listApiKeys(tenantId: string, trx: Executor = db) {
-      return trx
-        .selectFrom('api_keys')
-        .selectAll()
-        .where('tenant_id', '=', tenantId)
-        .orderBy('created_at', 'desc')
-        .orderBy('id', 'desc')
-        .execute()
+      return trx.selectFrom('api_keys').selectAll().where('tenant_id', '=', tenantId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute()
     },
     findApiKey(tenantId: string, keyId: string, trx: Executor = db) {
       return trx.selectFrom('api_keys').selectAll().where('tenant_id', '=', tenantId).where('id', '=', keyId).executeTakeFirst()
@@ -166,9 +160,7 @@ export function createTenantsRepo(db: Db, changes: Pick<ChangeFeed, 'announce'>)
         .innerJoin('tenants', 'tenants.id', 'api_keys.tenant_id')
         .select(['api_keys.id', 'api_keys.tenant_id', 'api_keys.last_used_at', 'tenants.is_active as tenant_active'])
         .where('api_keys.key_hash', '=', keyHash)
-        .where((eb) =>
-          eb.or([eb('api_keys.status', '=', 'active'), eb.and([eb('api_keys.status', '=', 'revoking'), eb('api_keys.expires_at', '>', now)])]),
-        )
+        .where((eb) => eb.or([eb('api_keys.status', '=', 'active'), eb.and([eb('api_keys.status', '=', 'revoking'), eb('api_keys.expires_at', '>', now)])]))
         .executeTakeFirst()
     },
     /** The tenant's keys that may authenticate at `now` or later, for the cached X-API-Key guard; undefined without a tenant. */

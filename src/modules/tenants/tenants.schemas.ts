@@ -64,7 +64,5 @@ export const UpdatePrivacyConfigRequest = Type.Object({
 export const SupportSettings = Type.Object({ l2_email: Nullable(Type.String()), escalation_language: Nullable(Type.String()) })
 export const UpdateSupportSettingsRequest = Type.Object({
   l2_email: Type.Optional(Nullable(Type.Union([Email, Type.Literal('')]))),
-  escalation_language: Type.Optional(
-    Nullable(Type.Union([Type.String({ pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$', maxLength: 35 }), Type.Literal('')])),
-  ),
+  escalation_language: Type.Optional(Nullable(Type.Union([Type.String({ pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$', maxLength: 35 }), Type.Literal('')]))),
 })

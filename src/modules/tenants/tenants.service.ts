@@ -163,9 +163,7 @@ export function createTenantsService(deps: {
     async kycStatus(tenantId: string) {
       const t = await tenantOr404(tenantId)
       const now = clock.now()
-      const stats = deps.sessionStats
-        ? await deps.sessionStats(tenantId, addSeconds(now, -7 * 86400))
-        : { identified: 0, total: 0, last: null }
+      const stats = deps.sessionStats ? await deps.sessionStats(tenantId, addSeconds(now, -7 * 86400)) : { identified: 0, total: 0, last: null }
       const prevValid = t.kyc_prev_valid_until && t.kyc_prev_valid_until > now ? t.kyc_prev_valid_until : null
       return {
         has_secret: t.kyc_secret_enc !== null,

@@ -67,10 +67,7 @@ export function createWidgetRepo(db: Db) {
     async sessionStats(tenantId: string, since: Date): Promise<{ identified: number; total: number; last: Date | null }> {
       const row = await db
         .selectFrom('chat_sessions')
-        .select([
-          sql<number>`count(*)::int`.as('total'),
-          sql<number>`(count(*) FILTER (WHERE mode = 'identified'))::int`.as('identified'),
-        ])
+        .select([sql<number>`count(*)::int`.as('total'), sql<number>`(count(*) FILTER (WHERE mode = 'identified'))::int`.as('identified')])
         .where('tenant_id', '=', tenantId)
         .where('channel', '=', 'widget')
         .where('created_at', '>=', since)

@@ -13,7 +13,6 @@ import { asset, renderLoader, widgetBundles, type Asset } from './widget.assets.
 import type { WidgetAccess } from './widget.cors.js'
 import { widgetBundleUrl } from './widget.fns.js'
 import {
-  BotQuery,
   ChatBody,
   ChatQuery,
   ConfigQuery,
@@ -111,11 +110,10 @@ export const widgetRoutes =
     })
 
     // --- public API ----------------------------------------------------------------------------------
-    app.get(
-      '/widget/health',
-      { logLevel: 'warn', schema: { tags, operationId: 'widgetHealth', response: { 200: WidgetHealthResponse } } },
-      async () => ({ status: 'ok', redis: await redisHealth(deps.redis) }),
-    )
+    app.get('/widget/health', { logLevel: 'warn', schema: { tags, operationId: 'widgetHealth', response: { 200: WidgetHealthResponse } } }, async () => ({
+      status: 'ok',
+      redis: await redisHealth(deps.redis),
+    }))
 
     app.get(
       '/widget/config',
@@ -200,7 +198,13 @@ export const widgetRoutes =
       {
         preValidation: optionalBody,
         config: { rateLimit: rateLimits.widgetEscalate },
-        schema: { tags, operationId: 'widgetEscalate', querystring: SessionQuery, body: WidgetEscalateBody, response: { 200: WidgetEscalateResponse, ...errors } },
+        schema: {
+          tags,
+          operationId: 'widgetEscalate',
+          querystring: SessionQuery,
+          body: WidgetEscalateBody,
+          response: { 200: WidgetEscalateResponse, ...errors },
+        },
       },
       async (req, reply) => widget.escalate(await botFor(req, reply, req.query.bot_id), req.query.session_id, req.body),
     )

@@ -35,7 +35,11 @@ export interface ChatPort {
     chat_ended: boolean
     ticket_number?: string | null
   }>
-  escalate(tenantId: string, sessionId: string, input: { trigger: string; user_note?: string | null }): Promise<{ message: string; ticket_number: string } & Record<string, unknown>>
+  escalate(
+    tenantId: string,
+    sessionId: string,
+    input: { trigger: string; user_note?: string | null },
+  ): Promise<{ message: string; ticket_number: string } & Record<string, unknown>>
 }
 
 const sessionNotFound = () => new AppError(404, 'session_not_found', 'Session not found', { coded: true })
@@ -173,4 +177,3 @@ export function createWidgetService(deps: {
 }
 
 export type WidgetService = ReturnType<typeof createWidgetService>
-

@@ -72,6 +72,13 @@ export function rewriteTurn(deps: Pick<TurnDeps, 'llm' | 'config'>, t: Turn, his
   if (!looksLikeFollowUp(t.question.text, history)) return Promise.resolve({ query: t.question.text, rewritten: false, tokens: 0, ms: 0 })
   const c = deps.config
   return t.sw.time('rewrite', () =>
-    rewriteQuery(deps.llm, { apiKey: t.apiKey, model: c.GUARD_MODEL, timeoutMs: c.GUARD_TIMEOUT_MS, question: t.question.text, history, signal: t.input.signal }),
+    rewriteQuery(deps.llm, {
+      apiKey: t.apiKey,
+      model: c.GUARD_MODEL,
+      timeoutMs: c.GUARD_TIMEOUT_MS,
+      question: t.question.text,
+      history,
+      signal: t.input.signal,
+    }),
   )
 }

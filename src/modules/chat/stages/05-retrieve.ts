@@ -8,7 +8,12 @@ import type { CitableSource } from './10-persist.js'
  * one always stays, so a caveat answer still has something to go on).
  */
 
-export function retrieve(retrieval: Pick<RetrievalService, 'search'>, tenantId: string, query: string, opts: { apiKey: string; k: number; signal?: AbortSignal }) {
+export function retrieve(
+  retrieval: Pick<RetrievalService, 'search'>,
+  tenantId: string,
+  query: string,
+  opts: { apiKey: string; k: number; signal?: AbortSignal },
+) {
   return retrieval.search(tenantId, query, { apiKey: opts.apiKey, k: opts.k, signal: opts.signal })
 }
 

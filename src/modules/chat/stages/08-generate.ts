@@ -88,7 +88,11 @@ export async function generateAnswer(llm: Pick<LlmClient, 'chatStream'>, input: 
       // our own watchdog surfaces as a caller abort inside the client: it is a timeout here
       const err =
         watchdog.signal.aborted || !(raw instanceof LlmUnavailableError)
-          ? new LlmUnavailableError(watchdog.signal.aborted ? 'no token from the language model in time' : 'language model failed', undefined, watchdog.signal.aborted ? 'timeout' : 'network')
+          ? new LlmUnavailableError(
+              watchdog.signal.aborted ? 'no token from the language model in time' : 'language model failed',
+              undefined,
+              watchdog.signal.aborted ? 'timeout' : 'network',
+            )
           : raw
       if (text.length > 0) throw new PartialAnswerError(text, err, attempt)
       if (attempt < 2 && isTransient(err)) continue

@@ -46,12 +46,22 @@ export async function validateAnswer(
     maxTokens: 200,
     messages: validationPrompt(input.question, input.answer, input.sources),
   })
-  const supported = r.value ? flag(r.value.supported) ?? null : null
-  const unsupported = Array.isArray(r.value?.unsupported) ? (r.value!.unsupported as unknown[]).filter((x): x is string => typeof x === 'string').slice(0, 5).map((s) => s.slice(0, 200)) : []
+  const supported = r.value ? (flag(r.value.supported) ?? null) : null
+  const unsupported = Array.isArray(r.value?.unsupported)
+    ? (r.value!.unsupported as unknown[])
+        .filter((x): x is string => typeof x === 'string')
+        .slice(0, 5)
+        .map((s) => s.slice(0, 200))
+    : []
   return { supported, unsupported, tokens: r.tokens, ms: r.ms, ...(r.error || supported === null ? { error: r.error ?? 'no verdict' } : {}) }
 }
 
-const checker = (config: TurnDeps['config'], apiKey: string, signal?: AbortSignal) => ({ apiKey, model: config.GUARD_MODEL, timeoutMs: config.GUARD_TIMEOUT_MS, signal })
+const checker = (config: TurnDeps['config'], apiKey: string, signal?: AbortSignal) => ({
+  apiKey,
+  model: config.GUARD_MODEL,
+  timeoutMs: config.GUARD_TIMEOUT_MS,
+  signal,
+})
 
 /**
  * The turn's check of its answer: one regeneration when nothing was shown yet, else a note after the

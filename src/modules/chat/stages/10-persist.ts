@@ -105,8 +105,15 @@ export async function transcriptOf(repo: Pick<ChatRepo, 'recentMessages'>, tenan
   return rows.map((m) => ({ role: m.from_operator ? 'operator' : m.role, content: m.content, created_at: m.created_at.toISOString() }))
 }
 
-const questionMessage = (id: string, sessionId: string, q: Redaction, createdAt: Date) =>
-  ({ id, sessionId, role: 'user' as const, content: q.text, contentOriginalEnc: q.originalEnc, piiCounts: q.counts, createdAt })
+const questionMessage = (id: string, sessionId: string, q: Redaction, createdAt: Date) => ({
+  id,
+  sessionId,
+  role: 'user' as const,
+  content: q.text,
+  contentOriginalEnc: q.originalEnc,
+  piiCounts: q.counts,
+  createdAt,
+})
 
 export async function persistTurn(deps: PersistDeps, f: Finish): Promise<TurnResult> {
   const { tenantId, session } = f

@@ -59,7 +59,7 @@ describe('links', () => {
       'Plain text with [brackets] and (parens) and http words like httpx and www stays.',
     ]
     let seed = 7
-    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31)
+    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31
     for (const text of texts) {
       const whole = cleanAnswer(text, policy)
       for (let trial = 0; trial < 200; trial++) {

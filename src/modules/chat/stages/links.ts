@@ -94,15 +94,18 @@ export function cleanAnswer(text: string, policy: LinkPolicy): CleanResult {
     removed.push(url)
     return bang ? '' : space + label
   })
-  out = out.replace(/([ \t]*)(\(?)(<?)(\b(?:https?:\/\/|www\.)[^\s<>"'`]+)(>?)/gi, (whole, space: string, paren: string, lt: string, raw: string, gt: string) => {
-    const { url, rest } = trimUrl(raw)
-    if (isAllowedUrl(url, policy)) return whole
-    removed.push(url)
-    // the URL goes with the space before it; an autolink's brackets and a "(url)" wrapper go too
-    const tail = rest + (lt ? '' : gt)
-    if (paren) return tail.startsWith(')') ? tail.slice(1) : space + paren + tail
-    return tail
-  })
+  out = out.replace(
+    /([ \t]*)(\(?)(<?)(\b(?:https?:\/\/|www\.)[^\s<>"'`]+)(>?)/gi,
+    (whole, space: string, paren: string, lt: string, raw: string, gt: string) => {
+      const { url, rest } = trimUrl(raw)
+      if (isAllowedUrl(url, policy)) return whole
+      removed.push(url)
+      // the URL goes with the space before it; an autolink's brackets and a "(url)" wrapper go too
+      const tail = rest + (lt ? '' : gt)
+      if (paren) return tail.startsWith(')') ? tail.slice(1) : space + paren + tail
+      return tail
+    },
+  )
   out = out.replace(CITATION, (_m, nums: string) => {
     for (const n of nums.split(',')) cited.push(Number(n.trim()))
     return ''

@@ -35,7 +35,10 @@ npm start</code></pre>
   })
 
   it('honours meta robots', () => {
-    const page = extractHtml('<html><head><meta name="ROBOTS" content="noindex, nofollow"></head><body><a href="/x">x</a><p>hi</p></body></html>', 'https://e.com/')
+    const page = extractHtml(
+      '<html><head><meta name="ROBOTS" content="noindex, nofollow"></head><body><a href="/x">x</a><p>hi</p></body></html>',
+      'https://e.com/',
+    )
     expect(page.noindex).toBe(true)
     expect(page.nofollow).toBe(true)
     expect(page.links).toEqual([])

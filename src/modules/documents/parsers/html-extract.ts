@@ -45,7 +45,10 @@ function createTurndown(): TurndownService {
         const index = Array.prototype.indexOf.call(parent.children, node)
         prefix = `${start + index}. `
       }
-      const body = content.replace(/^\n+/, '').replace(/\n+$/, '\n').replace(/\n/gm, `\n${' '.repeat(prefix.length)}`)
+      const body = content
+        .replace(/^\n+/, '')
+        .replace(/\n+$/, '\n')
+        .replace(/\n/gm, `\n${' '.repeat(prefix.length)}`)
       return prefix + body.trimEnd() + (node.nextSibling ? '\n' : '')
     },
   })

@@ -66,7 +66,11 @@ function inline(nodes: Node[]): string {
   return out
 }
 
-const squash = (s: string) => s.replace(/[ \t]+/g, ' ').replace(/ *\n */g, '\n').trim()
+const squash = (s: string) =>
+  s
+    .replace(/[ \t]+/g, ' ')
+    .replace(/ *\n */g, '\n')
+    .trim()
 
 function renderList(el: El, depth: number): string {
   const ordered = el.tag === 'ol'
@@ -103,7 +107,12 @@ function cellText(cell: El): string {
   const parts: string[] = []
   for (const c of cell.children) {
     if (typeof c === 'string') parts.push(c)
-    else if (c.tag === 'table') parts.push(rowsOf(c).map((r) => r.map(cellText).join(' ')).join(' '))
+    else if (c.tag === 'table')
+      parts.push(
+        rowsOf(c)
+          .map((r) => r.map(cellText).join(' '))
+          .join(' '),
+      )
     else if (c.tag === 'ul' || c.tag === 'ol') parts.push(renderList(c, 0).replace(/\n/g, ' '))
     else parts.push(inline([c]))
   }

@@ -13,9 +13,7 @@ export type WorkerTask =
   | { id: number; op: 'chunk'; text: string; fileType: DocumentFileType; sourceUrl: string | null; options: ChunkOptions; now: string }
   | { id: number; op: 'html'; html: string; url: string }
 
-export type WorkerReply =
-  | { id: number; ok: true; value: unknown }
-  | { id: number; ok: false; kind: 'unsupported' | 'parse' | 'crash'; message: string }
+export type WorkerReply = { id: number; ok: true; value: unknown } | { id: number; ok: false; kind: 'unsupported' | 'parse' | 'crash'; message: string }
 
 parentPort?.on('message', async (task: WorkerTask) => {
   let reply: WorkerReply

@@ -55,7 +55,9 @@ describe('decodeText', () => {
 
 describe('markdown', () => {
   it('drops front matter (keeping its title), HTML comments and tag-only lines; keeps code', () => {
-    const r = normalizeMarkdown('---\ntitle: "Setup"\ntags: [a]\n---\n<!-- hidden -->\n<div align="center">\n\n# Install\n\n</div>\n\n```html\n<div>keep</div>\n<!-- keep -->\n```\n')
+    const r = normalizeMarkdown(
+      '---\ntitle: "Setup"\ntags: [a]\n---\n<!-- hidden -->\n<div align="center">\n\n# Install\n\n</div>\n\n```html\n<div>keep</div>\n<!-- keep -->\n```\n',
+    )
     expect(r.title).toBe('Setup')
     expect(r.text).toBe('# Install\n\n```html\n<div>keep</div>\n<!-- keep -->\n```')
   })
@@ -101,7 +103,7 @@ describe('markdown', () => {
   })
 
   it('MDX the parser rejects is stripped line by line instead', () => {
-    const broken = "import X from 'x'\n\n# Title\n\n<Callout type=\"warn\">\nUnclosed component\n\nMore text"
+    const broken = 'import X from \'x\'\n\n# Title\n\n<Callout type="warn">\nUnclosed component\n\nMore text'
     const r = normalizeMdx(broken)
     expect(r.text).toContain('# Title')
     expect(r.text).toContain('Unclosed component')
@@ -127,7 +129,10 @@ describe('structured (JSON / YAML / OpenAPI)', () => {
   })
 
   it('renders other JSON readably: nested keys become headings and lists, not one line', () => {
-    const r = renderStructured([parseJsonText('{"name":"Acme","plans":{"basic":{"price":10,"seats":[1,2]},"pro":{"price":30}},"faq":[{"q":"Refunds?","a":"Within 14 days"}]}')], 'data')
+    const r = renderStructured(
+      [parseJsonText('{"name":"Acme","plans":{"basic":{"price":10,"seats":[1,2]},"pro":{"price":30}},"faq":[{"q":"Refunds?","a":"Within 14 days"}]}')],
+      'data',
+    )
     expect(r.isOpenApi).toBe(false)
     expect(r.title).toBe('Acme')
     expect(r.text.split('\n').length).toBeGreaterThan(5)
@@ -141,7 +146,14 @@ describe('structured (JSON / YAML / OpenAPI)', () => {
   it('refuses invalid JSON and YAML, and alias bombs', () => {
     expect(() => parseJsonText('{"a":')).toThrow(StructuredParseError)
     expect(() => parseYamlText('a: [1, 2\nb: }')).toThrow(StructuredParseError)
-    const bomb = ['a: &a ["x","x","x","x","x","x","x","x","x"]', 'b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]', 'c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]', 'd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]', 'e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]', 'f: [*e,*e,*e,*e,*e,*e,*e,*e,*e]'].join('\n')
+    const bomb = [
+      'a: &a ["x","x","x","x","x","x","x","x","x"]',
+      'b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]',
+      'c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]',
+      'd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]',
+      'e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]',
+      'f: [*e,*e,*e,*e,*e,*e,*e,*e,*e]',
+    ].join('\n')
     expect(() => parseYamlText(bomb)).toThrow(StructuredParseError)
   })
 })

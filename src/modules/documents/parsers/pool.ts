@@ -34,7 +34,11 @@ export interface ParserPoolOptions {
 export interface ParserPool {
   parse(filename: string, bytes: Uint8Array): Promise<ParsedUpload>
   /** Chunks and health check of a text, computed together off the event loop. */
-  chunk(doc: { text: string; fileType: DocumentFileType; sourceUrl: string | null }, options: ChunkOptions, now: Date): Promise<{ chunks: Chunk[]; health: HealthStatus }>
+  chunk(
+    doc: { text: string; fileType: DocumentFileType; sourceUrl: string | null },
+    options: ChunkOptions,
+    now: Date,
+  ): Promise<{ chunks: Chunk[]; health: HealthStatus }>
   /** A crawled HTML page's main content, title and links (the crawler's extraction, off the event loop). */
   extractHtml(html: string, url: string): Promise<ExtractedPage>
   close(): Promise<void>
@@ -65,9 +69,7 @@ interface Pending {
 
 /** The worker entry beside this file: under tsx/vitest a bootstrap that loads the .ts source, else the built .js. */
 function workerEntry(): URL {
-  return fileURLToPath(import.meta.url).endsWith('.ts')
-    ? new URL('./parse-worker-boot.mjs', import.meta.url)
-    : new URL('./parse-worker.js', import.meta.url)
+  return fileURLToPath(import.meta.url).endsWith('.ts') ? new URL('./parse-worker-boot.mjs', import.meta.url) : new URL('./parse-worker.js', import.meta.url)
 }
 
 /**
@@ -120,7 +122,11 @@ export function createParserPool(opts: ParserPoolOptions): ParserPool {
       pump()
     }
     worker.on('error', (err) =>
-      died((err as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY' ? 'The file is too complex to read (memory limit reached)' : 'The file could not be read (the reader failed)'),
+      died(
+        (err as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY'
+          ? 'The file is too complex to read (memory limit reached)'
+          : 'The file could not be read (the reader failed)',
+      ),
     )
     worker.on('exit', () => died('The file could not be read (the reader stopped)'))
     slots.push(slot)
@@ -183,7 +189,14 @@ export function createParserPool(opts: ParserPoolOptions): ParserPool {
       return run<ParsedUpload>({ op: 'parse', filename, bytes: copy, limits: opts.limits }, [copy.buffer as ArrayBuffer])
     },
     chunk(doc, options, now) {
-      return run<{ chunks: Chunk[]; health: HealthStatus }>({ op: 'chunk', text: doc.text, fileType: doc.fileType, sourceUrl: doc.sourceUrl, options, now: now.toISOString() })
+      return run<{ chunks: Chunk[]; health: HealthStatus }>({
+        op: 'chunk',
+        text: doc.text,
+        fileType: doc.fileType,
+        sourceUrl: doc.sourceUrl,
+        options,
+        now: now.toISOString(),
+      })
     },
     extractHtml(html, url) {
       return run<ExtractedPage>({ op: 'html', html, url })

@@ -22,9 +22,7 @@ const BY_EXTENSION: Record<string, UploadKind> = {
   yml: 'yaml',
 }
 
-export type SniffResult =
-  | { ok: true; kind: UploadKind }
-  | { ok: false; status: 400 | 422; message: string }
+export type SniffResult = { ok: true; kind: UploadKind } | { ok: false; status: 400 | 422; message: string }
 
 export function extensionOf(filename: string): string {
   const base = filename.split(/[\\/]/).pop() ?? ''

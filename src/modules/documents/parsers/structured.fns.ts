@@ -75,7 +75,11 @@ const scalar = (v: Json): string => {
 const isScalar = (v: Json) => v === null || typeof v !== 'object'
 
 /** Words from a key: `maxRetryCount` -> "max retry count" reads better in answers and in search. */
-const humanKey = (k: string) => k.replace(/_/g, ' ').replace(/([a-z])([A-Z])/g, '$1 $2').trim() || k
+const humanKey = (k: string) =>
+  k
+    .replace(/_/g, ' ')
+    .replace(/([a-z])([A-Z])/g, '$1 $2')
+    .trim() || k
 
 function renderValue(v: Json, depth = 1, path: string[] = []): string {
   if (isScalar(v)) return scalar(v)
@@ -120,7 +124,8 @@ function renderNestedList(o: Obj, level: number): string {
   return Object.entries(o)
     .map(([k, v]) => {
       if (isScalar(v)) return formatScalarEntry(k, v)
-      if (Array.isArray(v)) return v.every(isScalar) ? `- **${humanKey(k)}**: ${v.map(scalar).join(', ')}` : `- **${humanKey(k)}**:\n${indent(renderList(v, level + 1), 2)}`
+      if (Array.isArray(v))
+        return v.every(isScalar) ? `- **${humanKey(k)}**: ${v.map(scalar).join(', ')}` : `- **${humanKey(k)}**:\n${indent(renderList(v, level + 1), 2)}`
       return `- **${humanKey(k)}**:\n${indent(renderNestedList(v, level + 1), 2)}`
     })
     .join('\n')
@@ -175,7 +180,12 @@ function renderOpenApi(spec: Obj): StructuredResult {
 }
 
 function securitySummary(spec: Obj): string | null {
-  const schemes = isObj(spec.components) && isObj(spec.components.securitySchemes) ? spec.components.securitySchemes : isObj(spec.securityDefinitions) ? spec.securityDefinitions : null
+  const schemes =
+    isObj(spec.components) && isObj(spec.components.securitySchemes)
+      ? spec.components.securitySchemes
+      : isObj(spec.securityDefinitions)
+        ? spec.securityDefinitions
+        : null
   if (!schemes) return null
   const parts = Object.entries(schemes)
     .filter(([, v]) => isObj(v))
@@ -250,7 +260,9 @@ function renderOperation(method: string, path: string, op: Obj, shared: Json[], 
       if (!isObj(r)) continue
       let line = `- \`${code}\`${typeof r.description === 'string' ? `: ${oneLine(r.description)}` : ''}`
       const schema = isObj(r.content)
-        ? Object.values(r.content).map((m) => (isObj(m) && isObj(m.schema) ? m.schema : null)).find(Boolean)
+        ? Object.values(r.content)
+            .map((m) => (isObj(m) && isObj(m.schema) ? m.schema : null))
+            .find(Boolean)
         : isObj(r.schema)
           ? r.schema
           : null
@@ -261,7 +273,14 @@ function renderOperation(method: string, path: string, op: Obj, shared: Json[], 
   }
   const security = Array.isArray(op.security) ? op.security : Array.isArray(spec.security) ? spec.security : null
   if (security && security.length) {
-    lines.push(`**Authentication:** ${security.filter(isObj).flatMap((s) => Object.keys(s)).join(' or ') || 'none'}`)
+    lines.push(
+      `**Authentication:** ${
+        security
+          .filter(isObj)
+          .flatMap((s) => Object.keys(s))
+          .join(' or ') || 'none'
+      }`,
+    )
   }
   return lines.join('\n\n')
 }
@@ -288,7 +307,9 @@ function describeSchema(schema: Json, resolve: Resolver, depth: number, seen: Se
   if (name && depth === 0) lines.push(`${pad}Schema \`${name}\``)
   const compose = (['allOf', 'oneOf', 'anyOf'] as const).find((k) => Array.isArray(value[k]))
   if (compose) {
-    lines.push(`${pad}- ${compose === 'allOf' ? 'all of' : compose === 'oneOf' ? 'one of' : 'any of'}: ${(value[compose] as Json[]).map((s) => typeName(s, resolve) || 'object').join(', ')}`)
+    lines.push(
+      `${pad}- ${compose === 'allOf' ? 'all of' : compose === 'oneOf' ? 'one of' : 'any of'}: ${(value[compose] as Json[]).map((s) => typeName(s, resolve) || 'object').join(', ')}`,
+    )
   }
   if (value.type === 'array' && value.items) {
     lines.push(`${pad}- array of ${typeName(value.items, resolve) || 'items'}`)

@@ -47,25 +47,13 @@ export function createSourcesRepo(db: Db) {
     },
     /** Row-locks the source so refreshes, patches and crawl bookkeeping of one source take turns. */
     lockSource(tenantId: string, sourceId: string, trx: Executor) {
-      return trx
-        .selectFrom('url_sources')
-        .selectAll()
-        .where('tenant_id', '=', tenantId)
-        .where('id', '=', sourceId)
-        .forUpdate()
-        .executeTakeFirst()
+      return trx.selectFrom('url_sources').selectAll().where('tenant_id', '=', tenantId).where('id', '=', sourceId).forUpdate().executeTakeFirst()
     },
     listSources(tenantId: string, trx: Executor = db) {
       return trx.selectFrom('url_sources').selectAll().where('tenant_id', '=', tenantId).orderBy('created_at', 'desc').orderBy('id').execute()
     },
     updateSource(tenantId: string, sourceId: string, patch: Updateable<UrlSourcesTable>, trx: Executor = db) {
-      return trx
-        .updateTable('url_sources')
-        .set(patch)
-        .where('tenant_id', '=', tenantId)
-        .where('id', '=', sourceId)
-        .returningAll()
-        .executeTakeFirst()
+      return trx.updateTable('url_sources').set(patch).where('tenant_id', '=', tenantId).where('id', '=', sourceId).returningAll().executeTakeFirst()
     },
     deleteSource(tenantId: string, sourceId: string, trx: Executor = db) {
       return trx.deleteFrom('url_sources').where('tenant_id', '=', tenantId).where('id', '=', sourceId).executeTakeFirst()
@@ -132,11 +120,7 @@ export function createSourcesRepo(db: Db) {
       const rows = await trx
         .selectFrom('crawl_runs as r')
         .innerJoin('crawl_queue as q', 'q.run_id', 'r.id')
-        .select([
-          'r.source_id',
-          sql<number>`count(*)::int`.as('total'),
-          sql<number>`(count(*) FILTER (WHERE q.state <> 'pending'))::int`.as('done'),
-        ])
+        .select(['r.source_id', sql<number>`count(*)::int`.as('total'), sql<number>`(count(*) FILTER (WHERE q.state <> 'pending'))::int`.as('done')])
         .where('r.tenant_id', '=', tenantId)
         .where('r.source_id', 'in', sourceIds)
         .where('r.status', '=', 'running')
@@ -293,12 +277,30 @@ export function createSourcesRepo(db: Db) {
     },
     deletePages(tenantId: string, ids: string[], trx: Executor = db) {
       if (ids.length === 0) return Promise.resolve()
-      return trx.deleteFrom('source_pages').where('tenant_id', '=', tenantId).where('id', 'in', ids).execute().then(() => undefined)
+      return trx
+        .deleteFrom('source_pages')
+        .where('tenant_id', '=', tenantId)
+        .where('id', 'in', ids)
+        .execute()
+        .then(() => undefined)
     },
     excludePage(tenantId: string, sourceId: string, url: string, now: Date, trx: Executor) {
       return trx
         .insertInto('source_pages')
-        .values({ tenant_id: tenantId, source_id: sourceId, url, document_id: null, excluded: true, created_at: now, updated_at: now, etag: null, last_modified: null, content_hash: null, last_status: null, last_seen_run_id: null })
+        .values({
+          tenant_id: tenantId,
+          source_id: sourceId,
+          url,
+          document_id: null,
+          excluded: true,
+          created_at: now,
+          updated_at: now,
+          etag: null,
+          last_modified: null,
+          content_hash: null,
+          last_status: null,
+          last_seen_run_id: null,
+        })
         .onConflict((oc) => oc.columns(['source_id', 'url']).doUpdateSet({ excluded: true, document_id: null, updated_at: now }))
         .execute()
     },
@@ -345,7 +347,12 @@ export function createSourcesRepo(db: Db) {
     /** Deletes page documents; their chunks go with them (FK cascade). */
     deleteDocuments(tenantId: string, ids: string[], trx: Executor = db) {
       if (ids.length === 0) return Promise.resolve()
-      return trx.deleteFrom('documents').where('tenant_id', '=', tenantId).where('id', 'in', ids).execute().then(() => undefined)
+      return trx
+        .deleteFrom('documents')
+        .where('tenant_id', '=', tenantId)
+        .where('id', 'in', ids)
+        .execute()
+        .then(() => undefined)
     },
     countTenantDocuments(tenantId: string, trx: Executor = db) {
       return trx

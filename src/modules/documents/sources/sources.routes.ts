@@ -3,15 +3,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { bearerSecurity, type Guards } from '../../../http/auth.js'
 import { ErrorBody, commonErrors } from '../../../http/schemas.js'
 import { presentDocument } from '../documents.service.js'
-import {
-  KnowledgeSources,
-  SourcePageParams,
-  SourceParams,
-  UrlSource,
-  UrlSourceCreate,
-  UrlSourceDetail,
-  UrlSourceUpdate,
-} from './sources.schemas.js'
+import { KnowledgeSources, SourcePageParams, SourceParams, UrlSource, UrlSourceCreate, UrlSourceDetail, UrlSourceUpdate } from './sources.schemas.js'
 import type { SourcesService } from './sources.service.js'
 
 /**

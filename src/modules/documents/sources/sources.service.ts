@@ -242,7 +242,12 @@ export function createSourcesService(deps: { db: Db; clock: Clock; queue: JobQue
           if (!s) return
           const now = clock.now()
           const message = 'The crawl stopped unexpectedly and was abandoned; refresh to try again.'
-          await repo.updateRun(r.tenant_id, r.id, { status: 'failed', finished_at: now, error_message: message, failed_urls: JSON.stringify(await repo.failures(r.id, 500, trx)) }, trx)
+          await repo.updateRun(
+            r.tenant_id,
+            r.id,
+            { status: 'failed', finished_at: now, error_message: message, failed_urls: JSON.stringify(await repo.failures(r.id, 500, trx)) },
+            trx,
+          )
           await repo.clearQueue(r.id, trx)
           await repo.updateSource(r.tenant_id, r.source_id, { status: 'error', error_message: message, updated_at: now }, trx)
         })

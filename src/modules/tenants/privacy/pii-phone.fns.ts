@@ -3,7 +3,7 @@
  * candidate digit runs, kept when their shape, separators and context make a phone number likely.
  */
 
-const PHONE_RE = /(?<![\p{L}\p{N}_+\-.\/@#])(?:\+|\(\s?\+?)?\d[\d \-.\/()\u00a0]{5,26}\d(?:\s{0,2}(?:x|ext\.?|extension|#)\s{0,2}\d{1,6})?(?![\p{L}\p{N}_@])/gu
+const PHONE_RE = /(?<![\p{L}\p{N}_+\-./@#])(?:\+|\(\s?\+?)?\d[\d \-./()\u00a0]{5,26}\d(?:\s{0,2}(?:x|ext\.?|extension|#)\s{0,2}\d{1,6})?(?![\p{L}\p{N}_@])/gu
 const PHONE_CONTEXT_RE =
   /(?<![\p{L}])(?:phone|tel|telephone|mobile|cell|cellphone|call|fax|whats\s?app|sms|text\s+me|reach\s+me|ring|contact|number|nummer|numéro|téléphone|telefon|teléfono|móvil|cellulare|handy|portable|celular)(?![\p{L}])/iu
 const NOT_PHONE_CONTEXT_RE =
@@ -13,16 +13,16 @@ const CURRENCY_AFTER_RE = /^\s*(?:[$€£¥₹]|(?:usd|eur|gbp|chf|jpy|inr|cad|a
 
 /** A calendar date (year-month-day or day/month/year in either order) at the start, with valid fields. */
 function startsWithDate(s: string): boolean {
-  let m = /^(\d{4})([\-\/.])(\d{1,2})\2(\d{1,2})(?!\d)/.exec(s)
+  let m = /^(\d{4})([-/.])(\d{1,2})\2(\d{1,2})(?!\d)/.exec(s)
   if (m) return Number(m[3]) >= 1 && Number(m[3]) <= 12 && Number(m[4]) >= 1 && Number(m[4]) <= 31
-  m = /^(\d{1,2})([\-\/.])(\d{1,2})\2(\d{4}|\d{2})(?!\d)/.exec(s)
+  m = /^(\d{1,2})([-/.])(\d{1,2})\2(\d{4}|\d{2})(?!\d)/.exec(s)
   if (!m) return false
   const a = Number(m[1])
   const b = Number(m[3])
   return a >= 1 && b >= 1 && ((a <= 31 && b <= 12) || (a <= 12 && b <= 31))
 }
 
-const NANP_LAYOUT_RE = /^(?:1[ .\-]?)?(?:\(\d{3}\)[ .\-]?|\d{3}[ .\-])\d{3}[ .\-]\d{4}$/
+const NANP_LAYOUT_RE = /^(?:1[ .-]?)?(?:\(\d{3}\)[ .-]?|\d{3}[ .-])\d{3}[ .-]\d{4}$/
 
 /**
  * Whether a digit sequence is written like a phone number. With a country code (+, 00) or a phone word
@@ -54,9 +54,10 @@ function phoneShapeOk(s: string, before: string, after: string): boolean {
   if (CURRENCY_BEFORE_RE.test(before) || CURRENCY_AFTER_RE.test(after)) return false
   // dates (2024-01-31, 31/01/2024, 31.01.2024, also followed by a time) and year ranges
   if (startsWithDate(main)) return false
-  if (/^(?:19|20)\d\d\s?[\-–\/]\s?(?:19|20)\d\d$/.test(main)) return false
+  if (/^(?:19|20)\d\d\s?[-–/]\s?(?:19|20)\d\d$/.test(main)) return false
   // dotted numbers: IPv4-like, versions and decimals
-  if (sepKinds.size === 1 && sepKinds.has('.') && !/\s/.test(main) && (groups.length < 3 || (groups.length === 4 && groups.every((g) => g.length <= 3)))) return false
+  if (sepKinds.size === 1 && sepKinds.has('.') && !/\s/.test(main) && (groups.length < 3 || (groups.length === 4 && groups.every((g) => g.length <= 3))))
+    return false
   // the SSN shape 3-2-4 is not a phone layout
   if (!intl && groups.length === 3 && groups[0].length === 3 && groups[1].length === 2 && groups[2].length === 4) return false
   if (intl || PHONE_CONTEXT_RE.test(before)) return true

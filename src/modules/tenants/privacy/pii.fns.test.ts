@@ -140,10 +140,14 @@ describe('CARD', () => {
 })
 
 describe('IBAN', () => {
-  it.each(['DE89 3704 0044 0532 0130 00', 'GB82 WEST 1234 5698 7654 32', 'FR1420041010050500013M02606', 'NL91ABNA0417164300', 'be68539007547034', 'CH93-0076-2011-6238-5295-7'])(
-    'finds %j',
-    (iban) => expect(found(`IBAN: ${iban}, thanks`, 'IBAN')).toEqual([iban]),
-  )
+  it.each([
+    'DE89 3704 0044 0532 0130 00',
+    'GB82 WEST 1234 5698 7654 32',
+    'FR1420041010050500013M02606',
+    'NL91ABNA0417164300',
+    'be68539007547034',
+    'CH93-0076-2011-6238-5295-7',
+  ])('finds %j', (iban) => expect(found(`IBAN: ${iban}, thanks`, 'IBAN')).toEqual([iban]))
 
   it('stops at the country length even when more text follows', () => {
     expect(found('DE89370400440532013000 and more', 'IBAN')).toEqual(['DE89370400440532013000'])
@@ -242,10 +246,15 @@ describe('ID_DOC (optional)', () => {
 })
 
 describe('IP (optional)', () => {
-  it.each(['192.168.1.10', '8.8.8.8', '255.255.255.0', '2001:db8::1', 'fe80::1ff:fe23:4567:890a', '::ffff:192.0.2.1', '2001:0db8:85a3:0000:0000:8a2e:0370:7334'])(
-    'finds %j',
-    (ip) => expect(found(`from ${ip}.`, 'IP')).toEqual([ip]),
-  )
+  it.each([
+    '192.168.1.10',
+    '8.8.8.8',
+    '255.255.255.0',
+    '2001:db8::1',
+    'fe80::1ff:fe23:4567:890a',
+    '::ffff:192.0.2.1',
+    '2001:0db8:85a3:0000:0000:8a2e:0370:7334',
+  ])('finds %j', (ip) => expect(found(`from ${ip}.`, 'IP')).toEqual([ip]))
 
   it.each(['256.1.1.1', '1.2.3.4.5', 'version 1.2.3.4', 'at 10:30:00', 'mac 00:1A:2B:3C:4D:5E', 'ratio 1:2:3', 'v1.2.3.4'])('ignores %j', (text) =>
     expect(found(text, 'IP')).toEqual([]),

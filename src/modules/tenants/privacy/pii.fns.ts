@@ -69,7 +69,7 @@ type Add = (type: PiiType, start: number, end: number, priority: number, subtype
 // ---------------------------------------------------------------------------------------------------------
 // EMAIL
 
-const EMAIL_RE = /(?<![\p{L}\p{N}._%+\-'])[\p{L}\p{N}._%+\-']{1,64}@[\p{L}\p{N}\-]{1,63}(?:\.[\p{L}\p{N}\-]{1,63}){1,8}/gu
+const EMAIL_RE = /(?<![\p{L}\p{N}._%+\-'])[\p{L}\p{N}._%+\-']{1,64}@[\p{L}\p{N}-]{1,63}(?:\.[\p{L}\p{N}-]{1,63}){1,8}/gu
 
 function findEmails(text: string, add: Add) {
   for (const m of text.matchAll(EMAIL_RE)) {
@@ -94,7 +94,7 @@ function findEmails(text: string, add: Add) {
 // ---------------------------------------------------------------------------------------------------------
 // CARD
 
-const DIGIT_RUN_RE = /(?<![\p{L}\p{N}_])\d(?:[ \-]?\d){11,}(?![\p{L}_])/gu
+const DIGIT_RUN_RE = /(?<![\p{L}\p{N}_])\d(?:[ -]?\d){11,}(?![\p{L}_])/gu
 
 function findCards(text: string, add: Add) {
   for (const m of text.matchAll(DIGIT_RUN_RE)) {
@@ -112,7 +112,13 @@ function findCards(text: string, add: Add) {
         if (digits.length > 19) break
         if (digits.length < 12) continue
         const window = groups.slice(i, j + 1)
-        if (!cardGroupingOk(window.map((g) => g.e - g.s), window.slice(1).map((g) => g.sep))) continue
+        if (
+          !cardGroupingOk(
+            window.map((g) => g.e - g.s),
+            window.slice(1).map((g) => g.sep),
+          )
+        )
+          continue
         if (luhnValid(digits) && cardPrefixPlausible(digits)) {
           add('CARD', m.index + groups[i].s, m.index + groups[j].e, PRIORITY.CARD)
           i = j + 1
@@ -137,7 +143,7 @@ function cardGroupingOk(sizes: number[], seps: string[]): boolean {
 // ---------------------------------------------------------------------------------------------------------
 // IBAN
 
-const IBAN_RE = /(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?:[ \-]?[A-Za-z0-9]){10,40}/g
+const IBAN_RE = /(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?:[ -]?[A-Za-z0-9]){10,40}/g
 
 function findIbans(text: string, add: Add) {
   IBAN_RE.lastIndex = 0
@@ -171,28 +177,28 @@ function findIbans(text: string, add: Add) {
 // API_KEY
 
 const KEY_FORMATS: RegExp[] = [
-  /\bsk-[A-Za-z0-9_\-]{20,}/g, // OpenAI (sk-, sk-proj-), Anthropic (sk-ant-)
+  /\bsk-[A-Za-z0-9_-]{20,}/g, // OpenAI (sk-, sk-proj-), Anthropic (sk-ant-)
   /\b[rsp]k_(?:live|test)_[A-Za-z0-9]{10,}/g, // Stripe
   /\bwhsec_[A-Za-z0-9]{16,}/g, // webhook signing secrets
-  /\bck_[A-Za-z0-9_\-]{16,}/g, // this service's own API keys
+  /\bck_[A-Za-z0-9_-]{16,}/g, // this service's own API keys
   /\bgh[pousr]_[A-Za-z0-9]{30,}/g, // GitHub
   /\bgithub_pat_[A-Za-z0-9_]{40,}/g,
-  /\bxox[abposr]-[A-Za-z0-9\-]{10,}/g, // Slack
+  /\bxox[abposr]-[A-Za-z0-9-]{10,}/g, // Slack
   /\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}\b/g, // AWS access key ids
-  /\bAIza[0-9A-Za-z_\-]{35}/g, // Google
-  /\bglpat-[A-Za-z0-9_\-]{20,}/g, // GitLab
-  /\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}/g, // SendGrid
+  /\bAIza[0-9A-Za-z_-]{35}/g, // Google
+  /\bglpat-[A-Za-z0-9_-]{20,}/g, // GitLab
+  /\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}/g, // SendGrid
   /\bhf_[A-Za-z0-9]{30,}/g, // Hugging Face
   /\bnpm_[A-Za-z0-9]{36}\b/g,
-  /\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*/g, // JWT
+  /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/g, // JWT
 ]
-const BEARER_RE = /\bBearer\s+([A-Za-z0-9\-._~+\/]{16,}=*)/dg
-const BASIC_RE = /\bAuthorization\s*:\s*Basic\s+([A-Za-z0-9+\/]{8,}={0,2})/dgi
+const BEARER_RE = /\bBearer\s+([A-Za-z0-9\-._~+/]{16,}=*)/dg
+const BASIC_RE = /\bAuthorization\s*:\s*Basic\s+([A-Za-z0-9+/]{8,}={0,2})/dgi
 const KEYED_SECRET_RE =
-  /\b(?:api[_\s\-]?key|apikey|access[_\s\-]?key(?:[_\s\-]?id)?|secret(?:[_\s\-]?(?:access[_\s\-]?)?key)?|client[_\s\-]?secret|auth[_\s\-]?token|access[_\s\-]?token|refresh[_\s\-]?token|api[_\s\-]?token|bot[_\s\-]?token|token|private[_\s\-]?key)\b["']?\s{0,3}(?:is\s*:?|:|=>?)\s{0,3}["']?([A-Za-z0-9_\-.+\/=~]{12,256})/dgi
+  /\b(?:api[_\s-]?key|apikey|access[_\s-]?key(?:[_\s-]?id)?|secret(?:[_\s-]?(?:access[_\s-]?)?key)?|client[_\s-]?secret|auth[_\s-]?token|access[_\s-]?token|refresh[_\s-]?token|api[_\s-]?token|bot[_\s-]?token|token|private[_\s-]?key)\b["']?\s{0,3}(?:is\s*:?|:|=>?)\s{0,3}["']?([A-Za-z0-9_\-.+/=~]{12,256})/dgi
 const PEM_BEGIN_RE = /-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----/g
 const PEM_END_RE = /-----END [A-Z0-9 ]{0,40}PRIVATE KEY-----/g
-const GENERIC_TOKEN_RE = /(?<![A-Za-z0-9_\-+\/])[A-Za-z0-9_\-+\/]{20,}={0,2}(?![A-Za-z0-9_\-+\/=])/g
+const GENERIC_TOKEN_RE = /(?<![A-Za-z0-9_\-+/])[A-Za-z0-9_\-+/]{20,}={0,2}(?![A-Za-z0-9_\-+/=])/g
 
 function findApiKeys(text: string, add: Add) {
   for (const re of KEY_FORMATS) for (const m of text.matchAll(re)) add('API_KEY', m.index, m.index + m[0].length, PRIORITY.KEY_SPECIFIC)
@@ -206,7 +212,7 @@ function findApiKeys(text: string, add: Add) {
     let [s, e] = m.indices![1]
     const v = text.slice(s, e).replace(/[.,;:]+$/, '')
     e = s + v.length
-    if (/\d/.test(v) && /[A-Za-z]/.test(v) && !/^\d+[.\-]\d+/.test(v)) add('API_KEY', s, e, PRIORITY.KEY_CONTEXT)
+    if (/\d/.test(v) && /[A-Za-z]/.test(v) && !/^\d+[.-]\d+/.test(v)) add('API_KEY', s, e, PRIORITY.KEY_CONTEXT)
   }
   let pemCovered = 0
   for (const m of text.matchAll(PEM_BEGIN_RE)) {
@@ -221,9 +227,9 @@ function findApiKeys(text: string, add: Add) {
     const v = m[0]
     if (v.length > 1024) continue
     // hyphen/slash-joined names ("PI3K-Akt-mTORC1-S6K1/2") have many separators; random tokens few
-    if ((v.match(/[\-_\/+]/g)?.length ?? 0) > v.length / 12 + 0.5) continue
+    if ((v.match(/[-_/+]/g)?.length ?? 0) > v.length / 12 + 0.5) continue
     // base64 may contain '/': judge it without them (paths are words, so they stay unlike secrets)
-    if (looksLikeSecret(v.replace(/[\/=]/g, ''))) {
+    if (looksLikeSecret(v.replace(/[/=]/g, ''))) {
       add('API_KEY', m.index, m.index + v.length, PRIORITY.KEY_GENERIC)
     }
   }
@@ -232,14 +238,13 @@ function findApiKeys(text: string, add: Add) {
 // ---------------------------------------------------------------------------------------------------------
 // PASSWORD
 
-const PASSWORD_KEYWORD =
-  String.raw`password|passwd|passphrase|passcode|pass|pwd|pw|pin(?:\s?code)?|mot\s+de\s+passe|contrase(?:ñ|n)a|passwort|kennwort|senha|wachtwoord|parola\s+d'ordine|has[łl]o|пароль`
+const PASSWORD_KEYWORD = String.raw`password|passwd|passphrase|passcode|pass|pwd|pw|pin(?:\s?code)?|mot\s+de\s+passe|contrase(?:ñ|n)a|passwort|kennwort|senha|wachtwoord|parola\s+d'ordine|has[łl]o|пароль`
 /** keyword, optional "for my account" filler, then ":" / "=" / "is". */
 const PASSWORD_RE = new RegExp(
   String.raw`(?<![\p{L}\p{N}_])(${PASSWORD_KEYWORD})(?![\p{L}\p{N}])((?:\s+(?:for|of|to|on|at|in)(?:\s+[\p{L}\p{N}.'\-]{1,30}){1,4}?)?)(\s{0,3}[:=]\s{0,3}|\s{0,3}-+>\s{0,3}|\s+(?:is|was|is\s+now|will\s+be|ist|est|es)(?![\p{L}\p{N}])\s*:?\s*)`,
   'giu',
 )
-const URL_USERINFO_RE = /\b[a-z][a-z0-9+.\-]{1,15}:\/\/[^\s:\/@]{1,128}:([^\s@\/]{1,128})@/dgi
+const URL_USERINFO_RE = /\b[a-z][a-z0-9+.-]{1,15}:\/\/[^\s:/@]{1,128}:([^\s@/]{1,128})@/dgi
 /** Words that follow "password is" in sentences about a password rather than giving one. */
 const NOT_A_PASSWORD = new Set(
   (
@@ -291,7 +296,7 @@ function findPasswords(text: string, add: Add) {
 // ---------------------------------------------------------------------------------------------------------
 // ID_DOC (optional)
 
-const SSN_RE = /(?<![\d\-])(\d{3})([\- ])(\d{2})\2(\d{4})(?!\d|-\d)/g
+const SSN_RE = /(?<![\d-])(\d{3})([- ])(\d{2})\2(\d{4})(?!\d|-\d)/g
 const BARE_SSN_RE = /(?<!\d)(\d{3})(\d{2})(\d{4})(?!\d)/g
 const SSN_CONTEXT_RE = /(?:ssn|social\s+security(?:\s+(?:number|no\.?|#))?|ss#)\s*(?:is|:|#|=)?\s*$/i
 const ID_KEYWORD_RE = new RegExp(
@@ -321,16 +326,16 @@ function findIdDocs(text: string, add: Add) {
     if (short && !/(?:number|no\.?|nr\.?|num\.?|#|card|:|=|is)\s*$/i.test(m[0])) continue
     // the value: one token with a digit, optionally followed by short groups ("AB 12 34 56 C")
     const rest = text.slice(m.index + m[0].length, m.index + m[0].length + 40)
-    const v = /^[A-Za-z0-9][A-Za-z0-9\-\/.]{1,23}(?:[ ][A-Za-z0-9]{1,4}){0,4}/.exec(rest)
+    const v = /^[A-Za-z0-9][A-Za-z0-9\-/.]{1,23}(?:[ ][A-Za-z0-9]{1,4}){0,4}/.exec(rest)
     if (!v) continue
-    let value = v[0].replace(/[.\-\/]+$/, '')
+    let value = v[0].replace(/[.\-/]+$/, '')
     // trailing short groups only when they look like part of the number (digits, or one letter at the end)
     const parts = value.split(' ')
     while (parts.length > 1 && !/^(?:\d{1,4}|[A-Z])$/.test(parts[parts.length - 1])) parts.pop()
     value = parts.join(' ')
     if (!/\d/.test(value) || value.replace(/\W/g, '').length < 5) continue
     const start = m.index + m[0].length
-    const isSsnShape = /^\d{3}[\- ]?\d{2}[\- ]?\d{4}$/.test(value)
+    const isSsnShape = /^\d{3}[- ]?\d{2}[- ]?\d{4}$/.test(value)
     add('ID_DOC', start, start + value.length, PRIORITY.ID_DOC, isSsnShape && kind === 'NATIONAL_ID' ? 'SSN' : kind)
   }
 }
@@ -359,9 +364,9 @@ function findIps(text: string, add: Add) {
 // ---------------------------------------------------------------------------------------------------------
 // URL_TOKEN (optional)
 
-const URL_PARAM_RE = /[?&;#]([A-Za-z0-9_.\-]{1,64})=([^&#\s"'<>]{3,2048})/dg
+const URL_PARAM_RE = /[?&;#]([A-Za-z0-9_.-]{1,64})=([^&#\s"'<>]{3,2048})/dg
 const SENSITIVE_PARAM_RE =
-  /^(?:[\w.\-]*[_.\-])?(?:token|access_?token|id_?token|refresh_?token|key|apikey|api_?key|sig|signature|code|session|sessionid|session_?id|sid|secret|password|passwd|pwd|auth|otp|jwt|credential|credentials|hash|ticket)(?:[_.\-][\w.\-]*)?$/i
+  /^(?:[\w.-]*[_.-])?(?:token|access_?token|id_?token|refresh_?token|key|apikey|api_?key|sig|signature|code|session|sessionid|session_?id|sid|secret|password|passwd|pwd|auth|otp|jwt|credential|credentials|hash|ticket)(?:[_.-][\w.-]*)?$/i
 
 function findUrlTokens(text: string, add: Add) {
   for (const m of text.matchAll(URL_PARAM_RE)) {

@@ -1,4 +1,4 @@
-import { Readable } from 'node:stream'
+import type { Readable } from 'node:stream'
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib'
 import { Agent, request } from 'undici'
 import { normalizeUrl, urlProblemMessage } from './url.fns.js'
@@ -178,7 +178,12 @@ export function createFetcher(cfg: FetcherConfig): Fetcher & { gate: HostGate } 
     }
   }
 
-  async function fetchHop(url: string, opts: FetchOptions, signal: AbortSignal, timeout: AbortSignal): Promise<FetchOutcome | { kind: 'redirect'; to: string }> {
+  async function fetchHop(
+    url: string,
+    opts: FetchOptions,
+    signal: AbortSignal,
+    timeout: AbortSignal,
+  ): Promise<FetchOutcome | { kind: 'redirect'; to: string }> {
     const maxBytes = opts.maxBytes ?? cfg.maxBytes
     const headers: Record<string, string> = {
       'user-agent': cfg.userAgent,

@@ -12,10 +12,7 @@ export type PageContent =
  * (in its parser threads when the wiring gives them), plain text and Markdown as they are, PDF through the
  * file parser. Anything else is not a page the crawl can index.
  */
-export async function pageContent(
-  deps: Pick<CrawlerDeps, 'extractHtml' | 'parseFile'>,
-  res: Extract<FetchOutcome, { kind: 'ok' }>,
-): Promise<PageContent> {
+export async function pageContent(deps: Pick<CrawlerDeps, 'extractHtml' | 'parseFile'>, res: Extract<FetchOutcome, { kind: 'ok' }>): Promise<PageContent> {
   const type = res.contentType
   if (type === 'text/html' || type === 'application/xhtml+xml' || (type === '' && /^\s*</.test(res.body.subarray(0, 512).toString('latin1')))) {
     let extracted: ExtractedPage

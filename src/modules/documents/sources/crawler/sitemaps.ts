@@ -12,14 +12,14 @@ const MAX_SITEMAP_BYTES = 50 * 1024 * 1024
 
 /** Sitemaps named in robots.txt plus /sitemap.xml, following sitemap indexes; their pages join at depth 1. */
 export async function discoverSitemaps(
-deps: Pick<CrawlerDeps, 'db' | 'repo' | 'fetcher'>,
-run: RunRow,
-source: SourceRow,
-scope: FrontierScope,
-robots: RobotsCache,
-signal: AbortSignal,
+  deps: Pick<CrawlerDeps, 'db' | 'repo' | 'fetcher'>,
+  run: RunRow,
+  source: SourceRow,
+  scope: FrontierScope,
+  robots: RobotsCache,
+  signal: AbortSignal,
 ): Promise<void> {
-const { db, repo, fetcher } = deps
+  const { db, repo, fetcher } = deps
   const origin = new URL(source.url).origin
   const rules = await robots.rules(source.url)
   const resolve = (u: string) => {

@@ -5,7 +5,10 @@ import ipaddr from 'ipaddr.js'
 /** Thrown (at connect time) when a target resolves to an address the crawler must not reach. */
 export class BlockedAddressError extends Error {
   readonly code = 'ESSRF'
-  constructor(readonly address: string, readonly range: string) {
+  constructor(
+    readonly address: string,
+    readonly range: string,
+  ) {
     super(`blocked: ${address} is a ${range} address`)
     this.name = 'BlockedAddressError'
   }
