@@ -63,7 +63,6 @@ describe('metrics behind METRICS_TOKEN', () => {
     expect(chat.status).toBe(200)
     for (let i = 0; i < 3; i++) expect((await owner.api.get(`/bots/${owner.bot.id}`)).status).toBe(200)
     expect((await owner.api.get('/no/such/route')).status).toBe(404)
-    t.ctx.metrics.observeStage('retrieve', 12)
 
     const text = (await t.api().get('/metrics', { authorization: `Bearer ${TOKEN}` })).text
     // The route pattern, never the id: one series for every bot.
@@ -83,7 +82,10 @@ describe('metrics behind METRICS_TOKEN', () => {
     expect(text).toContain('# TYPE scb_jobs_queued gauge')
     expect(text).toContain('# TYPE scb_crawl_fetches_total counter')
     expect(sample(text, 'scb_cache_requests_total', { result: 'hit' })).toBeGreaterThanOrEqual(1)
-    expect(sample(text, 'scb_chat_stage_duration_seconds_count', { stage: 'retrieve' })).toBe(1)
+    // The one turn above, stage by stage, as its log line reports them.
+    for (const stage of ['session', 'guards', 'retrieval', 'generation', 'persist', 'model', 'total']) {
+      expect(sample(text, 'scb_chat_stage_duration_seconds_count', { stage }), stage).toBe(1)
+    }
     // Its own scrapes are not counted, and no credential is ever a label.
     expect(text).not.toContain('route="/metrics"')
     expect(text).not.toContain(TOKEN)

@@ -58,6 +58,7 @@ export function wireChat(
     log,
     llm: meter.llm,
     measure: meter.measure,
+    observeStage: (stage, ms) => ctx.metrics.observeStage(stage, ms),
     repo,
     handOff: deps.handOff,
     privacy: deps.privacy,

@@ -76,6 +76,8 @@ export interface TurnDeps {
   profileFor?: (tenantId: string) => Promise<ProfileData | null>
   /** Measures the time a turn waits on the model (see model-meter.ts); `llm` must be its metered client. */
   measure?: <T>(fn: (modelMs: () => number) => Promise<T>) => Promise<T>
+  /** Told each stage's time at the end of a turn (the Prometheus stage histogram). */
+  observeStage?: (stage: string, ms: number) => void
 }
 
 /** Timings of the stages of one turn, in ms. */

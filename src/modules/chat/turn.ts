@@ -211,5 +211,6 @@ async function finishTurn(deps: TurnDeps, t: Turn, decision: Decision, f: Finish
   const model = modelMs()
   const timings = { ...sw.timings, model, service: Math.round((total - model) * 100) / 100, total }
   deps.log.info({ tenant_id: t.tenantId, session_id: res.session_id, decision: decision.kind, tokens: res.tokens_used, timings }, 'chat turn')
+  if (deps.observeStage) for (const [stage, ms] of Object.entries(timings)) deps.observeStage(stage, ms)
   return res
 }
