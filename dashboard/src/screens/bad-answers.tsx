@@ -2,8 +2,8 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query'
 import { useState } from 'react'
 import { Link } from 'wouter'
 import { api, call } from '../api/client'
-import { Empty, ErrorBox, Loading, PageHeader, When } from '../ui/kit'
-import { IdealAnswerEditor, Pager } from '../ui/knowledge-parts'
+import { Empty, ErrorBox, Loading, PageHeader, Pager, When } from '../ui/kit'
+import { IdealAnswerEditor } from '../ui/knowledge-parts'
 
 const LIMIT = 20
 

@@ -2,8 +2,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query'
 import { useState } from 'react'
 import { Link } from 'wouter'
 import { api, call } from '../api/client'
-import { Badge, Empty, ErrorBox, Loading, PageHeader, When } from '../ui/kit'
-import { Pager } from '../ui/knowledge-parts'
+import { Badge, Empty, ErrorBox, Loading, PageHeader, Pager, When } from '../ui/kit'
 
 const LIMIT = 20
 

@@ -4,8 +4,8 @@ import { Link } from 'wouter'
 import { api, call, messageOf } from '../api/client'
 import type { DocumentItem, UrlSource } from '../api/types'
 import { uploadDocument } from '../api/upload'
-import { Badge, Button, Empty, ErrorBox, Field, fieldError, Loading, PageHeader, Progress, Select, TextArea, When } from '../ui/kit'
-import { CrawlProgress, DocStatus, HealthCell, linesOf, SCHEDULES, SourceStatus, TYPE_NAMES } from '../ui/knowledge-parts'
+import { Badge, Button, Empty, ErrorBox, Field, fieldError, Loading, lines, PageHeader, Progress, Select, TextArea, When } from '../ui/kit'
+import { CrawlProgress, DocStatus, HealthCell, SCHEDULES, SourceStatus, TYPE_NAMES } from '../ui/knowledge-parts'
 import { useToast } from '../ui/toast'
 
 const PARALLEL_UPLOADS = 3
@@ -248,7 +248,7 @@ function AddWebsite() {
             url: url.trim(),
             name: name.trim() || null,
             schedule,
-            exclusions: linesOf(exclusions),
+            exclusions: lines(exclusions),
             max_pages: maxPages.trim() ? Number(maxPages) : null,
           },
         }),

@@ -2,8 +2,8 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
 import { api, call } from '../api/client'
 import type { Body, Res } from '../api/types'
-import { Badge, Button, Check, ErrorBox, Field, fieldError, Loading, PageHeader, TextArea, When } from '../ui/kit'
-import { lines, type Tone } from '../ui/ops'
+import { Badge, Button, Check, ErrorBox, Field, fieldError, Loading, lines, PageHeader, TextArea, When } from '../ui/kit'
+import type { Tone } from '../ui/ops'
 import { useToast } from '../ui/toast'
 
 type Profile = Res<'/knowledge/profile', 'get'>

@@ -3,8 +3,8 @@ import { useState } from 'react'
 import { Link, useLocation } from 'wouter'
 import { api, call, messageOf } from '../api/client'
 import type { Res } from '../api/types'
-import { Badge, Button, Empty, ErrorBox, Field, fieldError, Loading, PageHeader, Select, TextArea, When } from '../ui/kit'
-import { CrawlProgress, DocStatus, linesOf, SCHEDULES, SourceStatus } from '../ui/knowledge-parts'
+import { Badge, Button, Empty, ErrorBox, Field, fieldError, Loading, lines, PageHeader, Select, TextArea, When } from '../ui/kit'
+import { CrawlProgress, DocStatus, SCHEDULES, SourceStatus } from '../ui/knowledge-parts'
 import { useToast } from '../ui/toast'
 
 type Detail = Res<'/documents/sources/{source_id}', 'get'>
@@ -22,7 +22,7 @@ function Settings({ s }: { s: Detail }) {
       call(
         api.PATCH('/documents/sources/{source_id}', {
           params: { path: { source_id: s.id } },
-          body: { name: name.trim(), schedule, exclusions: linesOf(exclusions), max_pages: maxPages.trim() ? Number(maxPages) : null },
+          body: { name: name.trim(), schedule, exclusions: lines(exclusions), max_pages: maxPages.trim() ? Number(maxPages) : null },
         }),
       ),
     onSuccess: async () => {

@@ -3,8 +3,8 @@ import { useState } from 'react'
 import { Link } from 'wouter'
 import { api, call } from '../api/client'
 import type { Ticket } from '../api/types'
-import { Badge, Empty, ErrorBox, Loading, PageHeader, Select, When } from '../ui/kit'
-import { Pager, PriorityBadge, StatusBadge, TRIGGER_WORDS, Visitor } from '../ui/ops'
+import { Badge, Empty, ErrorBox, Loading, PageHeader, Pager, Select, When } from '../ui/kit'
+import { PriorityBadge, StatusBadge, TRIGGER_WORDS, Visitor } from '../ui/ops'
 
 type StatusFilter = 'open' | 'in_progress' | 'resolved' | 'all'
 type PriorityFilter = 'all' | Ticket['priority']

@@ -212,3 +212,40 @@ export function Progress({ value, max, label }: { value: number; max: number; la
     </div>
   )
 }
+
+/** A line-per-item text box's value as a list, blank lines dropped. */
+export const lines = (text: string): string[] =>
+  text
+    .split('\n')
+    .map((s) => s.trim())
+    .filter(Boolean)
+
+/** Previous / next paging for lists the service pages with limit and offset. */
+export function Pager({
+  offset,
+  limit,
+  total,
+  onChange,
+  label,
+}: {
+  offset: number
+  limit: number
+  total: number
+  onChange: (offset: number) => void
+  label: string
+}) {
+  if (total <= limit && offset === 0) return null
+  const from = total === 0 ? 0 : offset + 1
+  const to = Math.min(offset + limit, total)
+  return (
+    <nav className="pager" aria-label={label}>
+      <Button small disabled={offset === 0} onClick={() => onChange(Math.max(0, offset - limit))}>
+        Previous
+      </Button>
+      <span className="muted">{`${from}–${to} of ${total}`}</span>
+      <Button small disabled={offset + limit >= total} onClick={() => onChange(offset + limit)}>
+        Next
+      </Button>
+    </nav>
+  )
+}

@@ -55,36 +55,6 @@ export function HealthCell({ health }: { health: DocumentItem['health_status'] }
   )
 }
 
-/** Previous / next paging for lists the service pages with limit and offset. */
-export function Pager({
-  offset,
-  limit,
-  total,
-  onChange,
-  label,
-}: {
-  offset: number
-  limit: number
-  total: number
-  onChange: (offset: number) => void
-  label: string
-}) {
-  if (total <= limit && offset === 0) return null
-  const from = total === 0 ? 0 : offset + 1
-  const to = Math.min(total, offset + limit)
-  return (
-    <nav className="kc-pager" aria-label={label}>
-      <Button small disabled={offset === 0} onClick={() => onChange(Math.max(0, offset - limit))}>
-        Previous
-      </Button>
-      <span className="muted">{`${from}–${to} of ${total}`}</span>
-      <Button small disabled={offset + limit >= total} onClick={() => onChange(offset + limit)}>
-        Next
-      </Button>
-    </nav>
-  )
-}
-
 /**
  * The operator's "ideal answer" for an assistant message: marks the answer as bad (feedback down) with the
  * text it should have given. Saved answers feed the bad-answers list and the FAQ suggestions.
@@ -168,13 +138,6 @@ export const SCHEDULES = [
   ['daily', 'Daily'],
   ['manual', 'Only when I refresh'],
 ] as const
-
-/** One entry per non-empty line (exclusion patterns). */
-export const linesOf = (s: string) =>
-  s
-    .split('\n')
-    .map((l) => l.trim())
-    .filter(Boolean)
 
 /** Pages indexed of pages found, as a bar and in words. */
 export function CrawlProgress({ s }: { s: Pick<UrlSource, 'name' | 'pages_found' | 'pages_indexed' | 'status'> }) {

@@ -34,38 +34,6 @@ export function percent(n: number | null | undefined): string {
   return typeof n === 'number' && Number.isFinite(n) ? `${Math.round(n * 100)} %` : '–'
 }
 
-/** Previous / next paging for an offset-limited list. */
-export function Pager({
-  offset,
-  limit,
-  total,
-  onChange,
-  label,
-}: {
-  offset: number
-  limit: number
-  total: number
-  onChange: (offset: number) => void
-  label: string
-}) {
-  if (total <= limit && offset === 0) return null
-  const from = total === 0 ? 0 : offset + 1
-  const to = Math.min(offset + limit, total)
-  return (
-    <nav className="pager row" aria-label={label}>
-      <Button small disabled={offset === 0} onClick={() => onChange(Math.max(0, offset - limit))}>
-        Previous
-      </Button>
-      <span className="muted">
-        {from}–{to} of {total}
-      </span>
-      <Button small disabled={offset + limit >= total} onClick={() => onChange(offset + limit)}>
-        Next
-      </Button>
-    </nav>
-  )
-}
-
 /** A secret shown exactly once, with a copy button and a dismiss. */
 export function SecretOnce({ title, value, children, onDone }: { title: string; value: string; children?: ReactNode; onDone: () => void }) {
   return (
@@ -86,13 +54,6 @@ export function SecretOnce({ title, value, children, onDone }: { title: string; 
     </div>
   )
 }
-
-/** A line-per-item text box's value as a list, blank lines dropped. */
-export const lines = (text: string): string[] =>
-  text
-    .split('\n')
-    .map((s) => s.trim())
-    .filter(Boolean)
 
 /** Who the visitor is, from the verified identity or what they typed. */
 export function Visitor({ t }: { t: Pick<Ticket, 'identity' | 'user_email' | 'user_name' | 'user_id'> }) {
