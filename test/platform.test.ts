@@ -107,6 +107,8 @@ describe('OpenAPI and docs', () => {
     for (const path of ['/auth/register', '/tenants/me', '/bots', '/bots/{bot_id}/disclosure', '/tenants/me/api-keys/{key_id}', '/health']) {
       expect(doc.paths[path], path).toBeDefined()
     }
+    // The widget loader is one of the interface's routes (issue 15 item 10).
+    expect(doc.paths['/embed.js'].get.responses['200'].content).toHaveProperty('text/javascript')
     // Request bodies are documented from the same schemas that validate them.
     expect(doc.paths['/bots'].post.requestBody.content['application/json'].schema.required).toContain('name')
     expect(doc.components.securitySchemes).toHaveProperty('bearerAuth')

@@ -353,6 +353,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/embed.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The widget loader script
+         * @description A static script a tenant embeds with `<script src=".../embed.js" data-bot-id="ch_..." async></script>`. It loads the versioned widget bundle and talks to /widget/*. Cached for 5 minutes, with an ETag (304 when unchanged); gzip when accepted. Optional attributes: data-position (right or left), data-color, data-locale, data-mode (bubble or inline) with data-target (a CSS selector).
+         */
+        get: operations["widgetLoader"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/widget/health": {
         parameters: {
             query?: never;
@@ -3720,6 +3740,33 @@ export interface operations {
                         }[];
                     };
                 };
+            };
+        };
+    };
+    widgetLoader: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The loader (text/javascript) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            /** @description Not modified (If-None-Match matched the ETag) */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -60,6 +60,19 @@ function sendAsset(req: FastifyRequest, reply: FastifyReply, a: Asset, cacheCont
   return reply.send(a.body)
 }
 
+/** /embed.js is one of the interface's routes, so the OpenAPI document describes it (the versioned UI bundle it loads is not). */
+const loaderDoc = {
+  summary: 'The widget loader script',
+  description:
+    'A static script a tenant embeds with `<script src=".../embed.js" data-bot-id="ch_..." async></script>`. It loads the versioned widget bundle and ' +
+    'talks to /widget/*. Cached for 5 minutes, with an ETag (304 when unchanged); gzip when accepted. Optional attributes: data-position (right or left), data-color, data-locale, data-mode (bubble or ' +
+    'inline) with data-target (a CSS selector).',
+  response: {
+    200: { description: 'The loader (text/javascript)', content: { 'text/javascript': { schema: { type: 'string' } } } },
+    304: { description: 'Not modified (If-None-Match matched the ETag)', type: 'null' },
+  },
+}
+
 export const widgetRoutes =
   (deps: { widget: WidgetService; access: WidgetAccess; redis: Redis | null; options: WidgetRouteOptions }): FastifyPluginAsyncTypebox =>
   async (app) => {
@@ -98,7 +111,7 @@ export const widgetRoutes =
     // Warm up at startup (built in memory when there is no current dist build); requests wait for it.
     loadAssets().catch((err) => app.log.error({ err: describeError(err) }, 'widget bundles unavailable'))
 
-    app.get('/embed.js', { schema: { tags, operationId: 'widgetLoader', hide: true } }, async (req, reply) => {
+    app.get('/embed.js', { schema: { tags, operationId: 'widgetLoader', ...loaderDoc } }, async (req, reply) => {
       const a = await loadAssets()
       return sendAsset(req, reply, a.embed, 'public, max-age=300')
     })
