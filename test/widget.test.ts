@@ -514,6 +514,11 @@ describe('escalate, history and read receipts', () => {
     // The body is optional: trigger defaults to user_request.
     const sid2 = await newSession(tenant.bot.public_id, api)
     expect((await api.post(`/widget/escalate?bot_id=${tenant.bot.public_id}&session_id=${sid2}`)).status).toBe(200)
+    // A visitor who asks for a human before asking anything: the ticket's question is their note, not a placeholder.
+    const sid3 = await newSession(tenant.bot.public_id, api)
+    await api.post(`/widget/escalate?bot_id=${tenant.bot.public_id}&session_id=${sid3}`, { user_note: 'My order 1182 never arrived' })
+    const tickets = (await t.api().withToken(tenant.token).get('/escalations')).body.tickets as { session_id: string; primary_question: string }[]
+    expect(tickets.find((x) => x.session_id === sid3)?.primary_question).toBe('My order 1182 never arrived')
   })
 
   it('moves the read cursor forward only; an older receipt is accepted and ignored; a foreign message is 404', async () => {

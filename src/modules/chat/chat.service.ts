@@ -122,7 +122,8 @@ async function escalateSession(deps: ChatServiceDeps, tenantId: string, sessionI
         session,
         botId: session.bot_id,
         trigger,
-        primaryQuestion: original?.text ?? lastUser?.content ?? session.last_question ?? '(no question)',
+        // a visitor who asked for a human before asking anything: their note says what it is about
+        primaryQuestion: original?.text ?? lastUser?.content ?? session.last_question ?? note?.text ?? '(no question)',
         primaryQuestionOriginalEnc: original?.originalEnc ?? null,
         transcript,
         userNote: note?.text ?? null,
