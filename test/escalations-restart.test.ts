@@ -96,4 +96,5 @@ it('an operator reply is mailed exactly once, or not at all when read, across a 
     await fake.close()
     rmSync(dir, { recursive: true, force: true })
   }
-})
+  // two starts of an on-disk PGlite: about 10 s idle, over 30 s on a loaded 2-core machine
+}, 90_000)

@@ -158,7 +158,8 @@ describe('a large page', () => {
     delay.disable()
     expect(done.recent_runs[0]).toMatchObject({ status: 'completed', pages_indexed: 1 })
     expect((await pageDocuments(t, s.id))[0]!.title).toBe('Big page')
-    // In process it stalls about 6 s here; what remains (about 0.5 s on PGlite) is the embedded database's own insert.
-    expect(delay.max / 1e6).toBeLessThan(1500)
+    // In process it stalls about 6 s here; what remains (about 0.5 s on PGlite idle, 1.7 s on a 2-core VM at load 14)
+    // is the embedded database's own insert. The bound still fails the in-process parser by a factor of two.
+    expect(delay.max / 1e6).toBeLessThan(3000)
   })
 })
