@@ -82,3 +82,33 @@ describe('honest indexing status', () => {
     fake.reset()
   })
 })
+
+describe('OpenAPI FAQ candidates', () => {
+  it('are listed within seconds of the upload, not after the extraction debounce', async () => {
+    expect(t.ctx.config.KNOWLEDGE_EXTRACT_DELAY_SECONDS).toBeGreaterThanOrEqual(60)
+    const tenant = await createTenant(t)
+    const spec = JSON.stringify({
+      openapi: '3.0.3',
+      info: { title: 'Kumquat API', version: '1' },
+      paths: { '/v1/orders': { get: { summary: 'List orders' }, post: { summary: 'Create an order' } } },
+    })
+    const since = Date.now()
+    const uploaded = await uploadReady(t, tenant.api, 'kumquat.json', spec)
+    expect(uploaded.file_type).toBe('swagger')
+    const list = await until('swagger FAQ candidates', async () => {
+      const r = await tenant.api.get('/knowledge/faq?source=swagger')
+      return r.body.total === 2 ? r.body : null
+    })
+    expect(Date.now() - since).toBeLessThan(5_000)
+    expect(list.items.map((i: { question: string }) => i.question).sort()).toEqual(['How do I create an order?', 'How do I list orders?'])
+    // the debounced extraction (profile) is still ahead, and will not read the API document again
+    const queued = await t.ctx.db
+      .selectFrom('jobs')
+      .select('run_at')
+      .where('tenant_id', '=', tenant.tenantId)
+      .where('kind', '=', 'knowledge.extract')
+      .where('status', '=', 'queued')
+      .executeTakeFirst()
+    expect(queued?.run_at.getTime()).toBeGreaterThan(Date.now() + 30_000)
+  })
+})
