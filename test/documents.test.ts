@@ -137,6 +137,7 @@ describe('listing, detail, deletion', () => {
         'health_status',
         'created_at',
         'updated_at',
+        'embeddings', // added: whether the vectors exist (contract: adding a field is fine)
       ].sort(),
     )
     // the owner's documents are not in the other tenant's list

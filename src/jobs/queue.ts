@@ -10,6 +10,8 @@ export interface EnqueueOptions {
   dedupeKey?: string
   tenantId?: string | null
   maxAttempts?: number
+  /** With `dedupeKey`: a job already queued under the key runs at `runAt` if that is sooner (a running one is left alone). */
+  advance?: boolean
 }
 
 /** Anything that can run a query: the database or a transaction, so jobs can be enqueued atomically. */
@@ -45,7 +47,11 @@ export class JobQueue {
         created_at: now,
         updated_at: now,
       })
-      .onConflict((oc) => oc.column('dedupe_key').where('dedupe_key', 'is not', null).where('status', 'in', ['queued', 'running']).doNothing())
+      .onConflict((oc) => {
+        const key = oc.column('dedupe_key').where('dedupe_key', 'is not', null).where('status', 'in', ['queued', 'running'])
+        if (!opts.advance) return key.doNothing()
+        return key.doUpdateSet({ run_at: sql<Date>`least(jobs.run_at, excluded.run_at)`, updated_at: now }).where('jobs.status', '=', 'queued')
+      })
       .returning('id')
       .executeTakeFirst()
     // In-process workers wake at once instead of waiting for their next poll.

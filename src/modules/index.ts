@@ -53,7 +53,8 @@ export function wireModules(ctx: AppContext): Modules {
   const tenants = wireTenants(ctx, guards, {
     repo: tenantsRepo,
     sessionStats: widgetRepo.sessionStats,
-    onLlmKeySet: (tenantId) => enqueueEmbedBackfill(queue, tenantId),
+    // a new key retries what waited for one (or failed with the old one) now, not at the next sweep
+    onLlmKeySet: (tenantId) => enqueueEmbedBackfill(queue, tenantId, undefined, true),
   })
   const bots = wireBots(ctx, guards, { repo: botsRepo })
   const auth = wireAuth(ctx, guards, { jwt, repo: authRepo, email, tenants: tenants.service, bots: bots.service, botsRepo })
@@ -78,6 +79,7 @@ export function wireModules(ctx: AppContext): Modules {
   const urlSources = wireSources(ctx, guards, {
     parseFile: (name, bytes) => documents.parser.parse(name, bytes),
     extractHtml: (html, url) => documents.parser.extractHtml(html, url),
+    present: documents.documents.present,
   })
 
   return {

@@ -45,7 +45,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 
-export type FaultMode = 'http500' | 'http429' | 'slow_first_token' | 'stall' | 'malformed' | 'disconnect'
+export type FaultMode = 'http500' | 'http429' | 'http401' | 'slow_first_token' | 'stall' | 'malformed' | 'disconnect'
 
 export interface FakeMessage {
   role: string
@@ -414,6 +414,9 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
     switch (mode) {
       case 'http500':
         send(ex, 500, errorBody('The server had an error while processing your request.', 'server_error'))
+        return true
+      case 'http401':
+        send(ex, 401, errorBody('Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key'))
         return true
       case 'http429': {
         const ms = delayMs ?? 50

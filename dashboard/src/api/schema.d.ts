@@ -4645,6 +4645,15 @@ export interface operations {
                             created_at: string;
                             /** Format: date-time */
                             updated_at: string;
+                            embeddings: {
+                                status: "ready" | "pending" | "failed";
+                                model: string;
+                                done: number;
+                                total: number;
+                                reason: ("unreachable" | "timeout" | "provider_error" | "rate_limited" | "model_not_found" | "malformed" | "key_refused" | "rejected" | "no_key") | null;
+                                message: string | null;
+                                failed_at: string | null;
+                            };
                         }[];
                         url_sources: {
                             /** Format: uuid */
@@ -5538,6 +5547,15 @@ export interface operations {
                             created_at: string;
                             /** Format: date-time */
                             updated_at: string;
+                            embeddings: {
+                                status: "ready" | "pending" | "failed";
+                                model: string;
+                                done: number;
+                                total: number;
+                                reason: ("unreachable" | "timeout" | "provider_error" | "rate_limited" | "model_not_found" | "malformed" | "key_refused" | "rejected" | "no_key") | null;
+                                message: string | null;
+                                failed_at: string | null;
+                            };
                         }[];
                     };
                 };
@@ -5656,6 +5674,15 @@ export interface operations {
                         created_at: string;
                         /** Format: date-time */
                         updated_at: string;
+                        embeddings: {
+                            status: "ready" | "pending" | "failed";
+                            model: string;
+                            done: number;
+                            total: number;
+                            reason: ("unreachable" | "timeout" | "provider_error" | "rate_limited" | "model_not_found" | "malformed" | "key_refused" | "rejected" | "no_key") | null;
+                            message: string | null;
+                            failed_at: string | null;
+                        };
                     };
                 };
             };
@@ -5818,6 +5845,15 @@ export interface operations {
                         created_at: string;
                         /** Format: date-time */
                         updated_at: string;
+                        embeddings: {
+                            status: "ready" | "pending" | "failed";
+                            model: string;
+                            done: number;
+                            total: number;
+                            reason: ("unreachable" | "timeout" | "provider_error" | "rate_limited" | "model_not_found" | "malformed" | "key_refused" | "rejected" | "no_key") | null;
+                            message: string | null;
+                            failed_at: string | null;
+                        };
                         parsed_text: string;
                         parsed_text_length: number;
                         progress: {

@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Link, useLocation } from 'wouter'
 import { api, call } from '../api/client'
 import { Badge, Button, ErrorBox, Loading, PageHeader, When } from '../ui/kit'
-import { DocStatus, formatBytes, severityTone, TYPE_NAMES } from '../ui/knowledge-parts'
+import { DocStatus, formatBytes, severityTone, TYPE_NAMES, VectorsStatus } from '../ui/knowledge-parts'
 import { useToast } from '../ui/toast'
 
 export default function DocumentDetail({ params }: { params: Record<string, string> }) {
@@ -13,7 +13,7 @@ export default function DocumentDetail({ params }: { params: Record<string, stri
   const doc = useQuery({
     queryKey: ['document', id],
     queryFn: () => call(api.GET('/documents/{document_id}', { params: { path: { document_id: id } } })),
-    refetchInterval: (q) => (q.state.data?.status === 'processing' ? 1500 : false),
+    refetchInterval: (q) => (q.state.data?.status === 'processing' ? 1500 : q.state.data && q.state.data.embeddings.status !== 'ready' ? 5000 : false),
   })
   const check = useMutation({
     mutationFn: () => call(api.POST('/documents/{document_id}/health/run', { params: { path: { document_id: id } } })),
@@ -97,6 +97,16 @@ export default function DocumentDetail({ params }: { params: Record<string, stri
             <dd>{formatBytes(d.size_bytes)}</dd>
             <dt>Chunks</dt>
             <dd>{d.chunk_count}</dd>
+            {d.status === 'ready' && d.chunk_count > 0 && (
+              <>
+                <dt>Vectors</dt>
+                <dd>
+                  <VectorsStatus embeddings={d.embeddings} />{' '}
+                  <span className="muted kc-small">{`${d.embeddings.done} of ${d.embeddings.total} chunks, ${d.embeddings.model}`}</span>
+                  {d.embeddings.message && <div className="upload-error kc-small">{d.embeddings.message}</div>}
+                </dd>
+              </>
+            )}
             <dt>Text length</dt>
             <dd>{`${d.parsed_text_length.toLocaleString()} characters`}</dd>
             <dt>Added</dt>

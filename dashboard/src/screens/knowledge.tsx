@@ -5,7 +5,7 @@ import { api, call, messageOf } from '../api/client'
 import type { DocumentItem, UrlSource } from '../api/types'
 import { uploadDocument } from '../api/upload'
 import { Badge, Button, Empty, ErrorBox, Field, fieldError, Loading, lines, PageHeader, Progress, Select, TextArea, When } from '../ui/kit'
-import { CrawlProgress, DocStatus, HealthCell, SCHEDULES, SourceStatus, TYPE_NAMES } from '../ui/knowledge-parts'
+import { CrawlProgress, DocStatus, HealthCell, SCHEDULES, SourceStatus, TYPE_NAMES, VectorsStatus } from '../ui/knowledge-parts'
 import { useToast } from '../ui/toast'
 
 const PARALLEL_UPLOADS = 3
@@ -22,7 +22,8 @@ export function useKnowledge() {
       const d = q.state.data as Sources | undefined
       if (!d) return false
       const busy = d.documents.some((x) => x.status === 'processing') || d.url_sources.some((s) => s.status === 'queued' || s.status === 'indexing')
-      return busy ? 1500 : false
+      // vectors still coming (or waiting for the provider): look again now and then, so the badge clears by itself
+      return busy ? 1500 : d.documents.some((x) => x.status === 'ready' && x.embeddings.status !== 'ready') ? 5000 : false
     },
   })
 }
@@ -204,7 +205,10 @@ function DocumentsTable({ documents }: { documents: DocumentItem[] }) {
               </td>
               <td>{TYPE_NAMES[d.file_type]}</td>
               <td>
-                <DocStatus status={d.status} />
+                <span className="row kc-nowrap">
+                  <DocStatus status={d.status} />
+                  {d.status === 'ready' && d.embeddings.status !== 'ready' && <VectorsStatus embeddings={d.embeddings} />}
+                </span>
               </td>
               <td className="num">{d.chunk_count}</td>
               <td>

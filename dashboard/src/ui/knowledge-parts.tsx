@@ -14,6 +14,17 @@ export function DocStatus({ status }: { status: DocumentItem['status'] | string 
   return <Badge>{status}</Badge>
 }
 
+/** Whether the document's vectors exist: keyword search works without them, meaning-based search needs them. */
+export function VectorsStatus({ embeddings }: { embeddings: DocumentItem['embeddings'] }) {
+  if (embeddings.status === 'ready') return embeddings.total > 0 ? <Badge tone="ok">Vectors ready</Badge> : null
+  if (embeddings.status === 'pending') return <Badge tone="info">{`Vectors ${embeddings.done}/${embeddings.total}`}</Badge>
+  return (
+    <span title={embeddings.message ?? undefined}>
+      <Badge tone="warn">Keyword search only</Badge>
+    </span>
+  )
+}
+
 export function SourceStatus({ status }: { status: UrlSource['status'] }) {
   const tone = ({ queued: 'neutral', indexing: 'info', ready: 'ok', error: 'bad', paused: 'warn' } as const)[status]
   const text = { queued: 'Queued', indexing: 'Indexing', ready: 'Ready', error: 'Error', paused: 'Paused' }[status]

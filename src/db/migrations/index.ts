@@ -7,6 +7,7 @@ import * as m0200 from './0200_chat.js'
 import * as m0201 from './0201_retrieval_stats.js'
 import * as m0400 from './0400_escalations.js'
 import * as m0500 from './0500_knowledge.js'
+import * as m0510 from './0510_embedding_failures.js'
 
 /**
  * The one migration history, for PGlite and PostgreSQL alike. Names sort in the order they run; never
@@ -21,4 +22,5 @@ export const migrations: Record<string, Migration> = {
   '0201_retrieval_stats': m0201,
   '0400_escalations': m0400,
   '0500_knowledge': m0500,
+  '0510_embedding_failures': m0510,
 }

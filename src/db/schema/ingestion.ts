@@ -63,7 +63,32 @@ export interface ChunksTable {
   created_at: Timestamp
 }
 
+/** Why the embedding failed: `scope` provider (the address or the service) or tenant (its key, or none). */
+export type EmbeddingFailureReason =
+  | 'unreachable'
+  | 'timeout'
+  | 'provider_error'
+  | 'rate_limited'
+  | 'model_not_found'
+  | 'malformed'
+  | 'key_refused'
+  | 'rejected'
+  | 'no_key'
+export type EmbeddingFailureScope = 'provider' | 'tenant'
+
+export interface EmbeddingFailuresTable {
+  tenant_id: string
+  /** The embedding model the failed run asked for: a row of another model says nothing about the one in use. */
+  model: string
+  reason: EmbeddingFailureReason
+  scope: EmbeddingFailureScope
+  attempts: Generated<number>
+  first_failed_at: Timestamp
+  failed_at: Timestamp
+}
+
 export interface IngestionTables {
   documents: DocumentsTable
   chunks: ChunksTable
+  embedding_failures: EmbeddingFailuresTable
 }

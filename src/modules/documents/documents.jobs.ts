@@ -4,7 +4,8 @@ import { defineJob } from '../../jobs/types.js'
 import type { Clock } from '../../lib/clock.js'
 import { addSeconds } from '../../lib/clock.js'
 import type { DocumentsRepo } from './documents.repo.js'
-import type { DocumentsService } from './documents.service.js'
+import type { DocumentsService, EmbedOutcome } from './documents.service.js'
+import { probeDelaySeconds } from './embedding-status.fns.js'
 
 export interface IndexJob {
   tenantId: string
@@ -23,19 +24,33 @@ declare module '../../jobs/types.js' {
     'documents.embed_backfill': EmbedBackfillJob
     /** Recurring: finds tenants with a key and chunks without vectors, enqueues their backfill. */
     'documents.embed_sweep': Record<string, never>
+    /**
+     * While embeddings fail for a provider reason: one small embedding call (one chunk of one stopped
+     * tenant) with backoff; when it works, every stopped tenant's backfill is moved to now.
+     */
+    'documents.embed_probe': Record<string, never>
   }
 }
 
 const INDEX_MAX_ATTEMPTS = 5
-/** After an embedding failure, try again this much later (the recurring sweep is the safety net). */
+/** After a failure of the tenant's own (a refused key), try again this much later; a new key retries at once. */
 const EMBED_RETRY_SECONDS = 300
+/** The probe keeps trying for about an hour (every 30 s at most); then the recurring sweep starts it again. */
+const PROBE_MAX_ATTEMPTS = 120
+const PROBE_TIMEOUT_MS = 10_000
+/** Stopped tenants whose backfill one successful probe moves to now; the rest follow on the next probe. */
+const PROBE_WAKE_TENANTS = 200
 
-export const enqueueEmbedBackfill = (queue: JobQueue, tenantId: string, runAt?: Date) =>
-  queue.enqueue('documents.embed_backfill', { tenantId }, { dedupeKey: `documents.embed_backfill:${tenantId}`, tenantId, runAt })
+/** Enqueues the tenant's backfill; `soon` moves an already queued one forward instead of waiting for it. */
+export const enqueueEmbedBackfill = (queue: JobQueue, tenantId: string, runAt?: Date, soon = false) =>
+  queue.enqueue('documents.embed_backfill', { tenantId }, { dedupeKey: `documents.embed_backfill:${tenantId}`, tenantId, runAt, advance: soon, maxAttempts: 3 })
+
+export const enqueueEmbedProbe = (queue: JobQueue, runAt?: Date) =>
+  queue.enqueue('documents.embed_probe', {}, { dedupeKey: 'documents.embed_probe', runAt, advance: true, maxAttempts: PROBE_MAX_ATTEMPTS })
 
 export const documentsJobs = (deps: {
   documents: DocumentsService
-  repo: Pick<DocumentsRepo, 'markStatus' | 'find' | 'tenantsNeedingEmbeddings'>
+  repo: Pick<DocumentsRepo, 'markStatus' | 'find' | 'tenantsNeedingEmbeddings' | 'tenantsStoppedByProvider'>
   queue: JobQueue
   clock: Clock
   log: FastifyBaseLogger
@@ -45,6 +60,22 @@ export const documentsJobs = (deps: {
   onIndexed?: (tenantId: string, documentId: string) => Promise<void>
 }) => {
   const { documents, repo, queue, clock, log } = deps
+
+  /**
+   * What follows an embedding run: a provider failure hands over to the probe (one call with backoff for
+   * all tenants, instead of every tenant's backfill hammering a dead provider); a failure of the tenant's
+   * own waits minutes (or a new key); a recorded failure that is over wakes the tenant's other documents
+   * and, the provider answering again, everyone the provider had stopped.
+   */
+  async function followUp(tenantId: string, r: EmbedOutcome, opts: { inBackfill: boolean }): Promise<void> {
+    if (r.status === 'failed' && r.scope === 'provider') await enqueueEmbedProbe(queue, addSeconds(clock.now(), probeDelaySeconds(1)))
+    else if (r.status === 'failed' && !opts.inBackfill) await enqueueEmbedBackfill(queue, tenantId, addSeconds(clock.now(), EMBED_RETRY_SECONDS))
+    else if (r.status === 'partial' && !opts.inBackfill) await enqueueEmbedBackfill(queue, tenantId, addSeconds(clock.now(), EMBED_RETRY_SECONDS))
+    if (r.recovered && !opts.inBackfill) await enqueueEmbedBackfill(queue, tenantId, undefined, true)
+    // a call that worked proves the provider answers: the probe runs now for whoever it stopped
+    if ((r.recovered || r.embedded > 0) && (await repo.tenantsStoppedByProvider(deps.embeddingModel, 1)).length) await enqueueEmbedProbe(queue)
+  }
+
   return [
     defineJob({
       kind: 'documents.index',
@@ -66,8 +97,7 @@ export const documentsJobs = (deps: {
             }
             throw err
           }
-          const r = await documents.embedPending(tenantId, { documentId, signal: ctx.signal })
-          if (r.status === 'failed' || r.status === 'partial') await enqueueEmbedBackfill(queue, tenantId, addSeconds(clock.now(), EMBED_RETRY_SECONDS))
+          await followUp(tenantId, await documents.embedPending(tenantId, { documentId, signal: ctx.signal }), { inBackfill: false })
           const after = await repo.find(tenantId, documentId)
           if (!after || after.status !== 'processing') {
             if (after?.status === 'ready') await deps.onIndexed?.(tenantId, documentId)
@@ -83,8 +113,27 @@ export const documentsJobs = (deps: {
       async handler({ tenantId }, ctx) {
         const r = await documents.embedPending(tenantId, { signal: ctx.signal })
         if (r.embedded) log.info({ tenantId, embedded: r.embedded, status: r.status }, 'embedding backfill')
-        // retried with backoff; after the last attempt the recurring sweep picks the tenant up again
-        if (r.status === 'failed') throw new Error('embedding provider unavailable')
+        await followUp(tenantId, r, { inBackfill: true })
+        // a refused key: retried with backoff, then the recurring sweep (a new key retries at once)
+        if (r.status === 'failed' && r.scope === 'tenant') throw new Error('embedding refused for this tenant')
+      },
+    }),
+    defineJob({
+      kind: 'documents.embed_probe',
+      maxAttempts: PROBE_MAX_ATTEMPTS,
+      backoffSeconds: probeDelaySeconds,
+      async handler(_payload, ctx) {
+        const stopped = await repo.tenantsStoppedByProvider(deps.embeddingModel, PROBE_WAKE_TENANTS)
+        // the oldest few: one whose key is now the problem must not keep the others waiting
+        for (const tenantId of stopped.slice(0, 3)) {
+          const r = await documents.embedPending(tenantId, { signal: ctx.signal, maxBatches: 1, batch: 1, timeoutMs: PROBE_TIMEOUT_MS })
+          if (r.status === 'failed' && r.scope === 'provider') throw new Error('embedding provider still failing')
+          if (r.embedded > 0 || r.status === 'done') {
+            log.info({ tenants: stopped.length }, 'embedding provider answers again; backfilling')
+            for (const t of stopped) await enqueueEmbedBackfill(queue, t, undefined, true)
+            return
+          }
+        }
       },
     }),
     defineJob({
@@ -95,6 +144,8 @@ export const documentsJobs = (deps: {
         for (const tenantId of await repo.tenantsNeedingEmbeddings(deps.embeddingModel, 500)) {
           await enqueueEmbedBackfill(queue, tenantId)
         }
+        // the probe gave up after an hour: start it again while the provider keeps tenants waiting
+        if ((await repo.tenantsStoppedByProvider(deps.embeddingModel, 1)).length) await enqueueEmbedProbe(queue)
       },
     }),
   ]

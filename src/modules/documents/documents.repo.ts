@@ -1,7 +1,8 @@
 import { sql, type Selectable } from 'kysely'
 import type { Db } from '../../db/client.js'
-import type { DocumentFileType, DocumentsTable, HealthStatus } from '../../db/schema/ingestion.js'
+import type { DocumentFileType, DocumentsTable, EmbeddingFailureReason, EmbeddingFailureScope, HealthStatus } from '../../db/schema/ingestion.js'
 import type { Chunk } from './chunking.fns.js'
+import type { EmbeddingFailure } from './embedding-status.fns.js'
 
 type Executor = Db
 
@@ -303,6 +304,65 @@ export function createDocumentsRepo(db: Db) {
         UPDATE chunks SET embedding = ${cast}, embedding_model = ${model}
         FROM jsonb_to_recordset(${payload}::jsonb) AS x(id uuid, v text)
         WHERE chunks.id = x.id AND chunks.tenant_id = ${tenantId}::uuid`.execute(trx)
+    },
+
+    /**
+     * Chunks without a vector of `model`, per document of the tenant (only documents that miss some).
+     * One grouped scan of the tenant's chunks; the listing asks it once for all its documents.
+     */
+    async missingVectors(tenantId: string, model: string, documentId?: string, trx: Executor = db): Promise<Map<string, number>> {
+      let q = trx
+        .selectFrom('chunks')
+        .select(['document_id', sql<number>`count(*)::int`.as('n')])
+        .where('tenant_id', '=', tenantId)
+        .where((eb) => eb.or([eb('embedding', 'is', null), eb('embedding_model', 'is', null), eb('embedding_model', '!=', model)]))
+        .groupBy('document_id')
+      if (documentId) q = q.where('document_id', '=', documentId)
+      const rows = await q.execute()
+      return new Map(rows.map((r) => [r.document_id, Number(r.n)]))
+    },
+
+    embeddingFailure(tenantId: string, trx: Executor = db): Promise<EmbeddingFailure | undefined> {
+      return trx
+        .selectFrom('embedding_failures')
+        .select(['model', 'reason', 'scope', 'attempts', 'failed_at'])
+        .where('tenant_id', '=', tenantId)
+        .executeTakeFirst()
+    },
+
+    /** Upserts the tenant's failure; `attempts` counts consecutive failures of the same reason and model. */
+    async recordEmbeddingFailure(
+      tenantId: string,
+      f: { model: string; reason: EmbeddingFailureReason; scope: EmbeddingFailureScope; now: Date },
+      trx: Executor = db,
+    ) {
+      await sql`
+        INSERT INTO embedding_failures (tenant_id, model, reason, scope, attempts, first_failed_at, failed_at)
+        VALUES (${tenantId}::uuid, ${f.model}, ${f.reason}, ${f.scope}, 1, ${f.now}, ${f.now})
+        ON CONFLICT (tenant_id) DO UPDATE SET
+          attempts = CASE WHEN embedding_failures.reason = EXCLUDED.reason AND embedding_failures.model = EXCLUDED.model
+                          THEN embedding_failures.attempts + 1 ELSE 1 END,
+          first_failed_at = CASE WHEN embedding_failures.reason = EXCLUDED.reason AND embedding_failures.model = EXCLUDED.model
+                          THEN embedding_failures.first_failed_at ELSE EXCLUDED.first_failed_at END,
+          model = EXCLUDED.model, reason = EXCLUDED.reason, scope = EXCLUDED.scope, failed_at = EXCLUDED.failed_at`.execute(trx)
+    },
+
+    async clearEmbeddingFailure(tenantId: string, trx: Executor = db): Promise<boolean> {
+      const r = await trx.deleteFrom('embedding_failures').where('tenant_id', '=', tenantId).executeTakeFirst()
+      return Number(r.numDeletedRows) > 0
+    },
+
+    /** Not tenant-scoped on purpose: the provider probe works for every tenant a provider failure stopped, oldest first. */
+    tenantsStoppedByProvider(model: string, limit: number, trx: Executor = db): Promise<string[]> {
+      return trx
+        .selectFrom('embedding_failures')
+        .select('tenant_id')
+        .where('scope', '=', 'provider')
+        .where('model', '=', model)
+        .orderBy('failed_at')
+        .limit(limit)
+        .execute()
+        .then((rows) => rows.map((r) => r.tenant_id))
     },
 
     /**

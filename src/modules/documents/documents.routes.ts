@@ -14,7 +14,7 @@ import {
   DocumentUploadBody,
   UploadUnprocessable,
 } from './documents.schemas.js'
-import { presentDocument, type DocumentsService } from './documents.service.js'
+import type { DocumentsService } from './documents.service.js'
 
 const MB = 1024 * 1024
 
@@ -32,7 +32,7 @@ export const documentsRoutes =
     })
 
     app.get('/documents', { ...pre, schema: { ...base, operationId: 'listDocuments', response: { 200: DocumentListResponse, ...errors } } }, async (req) => ({
-      documents: (await documents.list(req.tenantId!)).map(presentDocument),
+      documents: await documents.present(req.tenantId!, await documents.list(req.tenantId!)),
     }))
 
     app.post(
@@ -69,7 +69,7 @@ export const documentsRoutes =
           throw uploadError(err, maxUploadBytes)
         }
         const doc = await documents.upload(req.tenantId!, { filename: file.filename, bytes })
-        return reply.code(201).send(presentDocument(doc))
+        return reply.code(201).send((await documents.present(req.tenantId!, [doc]))[0])
       },
     )
 
@@ -78,8 +78,8 @@ export const documentsRoutes =
       { ...pre, schema: { ...base, operationId: 'getDocument', params: DocumentParams, response: { 200: DocumentDetailResponse, ...errors } } },
       async (req) => {
         const d = await documents.detail(req.tenantId!, req.params.document_id)
-        const progress = await documents.progress(req.tenantId!, d)
-        return { ...presentDocument(d), parsed_text: d.parsed_text, parsed_text_length: d.parsed_text.length, progress }
+        const [progress, [shown]] = await Promise.all([documents.progress(req.tenantId!, d), documents.present(req.tenantId!, [d])])
+        return { ...shown!, parsed_text: d.parsed_text, parsed_text_length: d.parsed_text.length, progress }
       },
     )
 

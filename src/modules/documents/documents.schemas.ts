@@ -27,6 +27,33 @@ export const DocumentHealthStatusResponse = Type.Object({
   error: Nullable(Type.String()),
 })
 
+/**
+ * Whether the document's chunks have vectors of the embedding model in use. A `ready` document is
+ * searchable by keywords at once; vectors follow. `failed` carries the reason (no provider text) and the
+ * time of the last failed try; it clears by itself once the vectors exist.
+ */
+export const DocumentEmbeddings = Type.Object({
+  status: Type.Union([Type.Literal('ready'), Type.Literal('pending'), Type.Literal('failed')]),
+  model: Type.String(),
+  done: Type.Integer({ minimum: 0 }),
+  total: Type.Integer({ minimum: 0 }),
+  reason: Nullable(
+    Type.Union([
+      Type.Literal('unreachable'),
+      Type.Literal('timeout'),
+      Type.Literal('provider_error'),
+      Type.Literal('rate_limited'),
+      Type.Literal('model_not_found'),
+      Type.Literal('malformed'),
+      Type.Literal('key_refused'),
+      Type.Literal('rejected'),
+      Type.Literal('no_key'),
+    ]),
+  ),
+  message: Nullable(Type.String()),
+  failed_at: Nullable(DateTime),
+})
+
 export const DocumentResponse = Type.Object({
   id: Uuid,
   filename: Type.String(),
@@ -41,6 +68,7 @@ export const DocumentResponse = Type.Object({
   health_status: Nullable(DocumentHealthStatusResponse),
   created_at: DateTime,
   updated_at: DateTime,
+  embeddings: DocumentEmbeddings,
 })
 
 /**

@@ -23,6 +23,7 @@ import { AppError, badRequest, conflict, notFound } from '../../lib/errors.js'
 import { LlmUnavailableError, type LlmClient } from '../llm/llm.js'
 import { chunkDocument, documentLanguage, type Chunk, type ChunkOptions } from './chunking.fns.js'
 import type { DocumentRow, DocumentsRepo, EmbeddingStorage } from './documents.repo.js'
+import { classifyEmbeddingFailure, documentEmbeddings, withEmbeddingsWarning, type DocumentEmbeddings } from './embedding-status.fns.js'
 import { checkHealth } from './health.fns.js'
 import { ParseFailure, UnsupportedFile } from './parsers/errors.js'
 import type { ParserPool } from './parsers/pool.js'
@@ -58,7 +59,8 @@ export function cleanFilename(raw: string | undefined): string {
   return cleaned || 'upload'
 }
 
-export function presentDocument(d: DocumentRow) {
+/** A document as the API shows it; with its embedding state, the health carries the vectors' warning too. */
+export function presentDocument(d: DocumentRow, embeddings: DocumentEmbeddings) {
   return {
     id: d.id,
     filename: d.filename,
@@ -70,10 +72,21 @@ export function presentDocument(d: DocumentRow) {
     source_url: d.source_url,
     size_bytes: d.size_bytes,
     chunk_count: d.chunk_count,
-    health_status: d.health_status,
+    health_status: d.health_status && withEmbeddingsWarning(d.health_status, embeddings),
     created_at: d.created_at.toISOString(),
     updated_at: d.updated_at.toISOString(),
+    embeddings,
   }
+}
+
+/** What one embedding run did; `failed` names the reason it recorded. */
+export type EmbedOutcome = {
+  embedded: number
+  status: 'done' | 'no_key' | 'failed' | 'partial'
+  /** `failed`: whether the provider (any tenant) or this tenant (its key) is the cause. */
+  scope?: 'provider' | 'tenant'
+  /** A failure recorded earlier is over (this run's embedding call worked). */
+  recovered?: boolean
 }
 
 export function createDocumentsService(deps: {
@@ -212,40 +225,71 @@ export function createDocumentsService(deps: {
     throw new Error('document kept changing while it was indexed')
   }
 
+  async function noteFailure(tenantId: string, f: NonNullable<ReturnType<typeof classifyEmbeddingFailure>>): Promise<Partial<EmbedOutcome>> {
+    await repo.recordEmbeddingFailure(tenantId, { ...f, model: settings.embeddingModel, now: clock.now() })
+    return { scope: f.scope }
+  }
+
   /**
    * Embeds the tenant's chunks that lack a vector of the configured model, batch by batch. Provider
-   * trouble stops the run quietly (the chunks stay searchable lexically; the backfill retries later).
+   * trouble stops the run quietly (the chunks stay searchable lexically) and records why, for the
+   * documents to show and the backfill or the provider probe to retry; a batch that works clears it.
    */
   async function embedPending(
     tenantId: string,
-    opts: { documentId?: string; signal?: AbortSignal; maxBatches?: number } = {},
-  ): Promise<{ embedded: number; status: 'done' | 'no_key' | 'failed' | 'partial' }> {
+    opts: { documentId?: string; signal?: AbortSignal; maxBatches?: number; batch?: number; timeoutMs?: number } = {},
+  ): Promise<EmbedOutcome> {
     const apiKey = await deps.llmKey(tenantId)
-    if (!apiKey) return { embedded: 0, status: 'no_key' }
+    if (!apiKey) {
+      if ((await repo.pendingEmbeddings(tenantId, settings.embeddingModel, 1, opts.documentId)).length === 0) return { embedded: 0, status: 'no_key' }
+      await noteFailure(tenantId, { reason: 'no_key', scope: 'tenant' })
+      return { embedded: 0, status: 'no_key' }
+    }
     const store = await embeddingStorage()
+    const batch = opts.batch ?? settings.embeddingBatch
     let embedded = 0
+    let recovered = false
+    const out = (status: EmbedOutcome['status'], extra: Partial<EmbedOutcome> = {}): EmbedOutcome => ({
+      embedded,
+      status,
+      ...extra,
+      ...(recovered ? { recovered } : {}),
+    })
     const maxBatches = opts.maxBatches ?? Infinity
     for (let b = 0; b < maxBatches; b++) {
-      if (opts.signal?.aborted) return { embedded, status: 'partial' }
-      const rows = await repo.pendingEmbeddings(tenantId, settings.embeddingModel, settings.embeddingBatch, opts.documentId)
-      if (rows.length === 0) return { embedded, status: 'done' }
+      if (opts.signal?.aborted) return out('partial')
+      const rows = await repo.pendingEmbeddings(tenantId, settings.embeddingModel, batch, opts.documentId)
+      if (rows.length === 0) {
+        // nothing of the tenant is missing: a failure on record no longer describes any document
+        if (b === 0 && !opts.documentId) await repo.clearEmbeddingFailure(tenantId)
+        return out('done')
+      }
       const input = rows.map((r) => {
         const context = [r.title ?? r.filename, r.heading_path].filter(Boolean).join(' — ')
         return `${context}\n\n${r.content}`.slice(0, EMBED_INPUT_CHARS)
       })
       let vectors: number[][]
       try {
-        const res = await llm.embed({ apiKey, model: settings.embeddingModel, input, dimensions, timeoutMs: EMBED_TIMEOUT_MS, signal: opts.signal })
+        const res = await llm.embed({
+          apiKey,
+          model: settings.embeddingModel,
+          input,
+          dimensions,
+          timeoutMs: opts.timeoutMs ?? EMBED_TIMEOUT_MS,
+          signal: opts.signal,
+        })
         vectors = res.vectors
       } catch (err) {
         if (!(err instanceof LlmUnavailableError)) throw err
-        log.warn({ tenantId, err: { message: err.message, status: err.status } }, 'embedding failed; chunks stay lexical until the backfill')
-        return { embedded, status: 'failed' }
+        const f = classifyEmbeddingFailure(err)
+        if (!f) return out('partial')
+        log.warn({ tenantId, reason: f.reason, err: { kind: err.kind, status: err.status } }, 'embedding failed; chunks stay lexical until the backfill')
+        return out('failed', await noteFailure(tenantId, f))
       }
       const valid = vectors.length === rows.length && vectors.every((v) => Array.isArray(v) && v.length > 0 && v.every(Number.isFinite))
       if (!valid) {
         log.warn({ tenantId }, 'embedding provider returned malformed vectors')
-        return { embedded, status: 'failed' }
+        return out('failed', await noteFailure(tenantId, { reason: 'malformed', scope: 'provider' }))
       }
       await repo.writeEmbeddings(
         tenantId,
@@ -253,10 +297,28 @@ export function createDocumentsService(deps: {
         settings.embeddingModel,
         store,
       )
+      // the provider answers for this tenant: whatever stopped it before is over
+      if (b === 0) recovered = await repo.clearEmbeddingFailure(tenantId)
       embedded += rows.length
-      if (rows.length < settings.embeddingBatch) return { embedded, status: 'done' }
+      if (rows.length < batch) return out('done')
     }
-    return { embedded, status: 'partial' }
+    return out('partial')
+  }
+
+  /** Each document's embedding state for the model in use: one grouped count and the tenant's last failure. */
+  async function embeddingsOf(tenantId: string, docs: DocumentRow[], documentId?: string): Promise<Map<string, DocumentEmbeddings>> {
+    const out = new Map<string, DocumentEmbeddings>()
+    if (docs.length === 0) return out
+    const model = settings.embeddingModel
+    const [missing, failure] = await Promise.all([repo.missingVectors(tenantId, model, documentId), repo.embeddingFailure(tenantId)])
+    for (const d of docs) out.set(d.id, documentEmbeddings(d, missing.get(d.id) ?? 0, failure ?? null, model))
+    return out
+  }
+
+  /** Documents as the API shows them, each with its embedding state. */
+  async function present(tenantId: string, docs: DocumentRow[]) {
+    const e = await embeddingsOf(tenantId, docs, docs.length === 1 ? docs[0]!.id : undefined)
+    return docs.map((d) => presentDocument(d, e.get(d.id)!))
   }
 
   return {
@@ -264,6 +326,8 @@ export function createDocumentsService(deps: {
     assertCapacity,
     indexDocument,
     embedPending,
+    embeddingsOf,
+    present,
 
     list: (tenantId: string) => repo.list(tenantId),
 
@@ -318,18 +382,20 @@ export function createDocumentsService(deps: {
       if (!(await repo.delete(tenantId, id))) throw notFound('Document not found')
     },
 
+    /** The stored check, with the vectors' warning while they failed (see embedding-status.fns.ts). */
     async health(tenantId: string, id: string): Promise<HealthStatus> {
       const d = await get(tenantId, id)
       if (!d.health_status) throw notFound('No health check has run for this document yet')
-      return d.health_status
+      return withEmbeddingsWarning(d.health_status, (await embeddingsOf(tenantId, [d], d.id)).get(d.id)!)
     },
 
     async runHealth(tenantId: string, id: string): Promise<HealthStatus> {
       const d = await repo.findWithText(tenantId, id)
       if (!d) throw notFound('Document not found')
       const health = checkHealth(d.parsed_text, clock.now())
-      if (!(await repo.setHealth(tenantId, id, health))) throw notFound('Document not found')
-      return health
+      const row = await repo.setHealth(tenantId, id, health)
+      if (!row) throw notFound('Document not found')
+      return withEmbeddingsWarning(health, (await embeddingsOf(tenantId, [row], row.id)).get(row.id)!)
     },
 
     /** See the file comment. The text is used as given (markdown or plain text). */

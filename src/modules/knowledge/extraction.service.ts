@@ -150,7 +150,28 @@ export function createExtractionService(deps: {
     return { drafts: headingQuestions(d.text, 10), source: 'docs' }
   }
 
+  /** Replaces the document's unreviewed candidates by these drafts and marks it read at its current hash. */
+  async function storeDrafts(tenantId: string, d: Doc, drafts: FaqDraft[], source: 'docs' | 'swagger'): Promise<number> {
+    const now = clock.now()
+    return db.transaction().execute(async (trx) => {
+      await repo.dropUnreviewedFromDocument(tenantId, d.id, trx)
+      const n = await deps.knowledge.addCandidates(tenantId, drafts, source, d.id, trx)
+      await repo.markDocumentExtracted(tenantId, d.id, d.content_hash, now, trx)
+      return n
+    })
+  }
+
   return {
+    /**
+     * An OpenAPI document's FAQ candidates right after it is indexed: they need no model, so they do not
+     * wait for the debounced extraction (which then skips the document, read at this hash already).
+     */
+    async swaggerNow(tenantId: string, documentId: string): Promise<number> {
+      const [d] = await repo.documents(tenantId, { chars: DOC_TEXT_CHARS, limit: 1, documentId })
+      if (!d || d.file_type !== 'swagger' || d.extracted_hash === d.content_hash) return 0
+      return storeDrafts(tenantId, d, swaggerFaqs(d.text), 'swagger')
+    },
+
     /**
      * One extraction pass for a tenant. Returns whether documents remain for the next pass (model budget
      * used up). Safe to run twice: documents already read at their current hash are skipped.
@@ -180,13 +201,7 @@ export function createExtractionService(deps: {
         }
         if (useModel) modelBudget--
         const { drafts, source } = await faqDrafts(tenantId, apiKey, d, useModel, signal)
-        const now = clock.now()
-        added += await db.transaction().execute(async (trx) => {
-          await repo.dropUnreviewedFromDocument(tenantId, d.id, trx)
-          const n = await deps.knowledge.addCandidates(tenantId, drafts, source, d.id, trx)
-          await repo.markDocumentExtracted(tenantId, d.id, d.content_hash, now, trx)
-          return n
-        })
+        added += await storeDrafts(tenantId, d, drafts, source)
         faqDocs++
       }
       log.info({ tenantId, faqDocs, added, profile: profile.ok ? 'done' : 'failed' }, 'knowledge extraction')

@@ -125,8 +125,8 @@ export function createKnowledgeRepo(db: Db, changes: ChangeFeed) {
 
     // --- documents the extraction reads ---
     /** Ready documents with the first `chars` of their text, and the content hash the FAQ extraction last read. */
-    documents(tenantId: string, opts: { chars: number; limit: number }, trx: Executor = db) {
-      return trx
+    documents(tenantId: string, opts: { chars: number; limit: number; documentId?: string }, trx: Executor = db) {
+      let q = trx
         .selectFrom('documents as d')
         .leftJoin('knowledge_documents as k', (j) => j.onRef('k.document_id', '=', 'd.id').on('k.tenant_id', '=', tenantId))
         .select([
@@ -144,7 +144,8 @@ export function createKnowledgeRepo(db: Db, changes: ChangeFeed) {
         .orderBy('d.updated_at', 'desc')
         .orderBy('d.id')
         .limit(opts.limit)
-        .execute()
+      if (opts.documentId) q = q.where('d.id', '=', opts.documentId)
+      return q.execute()
     },
 
     async markDocumentExtracted(tenantId: string, documentId: string, contentHash: string, now: Date, trx: Executor = db) {

@@ -40,11 +40,18 @@ export function wireKnowledge(ctx: AppContext, guards: Guards, deps: { llmKey: (
     repo,
     extraction,
     faqSearch: knowledge.faqSearch,
-    /** Never fails the indexing job: a missed mark is only a later extraction. */
-    onDocumentIndexed: (tenantId: string) =>
-      knowledge
+    /**
+     * Never fails the indexing job: a missed mark is only a later extraction. An OpenAPI document's
+     * candidates are drawn at once (no model); the rest waits for the debounced extraction.
+     */
+    onDocumentIndexed: async (tenantId: string, documentId: string) => {
+      await extraction
+        .swaggerNow(tenantId, documentId)
+        .catch((err) => log.warn({ tenantId, documentId, err: { message: (err as Error).message } }, 'OpenAPI FAQ candidates failed; the extraction retries'))
+      await knowledge
         .onDocumentIndexed(tenantId)
-        .catch((err) => log.warn({ tenantId, err: { message: (err as Error).message } }, 'could not schedule the knowledge extraction')),
+        .catch((err) => log.warn({ tenantId, err: { message: (err as Error).message } }, 'could not schedule the knowledge extraction'))
+    },
     routes: knowledgeRoutes({ guards, knowledge }),
     jobs: knowledgeJobs({
       extraction,

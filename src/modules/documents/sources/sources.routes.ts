@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { bearerSecurity, type Guards } from '../../../http/auth.js'
 import { ErrorBody, commonErrors } from '../../../http/schemas.js'
-import { presentDocument } from '../documents.service.js'
+import type { DocumentsService } from '../documents.service.js'
 import { KnowledgeSources, SourcePageParams, SourceParams, UrlSource, UrlSourceCreate, UrlSourceDetail, UrlSourceUpdate } from './sources.schemas.js'
 import type { SourcesService } from './sources.service.js'
 
@@ -11,7 +11,7 @@ import type { SourcesService } from './sources.service.js'
  * Fastify's router, so "sources" is never taken for a document id.
  */
 export const sourcesRoutes =
-  (deps: { guards: Guards; sources: SourcesService }): FastifyPluginAsyncTypebox =>
+  (deps: { guards: Guards; sources: SourcesService; present: DocumentsService['present'] }): FastifyPluginAsyncTypebox =>
   async (app) => {
     const { guards, sources } = deps
     const base = { tags: ['documents'], security: bearerSecurity }
@@ -22,7 +22,7 @@ export const sourcesRoutes =
       { preHandler: guards.tenant, schema: { ...base, operationId: 'listKnowledgeSources', response: { 200: KnowledgeSources, ...errors } } },
       async (req) => {
         const [documents, urlSources] = await Promise.all([sources.uploadedDocuments(req.tenantId!), sources.list(req.tenantId!)])
-        return { documents: documents.map(presentDocument), url_sources: urlSources }
+        return { documents: await deps.present(req.tenantId!, documents), url_sources: urlSources }
       },
     )
 

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify'
 import type { AppContext } from '../../../context.js'
 import type { Guards } from '../../../http/auth.js'
+import type { DocumentsService } from '../documents.service.js'
 import { createCrawler } from './crawler/crawl.js'
 import type { CrawlerDeps } from './crawler/crawl.types.js'
 import { createFetcher, type Fetcher } from './crawler/fetcher.js'
@@ -21,7 +22,7 @@ export const crawlerUserAgent = (configured: string, publicBaseUrl: string): str
   configured || `SupportBotCrawler/0.1${publicBaseUrl ? ` (+${publicBaseUrl})` : ''}`
 
 /** The URL sources module: crawler (one fetcher per process, so host politeness is process-wide), service, routes, jobs. */
-export function wireSources(ctx: AppContext, guards: Guards, deps: Pick<CrawlerDeps, 'parseFile' | 'extractHtml'> = {}) {
+export function wireSources(ctx: AppContext, guards: Guards, deps: Pick<CrawlerDeps, 'parseFile' | 'extractHtml'> & { present: DocumentsService['present'] }) {
   const { db, clock, queue, config } = ctx
   const repo = createSourcesRepo(db)
   const userAgent = crawlerUserAgent(config.CRAWLER_USER_AGENT, config.PUBLIC_BASE_URL)
@@ -62,7 +63,7 @@ export function wireSources(ctx: AppContext, guards: Guards, deps: Pick<CrawlerD
   const sources = createSourcesService({ db, clock, queue, repo, defaultMaxPages: config.CRAWLER_DEFAULT_MAX_PAGES })
   return {
     sources,
-    routes: withFetcherClosed(sourcesRoutes({ guards, sources }), fetcher),
+    routes: withFetcherClosed(sourcesRoutes({ guards, sources, present: deps.present }), fetcher),
     jobs: sourcesJobs({ crawler, sources }),
   }
 }

@@ -4,10 +4,13 @@
  */
 
 const PHONE_RE = /(?<![\p{L}\p{N}_+\-./@#])(?:\+|\(\s?\+?)?\d[\d \-./()\u00a0]{5,26}\d(?:\s{0,2}(?:x|ext\.?|extension|#)\s{0,2}\d{1,6})?(?![\p{L}\p{N}_@])/gu
+/** Words just before a number that say it is one to call or text (several languages). */
 const PHONE_CONTEXT_RE =
-  /(?<![\p{L}])(?:phone|tel|telephone|mobile|cell|cellphone|call|fax|whats\s?app|sms|text\s+me|reach\s+me|ring|contact|number|nummer|numéro|téléphone|telefon|teléfono|móvil|cellulare|handy|portable|celular)(?![\p{L}])/iu
+  /(?<![\p{L}])(?:phone|tel|telephone|mobile|cell|cellphone|call(?:ed|ing)?|fax|desk|landline|hotline|helpline|dial(?:l?ed|l?ing)?|whats\s?app|signal|viber|telegram|sms|texts?|text(?:ed|ing)|message[sd]?|messaging|answer(?:s|ed|ing)?|reach(?:ed|able)?(?=\s+(?:me|us|him|her|them|at|on|out|via))|ring|registered|contact|number|nummer|numéro|numero|téléphone|tél|telefon|teléfono|telefone|móvil|cellulare|handy|portable|celular)(?![\p{L}])|(?<![\p{L}])(?:(?:home|work|office|private|business|direct|main)(?:\s+(?:line|number|phone))?\s*:|(?:office|direct|main|home|work|phone)\s+line)\s*$/iu
+/** ... or just after it ("... is my cell", "... here"). */
+const PHONE_AFTER_RE = /^\s*(?:is\s+(?:my|our|the|his|her)\s+(?:new\s+)?(?:cell|mobile|phone|number|landline|line)|here\b)/i
 const NOT_PHONE_CONTEXT_RE =
-  /(?:order|invoice|ref|reference|tracking|account|acct|ticket|case|\bid|sku|serial|customer|member|transaction|confirmation|booking|\bpo|iban|card|zip|postal|postcode|pin|isbn|version|model|part|batch|lot|receipt|policy|claim|code)\s*(?:number|no\.?|nr\.?|num\.?|#)?\s*[:#=]?\s*$|#\s*$/i
+  /(?:order|invoice|ref|reference|tracking|account|acct|ticket|case|\bid|sku|serial|customer|member|transaction|confirmation|booking|\bpo|iban|card|zip|postal|postcode|pin|isbn|version|model|part|batch|lot|receipt|policy|claim|code)\s*(?:number|no\.?|nr\.?|num\.?|#)?(?:\s+(?:is|was))?\s*[:#=]?\s*$|#\s*$/i
 const CURRENCY_BEFORE_RE = /(?:[$€£¥₹]|\b(?:usd|eur|gbp|chf|jpy|inr|rs\.?|cad|aud))\s*$/i
 const CURRENCY_AFTER_RE = /^\s*(?:[$€£¥₹]|(?:usd|eur|gbp|chf|jpy|inr|cad|aud|dollars?|euros?|pounds?|yen)\b)/i
 
@@ -17,6 +20,8 @@ function startsWithDate(s: string): boolean {
   if (m) return Number(m[3]) >= 1 && Number(m[3]) <= 12 && Number(m[4]) >= 1 && Number(m[4]) <= 31
   m = /^(\d{1,2})([-/.])(\d{1,2})\2(\d{4}|\d{2})(?!\d)/.exec(s)
   if (!m) return false
+  // more groups in the same layout ("09.16.21.18.58") make a number written in pairs, not a date
+  if (new RegExp(`^\\${m[2]}\\d`).test(s.slice(m[0].length))) return false
   const a = Number(m[1])
   const b = Number(m[3])
   return a >= 1 && b >= 1 && ((a <= 31 && b <= 12) || (a <= 12 && b <= 31))
@@ -60,7 +65,13 @@ function phoneShapeOk(s: string, before: string, after: string): boolean {
     return false
   // the SSN shape 3-2-4 is not a phone layout
   if (!intl && groups.length === 3 && groups[0].length === 3 && groups[1].length === 2 && groups[2].length === 4) return false
-  if (intl || PHONE_CONTEXT_RE.test(before)) return true
+  // counting or a series ("10 20 30 40"), and amounts in thousands ("12 500 000")
+  if (groups.length >= 3 && groups.every((g, k) => k < 2 || Number(g) - Number(groups[k - 1]) === Number(groups[1]) - Number(groups[0]))) return false
+  if (!intl && groups.length >= 3 && groups.slice(1).every((g) => g.length === 3) && (groups[groups.length - 1] === '000' || /^[1-9]$/.test(groups[0])))
+    return false
+  // year first, then month and day, however invalid ("2023/45/12")
+  if (/^(?:19|20)\d\d([-/.])\d{1,2}\1\d{1,2}$/.test(main)) return false
+  if (intl || PHONE_CONTEXT_RE.test(before) || PHONE_AFTER_RE.test(after)) return true
 
   if (groups.length === 1) {
     // unbroken national numbers: North American (area and exchange codes do not start with 0 or 1)
@@ -69,6 +80,11 @@ function phoneShapeOk(s: string, before: string, after: string): boolean {
     return /^0[1-9]\d{8,9}$/.test(digits)
   }
   if (NANP_LAYOUT_RE.test(main)) return true
+  // an area code in parentheses, then the subscriber number in two to four groups ("(71) 4233-6306",
+  // "8 (952) 282-10-79", "0 (532) 620 62 10")
+  if (/^(?:\d{1,3}\s?)?\(\d{2,5}\)\s?\d{2,5}(?:[-\s]\d{2,4}){1,3}$/.test(main) && digits.length >= 8) return true
+  // mobile numbers of eleven digits starting with 1 written 3-4-4 (China)
+  if (/^1[3-9]\d[ -]\d{4}[ -]\d{4}$/.test(main)) return true
   // trunk-prefixed national numbers ("0961-7596216", "030 1234567", "(0151) 1234 5678")
   if (/^\(?0[1-9]/.test(main) && digits.length >= 9 && digits.length <= 12) return true
   // pairs or triples with one consistent separator ("71-33-52-22", "06 12 34 56 78", "699 956 915")
@@ -80,7 +96,7 @@ export function findPhones(text: string, add: (start: number, end: number) => vo
   for (const m of text.matchAll(PHONE_RE)) {
     const cand = m[0]
     const before = text.slice(Math.max(0, m.index - 30), m.index)
-    const after = text.slice(m.index + cand.length, m.index + cand.length + 12)
+    const after = text.slice(m.index + cand.length, m.index + cand.length + 24)
     if (phoneShapeOk(cand, before, after)) {
       add(m.index, m.index + cand.length)
       continue
@@ -98,7 +114,7 @@ export function findPhones(text: string, add: (start: number, end: number) => vo
         const sub = cand.slice(s, e)
         if (!/^[(+\d]/.test(sub) || !/\d$/.test(sub)) continue
         const b = text.slice(Math.max(0, m.index + s - 30), m.index + s)
-        const a = text.slice(m.index + e, m.index + e + 12)
+        const a = text.slice(m.index + e, m.index + e + 24)
         if (phoneShapeOk(sub, b, a)) {
           add(m.index + s, m.index + e)
           matched = j
