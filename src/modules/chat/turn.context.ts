@@ -55,7 +55,11 @@ export type ChatConfig = Pick<
   | 'RETRIEVAL_TOP_K'
   | 'RETRIEVAL_MIN_SCORE'
   | 'RETRIEVAL_CAVEAT_SCORE'
+  | 'RETRIEVAL_FLOOR_LEXICAL'
+  | 'RETRIEVAL_FLOOR_COSINE'
+  | 'EMBEDDING_MODEL'
   | 'FAQ_DIRECT_SCORE'
+  | 'FAQ_CONTEXT_SCORE'
 >
 
 /** What the turn pipeline stands on; the stages take the parts they use. */

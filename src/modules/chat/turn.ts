@@ -1,5 +1,6 @@
 import type { QuestionOutcome } from '../../db/schema/chat.js'
 import { badRequest, notFound } from '../../lib/errors.js'
+import { cosineFor, relevance } from '../retrieval/relevance.fns.js'
 import type { RetrievalResult } from '../retrieval/retrieval.service.js'
 import { visitorLanguage } from '../shared/language.js'
 import { redactMessage } from '../shared/redaction.js'
@@ -186,13 +187,23 @@ async function gatherEvidence(
 
 /** Stage 6. */
 function decideTurn(deps: Pick<TurnDeps, 'config'>, t: Turn, guard: GuardVerdict, found: RetrievalResult | null): Decision {
+  const { config } = deps
+  const floor = found
+    ? relevance(found.query, found.queryTerms, found.corpusChunks, found.hits, {
+        lexical: config.RETRIEVAL_FLOOR_LEXICAL,
+        cosine: cosineFor(config.RETRIEVAL_FLOOR_COSINE, config.EMBEDDING_MODEL),
+        faq: config.FAQ_CONTEXT_SCORE,
+      })
+    : null
   const decision = decide({
     guard,
     corpusChunks: found?.corpusChunks ?? 0,
     bestScore: found?.bestScore ?? 0,
-    minScore: deps.config.RETRIEVAL_MIN_SCORE,
-    caveatScore: deps.config.RETRIEVAL_CAVEAT_SCORE,
+    minScore: config.RETRIEVAL_MIN_SCORE,
+    caveatScore: config.RETRIEVAL_CAVEAT_SCORE,
+    grounded: floor?.grounded ?? false,
   })
+  if (floor) t.debug.floor = { lexical: Math.round(floor.lexical * 10000) / 10000, vector: floor.vector, terms: floor.terms, grounded: floor.grounded }
   t.debug.decision = decision
   return decision
 }

@@ -44,6 +44,10 @@ export interface RetrievalResult {
   tokens: number
   timings: Record<string, number>
   vectorUsed: boolean
+  /** The query's lexemes and how many chunks hold each (0: unknown to the knowledge), for the relevance floor. */
+  queryTerms: TermStat[]
+  /** The query searched (the floor reads its words). */
+  query: string
 }
 
 export interface SearchOptions {
@@ -202,7 +206,16 @@ export function createRetrievalService(deps: RetrievalDeps) {
       if (!corpus) {
         const faqs = await faqP
         const hits = faqs.map(faqHit)
-        return { hits: hits.slice(0, k), corpusChunks: 0, bestScore: Math.max(0, ...hits.map((h) => h.confidence)), tokens: 0, timings, vectorUsed: false }
+        return {
+          hits: hits.slice(0, k),
+          corpusChunks: 0,
+          bestScore: Math.max(0, ...hits.map((h) => h.confidence)),
+          tokens: 0,
+          timings,
+          vectorUsed: false,
+          queryTerms: terms,
+          query,
+        }
       }
 
       const tl = performance.now()
@@ -265,6 +278,8 @@ export function createRetrievalService(deps: RetrievalDeps) {
         tokens: vec?.tokens ?? 0,
         timings,
         vectorUsed: vec !== null,
+        queryTerms: terms,
+        query,
       }
     },
   }

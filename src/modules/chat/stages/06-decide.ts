@@ -21,6 +21,11 @@ export interface DecideInput {
   bestScore: number
   minScore: number
   caveatScore: number
+  /**
+   * The relevance floor (retrieval/relevance.fns.ts): the knowledge holds lexical or vector evidence for the
+   * question. Without it nothing is answered from the chunks, whatever the guard model says. Default true.
+   */
+  grounded?: boolean
 }
 
 export function decide(i: DecideInput): Decision {
@@ -30,6 +35,6 @@ export function decide(i: DecideInput): Decision {
   if (i.guard.smalltalk && i.bestScore < i.minScore) return { kind: 'smalltalk' }
   // an off-topic verdict only stands when the knowledge does not clearly cover the question
   if (!i.guard.relevant && i.bestScore < i.caveatScore) return { kind: 'refuse', reason: 'off_topic' }
-  if (i.bestScore < i.minScore) return { kind: 'escalate', trigger: i.corpusChunks === 0 ? 'no_documents' : 'low_similarity' }
+  if (i.bestScore < i.minScore || i.grounded === false) return { kind: 'escalate', trigger: i.corpusChunks === 0 ? 'no_documents' : 'low_similarity' }
   return { kind: 'answer', caveat: i.bestScore < i.caveatScore }
 }

@@ -112,6 +112,12 @@ describe('decide', () => {
     expect(d({}, 10, 0.1)).toEqual({ kind: 'escalate', trigger: 'low_similarity' })
     expect(d({}, 10, 0.3)).toEqual({ kind: 'answer', caveat: true })
     expect(d({}, 0, 0.9)).toEqual({ kind: 'answer', caveat: false }) // an FAQ can answer without documents
+    // below the relevance floor nothing is answered from the chunks, whatever the guard and the score say
+    const floor = (grounded: boolean, corpusChunks = 10) => decide({ guard: g, corpusChunks, bestScore: 0.9, minScore: 0.2, caveatScore: 0.4, grounded })
+    expect(floor(false)).toEqual({ kind: 'escalate', trigger: 'low_similarity' })
+    expect(floor(false, 0)).toEqual({ kind: 'escalate', trigger: 'no_documents' })
+    expect(floor(true)).toEqual({ kind: 'answer', caveat: false })
+    expect(decide({ guard: { ...g, injection: true }, corpusChunks: 10, bestScore: 0, minScore: 0.2, caveatScore: 0.4, grounded: false }).kind).toBe('refuse')
   })
 })
 

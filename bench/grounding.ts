@@ -1,0 +1,296 @@
+/**
+ * Grounding figures (npm run bench:grounding): does the service refuse what its knowledge does not cover,
+ * and answer what it does, when the guard model says "relevant" to everything?
+ *
+ * Knowledge: the DuckDuckGo help centre (BENCH_DOCS, default ../shared/data/docs-corpus/duckduckgo-help-pages;
+ * MIT), every page of `_docs/` except redirects and pages excluded from the site's search, uploaded as
+ * markdown files through POST /documents into an app running in this process (PGlite; BENCH_DATABASE_URL=
+ * postgres://... uses a scratch database there), with the fake model (test/fakes/fake-llm.ts) in process:
+ * its guard says "relevant" to everything, its embeddings are hashed bags of words and trigrams.
+ *
+ * Questions: bench/grounding-questions.json, written for this benchmark (no page text): questions the pages
+ * answer (with the page that does) and at least as many they do not: near-misses in the same domain,
+ * other products' features, other domains, nonsense. Every third question of each kind is held out
+ * (`split`): thresholds are tuned on `dev` only, `heldout` is reported apart.
+ *
+ * 1. Calibration: each question through the retrieval service the turn uses; the relevance floor's
+ *    inputs (lexical coverage, top cosine) and, per threshold, the false-answer and false-refusal rates
+ *    on dev; the chosen thresholds' figures on held-out.
+ * 2. End to end: each question through POST /chat, with vectors and then lexical only (query embeddings
+ *    fail), with the app's configuration (RETRIEVAL_FLOOR_* from the environment, else the defaults).
+ *    An answer is a reply that cites documents (source_documents not empty); a refusal is anything
+ *    else (the "not covered" hand-off, a refusal). False answer: an answer to an uncovered question;
+ *    false refusal: no answer to a covered one. "right page": a covered answer citing the page that answers it.
+ */
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, relative } from 'node:path'
+import { loadConfig } from '../src/config.js'
+import { closeContext, createContext } from '../src/context.js'
+import { cosineFor, relevance } from '../src/modules/retrieval/relevance.fns.js'
+import { createRetrievalRepo } from '../src/modules/retrieval/retrieval.repo.js'
+import { createRetrievalService } from '../src/modules/retrieval/retrieval.service.js'
+import { startFakeLlm } from '../test/fakes/fake-llm.js'
+import { FakeSmtp, tokenFromMail } from '../test/fakes/smtp.js'
+import { scratchDatabase, serveInProcess } from './support.js'
+
+const DOCS = process.env.BENCH_DOCS ?? '../shared/data/docs-corpus/duckduckgo-help-pages'
+const PG_URL = process.env.BENCH_DATABASE_URL
+const LLM_KEY = 'sk-bench-0123456789'
+
+interface Question {
+  id: string
+  q: string
+  covered: boolean
+  kind: string
+  pages: string[]
+  split: 'dev' | 'heldout'
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const pc = (x: number) => `${(100 * x).toFixed(1)} %`
+
+/** The help centre's pages a visitor can reach: no redirects, nothing the site keeps out of its search. */
+function helpPages(root: string): { path: string; text: string }[] {
+  const out: { path: string; text: string }[] = []
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir).sort()) {
+      const p = join(dir, name)
+      if (statSync(p).isDirectory()) walk(p)
+      else if (name.endsWith('.md') && !name.startsWith('_')) {
+        const text = readFileSync(p, 'utf8')
+        const front = /^---\n([\s\S]*?)\n---/.exec(text)?.[1] ?? ''
+        if (/^(redirect:|layout: redirect|excluded_in_search: true)/m.test(front)) continue
+        out.push({ path: relative(join(root, '_docs'), p), text })
+      }
+    }
+  }
+  walk(join(root, '_docs'))
+  return out
+}
+
+interface Outcome {
+  q: Question
+  answered: boolean
+  rightPage: boolean
+}
+
+function rates(outcomes: Outcome[]) {
+  const cov = outcomes.filter((o) => o.q.covered)
+  const unc = outcomes.filter((o) => !o.q.covered)
+  const falseAnswer = unc.filter((o) => o.answered).length / Math.max(1, unc.length)
+  const falseRefusal = cov.filter((o) => !o.answered).length / Math.max(1, cov.length)
+  const rightPage = cov.filter((o) => o.rightPage).length / Math.max(1, cov.length)
+  return { falseAnswer, falseRefusal, rightPage, covered: cov.length, uncovered: unc.length }
+}
+
+function byKind(outcomes: Outcome[]): string {
+  const kinds = [...new Set(outcomes.filter((o) => !o.q.covered).map((o) => o.q.kind))]
+  return kinds
+    .map((k) => {
+      const xs = outcomes.filter((o) => o.q.kind === k)
+      return `${k} ${xs.filter((o) => o.answered).length}/${xs.length}`
+    })
+    .join(', ')
+}
+
+async function main() {
+  if (!existsSync(join(DOCS, '_docs'))) {
+    console.log(`no help centre at ${DOCS} (BENCH_DOCS): nothing to measure`)
+    return
+  }
+  const questions = JSON.parse(readFileSync('bench/grounding-questions.json', 'utf8')) as Question[]
+  const pages = helpPages(DOCS)
+  const fake = await startFakeLlm()
+  const smtp = await new FakeSmtp().start()
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-grounding-'))
+  const scratch = PG_URL ? await scratchDatabase(PG_URL, 'grounding') : null
+  const floorEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('RETRIEVAL_FLOOR_')))
+  const config = loadConfig(
+    {
+      NODE_ENV: 'production',
+      DATA_DIR: dataDir,
+      DATABASE_URL: scratch?.url,
+      JWT_SECRET: randomBytes(32).toString('hex'),
+      ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+      SMTP_URL: smtp.url,
+      LLM_BASE_URL: fake.url,
+      LOG_LEVEL: 'error',
+      RATE_LIMIT_ENABLED: 'false',
+      UPLOAD_RATE_PER_HOUR: '10000',
+      WORKER_POLL_MS: '50',
+      KNOWLEDGE_EXTRACT_DELAY_SECONDS: '86400',
+      ...floorEnv,
+    },
+    () => {},
+  )
+  const ctx = await createContext(config, { pgliteDir: PG_URL ? undefined : 'memory' })
+  const { app, worker, url: base } = await serveInProcess(ctx)
+  // the retrieval a turn runs, configured as chat.wire.ts does (the floor's inputs for calibration)
+  const retrieval = createRetrievalService({
+    repo: createRetrievalRepo(ctx.db, ctx.database.features),
+    llm: ctx.llm,
+    features: ctx.database.features,
+    embeddingModel: config.EMBEDDING_MODEL,
+    embeddingDimensions: config.EMBEDDING_DIMENSIONS ?? (/^text-embedding-3/.test(config.EMBEDDING_MODEL) ? 1536 : undefined),
+    lexicalBudget: config.RETRIEVAL_LEXICAL_BUDGET,
+    vectorCacheBytes: config.RETRIEVAL_VECTOR_CACHE_MB * 1024 * 1024,
+    lexicalCacheBytes: config.RETRIEVAL_LEXICAL_CACHE_MB * 1024 * 1024,
+  })
+  const call = async (method: string, path: string, auth: Record<string, string>, body?: unknown) => {
+    const form = body instanceof FormData
+    const res = await fetch(base + path, {
+      method,
+      headers: { ...auth, ...(body !== undefined && !form ? { 'content-type': 'application/json' } : {}) },
+      body: form ? body : body !== undefined ? JSON.stringify(body) : undefined,
+    })
+    const text = await res.text()
+    return { status: res.status, body: text ? JSON.parse(text) : null }
+  }
+
+  try {
+    const email = `bench-${randomBytes(4).toString('hex')}@example.test`
+    await call('POST', '/auth/register', {}, { email, password: 'Corr3ct-Horse!' })
+    const mail = await smtp.waitFor((m) => m.to.includes(email))
+    const verified = await call('POST', '/auth/verify-email', {}, { token: tokenFromMail(mail) })
+    const jwt = { authorization: `Bearer ${verified.body.token}` }
+    const apiKey = { 'x-api-key': verified.body.api_key as string }
+    const tenantId = verified.body.user.tenant_id as string
+    await call('PATCH', '/tenants/me', jwt, { llm_api_key: LLM_KEY })
+
+    // the help centre, uploaded as a docs folder would be
+    const t0 = performance.now()
+    const pageOf = new Map<string, string>()
+    const pending: string[] = []
+    for (const p of pages) {
+      const form = new FormData()
+      form.append('file', new Blob([p.text]), p.path.replace(/\//g, '__'))
+      const r = await call('POST', '/documents', jwt, form)
+      if (r.status !== 201) throw new Error(`upload ${p.path}: ${r.status} ${JSON.stringify(r.body)}`)
+      pageOf.set(r.body.id, p.path)
+      pending.push(r.body.id)
+    }
+    for (const id of pending) {
+      for (;;) {
+        const d = await call('GET', `/documents/${id}`, jwt)
+        if (d.body.status !== 'processing') break
+        await sleep(100)
+      }
+    }
+    const chunks = await ctx.db
+      .selectFrom('chunks')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('tenant_id', '=', tenantId)
+      .executeTakeFirstOrThrow()
+    console.log(
+      `knowledge: ${pages.length} pages, ${chunks.n} chunks, indexed in ${((performance.now() - t0) / 1000).toFixed(1)} s; questions: ${questions.filter((q) => q.covered).length} covered, ${questions.filter((q) => !q.covered).length} not (dev ${questions.filter((q) => q.split === 'dev').length}, held-out ${questions.filter((q) => q.split === 'heldout').length})`,
+    )
+
+    // 1. calibration on the floor's inputs
+    await calibrate(questions, async (q, vectors) => {
+      const found = await retrieval.search(tenantId, q, { apiKey: vectors ? LLM_KEY : null, k: config.RETRIEVAL_TOP_K })
+      const r = relevance(found.query, found.queryTerms, found.corpusChunks, found.hits, { lexical: 1, cosine: null })
+      if (process.env.BENCH_DUMP === '1' && !vectors)
+        console.log(
+          `  ${q} -> ${found.queryTerms.map((t) => `${t.term}:${t.df}`).join(' ')} | ${found.hits
+            .slice(0, 3)
+            .map((h) => h.title)
+            .join(' | ')}`,
+        )
+      return { lexical: r.lexical, vector: r.vector }
+    })
+
+    if (process.env.BENCH_ONLY_CALIBRATION === '1') return
+    // 2. end to end through POST /chat
+    const cosine = cosineFor(config.RETRIEVAL_FLOOR_COSINE, config.EMBEDDING_MODEL)
+    console.log(
+      `\nPOST /chat, guard says "relevant" to everything; RETRIEVAL_FLOOR_LEXICAL ${config.RETRIEVAL_FLOOR_LEXICAL}, cosine ${cosine ?? 'none'} for ${config.EMBEDDING_MODEL}`,
+    )
+    for (const mode of ['vectors', 'lexical'] as const) {
+      fake.reset()
+      if (mode === 'lexical') fake.fail('malformed', { match: (r) => r.path.endsWith('/embeddings') })
+      const outcomes: Outcome[] = []
+      const t1 = performance.now()
+      for (const q of questions) {
+        const r = await call('POST', '/chat', apiKey, { question: q.q })
+        if (r.status !== 200) throw new Error(`chat ${q.id}: ${r.status} ${JSON.stringify(r.body)}`)
+        const cited = (r.body.source_documents as string[]).map((id) => pageOf.get(id))
+        outcomes.push({ q, answered: cited.length > 0, rightPage: q.pages.some((p) => cited.includes(p)) })
+      }
+      const ms = (performance.now() - t1) / questions.length
+      for (const split of ['dev', 'heldout'] as const) {
+        const xs = outcomes.filter((o) => o.q.split === split)
+        const r = rates(xs)
+        console.log(
+          `${mode.padEnd(8)} ${split.padEnd(8)} false answers ${pc(r.falseAnswer).padStart(7)} (of ${r.uncovered})  false refusals ${pc(r.falseRefusal).padStart(7)} (of ${r.covered})  right page cited ${pc(r.rightPage)}  answered: ${byKind(xs)}`,
+        )
+      }
+      console.log(`${mode.padEnd(8)} ${ms.toFixed(1)} ms per turn`)
+    }
+  } finally {
+    await app.close()
+    await worker.stop(2000)
+    await closeContext(ctx)
+    await scratch?.drop()
+    await smtp.stop()
+    await fake.close()
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
+type Features = { lexical: number; vector: number | null }
+
+/** Per threshold, the rates on dev; the best lexical threshold (and cosine, with vectors) and its held-out figures. */
+async function calibrate(questions: Question[], features: (q: string, vectors: boolean) => Promise<Features>) {
+  const rows: { q: Question; lex: Features; vec: Features }[] = []
+  for (const q of questions) rows.push({ q, lex: await features(q.q, false), vec: await features(q.q, true) })
+  if (process.env.BENCH_DUMP === '1')
+    for (const r of rows) console.log(`${r.q.id} ${r.q.split} ${r.q.kind} lex ${r.lex.lexical.toFixed(2)} vec ${r.vec.vector?.toFixed(2)} ${r.q.q}`)
+  const judge = (split: string, pass: (r: (typeof rows)[number]) => boolean) =>
+    rates(rows.filter((r) => r.q.split === split).map((r) => ({ q: r.q, answered: pass(r), rightPage: false })))
+  const grid = Array.from({ length: 19 }, (_, i) => Math.round((i + 1) * 5) / 100)
+  // the cost: a false answer weighs twice a false refusal (the targets: < 5 % and < 10 %)
+  const cost = (x: { falseAnswer: number; falseRefusal: number }) => 2 * x.falseAnswer + x.falseRefusal
+  console.log('\ncalibration (dev): lexical coverage threshold -> false answers / false refusals')
+  let best = { t: 0.5, c: Infinity }
+  const line: string[] = []
+  for (const t of grid) {
+    const r = judge('dev', (x) => x.lex.lexical >= t)
+    line.push(`${t.toFixed(2)}: ${pc(r.falseAnswer)} / ${pc(r.falseRefusal)}`)
+    if (cost(r) < best.c) best = { t, c: cost(r) }
+  }
+  for (let i = 0; i < line.length; i += 4) console.log(`  ${line.slice(i, i + 4).join('   ')}`)
+  const held = judge('heldout', (x) => x.lex.lexical >= best.t)
+  const dev = judge('dev', (x) => x.lex.lexical >= best.t)
+  console.log(
+    `lexical floor chosen on dev: ${best.t} -> dev ${pc(dev.falseAnswer)} / ${pc(dev.falseRefusal)}, held-out ${pc(held.falseAnswer)} / ${pc(held.falseRefusal)}`,
+  )
+  // vectors: does a cosine threshold (on top of the lexical floor) add answers without adding false ones?
+  const withVectors = rows.filter((r) => r.vec.vector !== null).length
+  if (withVectors === 0) return
+  let bestV = { c: Infinity, t: null as number | null, lx: best.t }
+  const cosGrid = [null, ...Array.from({ length: 14 }, (_, i) => Math.round((0.3 + i * 0.05) * 100) / 100)]
+  for (const lx of grid) {
+    for (const cs of cosGrid) {
+      const r = judge('dev', (x) => x.vec.lexical >= lx || (cs !== null && (x.vec.vector ?? -1) >= cs))
+      if (cost(r) < bestV.c - 1e-9) bestV = { c: cost(r), t: cs, lx }
+    }
+  }
+  const pass = (x: (typeof rows)[number]) => x.vec.lexical >= bestV.lx || (bestV.t !== null && (x.vec.vector ?? -1) >= bestV.t)
+  const dv = judge('dev', pass)
+  const hv = judge('heldout', pass)
+  const q = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.floor(p * (xs.length - 1))] ?? NaN
+  const cos = (covered: boolean) => rows.filter((r) => r.q.split === 'dev' && r.q.covered === covered).map((r) => r.vec.vector ?? 0)
+  console.log(
+    `top cosine of this embedder on dev: covered median ${q(cos(true), 0.5).toFixed(3)} (p10 ${q(cos(true), 0.1).toFixed(3)}), uncovered median ${q(cos(false), 0.5).toFixed(3)} (p90 ${q(cos(false), 0.9).toFixed(3)})`,
+  )
+  console.log(
+    `with vectors, chosen on dev: lexical ${bestV.lx}, cosine ${bestV.t ?? 'none'} -> dev ${pc(dv.falseAnswer)} / ${pc(dv.falseRefusal)}, held-out ${pc(hv.falseAnswer)} / ${pc(hv.falseRefusal)}`,
+  )
+}
+
+main().catch((err) => {
+  console.error(err)
+  process.exit(1)
+})

@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest'
+import { contentTerms, cosineFor, coverage, foldText, lexemeMatcher, relevance, termWeight } from './relevance.fns.js'
+
+const REFUNDS = { title: 'Refunds', text: 'Refunds are accepted within 30 days. Support answers refund questions by e-mail.', vector: null }
+const SHIPPING = { title: 'Shipping', text: 'Standard shipping to Germany takes 3 to 4 working days.', vector: null }
+
+describe('relevance floor', () => {
+  it('weighs an unknown word as the rarest known one, and a common word little', () => {
+    expect(termWeight(0, 100)).toBe(termWeight(1, 100))
+    expect(termWeight(90, 100)).toBeLessThan(termWeight(5, 100))
+  })
+
+  it('matches stemmed lexemes as word prefixes, y -> i included, without diacritics', () => {
+    expect(lexemeMatcher('telemetri').test('xylophone telemetry')).toBe(true)
+    expect(lexemeMatcher('refund').test('refunds are')).toBe(true)
+    expect(lexemeMatcher('fund').test('refunds are')).toBe(false)
+    expect(lexemeMatcher('uberweis').test(foldText('Die Überweisung'))).toBe(true)
+    const terms = [
+      { re: lexemeMatcher('refund'), w: 1 },
+      { re: lexemeMatcher('xylophon'), w: 3 },
+    ]
+    expect(coverage('refunds', terms)).toBe(0.25)
+  })
+
+  it("groups one word's lexemes from several configurations and drops function words and stray lexemes", () => {
+    const terms = contentTerms('How many people work at DuckDuckGo?', [
+      { term: 'how', df: 6 },
+      { term: 'peopl', df: 31 },
+      { term: 'people', df: 0 },
+      { term: 'work', df: 72 },
+      { term: 'wor', df: 0 },
+      { term: 'duckduckgo', df: 411 },
+      { term: 'duckduckg', df: 8 },
+      { term: 'dos', df: 0 },
+    ])
+    expect(terms).toEqual([
+      { term: 'peopl', df: 31 },
+      { term: 'work', df: 72 },
+      { term: 'duckduckgo', df: 411 },
+    ])
+  })
+
+  it('refuses the quantum flux question on a refund page, passes a covered one, and lets a close FAQ or a configured cosine through', () => {
+    const q = 'Does the quantum flux capacitor support xylophone telemetry?'
+    const qTerms = ['quantum', 'flux', 'capacitor', 'support', 'xylophon', 'telemetri'].map((term) => ({ term, df: term === 'support' ? 1 : 0 }))
+    const p = { lexical: 0.75, cosine: null }
+    const off = relevance(q, qTerms, 2, [REFUNDS, SHIPPING], p)
+    expect(off.terms).toBe(6)
+    expect(off.lexical).toBeCloseTo(1 / 6, 5)
+    expect(off.grounded).toBe(false)
+    const on = relevance(
+      'How long do refunds take?',
+      [
+        { term: 'long', df: 0 },
+        { term: 'refund', df: 1 },
+        { term: 'take', df: 1 },
+      ],
+      2,
+      [SHIPPING, REFUNDS],
+      p,
+    )
+    // "how long ... take" is phrasing, not subject: the refund page covers the question
+    expect(on).toMatchObject({ terms: 1, lexical: 1, grounded: true })
+    expect(
+      relevance(
+        'Are refunds accepted?',
+        [
+          { term: 'refund', df: 1 },
+          { term: 'accept', df: 1 },
+        ],
+        2,
+        [SHIPPING, REFUNDS],
+        p,
+      ).grounded,
+    ).toBe(true)
+    // a vector counts only with a threshold for the model
+    const vec = [{ ...REFUNDS, vector: 0.7 }]
+    expect(relevance(q, qTerms, 2, vec, p).grounded).toBe(false)
+    expect(relevance(q, qTerms, 2, vec, { ...p, cosine: 0.65 }).grounded).toBe(true)
+    // an approved FAQ close enough, with no documents at all
+    const faq = { title: 'Refunds?', text: 'Q: Refunds?\nA: 30 days.', vector: null, kind: 'faq' as const, confidence: 0.8 }
+    expect(relevance('refunds', [], 0, [faq], { ...p, faq: 0.5 }).grounded).toBe(true)
+    expect(relevance('refunds', [], 0, [{ ...faq, confidence: 0.3 }], { ...p, faq: 0.5 }).grounded).toBe(false)
+    // nothing but function words: no evidence
+    expect(relevance('How do I?', [{ term: 'how', df: 3 }], 2, [REFUNDS], p)).toMatchObject({ terms: 0, grounded: false })
+  })
+
+  it('reads per-model cosine thresholds', () => {
+    expect(cosineFor('text-embedding-3-small=0.35, my/model=0.6', 'my/model')).toBe(0.6)
+    expect(cosineFor('text-embedding-3-small=0.35', 'other')).toBeNull()
+    expect(cosineFor('', 'x')).toBeNull()
+    expect(cosineFor('x=abc', 'x')).toBeNull()
+  })
+})

@@ -1,0 +1,176 @@
+/**
+ * The relevance floor: whether the knowledge holds evidence for a question at all, judged without any
+ * model (a guard model that says "relevant" to everything must not make unrelated chunks an answer).
+ *
+ * Lexical evidence is the share of the query's content terms (its lexemes, stop words already dropped),
+ * weighted by idf, that one of the top chunks contains. A word the knowledge never uses weighs as much as
+ * the rarest word it does use (df 1), so "quantum flux capacitor ... telemetry" against a refund page
+ * covers only the little weight of a common word. Vector evidence is the top hit's cosine similarity,
+ * which means something only for the embedding model it came from: thresholds are configured per model
+ * (`model=cosine` pairs), and a model without one has no say. The floor passes on either kind of evidence.
+ * Thresholds are calibrated by bench/grounding.ts on a real help centre (see README).
+ */
+
+export interface QueryTermStat {
+  /** A query lexeme as the index normalises it. */
+  term: string
+  /** Chunks of the tenant containing it (0: the knowledge never uses the word). */
+  df: number
+}
+
+export interface EvidenceHit {
+  title: string
+  text: string
+  /** Cosine similarity to the query, when vectors were searched. */
+  vector: number | null
+  kind?: 'chunk' | 'faq'
+  /** 0..1; for an approved FAQ, how close its question is (the knowledge module's score). */
+  confidence?: number
+}
+
+export interface FloorParams {
+  /** Lexical coverage (0..1) of the best of the top chunks at or above which the floor passes. */
+  lexical: number
+  /** Cosine at or above which the floor passes, for the embedding model in use; null: vectors have no say. */
+  cosine: number | null
+  /** How many of the top hits are looked at (default 6). */
+  topHits?: number
+  /** An approved FAQ at least this close passes the floor (its question was matched to the visitor's already). */
+  faq?: number
+}
+
+export interface Relevance {
+  /** Best idf-weighted share of the query terms found in one of the top hits, 0..1. */
+  lexical: number
+  /** Best cosine among the top hits, null without vectors. */
+  vector: number | null
+  /** Number of content terms in the query. */
+  terms: number
+  grounded: boolean
+}
+
+/** Lucene's BM25 idf (as bm25.fns.ts), with an unknown word counted as the rarest known one. */
+export function termWeight(df: number, n: number): number {
+  const d = Math.min(Math.max(df, 1), Math.max(n, 1))
+  return Math.log(1 + (Math.max(n, 1) - d + 0.5) / (d + 0.5))
+}
+
+/** Lower case without diacritics, so "Überweisung" and a lexeme "uberweis" meet. */
+export function foldText(s: string): string {
+  return s
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase()
+}
+
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+
+/**
+ * A matcher for one lexeme: a word of the text starting with it (stemmed lexemes are word prefixes:
+ * "telemetri" of "telemetry" after the y -> i rule, "refund" of "refunds").
+ */
+export function lexemeMatcher(term: string): RegExp {
+  const t = foldText(term)
+  const alt = t.length > 3 && t.endsWith('i') ? `(?:${escapeRe(t)}|${escapeRe(t.slice(0, -1))}y)` : escapeRe(t)
+  return new RegExp(`(?:^|[^\\p{L}\\p{N}])${alt}`, 'u')
+}
+
+/** Share (0..1) of the weighted terms found in `text` (already folded). */
+export function coverage(text: string, terms: { re: RegExp; w: number }[]): number {
+  let total = 0
+  let found = 0
+  for (const t of terms) {
+    total += t.w
+    if (t.re.test(text)) found += t.w
+  }
+  return total > 0 ? found / total : 0
+}
+
+/**
+ * Function words of the languages the widget speaks. The index stems a query under every configuration
+ * its chunks use, so a word one configuration drops ("how", "the") comes back from another (`simple`)
+ * with the tiny document frequency of the few chunks indexed that way, and would weigh like a rare word.
+ */
+const STOP = new Set(
+  (
+    'a about above after again against all also am an and any are as at be because been before being below between both but by can could ' +
+    'did do does doing down during each few for from further get got had has have having he her here hers him his how i if in into is it its ' +
+    'itself just let me more most my myself no nor not now of off on once only or other our ours out over own same she should so some such ' +
+    'than that the their theirs them then there these they this those through to too under until up very was we were what when where which ' +
+    'while who whom why will with would you your yours yourself s t ll re ve d m ' +
+    // question phrasing, not subject: "how long does it take", "is it possible", "I want to know"
+    'long much many take takes need want please know tell possible way able like ' +
+    'aber alle als am an auch auf aus bei bin bis bist da dann das dass dem den der des die dies doch du durch ein eine einem einen einer eines ' +
+    'er es für gibt hat habe haben ich ihr im in ist ja kann kein keine man mein mit nach nicht noch nur ob oder sein sich sie sind so über ' +
+    'um und uns von vor was wenn wer wie wir wird wo zu zum zur ' +
+    'au aux avec ce ces dans de des du elle en est et il je la le les leur lui ma mais me mes moi mon ne nos notre nous on ou par pas pour ' +
+    'qu que qui sa se ses son sur ta te toi ton tu un une vos votre vous y comment est-ce ' +
+    'al como con cual cuando del el ella ellos es esta este hay la las lo los mas mi mis muy no nos o para pero por puedo que se si sin ' +
+    'su sus te tu un una uno y yo'
+  ).split(' '),
+)
+
+const WORD = /[\p{L}\p{N}]+/gu
+
+/** `lexeme` as the index may have made it of `word`: a prefix ("peopl" of "people", "telemetri" of "telemetry"). */
+function stemOf(lexeme: string, word: string): boolean {
+  if (lexeme.length < Math.min(3, word.length)) return false
+  if (word.startsWith(lexeme)) return true
+  return lexeme.length > 3 && lexeme.endsWith('i') && word.startsWith(`${lexeme.slice(0, -1)}y`)
+}
+
+/**
+ * The query's content terms, one per word: function words dropped, and the lexemes the index made of a
+ * word under its configurations ("people", "peopl") taken together. A word weighs as its most common
+ * lexeme (the view of the configuration most chunks use); a word the index made nothing of is a stop
+ * word to it; lexemes that belong to no word (another language's stemming of "does": "dos") are noise.
+ */
+export function contentTerms(query: string, terms: QueryTermStat[]): { term: string; df: number }[] {
+  const lexemes = terms.map((t) => ({ l: foldText(t.term), df: t.df }))
+  const out: { term: string; df: number }[] = []
+  const seen = new Set<string>()
+  // redaction placeholders ([EMAIL], [PHONE]) stand for the visitor's own data, not for the subject
+  for (const word of foldText(query.replace(/\[[A-Z_]+\]/g, ' ')).match(WORD) ?? []) {
+    if (seen.has(word) || STOP.has(word)) continue
+    seen.add(word)
+    const mine = lexemes.filter((x) => stemOf(x.l, word))
+    // the index kept the word whole inside a longer token ("duck" in "duck.ai")
+    if (mine.length === 0) mine.push(...lexemes.filter((x) => x.l.startsWith(word) && x.l.length > word.length && !/[\p{L}\p{N}]/u.test(x.l[word.length]!)))
+    if (mine.length === 0) continue
+    // the most common lexeme is the main configuration's: its stem is the one to look for in the chunks
+    const main = mine.sort((x, y) => y.df - x.df || y.l.length - x.l.length)[0]!
+    out.push({ term: word.startsWith(main.l) || main.l.endsWith('i') ? main.l : word, df: main.df })
+  }
+  return out
+}
+
+/** The floor for one retrieval: lexical coverage of the top hits, their best cosine, and whether either is enough. */
+export function relevance(query: string, terms: QueryTermStat[], corpusChunks: number, hits: EvidenceHit[], p: FloorParams): Relevance {
+  const weighted = contentTerms(query, terms).map((t) => ({ re: lexemeMatcher(t.term), w: termWeight(t.df, corpusChunks) }))
+  const top = hits.slice(0, p.topHits ?? 6)
+  let lexical = 0
+  let vector: number | null = null
+  let faq = false
+  for (const h of top) {
+    if (h.kind === 'faq' && p.faq !== undefined && (h.confidence ?? 0) >= p.faq) faq = true
+    lexical = Math.max(lexical, coverage(foldText(`${h.title}\n${h.text}`), weighted))
+    if (h.vector !== null) vector = Math.max(vector ?? -1, h.vector)
+  }
+  const byVector = p.cosine !== null && vector !== null && vector >= p.cosine
+  return { lexical, vector, terms: weighted.length, grounded: (weighted.length > 0 && lexical >= p.lexical) || byVector || faq }
+}
+
+/**
+ * "text-embedding-3-small=0.35,my-model=0.6" -> the cosine for `model`, null when it has none (the
+ * model's vectors then do not count towards the floor).
+ */
+export function cosineFor(spec: string, model: string): number | null {
+  for (const part of spec.split(',')) {
+    const i = part.lastIndexOf('=')
+    if (i <= 0) continue
+    if (part.slice(0, i).trim() !== model) continue
+    const v = Number(part.slice(i + 1))
+    return Number.isFinite(v) ? v : null
+  }
+  return null
+}

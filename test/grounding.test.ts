@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startFakeLlm, type FakeLlm } from './fakes/fake-llm.js'
+import { startApp, type TestApp } from './helpers/app.js'
+import { chatApi, isAnswer, REFUNDS_MD, SHIPPING_MD, sseFrames, withDocs } from './helpers/chat.js'
+import { createTenant, type Tenant } from './helpers/factories.js'
+
+/**
+ * Issue 14 item 1 / contract "Later decisions": a question nothing in the knowledge covers is not answered
+ * from unrelated chunks, whatever the guard model says (the fake's guard says "relevant" to everything):
+ * the turn says so in the visitor's language and follows the low_similarity hand-off, with no sources.
+ */
+let fake: FakeLlm
+let t: TestApp
+let owner: Tenant
+let docs: Record<string, string>
+
+const REFUNDS_PAGE = `---
+title: Refund policy
+canonical: https://help.example.com/refunds
+---
+${REFUNDS_MD}
+Support answers refund questions by e-mail.
+`
+
+beforeAll(async () => {
+  fake = await startFakeLlm()
+  t = await startApp({ env: { LLM_BASE_URL: fake.url } })
+  owner = await createTenant(t)
+  docs = await withDocs(t, owner, { 'refunds.md': REFUNDS_PAGE, 'shipping.md': SHIPPING_MD })
+})
+afterAll(async () => {
+  await t?.close()
+  await fake?.close()
+})
+
+const ticketOf = (number: string) =>
+  t.ctx.db.selectFrom('escalation_tickets').selectAll().where('tenant_id', '=', owner.tenantId).where('ticket_number', '=', number).executeTakeFirstOrThrow()
+
+async function widgetDone(message: string) {
+  const res = await fetch(`${t.url}/widget/chat?bot_id=${owner.bot.public_id}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-forwarded-for': `10.14.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}` },
+    body: JSON.stringify({ message }),
+  })
+  expect(res.status).toBe(200)
+  return sseFrames(await res.text()).find((f) => f.type === 'done')
+}
+
+describe('relevance floor', () => {
+  it('does not answer the quantum flux question from the refund page: "not covered", a low_similarity ticket, no sources', async () => {
+    const before = fake.chatCalls().length
+    const r = await chatApi(t, owner).post('/chat', { question: 'Does the quantum flux capacitor support xylophone telemetry?' })
+    expect(r.status, r.text).toBe(200)
+    expect(r.body.text).toMatch(/documentation doesn't cover this.*support team.*ticket number is ESC-/)
+    expect(r.body.source_documents).toEqual([])
+    expect(r.body.ticket_number).toMatch(/^ESC-\d{4}$/)
+    expect(await ticketOf(r.body.ticket_number)).toMatchObject({ trigger: 'low_similarity' })
+    // the guard said "relevant", and no answer was generated from the chunks
+    expect(fake.chatCalls().slice(before).filter(isAnswer)).toHaveLength(0)
+    const q = await t.ctx.db.selectFrom('question_log').selectAll().where('message_id', '=', r.body.message_id).executeTakeFirstOrThrow()
+    expect([q.outcome, q.trigger]).toEqual(['escalated', 'low_similarity'])
+
+    // the widget: same path, empty done.sources
+    const done = await widgetDone('Is the turbo encabulator compatible with zebra telemetry?')
+    expect(done.text).toMatch(/doesn't cover this/)
+    expect(done.sources).toEqual([])
+  })
+
+  it('still answers and cites a covered question', async () => {
+    const r = await chatApi(t, owner).post('/chat', { question: 'How long do refunds take?' })
+    expect(r.body.text).toMatch(/5 business days/)
+    expect(r.body.source_documents).toEqual([docs['refunds.md']])
+    expect(r.body).not.toHaveProperty('ticket_number')
+    const done = await widgetDone('How long does standard shipping to Germany take?')
+    expect(done.text).toMatch(/3 to 4 working days/)
+  })
+
+  it("says it in the visitor's language", async () => {
+    const r = await chatApi(t, owner).post('/chat', { question: 'Unterstützt der Quantenfluss-Kondensator eine Xylophon-Telemetrie?' })
+    expect(r.body.text).toMatch(/Unsere Dokumentation deckt das nicht ab.*Ticketnummer lautet ESC-/)
+    expect(r.body.source_documents).toEqual([])
+  })
+})
