@@ -8,7 +8,8 @@ export type HandOffKey = 'no_answer' | 'user_request' | 'existing' | 'llm_unavai
 type Table = Record<HandOffKey, string>
 
 const en: Table = {
-  no_answer: "I couldn't find an answer to this in our documentation, so I've passed your question to our support team. Your ticket number is {ticket}.",
+  no_answer:
+    "Our documentation doesn't cover this, so I couldn't find an answer to it. I've passed your question to a person on our support team. Your ticket number is {ticket}.",
   user_request: "I've passed your request to our support team, and a person will get back to you. Your ticket number is {ticket}.",
   existing: "I've added this to your open support ticket {ticket}; our team will get back to you.",
   llm_unavailable: "Our assistant is temporarily unavailable, so I've passed your question to our support team. Your ticket number is {ticket}.",
@@ -18,7 +19,7 @@ const en: Table = {
 
 const de: Table = {
   no_answer:
-    'Dazu habe ich in unserer Dokumentation keine Antwort gefunden, deshalb habe ich Ihre Frage an unser Support-Team weitergeleitet. Ihre Ticketnummer lautet {ticket}.',
+    'Unsere Dokumentation deckt das nicht ab, deshalb habe ich keine Antwort gefunden. Ich habe Ihre Frage an einen Mitarbeiter unseres Support-Teams weitergeleitet. Ihre Ticketnummer lautet {ticket}.',
   user_request: 'Ich habe Ihre Anfrage an unser Support-Team weitergeleitet; ein Mitarbeiter meldet sich bei Ihnen. Ihre Ticketnummer lautet {ticket}.',
   existing: 'Ich habe dies zu Ihrem offenen Support-Ticket {ticket} hinzugefügt; unser Team meldet sich bei Ihnen.',
   llm_unavailable:
@@ -29,7 +30,7 @@ const de: Table = {
 
 const fr: Table = {
   no_answer:
-    "Je n'ai pas trouvé de réponse dans notre documentation, j'ai donc transmis votre question à notre équipe support. Votre numéro de ticket est {ticket}.",
+    "Notre documentation ne couvre pas ce sujet, je n'ai donc pas trouvé de réponse. J'ai transmis votre question à une personne de notre équipe support. Votre numéro de ticket est {ticket}.",
   user_request: "J'ai transmis votre demande à notre équipe support ; une personne vous répondra. Votre numéro de ticket est {ticket}.",
   existing: "J'ai ajouté ceci à votre ticket ouvert {ticket} ; notre équipe vous répondra.",
   llm_unavailable:
@@ -39,7 +40,8 @@ const fr: Table = {
 }
 
 const es: Table = {
-  no_answer: 'No encontré una respuesta en nuestra documentación, así que he enviado su pregunta a nuestro equipo de soporte. Su número de ticket es {ticket}.',
+  no_answer:
+    'Nuestra documentación no cubre este tema, así que no encontré una respuesta. He enviado su pregunta a una persona de nuestro equipo de soporte. Su número de ticket es {ticket}.',
   user_request: 'He enviado su solicitud a nuestro equipo de soporte; una persona se pondrá en contacto con usted. Su número de ticket es {ticket}.',
   existing: 'He añadido esto a su ticket abierto {ticket}; nuestro equipo se pondrá en contacto con usted.',
   llm_unavailable:
@@ -49,7 +51,8 @@ const es: Table = {
 }
 
 const ru: Table = {
-  no_answer: 'Я не нашёл ответа в нашей документации, поэтому передал ваш вопрос в службу поддержки. Номер вашего обращения: {ticket}.',
+  no_answer:
+    'Наша документация не охватывает этот вопрос, поэтому я не нашёл ответа. Я передал ваш вопрос сотруднику службы поддержки. Номер вашего обращения: {ticket}.',
   user_request: 'Я передал ваш запрос в службу поддержки, с вами свяжется сотрудник. Номер вашего обращения: {ticket}.',
   existing: 'Я добавил это в ваше открытое обращение {ticket}; наша команда свяжется с вами.',
   llm_unavailable: 'Наш ассистент временно недоступен, поэтому я передал ваш вопрос в службу поддержки. Номер вашего обращения: {ticket}.',
