@@ -85,6 +85,42 @@ describe('relevance floor', () => {
     expect(relevance('How do I?', [{ term: 'how', df: 3 }], 2, [REFUNDS], p)).toMatchObject({ terms: 0, grounded: false })
   })
 
+  it('rests a question in another language on the words it shares with the knowledge, and asks how often as phrasing', () => {
+    const p = { lexical: 0.75, cosine: null }
+    const de = 'Wie lange dauert der Versand nach Deutschland (shipping Germany)?'
+    const deTerms = ['lang', 'dauert', 'versand', 'deutschland', 'shipping', 'germany'].map((term) => ({
+      term,
+      df: ['shipping', 'germany'].includes(term) ? 1 : 0,
+    }))
+    expect(relevance(de, deTerms, 2, [SHIPPING, REFUNDS], p)).toMatchObject({ terms: 2, grounded: true })
+    // a German question sharing nothing with the English pages stays below the floor
+    const none = 'Wie funktioniert der Quantenfluss bei euch?'
+    expect(
+      relevance(
+        none,
+        ['funktioniert', 'quantenfluss', 'euch'].map((term) => ({ term, df: 0 })),
+        2,
+        [SHIPPING],
+        p,
+      ).grounded,
+    ).toBe(false)
+    // the same unknown words in a question of the knowledge's own language still count against it
+    const en = 'Does shipping to Germany need a quantum flux capacitor and xylophone telemetry?'
+    const enTerms = ['shipping', 'germany', 'quantum', 'flux', 'capacitor', 'xylophon', 'telemetri'].map((term) => ({
+      term,
+      df: ['shipping', 'germany'].includes(term) ? 1 : 0,
+    }))
+    expect(relevance(en, enTerms, 2, [SHIPPING], p).grounded).toBe(false)
+    const often = relevance(
+      'How often does shipping to Germany leave?',
+      ['often', 'shipping', 'germany', 'leav'].map((term) => ({ term, df: term === 'often' || term === 'leav' ? 0 : 1 })),
+      2,
+      [SHIPPING],
+      p,
+    )
+    expect(often.terms).toBe(3)
+  })
+
   it('reads per-model cosine thresholds', () => {
     expect(cosineFor('text-embedding-3-small=0.35, my/model=0.6', 'my/model')).toBe(0.6)
     expect(cosineFor('text-embedding-3-small=0.35', 'other')).toBeNull()

@@ -1,3 +1,5 @@
+import { detectLanguage } from '../shared/language.js'
+
 /**
  * The relevance floor: whether the knowledge holds evidence for a question at all, judged without any
  * model (a guard model that says "relevant" to everything must not make unrelated chunks an answer).
@@ -99,7 +101,8 @@ const STOP = new Set(
     'than that the their theirs them then there these they this those through to too under until up very was we were what when where which ' +
     'while who whom why will with would you your yours yourself s t ll re ve d m ' +
     // question phrasing, not subject: "how long does it take", "is it possible", "I want to know"
-    'long much many take takes need want please know tell possible way able like ' +
+    'long much many take takes need want please know tell possible way able like often frequently usually soon quickly ever still really ' +
+    'exactly actually currently ' +
     'aber alle als am an auch auf aus bei bin bis bist da dann das dass dem den der des die dies doch du durch ein eine einem einen einer eines ' +
     'er es für gibt hat habe haben ich ihr im in ist ja kann kein keine man mein mit nach nicht noch nur ob oder sein sich sie sind so über ' +
     'um und uns von vor was wenn wer wie wir wird wo zu zum zur ' +
@@ -146,8 +149,13 @@ export function contentTerms(query: string, terms: QueryTermStat[]): { term: str
 
 /** The floor for one retrieval: lexical coverage of the top hits, their best cosine, and whether either is enough. */
 export function relevance(query: string, terms: QueryTermStat[], corpusChunks: number, hits: EvidenceHit[], p: FloorParams): Relevance {
-  const weighted = contentTerms(query, terms).map((t) => ({ re: lexemeMatcher(t.term), w: termWeight(t.df, corpusChunks) }))
   const top = hits.slice(0, p.topHits ?? 6)
+  let content = contentTerms(query, terms)
+  // A question in another language than the knowledge ("Wie lange dauert der Versand?" over English pages) is
+  // made of words the knowledge cannot hold: those count neither way, and the floor rests on the words it
+  // does share (names, product terms, the English words mixed in). A question of none of them stays below.
+  if (crossLanguage(query, top)) content = content.filter((t) => t.df > 0)
+  const weighted = content.map((t) => ({ re: lexemeMatcher(t.term), w: termWeight(t.df, corpusChunks) }))
   let lexical = 0
   let vector: number | null = null
   let faq = false
@@ -158,6 +166,15 @@ export function relevance(query: string, terms: QueryTermStat[], corpusChunks: n
   }
   const byVector = p.cosine !== null && vector !== null && vector >= p.cosine
   return { lexical, vector, terms: weighted.length, grounded: (weighted.length > 0 && lexical >= p.lexical) || byVector || faq }
+}
+
+/** The question's language is known and differs from the top chunk's (both told apart by their function words). */
+function crossLanguage(query: string, top: EvidenceHit[]): boolean {
+  const first = top.find((h) => h.kind !== 'faq')
+  if (!first) return false
+  const q = detectLanguage(query)
+  const k = detectLanguage(first.text.slice(0, 1500))
+  return q !== null && k !== null && q !== k
 }
 
 /**
