@@ -153,8 +153,9 @@ export function relevance(query: string, terms: QueryTermStat[], corpusChunks: n
   let content = contentTerms(query, terms)
   // A question in another language than the knowledge ("Wie lange dauert der Versand?" over English pages) is
   // made of words the knowledge cannot hold: those count neither way, and the floor rests on the words it
-  // does share (names, product terms, the English words mixed in). A question of none of them stays below.
-  if (crossLanguage(query, top)) content = content.filter((t) => t.df > 0)
+  // does share (names, product terms, the English words mixed in); one shared word (a brand name) is not enough.
+  const cross = crossLanguage(query, top)
+  if (cross) content = content.filter((t) => t.df > 0)
   const weighted = content.map((t) => ({ re: lexemeMatcher(t.term), w: termWeight(t.df, corpusChunks) }))
   let lexical = 0
   let vector: number | null = null
@@ -165,16 +166,19 @@ export function relevance(query: string, terms: QueryTermStat[], corpusChunks: n
     if (h.vector !== null) vector = Math.max(vector ?? -1, h.vector)
   }
   const byVector = p.cosine !== null && vector !== null && vector >= p.cosine
-  return { lexical, vector, terms: weighted.length, grounded: (weighted.length > 0 && lexical >= p.lexical) || byVector || faq }
+  return { lexical, vector, terms: weighted.length, grounded: (weighted.length >= (cross ? 2 : 1) && lexical >= p.lexical) || byVector || faq }
 }
 
-/** The question's language is known and differs from the top chunk's (both told apart by their function words). */
+/**
+ * The question's language is known and none of the top chunks is in it (languages told apart by their
+ * function words): the knowledge does not speak the visitor's language. A help centre with a few translated
+ * pages still has pages in the question's language among its top hits, and judges it word for word.
+ */
 function crossLanguage(query: string, top: EvidenceHit[]): boolean {
-  const first = top.find((h) => h.kind !== 'faq')
-  if (!first) return false
   const q = detectLanguage(query)
-  const k = detectLanguage(first.text.slice(0, 1500))
-  return q !== null && k !== null && q !== k
+  if (q === null) return false
+  const langs = top.filter((h) => h.kind !== 'faq').map((h) => detectLanguage(h.text.slice(0, 1500)))
+  return langs.some((l) => l !== null) && !langs.includes(q)
 }
 
 /**
