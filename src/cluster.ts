@@ -2,6 +2,7 @@ import cluster, { type Worker as ClusterWorker } from 'node:cluster'
 import { availableParallelism } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import type { Logger } from 'pino'
+import { AggregatorRegistry, type Registry } from 'prom-client'
 import type { Config } from './config.js'
 
 /**
@@ -96,8 +97,55 @@ export function superviseCluster(config: Config, httpProcesses: number, log: Log
   process.on('SIGTERM', () => shutdown('SIGTERM'))
   process.on('SIGINT', () => shutdown('SIGINT'))
 
+  // GET /metrics in any HTTP process answers for all of them: it asks here, and this asks every process
+  const aggregator = new AggregatorRegistry()
+  cluster.on('message', (w, msg: { type?: string; id?: number }) => {
+    if (msg?.type !== METRICS_MESSAGE) return
+    aggregator.clusterMetrics().then(
+      (text) => w.isConnected() && w.send({ type: METRICS_MESSAGE, id: msg.id, text }),
+      () => w.isConnected() && w.send({ type: METRICS_MESSAGE, id: msg.id, text: null }),
+    )
+  })
+
   log.info({ http: httpProcesses, jobs: config.RUN_WORKER, pid: process.pid }, 'cluster starting')
   for (const slot of slots) start(slot)
 }
 
 export const isClusterChild = (): boolean => cluster.isWorker
+
+const METRICS_MESSAGE = 'scb:metrics'
+
+/**
+ * In a process of the cluster: the registry the supervisor's aggregate collects from this process (constructing
+ * an AggregatorRegistry is what makes prom-client answer the supervisor's requests). A process still starting
+ * does not answer yet, so a scrape then fails (500) rather than give partial figures.
+ */
+export function shareMetrics(registry: Registry): void {
+  if (!cluster.isWorker) return
+  new AggregatorRegistry()
+  AggregatorRegistry.setRegistries([registry])
+}
+
+let asked = 0
+/** The metrics text of every process of the cluster (labels equal, counters and histograms summed), via the supervisor. */
+export function clusterMetricsText(timeoutMs = 8000): Promise<string> {
+  const id = ++asked
+  return new Promise((resolve, reject) => {
+    const onMessage = (msg: { type?: string; id?: number; text?: string | null }) => {
+      if (msg?.type !== METRICS_MESSAGE || msg.id !== id) return
+      done()
+      if (typeof msg.text === 'string') resolve(msg.text)
+      else reject(new Error('cluster metrics unavailable'))
+    }
+    const timer = setTimeout(() => {
+      done()
+      reject(new Error('cluster metrics timed out'))
+    }, timeoutMs)
+    const done = () => {
+      clearTimeout(timer)
+      process.off('message', onMessage)
+    }
+    process.on('message', onMessage)
+    process.send!({ type: METRICS_MESSAGE, id })
+  })
+}

@@ -1,6 +1,6 @@
 import 'dotenv/config'
 import { buildApp } from './app.js'
-import { isClusterChild, superviseCluster, webConcurrency } from './cluster.js'
+import { isClusterChild, shareMetrics, superviseCluster, webConcurrency } from './cluster.js'
 import { ConfigError, loadConfig } from './config.js'
 import { closeContext, createContext, createLogger } from './context.js'
 import { wireModules } from './modules/index.js'
@@ -27,6 +27,7 @@ async function main(): Promise<void> {
   if (processes > 1 && !isClusterChild()) return superviseCluster(config, processes, createLogger(config))
   const ctx = await createContext(config)
   const modules = wireModules(ctx)
+  shareMetrics(ctx.metrics.registry)
   const app = await buildApp(ctx, modules)
   const worker = config.RUN_WORKER && !isClusterChild() ? createWorker(ctx, modules) : null
 

@@ -89,6 +89,7 @@ it.skipIf(!onPostgres)(
       WORKER_POLL_MS: '100',
       IDEMPOTENCY_WAIT_MS: '1000',
       LOG_LEVEL: 'info',
+      METRICS_TOKEN: 'cluster-test-metrics-token-0123456789',
       TRUST_PROXY: 'true',
       SMTP_URL: smtp.url,
       LLM_BASE_URL: llm.url,
@@ -203,6 +204,16 @@ it.skipIf(!onPostgres)(
     console.info(
       `cluster: ${SESSIONS * TURNS} turns, ${inFlight.length} held by the killed process, restarted as pid ${restarted.pid}; login statuses ${statuses.join(',')}`,
     )
+
+    // /metrics from any HTTP process gives the figures of all: the logins of both, the mails the job worker sent
+    const count = (text: string, series: string) => Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN)
+    const loginSeries = 'scb_http_request_duration_seconds_count{method="POST",route="/auth/login",status_code="401"}'
+    for (let i = 0; i < 4; i++) {
+      const m = await freshRequest(`${svc.base}/metrics`, 'GET', { authorization: 'Bearer cluster-test-metrics-token-0123456789' })
+      expect(m.status).toBe(200)
+      expect(count(m.text, loginSeries)).toBe(10)
+      expect(count(m.text, 'scb_job_duration_seconds_count{kind="email.send",outcome="done"}')).toBeGreaterThanOrEqual(registered.length)
+    }
 
     // SIGTERM to the supervisor stops every process gracefully
     svc.child.kill('SIGTERM')
