@@ -12,7 +12,7 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
@@ -68,6 +68,29 @@ function startServer(env: Record<string, string>): { child: ChildProcess; ready:
     }
   })()
   return { child, ready }
+}
+
+/** CPU seconds used so far by a process and its children (the supervisor's HTTP and worker processes). */
+function treeCpuSeconds(root: number): number {
+  const stats = readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .map((d) => {
+      try {
+        const f = readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1]!.split(' ')
+        return { pid: Number(d), ppid: Number(f[1]), cpu: (Number(f[11]) + Number(f[12])) / 100 }
+      } catch {
+        return null
+      }
+    })
+    .filter((x): x is { pid: number; ppid: number; cpu: number } => x !== null)
+  return stats.filter((x) => x.pid === root || x.ppid === root).reduce((n, x) => n + x.cpu, 0)
+}
+
+/** Busy and total jiffies of the whole machine, to tell how saturated it was. */
+function machineCpu(): { busy: number; total: number } {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.split(/\s+/).slice(1).map(Number)
+  const total = f.reduce((a, b) => a + b, 0)
+  return { busy: total - f[3]! - (f[4] ?? 0), total }
 }
 
 const stop = async (child: ChildProcess) => {
@@ -126,7 +149,7 @@ async function main() {
     await stop(seeding.child)
 
     const qs = questions()
-    const results: { processes: number; turns: number; p50: number; p99: number; errors: number }[] = []
+    const results: { processes: number; turns: number; p50: number; p99: number; errors: number; cores: number }[] = []
     for (const n of [1, PROCESSES]) {
       const server = startServer({ ...env, WEB_CONCURRENCY: String(n), RUN_WORKER: 'false' })
       await server.ready
@@ -141,17 +164,21 @@ async function main() {
           requests: [{ setupRequest: (r) => ({ ...r, body: JSON.stringify({ question: qs[qi++ % qs.length] }) }) }],
         })
       await run(CONNECTIONS * 10 * n, undefined) // warm-up of every process: JIT, pools, caches
+      const [cpu0, m0] = [treeCpuSeconds(server.child.pid!), machineCpu()]
       const r = await run(undefined, DURATION)
+      const [cpu1, m1] = [treeCpuSeconds(server.child.pid!), machineCpu()]
       const ok = r.requests.total - r.non2xx
-      results.push({ processes: n, turns: ok / DURATION, p50: r.latency.p50, p99: r.latency.p99, errors: r.non2xx + r.errors })
+      const cores = (cpu1 - cpu0) / DURATION
+      results.push({ processes: n, turns: ok / DURATION, p50: r.latency.p50, p99: r.latency.p99, errors: r.non2xx + r.errors, cores })
       console.log(
-        `${n} HTTP process${n > 1 ? 'es' : ''}: ${(ok / DURATION).toFixed(1)} turns/s (${ok} ok, ${r.non2xx} non-2xx, ${r.errors} errors), latency p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms`,
+        `${n} HTTP process${n > 1 ? 'es' : ''}: ${(ok / DURATION).toFixed(1)} turns/s (${ok} ok, ${r.non2xx} non-2xx, ${r.errors} errors), latency p50 ${r.latency.p50} ms, p99 ${r.latency.p99} ms; ` +
+          `service used ${cores.toFixed(2)} cores (${((cores * 1000) / Math.max(1, ok / DURATION)).toFixed(1)} ms CPU per turn), machine ${Math.round((100 * (m1.busy - m0.busy)) / (m1.total - m0.total))}% busy`,
       )
       await stop(server.child)
     }
     const [one, many] = results as [(typeof results)[0], (typeof results)[0]]
     console.log(
-      `${many.processes} processes vs 1: turns/s x${(many.turns / one.turns).toFixed(2)}, p50 x${(many.p50 / one.p50).toFixed(2)}, p99 x${(many.p99 / one.p99).toFixed(2)} ` +
+      `${many.processes} processes vs 1: turns/s x${(many.turns / one.turns).toFixed(2)}, service cores x${(many.cores / one.cores).toFixed(2)}, p50 x${(many.p50 / one.p50).toFixed(2)}, p99 x${(many.p99 / one.p99).toFixed(2)} ` +
         `(${availableParallelism()} cores, load average ${loadavg()[0]!.toFixed(1)}; PostgreSQL, Redis and the fake model share them)`,
     )
   } finally {
