@@ -155,11 +155,12 @@ it.skipIf(!onPostgres)(
     while (answered < SESSIONS) await sleep(10)
     const victim = httpPids[0]!
     process.kill(victim, 'SIGKILL')
+    const killedAt = Date.now()
     await Promise.all([...load, registrations])
 
     // the supervisor noticed and started a new HTTP process, which serves
     const restarted = await svc.waitLog((l) => l.msg === 'process started' && l.role === 'http' && !httpPids.includes(l.pid))
-    await svc.waitLog((l) => l.msg === 'service ready' && l.pid === restarted.pid)
+    const ready = await svc.waitLog((l) => l.msg === 'service ready' && l.pid === restarted.pid)
     expect(svc.logs.some((l) => l.msg === 'process died, starting it again' && l.pid === victim && l.signal === 'SIGKILL')).toBe(true)
 
     for (const [s, id] of sessions.entries()) {
@@ -202,7 +203,7 @@ it.skipIf(!onPostgres)(
     const servedLogin = new Set(svc.logs.filter((l) => l.msg === 'request' && l.url === '/auth/login').map((l) => l.pid))
     expect(servedLogin.size, 'logins reached both processes').toBeGreaterThanOrEqual(2)
     console.info(
-      `cluster: ${SESSIONS * TURNS} turns, ${inFlight.length} held by the killed process, restarted as pid ${restarted.pid}; login statuses ${statuses.join(',')}`,
+      `cluster: ${SESSIONS * TURNS} turns, ${inFlight.length} held by the killed process, restarted as pid ${restarted.pid}, serving ${(ready.time as number) - killedAt} ms after the kill; login statuses ${statuses.join(',')}`,
     )
 
     // /metrics from any HTTP process gives the figures of all: the logins of both, the mails the job worker sent
