@@ -108,7 +108,8 @@ export function superviseCluster(config: Config, httpProcesses: number, log: Log
   })
 
   log.info({ http: httpProcesses, jobs: config.RUN_WORKER, pid: process.pid }, 'cluster starting')
-  if (!config.REDIS_URL) log.warn({ http: httpProcesses }, 'no REDIS_URL: each HTTP process counts rate limits on its own, so a client gets that many times the limit')
+  if (!config.REDIS_URL)
+    log.warn({ http: httpProcesses }, 'no REDIS_URL: each HTTP process counts rate limits on its own, so a client gets that many times the limit')
   for (const slot of slots) start(slot)
 }
 
