@@ -58,16 +58,21 @@ afterAll(async () => {
 }, 60_000)
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+/**
+ * A request's answer, or null when its connection dropped or it had none within 5 s: a connection node:cluster
+ * had handed to the killed process just before it died gets no answer at all, so a client's timeout decides.
+ */
+const settled = <T>(p: Promise<T>) => Promise.race([p.catch(() => null), sleep(5000).then(() => null)])
 const SESSIONS = 6
 const TURNS = 6
 const REGISTRATIONS = 6
 
 type Outcome = { state: 'answered'; messageId: string } | { state: 'in_flight' }
 
-/** A client's turn: a dropped connection or a 5xx is retried with the same key; a key its dead owner still holds is reported. */
+/** A client's turn: a dropped or unanswered connection or a 5xx is retried with the same key; a key its dead owner still holds is reported. */
 async function turn(api: Api, sessionId: string | null, question: string, key: string): Promise<Outcome & { sessionId?: string }> {
   for (let attempt = 0; attempt < 40; attempt++) {
-    const r = await api.post('/chat', { question, session_id: sessionId }, { 'idempotency-key': key }).catch(() => null)
+    const r = await settled(api.post('/chat', { question, session_id: sessionId }, { 'idempotency-key': key }))
     if (r?.status === 200) return { state: 'answered', messageId: r.body.message_id, sessionId: r.body.session_id }
     if (r?.status === 409 && r.body?.detail?.code === 'idempotency_in_flight') return { state: 'in_flight' }
     if (r && r.status < 500) throw new Error(`turn refused: ${r.status} ${r.text}`)
@@ -143,7 +148,7 @@ it.skipIf(!onPostgres)(
         const api = new Api(svc!.base)
         const email = uniqueEmail('cluster')
         for (let attempt = 0; ; attempt++) {
-          const r = await api.post('/auth/register', { email, password: PASSWORD }).catch(() => null)
+          const r = await settled(api.post('/auth/register', { email, password: PASSWORD }))
           // 409: the dropped attempt had committed, and with it its one mail job
           if (r?.status === 200 || r?.status === 409) break
           if ((r && r.status < 500) || attempt > 40) throw new Error(`register: ${r?.status} ${r?.text}`)
@@ -152,7 +157,10 @@ it.skipIf(!onPostgres)(
         registered.push(email)
       }
     })()
-    while (answered < SESSIONS) await sleep(10)
+    let failure: unknown = null
+    for (const p of [...load, registrations]) p.catch((err) => (failure ??= err))
+    while (answered < SESSIONS && !failure) await sleep(10)
+    if (failure) throw failure
     const victim = httpPids[0]!
     process.kill(victim, 'SIGKILL')
     const killedAt = Date.now()
