@@ -32,5 +32,7 @@ USER node
 EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8000) + '/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# On PostgreSQL the server runs WEB_CONCURRENCY HTTP processes (default: the cores Node sees, which may be the
+# host's rather than the container's CPU limit: set it, as compose.yaml does); on the embedded database always one.
 # Exec form, node as PID 1's direct child of nothing: SIGTERM reaches the server, which shuts down gracefully.
 CMD ["node", "--max-old-space-size=320", "dist/src/server.js"]

@@ -45,6 +45,8 @@ async function startServer(env: Record<string, string>): Promise<Server> {
       HOST: '127.0.0.1',
       PORT: String(port),
       LOG_LEVEL: LOG_LEVEL,
+      // the figures are those of one process (its CPU time per request is read from its pid); bench:cluster compares several
+      WEB_CONCURRENCY: '1',
       ...(process.env.BENCH_POOL_SIZE ? { DATABASE_POOL_SIZE: process.env.BENCH_POOL_SIZE } : {}),
       ...SECRETS,
       ...env,

@@ -34,6 +34,8 @@ const EnvSchema = Type.Object({
   ),
   TRUST_PROXY: Type.Boolean({ default: false }),
   RUN_WORKER: Type.Boolean({ default: true }),
+  /** HTTP processes `npm start` runs on PostgreSQL (src/cluster.ts); unset: one per core. Always 1 on the embedded database. */
+  WEB_CONCURRENCY: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
   WORKER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 4 }),
   WORKER_POLL_MS: Type.Integer({ minimum: 10, maximum: 60000, default: 500 }),
   /** A claimed job's lease, renewed by a heartbeat every third of it: a dead worker's jobs are taken over after this. */
@@ -267,6 +269,8 @@ export const CONFIG_DOCS: { readonly [K in keyof Env]-?: string } = {
   LOG_LEVEL: 'fatal, error, warn, info, debug, trace or silent (JSON lines)',
   TRUST_PROXY: 'take the client IP from X-Forwarded-For; only behind a proxy that overwrites it',
   RUN_WORKER: 'run the job worker inside the server; false when workers run apart (npm run worker)',
+  WEB_CONCURRENCY:
+    'HTTP processes on PostgreSQL (unset: one per core), with one job-worker process beside them when RUN_WORKER is on; always 1 on the embedded database',
   WORKER_CONCURRENCY: 'jobs one worker runs at once',
   WORKER_POLL_MS: 'how often an idle worker looks for due jobs',
   JOB_LEASE_SECONDS: "a running job's lease, renewed every third of it; a crashed worker's jobs are taken over after it (embedded database: at the restart)",

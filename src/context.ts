@@ -91,7 +91,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     redis,
     clock,
     cipher,
-    queue: new JobQueue(database.db, clock),
+    queue: new JobQueue(database.db, clock, database.changes),
     mailer,
     llm: llmStatus.wrap(metrics.wrapLlm(overrides.llm ?? createOpenAiClient(config.LLM_BASE_URL))),
     llmStatus,

@@ -1,11 +1,16 @@
 import 'dotenv/config'
 import { buildApp } from './app.js'
+import { isClusterChild, shareMetrics, superviseCluster, webConcurrency } from './cluster.js'
 import { ConfigError, loadConfig } from './config.js'
-import { closeContext, createContext } from './context.js'
+import { closeContext, createContext, createLogger } from './context.js'
 import { wireModules } from './modules/index.js'
 import { createWorker } from './runtime.js'
 
-/** The process: config, database, HTTP, the in-process worker, and a graceful shutdown in that order reversed. */
+/**
+ * The process: config, database, HTTP, the in-process worker, and a graceful shutdown in that order reversed.
+ * With several HTTP processes (WEB_CONCURRENCY on PostgreSQL) this one supervises them (src/cluster.ts) and
+ * each of them runs this same function without a worker: the supervisor runs the jobs in a process of their own.
+ */
 async function main(): Promise<void> {
   const started = performance.now()
   let config
@@ -18,10 +23,13 @@ async function main(): Promise<void> {
     }
     throw err
   }
+  const processes = webConcurrency(config)
+  if (processes > 1 && !isClusterChild()) return superviseCluster(config, processes, createLogger(config))
   const ctx = await createContext(config)
   const modules = wireModules(ctx)
+  shareMetrics(ctx.metrics.registry)
   const app = await buildApp(ctx, modules)
-  const worker = config.RUN_WORKER ? createWorker(ctx, modules) : null
+  const worker = config.RUN_WORKER && !isClusterChild() ? createWorker(ctx, modules) : null
 
   let stopping = false
   const shutdown = async (signal: string) => {
@@ -46,6 +54,7 @@ async function main(): Promise<void> {
       vector: ctx.database.features.vector,
       redis: Boolean(ctx.redis),
       worker: Boolean(worker),
+      pid: process.pid,
       startupMs: Math.round(performance.now() - started),
     },
     'service ready',

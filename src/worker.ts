@@ -1,4 +1,5 @@
 import 'dotenv/config'
+import { shareMetrics } from './cluster.js'
 import { loadConfig } from './config.js'
 import { closeContext, createContext } from './context.js'
 import { wireModules } from './modules/index.js'
@@ -8,6 +9,7 @@ import { createWorker } from './runtime.js'
 async function main(): Promise<void> {
   const config = loadConfig()
   const ctx = await createContext(config)
+  shareMetrics(ctx.metrics.registry)
   const worker = createWorker(ctx, wireModules(ctx))
   const shutdown = async () => {
     await worker.stop()

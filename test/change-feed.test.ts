@@ -19,6 +19,8 @@ afterAll(async () => {
   await t?.close()
 })
 
+/** The default poll of an idle worker: without the notice, another instance's worker learns of a job this late. */
+const WORKER_POLL_MS = 500
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 async function eventually<T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 5000): Promise<{ value: T; ms: number }> {
@@ -90,6 +92,24 @@ describe.runIf(process.env.DATABASE_URL)('two instances on one PostgreSQL databa
       (r) => r.body.items[0]?.name === 'Renamed elsewhere',
     )
     expect(seen.ms).toBeLessThan(2000)
+  })
+
+  it("wakes the other instance's job worker when a job is enqueued here, instead of at its next poll", async () => {
+    let woken = 0
+    const off = other.ctx.queue.onEnqueue(() => woken++)
+    try {
+      const tenant = await createTenant(t)
+      woken = 0
+      expect((await t.api().post('/auth/forgot-password', { email: tenant.email })).status).toBe(200) // enqueues its mail
+      const seen = await eventually(
+        async () => woken,
+        (n) => n > 0,
+        2000,
+      )
+      expect(seen.ms).toBeLessThan(WORKER_POLL_MS)
+    } finally {
+      off()
+    }
   })
 
   it('revokes old tokens on the other instance right after a password reset', async () => {

@@ -25,6 +25,8 @@ describe('compose.yaml', () => {
     expect(images.some((i) => i.includes('mailpit'))).toBe(true)
     expect(ours.map(([name]) => name).sort()).toEqual(['api', 'worker'])
     expect(compose.services.api!.environment!.RUN_WORKER).toBe('false')
+    // several HTTP processes on PostgreSQL, counted explicitly: the cores Node sees may be the host's
+    expect(compose.services.api!.environment!.WEB_CONCURRENCY).toMatch(/^\$\{WEB_CONCURRENCY:-\d+\}$/)
   })
 
   it('sets only variables that src/config.ts reads', () => {

@@ -2,13 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { FakeWebsite, html, links, prose } from './fakes/website.js'
 import { startFakeLlm, type FakeLlm } from './fakes/fake-llm.js'
 import { startApp, type TestApp } from './helpers/app.js'
-import { upload, waitReady } from './helpers/documents.js'
+import { system } from './helpers/chat.js'
+import { upload, uploadReady, waitReady } from './helpers/documents.js'
 import { createTenant } from './helpers/factories.js'
 import { waitForCrawl } from './helpers/sources.js'
 
 /**
  * Long work reports counts through its existing status endpoints (issue 16, item 7), so the dashboard can
- * draw progress bars: a crawl while it runs, and a document's indexing (parsing, then embedding).
+ * draw progress bars: a crawl while it runs, a document's indexing (parsing, then embedding), and a gap
+ * analyzer run (its summary's `run`).
  */
 let t: TestApp
 let fake: FakeLlm
@@ -79,5 +81,43 @@ describe('progress counts', () => {
     await expect
       .poll(async () => (await owner.api.get(`/documents/${d2.id}`)).body.progress, { timeout: 15_000 })
       .toEqual({ stage: 'done', done: d2.chunk_count, total: d2.chunk_count })
+  })
+
+  it('a gap analyzer run shows steps done of steps known while it runs, and all of them once done', async () => {
+    const owner = await createTenant(t)
+    await uploadReady(t, owner.api, 'refunds.md', '# Refunds\n\nRefunds for annual plans arrive within 5 business days.\n')
+    const topics = ['refunds', 'invoices', 'password reset', 'data export']
+    // the topic discovery answers slowly, so the run is seen with its first counts
+    fake.script((req) => (req.json && system(req).includes('documentation topics its customers need') ? { delayMs: 1200, json: { topics } } : undefined))
+    expect((await owner.api.get('/gap-analyzer/summary')).body.run).toBeNull()
+    const r = await owner.api.post('/gap-analyzer/recalculate?mode=mode_a')
+    expect(r.status, r.text).toBe(202)
+
+    const seen: { status: string; progress: { done: number; total: number } | null }[] = []
+    await expect
+      .poll(
+        async () => {
+          const run = (await owner.api.get('/gap-analyzer/summary')).body.run
+          seen.push({ status: run.status, progress: run.progress })
+          return run.status
+        },
+        { timeout: 15_000, interval: 50 },
+      )
+      .toBe('done')
+    const running = seen.filter((s) => s.status === 'running')
+    // discovery and writing are known once it starts (a poll just before sees 0 of 0); each topic's coverage is a
+    // step once the topics are found
+    expect(running.map((s) => s.progress)).toContainEqual({ done: 0, total: 2 })
+    for (const q of seen.filter((s) => s.status === 'queued')) expect(q.progress).toBeNull()
+    const done = (await owner.api.get('/gap-analyzer/summary')).body
+    expect(done.run).toMatchObject({ id: r.body.run_id, mode: 'mode_a', status: 'done', finished_at: expect.any(String) })
+    expect(done.run.progress.done).toBe(done.run.progress.total)
+    expect(done.run.progress.total).toBeGreaterThanOrEqual(2 + topics.length)
+    // the list carries the same summary, and counts never go backwards
+    expect((await owner.api.get('/gap-analyzer')).body.summary.run).toEqual(done.run)
+    for (const k of ['done', 'total'] as const) {
+      const xs = running.map((s) => s.progress![k])
+      expect(xs).toEqual([...xs].sort((a, b) => a - b))
+    }
   })
 })

@@ -1,6 +1,7 @@
 import { timingSafeEqual, createHash } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
 import type { FastifyInstance } from 'fastify'
+import { clusterMetricsText, isClusterChild } from '../cluster.js'
 import type { AppContext } from '../context.js'
 
 /**
@@ -10,7 +11,8 @@ import type { AppContext } from '../context.js'
  * - METRICS_PORT: served on a port of its own (HOST), for a scraper on a private network; it asks for the
  *   same bearer token when METRICS_TOKEN is set too.
  * Request timings are recorded in any case (one histogram observation per request), keyed by the route
- * pattern, never the raw URL: ids would make a series per resource.
+ * pattern, never the raw URL: ids would make a series per resource. With several processes (src/cluster.ts)
+ * any of them answers with the figures of all, the job worker's included.
  */
 export function registerMetrics(app: FastifyInstance, ctx: AppContext): void {
   const { metrics, config } = ctx
@@ -33,6 +35,8 @@ export function registerMetrics(app: FastifyInstance, ctx: AppContext): void {
     for (const r of rows) set({ kind: r.kind, status: r.status }, Number(r.n))
   })
 
+  // one HTTP process of several (WEB_CONCURRENCY) answers for them all: a scrape reaches any of them
+  const text = () => (isClusterChild() ? clusterMetricsText() : metrics.registry.metrics())
   const expected = config.METRICS_TOKEN ? createHash('sha256').update(`Bearer ${config.METRICS_TOKEN}`).digest() : null
   const authorized = (header: string | undefined) =>
     !expected || (header !== undefined && timingSafeEqual(createHash('sha256').update(header).digest(), expected))
@@ -40,7 +44,7 @@ export function registerMetrics(app: FastifyInstance, ctx: AppContext): void {
   if (config.METRICS_TOKEN) {
     app.get('/metrics', { logLevel: 'warn', schema: { hide: true } }, async (req, reply) => {
       if (!authorized(req.headers.authorization)) return reply.code(401).header('www-authenticate', 'Bearer').send({ detail: 'Not authenticated' })
-      return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics())
+      return reply.type(metrics.registry.contentType).send(await text())
     })
   }
 
@@ -50,7 +54,7 @@ export function registerMetrics(app: FastifyInstance, ctx: AppContext): void {
       server = createServer((req, res) => {
         if ((req.url ?? '').split('?')[0] !== '/metrics' || req.method !== 'GET') return res.writeHead(404).end()
         if (!authorized(req.headers.authorization)) return res.writeHead(401, { 'www-authenticate': 'Bearer' }).end()
-        metrics.registry.metrics().then(
+        text().then(
           (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
           () => res.writeHead(500).end(),
         )

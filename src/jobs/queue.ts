@@ -1,4 +1,5 @@
 import { sql } from 'kysely'
+import { CHANGES_CHANNEL, type ChangeFeed } from '../db/change-feed.js'
 import type { Db } from '../db/client.js'
 import type { Clock } from '../lib/clock.js'
 import { addSeconds } from '../lib/clock.js'
@@ -14,6 +15,8 @@ export interface EnqueueOptions {
   advance?: boolean
 }
 
+const JOBS_TOPIC = 'jobs'
+
 /** Anything that can run a query: the database or a transaction, so jobs can be enqueued atomically. */
 type Executor = Pick<Db, 'insertInto'>
 
@@ -24,10 +27,21 @@ type Executor = Pick<Db, 'insertInto'>
 export class JobQueue {
   private readonly listeners = new Set<() => void>()
 
+  /**
+   * With a change feed, an enqueue also wakes the workers of the other processes (the supervisor's worker
+   * process, `npm run worker`) when its transaction commits, instead of at their next poll.
+   */
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
-  ) {}
+    private readonly feed: Pick<ChangeFeed, 'subscribe'> | null = null,
+  ) {
+    feed?.subscribe(JOBS_TOPIC, () => this.wakeAll())
+  }
+
+  private wakeAll(): void {
+    for (const l of this.listeners) l()
+  }
 
   async enqueue<K extends JobKind>(kind: K, payload: JobPayloads[K], opts: EnqueueOptions = {}, trx: Executor = this.db): Promise<string | null> {
     const now = this.clock.now()
@@ -54,8 +68,10 @@ export class JobQueue {
       })
       .returning('id')
       .executeTakeFirst()
-    // In-process workers wake at once instead of waiting for their next poll.
-    for (const l of this.listeners) l()
+    // In-process workers wake at once instead of waiting for their next poll; the others at commit. No nonce:
+    // this notice is no cache's business.
+    this.wakeAll()
+    if (row && this.feed) await sql`SELECT pg_notify(${CHANGES_CHANNEL}, ${`${JOBS_TOPIC}\x1f${kind}`})`.execute(trx as Db)
     return row?.id ?? null
   }
 

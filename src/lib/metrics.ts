@@ -102,12 +102,16 @@ export function createMetrics() {
       jobs.observe({ kind, outcome }, ms / 1000)
     },
 
-    /** A gauge read at scrape time (e.g. queue depth from the database). */
+    /**
+     * A gauge read at scrape time from shared state (e.g. queue depth from the database). Several processes of
+     * one service (src/cluster.ts) each read the same figure, so their aggregate takes it once, not summed.
+     */
     gauge(name: string, help: string, labelNames: string[], collect: (set: (labels: Record<string, string>, value: number) => void) => Promise<void>) {
       new Gauge({
         name,
         help,
         labelNames,
+        aggregator: 'first',
         registers,
         async collect() {
           this.reset()

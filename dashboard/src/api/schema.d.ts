@@ -9432,6 +9432,20 @@ export interface operations {
                                 mode_b: number;
                             };
                             last_updated: string | null;
+                            run: {
+                                /** Format: uuid */
+                                id: string;
+                                mode: "mode_a" | "mode_b" | "both";
+                                status: "queued" | "running" | "done" | "failed";
+                                /** Format: date-time */
+                                accepted_at: string;
+                                started_at: string | null;
+                                finished_at: string | null;
+                                progress: {
+                                    done: number;
+                                    total: number;
+                                } | null;
+                            } | null;
                         };
                         mode_a_items: {
                             /** Format: uuid */
@@ -9565,6 +9579,20 @@ export interface operations {
                                 mode_b: number;
                             };
                             last_updated: string | null;
+                            run: {
+                                /** Format: uuid */
+                                id: string;
+                                mode: "mode_a" | "mode_b" | "both";
+                                status: "queued" | "running" | "done" | "failed";
+                                /** Format: date-time */
+                                accepted_at: string;
+                                started_at: string | null;
+                                finished_at: string | null;
+                                progress: {
+                                    done: number;
+                                    total: number;
+                                } | null;
+                            } | null;
                         };
                         total_active: number;
                         uncovered_count: number;
@@ -9575,6 +9603,20 @@ export interface operations {
                             mode_b: number;
                         };
                         last_updated: string | null;
+                        run: {
+                            /** Format: uuid */
+                            id: string;
+                            mode: "mode_a" | "mode_b" | "both";
+                            status: "queued" | "running" | "done" | "failed";
+                            /** Format: date-time */
+                            accepted_at: string;
+                            started_at: string | null;
+                            finished_at: string | null;
+                            progress: {
+                                done: number;
+                                total: number;
+                            } | null;
+                        } | null;
                     };
                 };
             };

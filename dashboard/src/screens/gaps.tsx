@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
 import { api, call } from '../api/client'
 import type { Gap, Res } from '../api/types'
-import { Badge, Button, CopyButton, Empty, ErrorBox, Loading, PageHeader, Select, When } from '../ui/kit'
+import { Badge, Button, CopyButton, Empty, ErrorBox, Loading, PageHeader, Progress, Select, When } from '../ui/kit'
 import { percent, score, type Tone } from '../ui/ops'
 import { useToast } from '../ui/toast'
 
@@ -214,6 +214,23 @@ function Recalculate({ onAccepted }: { onAccepted: () => void }) {
   )
 }
 
+type RunState = NonNullable<Res<'/gap-analyzer', 'get'>['summary']['run']>
+const isOpen = (r: RunState | null | undefined) => r?.status === 'queued' || r?.status === 'running'
+
+/** The open run's counts as a bar: steps done of those known so far (the total grows as the run finds its topics). */
+function RunProgress({ run }: { run: RunState }) {
+  if (run.status === 'queued' || !run.progress) return <p className="muted">Analysis queued: it starts when a worker is free.</p>
+  const { done, total } = run.progress
+  return (
+    <div>
+      <Progress value={done} max={total} label="Gap analysis progress" />
+      <p className="muted">
+        Analysing: {done} of {total} steps
+      </p>
+    </div>
+  )
+}
+
 export default function Gaps() {
   const [aStatus, setAStatus] = useState<AStatus>('active')
   const [bStatus, setBStatus] = useState<BStatus>('active')
@@ -225,8 +242,8 @@ export default function Gaps() {
     queryFn: () =>
       call(api.GET('/gap-analyzer', { params: { query: { mode_a_status: aStatus, mode_b_status: bStatus, mode_a_sort: aSort, mode_b_sort: bSort } } })),
     placeholderData: (prev) => prev,
-    // For a while after a recalculation, the lists follow the run.
-    refetchInterval: () => (Date.now() < pollUntil ? 3000 : false),
+    // While a run is open its progress is followed closely; for a while after a recalculation, the lists follow it.
+    refetchInterval: (query) => (isOpen(query.state.data?.summary.run) ? 1500 : Date.now() < pollUntil ? 3000 : false),
   })
   const s = q.data?.summary
   return (
@@ -268,6 +285,7 @@ export default function Gaps() {
           <p className="muted">
             Last analysed: <When at={s!.last_updated} />
           </p>
+          <div role="status">{isOpen(s!.run) && <RunProgress run={s!.run!} />}</div>
         </>
       )}
       <Recalculate

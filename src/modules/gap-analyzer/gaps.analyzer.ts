@@ -21,6 +21,7 @@ import {
   topicMatches,
 } from './cluster.fns.js'
 import { dedupeTopics, heuristicTopics, topicsFromReply, TOPICS_PROMPT } from './gaps.fns.js'
+import { createRunProgress, mapCounted, type RunProgress } from './gaps.progress.js'
 import type { GapRow, GapsRepo, GapWrite } from './gaps.repo.js'
 
 /**
@@ -68,20 +69,6 @@ const CLUSTER_DIMENSIONS = 256
 const FAQ_MIN_CLUSTER = 3
 const FAQ_PER_RUN = 50
 const WRITE_BATCH = 100
-
-async function mapLimit<T, R>(items: T[], limit: number, fn: (t: T, i: number) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length)
-  let next = 0
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++
-        out[i] = await fn(items[i]!, i)
-      }
-    }),
-  )
-  return out
-}
 
 interface Planned {
   existingId: string | null
@@ -185,9 +172,11 @@ export function createGapAnalyzer(deps: AnalyzerDeps) {
     return dedupeTopics([...fromProfile, ...found], settings.maxTopics)
   }
 
-  async function modeA(tenantId: string, runId: string, apiKey: string | null, signal?: AbortSignal) {
+  async function modeA(tenantId: string, runId: string, apiKey: string | null, progress: RunProgress, signal?: AbortSignal) {
     const topics = await discoverTopics(tenantId, apiKey, signal)
-    const coverage = await mapLimit(topics, 4, (t) => coverageOf(tenantId, t, apiKey, signal))
+    progress.add(topics.length)
+    progress.step()
+    const coverage = await mapCounted(topics, 4, progress, (t) => coverageOf(tenantId, t, apiKey, signal))
     const items = topics.map((label, i) => {
       const t: Record<string, number> = {}
       for (const x of terms(label)) t[x] = 1
@@ -220,6 +209,7 @@ export function createGapAnalyzer(deps: AnalyzerDeps) {
     const seen = new Set(planned.map((p) => p.existingId).filter(Boolean))
     const unseen = stored.filter((s) => !seen.has(s.id) && s.status === 'active')
     await write(tenantId, 'mode_a', planned, unseen, runId)
+    progress.step()
     const active = planned.filter((p) => p.write.status === 'active' && !p.keepStatus).length
     return { topics: topics.length, active }
   }
@@ -248,7 +238,7 @@ export function createGapAnalyzer(deps: AnalyzerDeps) {
     }
   }
 
-  async function modeB(tenantId: string, runId: string, apiKey: string | null, signal?: AbortSignal) {
+  async function modeB(tenantId: string, runId: string, apiKey: string | null, progress: RunProgress, signal?: AbortSignal) {
     const now = clock.now()
     const t0 = performance.now()
     const rows = await repo.questions(tenantId, addSeconds(now, -settings.lookbackDays * 86400), settings.maxQuestions)
@@ -312,8 +302,10 @@ export function createGapAnalyzer(deps: AnalyzerDeps) {
     // coverage: retrieval again for the strongest clusters, the logged scores for the long tail
     const candidates = described.filter((c) => c.count >= settings.minClusterSize)
     const rescore = [...candidates].sort((a, b) => b.signal - a.signal).slice(0, settings.rescoreLimit)
+    progress.add(rescore.length)
+    progress.step()
     const fresh = new Map<(typeof described)[number], number>()
-    await mapLimit(rescore, 4, async (c) => fresh.set(c, await coverageOf(tenantId, c.label, apiKey, signal)))
+    await mapCounted(rescore, 4, progress, async (c) => fresh.set(c, await coverageOf(tenantId, c.label, apiKey, signal)))
     const tScore = performance.now()
 
     const topics = (await repo.all(tenantId, 'mode_a')).filter((g) => g.status !== 'archived')
@@ -375,6 +367,7 @@ export function createGapAnalyzer(deps: AnalyzerDeps) {
     const tWrite = performance.now()
 
     const faqs = await logsFaqs(tenantId, described, rows)
+    progress.step()
     const ms = (a: number, b: number) => Math.round(b - a)
     return {
       questions: rows.length,
@@ -427,12 +420,24 @@ export function createGapAnalyzer(deps: AnalyzerDeps) {
   }
 
   return {
-    async run(tenantId: string, runId: string, mode: 'mode_a' | 'mode_b' | 'both', signal?: AbortSignal): Promise<Record<string, unknown>> {
+    /** One run; `progress` (counts for the status endpoint) gets two steps per mode now and the rest as they are found. */
+    async run(
+      tenantId: string,
+      runId: string,
+      mode: 'mode_a' | 'mode_b' | 'both',
+      signal?: AbortSignal,
+      progress: RunProgress = createRunProgress(async () => {}),
+    ): Promise<Record<string, unknown>> {
       const apiKey = await deps.llmKey(tenantId)
       const stats: Record<string, unknown> = { mode }
       const t0 = performance.now()
-      if (mode === 'mode_a' || mode === 'both') stats.mode_a = await modeA(tenantId, runId, apiKey, signal)
-      if (mode === 'mode_b' || mode === 'both') stats.mode_b = await modeB(tenantId, runId, apiKey, signal)
+      const a = mode === 'mode_a' || mode === 'both'
+      const b = mode === 'mode_b' || mode === 'both'
+      progress.add((a ? 2 : 0) + (b ? 2 : 0))
+      await progress.flush()
+      if (a) stats.mode_a = await modeA(tenantId, runId, apiKey, progress, signal)
+      if (b) stats.mode_b = await modeB(tenantId, runId, apiKey, progress, signal)
+      stats.progress = progress.counts()
       stats.duration_ms = Math.round(performance.now() - t0)
       log.info({ tenantId, runId, stats }, 'gap analyzer run')
       return stats

@@ -3,6 +3,7 @@ import { defineJob } from '../../jobs/types.js'
 import type { Clock } from '../../lib/clock.js'
 import type { GapRunMode } from '../../db/schema/knowledge.js'
 import type { GapAnalyzer } from './gaps.analyzer.js'
+import { createRunProgress } from './gaps.progress.js'
 import type { GapsRepo } from './gaps.repo.js'
 
 declare module '../../jobs/types.js' {
@@ -16,7 +17,7 @@ const MAX_ATTEMPTS = 3
 
 export const gapsJobs = (deps: {
   analyzer: GapAnalyzer
-  repo: Pick<GapsRepo, 'findRun' | 'startRun' | 'finishRun'>
+  repo: Pick<GapsRepo, 'findRun' | 'startRun' | 'finishRun' | 'setRunProgress'>
   clock: Clock
   log: Pick<Logger, 'warn'>
 }) => {
@@ -32,7 +33,9 @@ export const gapsJobs = (deps: {
         if (!run || run.status === 'done' || run.status === 'failed') return
         await repo.startRun(tenantId, runId, clock.now())
         try {
-          const stats = await analyzer.run(tenantId, runId, mode, ctx.signal)
+          const progress = createRunProgress((c) => repo.setRunProgress(tenantId, runId, c))
+          const stats = await analyzer.run(tenantId, runId, mode, ctx.signal, progress)
+          await progress.flush() // the last throttled count must not land after the final stats
           await repo.finishRun(tenantId, runId, { status: 'done', stats }, clock.now())
         } catch (err) {
           log.warn({ tenantId, runId, attempt: ctx.attempt, err: { message: (err as Error).message.slice(0, 200) } }, 'gap analyzer run failed')

@@ -80,6 +80,26 @@ export function createGapsRepo(db: Db) {
         .where('id', '=', runId)
         .execute()
     },
+    /** A running run's counts (the status endpoint's progress), kept in its stats until the final stats replace them. */
+    async setRunProgress(tenantId: string, runId: string, progress: { done: number; total: number }, trx: Executor = db) {
+      await trx
+        .updateTable('gap_runs')
+        .set({ stats: JSON.stringify({ progress }) })
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', runId)
+        .where('status', '=', 'running')
+        .execute()
+    },
+    /** The tenant's newest run, open or finished, for the status endpoint. */
+    latestRun(tenantId: string, trx: Executor = db) {
+      return trx
+        .selectFrom('gap_runs')
+        .select(['id', 'mode', 'status', 'accepted_at', 'started_at', 'finished_at', 'stats'])
+        .where('tenant_id', '=', tenantId)
+        .orderBy('accepted_at', 'desc')
+        .limit(1)
+        .executeTakeFirst()
+    },
     /** Runs left open far longer than any run takes (their job was lost) no longer block new ones. */
     async failStaleRuns(tenantId: string, olderThan: Date, now: Date, trx: Executor = db) {
       await trx

@@ -22,6 +22,20 @@ export const GapItem = Type.Object({
   first_seen_at: DateTime,
 })
 
+/**
+ * Addition: the tenant's newest run and its counts for a progress bar (null while queued; while running, steps
+ * done of those known so far, the total growing as the run finds its topics and clusters; complete once done).
+ */
+export const GapRunStatus = Type.Object({
+  id: Uuid,
+  mode: GapRunModeSchema,
+  status: Type.Union([Type.Literal('queued'), Type.Literal('running'), Type.Literal('done'), Type.Literal('failed')]),
+  accepted_at: DateTime,
+  started_at: Nullable(DateTime),
+  finished_at: Nullable(DateTime),
+  progress: Nullable(Type.Object({ done: Type.Integer(), total: Type.Integer() })),
+})
+
 export const GapSummary = Type.Object({
   total_active: Type.Integer(),
   uncovered_count: Type.Integer(),
@@ -29,6 +43,7 @@ export const GapSummary = Type.Object({
   new_count: Type.Integer(),
   by_source: Type.Object({ mode_a: Type.Integer(), mode_b: Type.Integer() }),
   last_updated: Nullable(DateTime),
+  run: Nullable(GapRunStatus),
 })
 
 export const GapAnalyzerResponse = Type.Object({

@@ -7,6 +7,7 @@ import { notFound } from '../../lib/errors.js'
 import type { LlmClient } from '../llm/llm.js'
 import type { RetrievalService } from '../retrieval/retrieval.service.js'
 import { DRAFT_PROMPT, templateDraft } from './gaps.fns.js'
+import { presentRunProgress } from './gaps.progress.js'
 import type { GapRow, GapSort, GapsRepo } from './gaps.repo.js'
 
 /** A run open longer than this lost its job (it would have failed or finished): it stops blocking new runs. */
@@ -69,7 +70,7 @@ export function createGapsService(deps: {
   }
 
   async function summary(tenantId: string) {
-    const [counts, last] = await Promise.all([repo.counts(tenantId), repo.lastDoneRun(tenantId)])
+    const [counts, last, run] = await Promise.all([repo.counts(tenantId), repo.lastDoneRun(tenantId), repo.latestRun(tenantId)])
     const by = (s: GapSource) => counts.find((c) => c.source === s)
     const sum = (k: 'active' | 'uncovered' | 'partial' | 'new') => (by('mode_a')?.[k] ?? 0) + (by('mode_b')?.[k] ?? 0)
     return {
@@ -79,6 +80,17 @@ export function createGapsService(deps: {
       new_count: sum('new'),
       by_source: { mode_a: by('mode_a')?.active ?? 0, mode_b: by('mode_b')?.active ?? 0 },
       last_updated: last?.finished_at ? last.finished_at.toISOString() : null,
+      run: run
+        ? {
+            id: run.id,
+            mode: run.mode,
+            status: run.status,
+            accepted_at: run.accepted_at.toISOString(),
+            started_at: run.started_at?.toISOString() ?? null,
+            finished_at: run.finished_at?.toISOString() ?? null,
+            progress: presentRunProgress(run.status, run.stats),
+          }
+        : null,
     }
   }
 
