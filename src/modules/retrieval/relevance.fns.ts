@@ -102,7 +102,7 @@ const STOP = new Set(
     'while who whom why will with would you your yours yourself s t ll re ve d m ' +
     // question phrasing, not subject: "how long does it take", "is it possible", "I want to know"
     'long much many take takes need want please know tell possible way able like often frequently usually soon quickly ever still really ' +
-    'exactly actually currently ' +
+    'exactly actually currently work works working happen happens mean means thing things ' +
     'aber alle als am an auch auf aus bei bin bis bist da dann das dass dem den der des die dies doch du durch ein eine einem einen einer eines ' +
     'er es für gibt hat habe haben ich ihr im in ist ja kann kein keine man mein mit nach nicht noch nur ob oder sein sich sie sind so über ' +
     'um und uns von vor was wenn wer wie wir wird wo zu zum zur ' +
