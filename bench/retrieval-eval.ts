@@ -32,6 +32,7 @@ interface Args {
   db?: string
   k1: number
   b: number
+  titleWeight: number
   limitDocs?: number
   limitQueries?: number
   keep: boolean
@@ -42,7 +43,7 @@ interface Args {
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { dir: '', split: 'train', mode: 'both', k1: DEFAULT_BM25.k1, b: DEFAULT_BM25.b, keep: false, budget: 500, rounds: 1, lexicalCacheMb: 32 }
+  const a: Args = { dir: '', split: 'train', mode: 'both', k1: DEFAULT_BM25.k1, b: DEFAULT_BM25.b, titleWeight: DEFAULT_BM25.titleWeight ?? 1, keep: false, budget: 500, rounds: 1, lexicalCacheMb: 32 }
   for (let i = 0; i < argv.length; i++) {
     const v = argv[i]!
     const next = () => argv[++i] ?? ''
@@ -51,6 +52,7 @@ function parseArgs(argv: string[]): Args {
     else if (v === '--db') a.db = next()
     else if (v === '--k1') a.k1 = Number(next())
     else if (v === '--b') a.b = Number(next())
+    else if (v === '--title-weight') a.titleWeight = Number(next())
     else if (v === '--limit-docs') a.limitDocs = Number(next())
     else if (v === '--limit-queries') a.limitQueries = Number(next())
     else if (v === '--keep') a.keep = true
@@ -197,7 +199,7 @@ async function main() {
       lexicalRounds: args.rounds,
       vectorCacheBytes: 0,
       lexicalCacheBytes: args.lexicalCacheMb * 1024 * 1024,
-      bm25: { k1: args.k1, b: args.b },
+      bm25: { k1: args.k1, b: args.b, titleWeight: args.titleWeight },
     })
 
     let evalQueries = [...qrels.keys()].filter((q) => queries.has(q))
