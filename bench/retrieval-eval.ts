@@ -43,7 +43,18 @@ interface Args {
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { dir: '', split: 'train', mode: 'both', k1: DEFAULT_BM25.k1, b: DEFAULT_BM25.b, titleWeight: DEFAULT_BM25.titleWeight ?? 1, keep: false, budget: 500, rounds: 1, lexicalCacheMb: 32 }
+  const a: Args = {
+    dir: '',
+    split: 'train',
+    mode: 'both',
+    k1: DEFAULT_BM25.k1,
+    b: DEFAULT_BM25.b,
+    titleWeight: DEFAULT_BM25.titleWeight ?? 1,
+    keep: false,
+    budget: 500,
+    rounds: 1,
+    lexicalCacheMb: 32,
+  }
   for (let i = 0; i < argv.length; i++) {
     const v = argv[i]!
     const next = () => argv[++i] ?? ''

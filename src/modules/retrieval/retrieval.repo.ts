@@ -92,6 +92,7 @@ export function createRetrievalRepo(db: Db, features: { vector: boolean }) {
       const terms = plan.terms.map((t) => t.term)
       const idfs = plan.terms.map((t) => t.idf)
       const extraTitle = Math.max(0, (p.titleWeight ?? 1) - 1)
+      // summed in lexeme order, so chunks with the same terms get the same float and ties fall to the id
       const { rows } = await sql<ScoredChunk & { total: number }>`
         WITH w AS (SELECT * FROM unnest(${terms}::text[], ${idfs}::float8[]) AS w(term, idf)),
         cand AS (
@@ -103,7 +104,7 @@ export function createRetrievalRepo(db: Db, features: { vector: boolean }) {
             ${exclude.length ? sql`AND NOT (c.tsv @@ ${orQuery(exclude)}::tsquery)` : sql``}
         )
         SELECT cand.id, cand.document_id,
-               sum(w.idf * (f.tf * ${p.k1 + 1}::float8) / (f.tf + ${p.k1}::float8 * (${1 - p.b}::float8 + ${p.b}::float8 * cand.len / ${plan.avgdl}::float8)))::float8 AS score,
+               sum(w.idf * (f.tf * ${p.k1 + 1}::float8) / (f.tf + ${p.k1}::float8 * (${1 - p.b}::float8 + ${p.b}::float8 * cand.len / ${plan.avgdl}::float8)) ORDER BY u.lexeme)::float8 AS score,
                count(*) OVER ()::int AS total
         FROM cand
         CROSS JOIN LATERAL unnest(cand.qv) AS u

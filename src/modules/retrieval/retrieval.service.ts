@@ -113,9 +113,7 @@ export function createRetrievalService(deps: RetrievalDeps) {
    * ranking at a third of the time), and always while there are fewer than k candidates (at most 3).
    */
   async function bm25TopK(tenantId: string, corpus: CorpusRow, terms: TermStat[], k: number): Promise<{ rows: ScoredChunk[]; plan: QueryPlan }> {
-    const entry = await postings.get(tenantId, corpus.version, corpus.n, corpus.totalLen, () =>
-      repo.allTermVectors(tenantId, params.titleWeight ?? 1),
-    )
+    const entry = await postings.get(tenantId, corpus.version, corpus.n, corpus.totalLen, () => repo.allTermVectors(tenantId, params.titleWeight ?? 1))
     if (entry) {
       const plan = planQuery(terms, corpus, deps.lexicalBudget, params)
       return { rows: scoreBm25(entry, plan, k, params), plan }
