@@ -140,6 +140,17 @@ export function planQuery(stats: TermStat[], corpus: CorpusStats, budget: number
   return { terms, essential, nonEssentialBound, idfMass, avgdl }
 }
 
+/**
+ * Higher score first, then the lower id. Scores within 1e-9 count as equal: a sum's last bit depends on the
+ * order its terms were added (SQL and in process add them differently), and equal chunks must tie by id on
+ * both paths (the SQL orders on the score rounded to 9 decimals).
+ */
+export function byScoreThenId(a: { id: string; score: number }, b: { id: string; score: number }): number {
+  const d = b.score - a.score
+  if (Math.abs(d) > 1e-9) return d
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0
+}
+
 /** True when no chunk outside the candidates can enter a top-k whose k-th score is `kthScore`. */
 export function isExact(plan: QueryPlan, kthScore: number | undefined, k: number, candidates: number): boolean {
   if (plan.essential.length === plan.terms.length) return true
@@ -159,8 +170,10 @@ export function lexicalConfidence(score: number, plan: Pick<QueryPlan, 'idfMass'
 
 /**
  * A tsquery literal OR-ing the given lexemes, each quoted so punctuation and operator words stay
- * literal. Lexemes come from to_tsvector, so they are already normalised.
+ * literal (with `weight`, each matches only occurrences of that weight). Lexemes come from to_tsvector, so
+ * they are already normalised.
  */
-export function orQuery(terms: string[]): string {
-  return terms.map((t) => `'${t.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`).join(' | ')
+export function orQuery(terms: string[], weight?: 'A'): string {
+  const suffix = weight ? `:${weight}` : ''
+  return terms.map((t) => `'${t.replace(/\\/g, '\\\\').replace(/'/g, "''")}'${suffix}`).join(' | ')
 }

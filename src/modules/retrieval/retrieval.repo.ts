@@ -92,29 +92,39 @@ export function createRetrievalRepo(db: Db, features: { vector: boolean }) {
       const terms = plan.terms.map((t) => t.term)
       const idfs = plan.terms.map((t) => t.idf)
       const extraTitle = Math.max(0, (p.titleWeight ?? 1) - 1)
-      // summed in lexeme order, so chunks with the same terms get the same float and ties fall to the id
+      // Ordered on the score rounded to 1e-9: the sum's float can differ in the last bit between chunks with the
+      // same terms (summation order), and such ties must fall to the id as in process.
       const { rows } = await sql<ScoredChunk & { total: number }>`
         WITH w AS (SELECT * FROM unnest(${terms}::text[], ${idfs}::float8[]) AS w(term, idf)),
+        -- parsed once, not per candidate
+        tw AS MATERIALIZED (SELECT ${orQuery(terms, 'A')}::tsquery AS q),
         cand AS (
           SELECT c.id, c.document_id, greatest(c.token_count, 1)::float8 AS len,
-                 ts_filter(setweight(c.tsv, 'A', ${terms}::text[]), '{a}') AS qv,
-                 ts_filter(setweight(ts_filter(c.tsv, '{a}'), 'D', ${terms}::text[]), '{d}') AS tq
+                 ts_filter(setweight(d.v, 'A', ${terms}::text[]), '{a}') AS qv,
+                 ${extraTitle > 0 ? sql`CASE WHEN d.v @@ tw.q THEN ts_filter(setweight(ts_filter(d.v, '{a}'), 'D', ${terms}::text[]), '{d}') END` : sql`NULL::tsvector`} AS tq
           FROM chunks c
+          -- the stored tsvector is compressed: read it once (OFFSET 0 keeps the planner from inlining it into each use);
+          -- tq, the query's lexemes in the title or a heading, is only built for the few chunks that have one there
+          CROSS JOIN LATERAL (SELECT c.tsv || ''::tsvector AS v OFFSET 0) d
+          CROSS JOIN tw
           WHERE c.tenant_id = ${tenantId} AND c.tsv @@ ${orQuery(include)}::tsquery
             ${exclude.length ? sql`AND NOT (c.tsv @@ ${orQuery(exclude)}::tsquery)` : sql``}
+        ),
+        scored AS (
+          SELECT cand.id, cand.document_id,
+                 sum(w.idf * (f.tf * ${p.k1 + 1}::float8) / (f.tf + ${p.k1}::float8 * (${1 - p.b}::float8 + ${p.b}::float8 * cand.len / ${plan.avgdl}::float8)))::float8 AS score
+          FROM cand
+          CROSS JOIN LATERAL unnest(cand.qv) AS u
+          JOIN w ON w.term = u.lexeme
+          LEFT JOIN LATERAL unnest(cand.tq) AS t ON t.lexeme = u.lexeme
+          CROSS JOIN LATERAL (
+            SELECT coalesce(array_length(u.positions, 1), 1)::float8 + ${extraTitle}::float8 * coalesce(array_length(t.positions, 1), 0) AS tf
+          ) f
+          GROUP BY cand.id, cand.document_id
         )
-        SELECT cand.id, cand.document_id,
-               sum(w.idf * (f.tf * ${p.k1 + 1}::float8) / (f.tf + ${p.k1}::float8 * (${1 - p.b}::float8 + ${p.b}::float8 * cand.len / ${plan.avgdl}::float8)) ORDER BY u.lexeme)::float8 AS score,
-               count(*) OVER ()::int AS total
-        FROM cand
-        CROSS JOIN LATERAL unnest(cand.qv) AS u
-        CROSS JOIN LATERAL (
-          SELECT coalesce(array_length(u.positions, 1), 1)::float8
-                 + ${extraTitle}::float8 * coalesce((SELECT array_length(t.positions, 1) FROM unnest(cand.tq) t WHERE t.lexeme = u.lexeme), 0) AS tf
-        ) f
-        JOIN w ON w.term = u.lexeme
-        GROUP BY cand.id, cand.document_id
-        ORDER BY score DESC, cand.id
+        SELECT id, document_id, score, count(*) OVER ()::int AS total
+        FROM scored
+        ORDER BY round(score::numeric, 9) DESC, id
         LIMIT ${k}
       `.execute(db)
       return { rows: rows.map((r) => ({ id: r.id, document_id: r.document_id, score: Number(r.score) })), candidates: rows[0]?.total ?? 0 }

@@ -1,6 +1,16 @@
 import type { Logger } from 'pino'
 import type { LlmClient } from '../llm/llm.js'
-import { chooseQueryTerms, DEFAULT_BM25, isExact, lexicalConfidence, planQuery, type Bm25Params, type QueryPlan, type TermStat } from './bm25.fns.js'
+import {
+  byScoreThenId,
+  chooseQueryTerms,
+  DEFAULT_BM25,
+  isExact,
+  lexicalConfidence,
+  planQuery,
+  type Bm25Params,
+  type QueryPlan,
+  type TermStat,
+} from './bm25.fns.js'
 import { cosine, mmr, rrf, wordHashes } from './fusion.fns.js'
 import type { CorpusRow, RetrievalRepo, ScoredChunk } from './retrieval.repo.js'
 import { LexicalCache, scoreBm25 } from './lexical-cache.js'
@@ -129,7 +139,7 @@ export function createRetrievalService(deps: RetrievalDeps) {
       if (include.length > 0) {
         const r = await repo.bm25(tenantId, plan, k, params, include, seen)
         candidates += r.candidates
-        merged = [...merged, ...r.rows].sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1)).slice(0, k)
+        merged = [...merged, ...r.rows].sort(byScoreThenId).slice(0, k)
         seen = plan.essential.map((t) => t.term)
       }
       if (isExact(plan, merged[k - 1]?.score, k, candidates)) break
