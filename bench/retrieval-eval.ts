@@ -1,14 +1,20 @@
 /**
  * Retrieval quality on a BEIR-format folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv):
  *
- *   npm run eval:retrieval -- ../shared/data/retrieval/beir-scifact [--split train] [--mode bm25|tsrank|both]
- *        [--db postgres://...] [--k1 1.2] [--b 0.75] [--limit-docs N] [--limit-queries N] [--budget 500] [--rounds 1] [--lexical-cache-mb 32] [--keep] [--tenant <id of a kept index>]
+ *   npm run eval:retrieval -- ../shared/data/retrieval/beir-scifact [--split train] [--mode bm25,vector,hybrid,tsrank]
+ *        [--db postgres://...] [--k1 1.2] [--b 0.75] [--title-weight 3] [--limit-docs N] [--limit-queries N] [--budget 500] [--rounds 1]
+ *        [--lexical-cache-mb 32] [--keep] [--tenant <id of a kept index>] [--embed-base-url URL --embed-model NAME] (key: EMBED_API_KEY)
  *
  * The corpus is indexed THROUGH THE REAL CODE: the documents service's indexText (the same chunking,
  * tsvector configuration and SQL as uploads; the lexical statistics follow by trigger), into an embedded
  * PGlite by default or the PostgreSQL given with --db (a tenant of its own, removed afterwards). Queries
  * run through the retrieval service; a document scores as its best chunk. Prints nDCG@10, MRR@10,
- * Recall@10, Recall@100 and p50/p95 query latency, for BM25 and for PostgreSQL's ts_rank as a baseline.
+ * Recall@10, Recall@100 and p50/p95 query latency, one line per mode: bm25 (the lexical top 300), vector
+ * (cosine top 100 over the chunks' embeddings), hybrid (the service's search() as a chat turn calls it: BM25
+ * and vectors fused by RRF, then MMR to the top 10, so its Recall@100 is its Recall@10) and ts_rank
+ * (PostgreSQL's, a baseline, on request). Vectors need an embedder: no package on the npm registry ships a
+ * retrieval-grade sentence-embedding model (README, "Retrieval"), so without --embed-base-url (an
+ * OpenAI-compatible /embeddings) the vector line says it was skipped and hybrid is BM25 through fusion and MMR.
  */
 import { randomUUID } from 'node:crypto'
 import { readFileSync, readdirSync } from 'node:fs'
@@ -20,7 +26,10 @@ import { JobQueue } from '../src/jobs/queue.js'
 import { systemClock } from '../src/lib/clock.js'
 import { createDocumentsRepo } from '../src/modules/documents/documents.repo.js'
 import { createDocumentsService } from '../src/modules/documents/documents.service.js'
+import type { LlmClient } from '../src/modules/llm/llm.js'
+import { createOpenAiClient } from '../src/modules/llm/openai-client.js'
 import { DEFAULT_BM25, orQuery } from '../src/modules/retrieval/bm25.fns.js'
+import { cosine } from '../src/modules/retrieval/fusion.fns.js'
 import { createRetrievalRepo } from '../src/modules/retrieval/retrieval.repo.js'
 import { createRetrievalService } from '../src/modules/retrieval/retrieval.service.js'
 import { readJsonl } from './support.js'
@@ -28,10 +37,13 @@ import { readJsonl } from './support.js'
 interface Args {
   dir: string
   split: string
-  mode: 'bm25' | 'tsrank' | 'both'
+  modes: string[]
+  embedBaseUrl?: string
+  embedModel: string
   db?: string
   k1: number
   b: number
+  titleWeight: number
   limitDocs?: number
   limitQueries?: number
   keep: boolean
@@ -42,15 +54,30 @@ interface Args {
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { dir: '', split: 'train', mode: 'both', k1: DEFAULT_BM25.k1, b: DEFAULT_BM25.b, keep: false, budget: 500, rounds: 1, lexicalCacheMb: 32 }
+  const a: Args = {
+    dir: '',
+    split: 'train',
+    modes: ['bm25', 'vector', 'hybrid'],
+    embedModel: process.env.EMBEDDING_MODEL ?? 'text-embedding-3-small',
+    k1: DEFAULT_BM25.k1,
+    b: DEFAULT_BM25.b,
+    titleWeight: DEFAULT_BM25.titleWeight ?? 1,
+    keep: false,
+    budget: 500,
+    rounds: 1,
+    lexicalCacheMb: 32,
+  }
   for (let i = 0; i < argv.length; i++) {
     const v = argv[i]!
     const next = () => argv[++i] ?? ''
     if (v === '--split') a.split = next()
-    else if (v === '--mode') a.mode = next() as Args['mode']
+    else if (v === '--mode') a.modes = next().split(',')
+    else if (v === '--embed-base-url') a.embedBaseUrl = next()
+    else if (v === '--embed-model') a.embedModel = next()
     else if (v === '--db') a.db = next()
     else if (v === '--k1') a.k1 = Number(next())
     else if (v === '--b') a.b = Number(next())
+    else if (v === '--title-weight') a.titleWeight = Number(next())
     else if (v === '--limit-docs') a.limitDocs = Number(next())
     else if (v === '--limit-queries') a.limitQueries = Number(next())
     else if (v === '--keep') a.keep = true
@@ -61,7 +88,7 @@ function parseArgs(argv: string[]): Args {
     else if (!v.startsWith('--')) a.dir = v
   }
   if (!a.dir) {
-    console.error('usage: npm run eval:retrieval -- <beir-dir> [--split train] [--mode bm25|tsrank|both] [--db url]')
+    console.error('usage: npm run eval:retrieval -- <beir-dir> [--split train] [--mode bm25,vector,hybrid,tsrank] [--db url]')
     process.exit(2)
   }
   return a
@@ -130,6 +157,22 @@ async function tsRankSearch(db: Db, tenantId: string, query: string, k: number):
   return rows
 }
 
+/** Embeds the tenant's chunks that have no vector yet, 64 at a time (what the indexing job does per document). */
+async function embedChunks(db: Db, pgvector: boolean, tenantId: string, llm: LlmClient, model: string, apiKey: string): Promise<number> {
+  let n = 0
+  for (;;) {
+    const rows = await db.selectFrom('chunks').select(['id', 'content']).where('tenant_id', '=', tenantId).where('embedding', 'is', null).limit(64).execute()
+    if (rows.length === 0) return n
+    const { vectors } = await llm.embed({ apiKey, model, input: rows.map((r) => r.content) })
+    for (const [i, r] of rows.entries()) {
+      const v = vectors[i] ?? []
+      const value = pgvector ? sql`${`[${v.join(',')}]`}::vector` : sql`${v}::real[]`
+      await sql`UPDATE chunks SET embedding = ${value}, embedding_model = ${model} WHERE tenant_id = ${tenantId} AND id = ${r.id}`.execute(db)
+    }
+    n += rows.length
+  }
+}
+
 async function main() {
   const args = parseArgs(process.argv.slice(2))
   const log = pino({ level: 'silent' })
@@ -188,16 +231,24 @@ async function main() {
       `database: ${handle.kind}${handle.features.vector ? ' (pgvector)' : ''}; indexed ${docIdToBeir.size} documents (${skipped} skipped) as ${chunks} chunks in ${indexSec.toFixed(1)} s`,
     )
 
+    const repo = createRetrievalRepo(db, handle.features)
+    const apiKey = process.env.EMBED_API_KEY ?? 'none'
+    const llm = args.embedBaseUrl ? createOpenAiClient(args.embedBaseUrl) : null
+    if (llm) {
+      const te = performance.now()
+      const n = await embedChunks(db, handle.features.vector, tenantId, llm, args.embedModel, apiKey)
+      console.log(`embedded ${n} chunks with ${args.embedModel} in ${((performance.now() - te) / 1000).toFixed(1)} s`)
+    }
     const retrieval = createRetrievalService({
-      repo: createRetrievalRepo(db, handle.features),
-      llm: { embed: async () => ({ vectors: [], usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 } }) },
+      repo,
+      llm: llm ?? { embed: async () => ({ vectors: [], usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 } }) },
       features: handle.features,
-      embeddingModel: 'none',
+      embeddingModel: args.embedModel,
       lexicalBudget: args.budget,
       lexicalRounds: args.rounds,
-      vectorCacheBytes: 0,
+      vectorCacheBytes: 256 * 1024 * 1024,
       lexicalCacheBytes: args.lexicalCacheMb * 1024 * 1024,
-      bm25: { k1: args.k1, b: args.b },
+      bm25: { k1: args.k1, b: args.b, titleWeight: args.titleWeight },
     })
 
     let evalQueries = [...qrels.keys()].filter((q) => queries.has(q))
@@ -211,10 +262,36 @@ async function main() {
         .map(([id]) => docIdToBeir.get(id)!)
         .filter(Boolean)
     }
-    if (args.mode !== 'tsrank') {
-      runs.push({ name: `BM25 (k1 ${args.k1}, b ${args.b})`, search: async (q) => toBeir((await retrieval.lexical(tenantId, q, 300)).rows) })
+    const want = (m: string) => args.modes.includes(m)
+    if (want('bm25')) {
+      runs.push({
+        name: `bm25 (k1 ${args.k1}, b ${args.b}, title ${args.titleWeight})`,
+        search: async (q) => toBeir((await retrieval.lexical(tenantId, q, 300)).rows),
+      })
     }
-    if (args.mode !== 'bm25') runs.push({ name: 'ts_rank (baseline)', search: async (q) => toBeir(await tsRankSearch(db, tenantId, q, 300)) })
+    if (want('vector')) {
+      if (llm) {
+        const all: { document_id: string; embedding: number[] }[] = []
+        if (!handle.features.vector) for await (const page of repo.allEmbeddings(tenantId, args.embedModel)) all.push(...page)
+        runs.push({
+          name: `vector (${args.embedModel})`,
+          search: async (q) => {
+            const v = (await llm.embed({ apiKey, model: args.embedModel, input: [q] })).vectors[0] ?? []
+            if (handle.features.vector) return toBeir(await repo.vectorSearch(tenantId, v, args.embedModel, 100))
+            return toBeir(all.map((r) => ({ document_id: r.document_id, score: cosine(v, r.embedding) })))
+          },
+        })
+      } else console.log('vector                   skipped: no embedder (none ships on npm; --embed-base-url for an OpenAI-compatible one)')
+    }
+    if (want('hybrid')) {
+      const hits = (r: { hits: { documentId: string | null; score: number }[] }) =>
+        toBeir(r.hits.flatMap((h, i) => (h.documentId ? [{ document_id: h.documentId, score: r.hits.length - i }] : [])))
+      runs.push({
+        name: llm ? 'hybrid (bm25+vector)' : 'hybrid (bm25 only)',
+        search: async (q) => hits(await retrieval.search(tenantId, q, { apiKey, k: 10 })),
+      })
+    }
+    if (want('tsrank')) runs.push({ name: 'ts_rank (baseline)', search: async (q) => toBeir(await tsRankSearch(db, tenantId, q, 300)) })
 
     // one warm-up query so the first measured one does not pay for plan caches
     for (const r of runs) await r.search(queries.get(evalQueries[0]!)!)

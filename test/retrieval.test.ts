@@ -25,7 +25,12 @@ async function newTenant(): Promise<string> {
   return t.id
 }
 
-async function addDoc(tenantId: string, title: string, chunks: string[], opts: { lang?: string; url?: string; embed?: (t: string) => number[] } = {}) {
+async function addDoc(
+  tenantId: string,
+  title: string,
+  chunks: string[],
+  opts: { lang?: string; url?: string; embed?: (t: string) => number[]; titled?: boolean } = {},
+) {
   const doc = await db
     .insertInto('documents')
     .values({
@@ -45,9 +50,13 @@ async function addDoc(tenantId: string, title: string, chunks: string[], opts: {
     const v = opts.embed(t)
     return handle.features.vector ? sql`${`[${v.join(',')}]`}::vector` : sql`${v}::real[]`
   }
+  // titled: as the indexer does, the title's lexemes weighted A before the chunk's (B)
+  const tsv = (c: string) =>
+    opts.titled
+      ? sql`setweight(to_tsvector(${lang}::regconfig, ${title}), 'A') || setweight(to_tsvector(${lang}::regconfig, ${c}), 'B')`
+      : sql`to_tsvector(${lang}::regconfig, ${c})`
   const values = chunks.map(
-    (c, i) =>
-      sql`(${tenantId}::uuid, ${doc.id}::uuid, ${i}, ${c}, ${c.split(/\s+/).length}, ${lang}, to_tsvector(${lang}::regconfig, ${c}), ${emb(c)}, ${opts.embed ? 'm' : null})`,
+    (c, i) => sql`(${tenantId}::uuid, ${doc.id}::uuid, ${i}, ${c}, ${c.split(/\s+/).length}, ${lang}, ${tsv(c)}, ${emb(c)}, ${opts.embed ? 'm' : null})`,
   )
   await sql`INSERT INTO chunks (tenant_id, document_id, ordinal, content, token_count, lang, tsv, embedding, embedding_model) VALUES ${sql.join(values)}`.execute(
     db,
@@ -143,6 +152,7 @@ describe('BM25 retrieval', () => {
     for (let i = 0; i < 80; i++)
       texts.push(`refund policy number ${i} ${i % 5 === 0 ? 'special refund' : ''} ${i % 3 === 0 ? "it's shipping shipping" : 'words'}`)
     await addDoc(tenant, 'many', texts)
+    await addDoc(tenant, 'Refund special shipping', ['A titled chunk about policy words.', 'Another refund line.'], { titled: true })
     const repo = createRetrievalRepo(db, handle.features)
     const sqlOnly = createRetrievalService({ repo, llm: noLlm, features: handle.features, embeddingModel: 'm', lexicalBudget: 100000, vectorCacheBytes: 0 })
     const cached = createRetrievalService({
@@ -183,6 +193,32 @@ describe('BM25 retrieval', () => {
     })
     expect((await svc.search(tenant, 'Wann werden Rechnungen verschickt?')).hits[0]?.text).toMatch(/Rechnungen/)
     expect((await svc.search(tenant, 'when are invoices sent')).hits[0]?.text).toMatch(/Invoices/)
+    // an English question is not also searched with its German stems (they match other chunks and dilute)
+    const plan = (await svc.lexical(tenant, 'Which invoices are sent monthly?', 5)).plan!
+    expect(plan.terms.map((t) => t.term).sort()).toEqual(['invoic', 'month', 'sent'])
+  })
+
+  it('counts a word of the title or a heading three times (BM25F-style field weight)', async () => {
+    const tenant = await newTenant()
+    const body = 'Open the settings page and follow the steps below.'
+    await addDoc(tenant, 'Export your data', [body], { titled: true })
+    await addDoc(tenant, 'Getting started', [`${body} Export is also possible.`], { titled: true })
+    await addDoc(tenant, 'Billing', ['Invoices are sent every month.'], { titled: true })
+    const svc = createRetrievalService({
+      repo: createRetrievalRepo(db, handle.features),
+      llm: noLlm,
+      features: handle.features,
+      embeddingModel: 'm',
+      lexicalBudget: 1000,
+      vectorCacheBytes: 0,
+    })
+    const rows = (await svc.lexical(tenant, 'how do I export', 5)).rows
+    expect(rows).toHaveLength(2)
+    const n = 3
+    const avgdl = (9 + 13 + 5) / 3
+    // the titled chunk: tf 1 in the title, weighted 3; the other: once in its text
+    expect(rows[0]!.score).toBeCloseTo(termScore(3, 9, avgdl, idf(2, n)), 5)
+    expect(rows[1]!.score).toBeCloseTo(termScore(1, 13, avgdl, idf(2, n)), 5)
   })
 
   it('reports no documents, fuses vectors with BM25 and keeps tenants apart', async () => {

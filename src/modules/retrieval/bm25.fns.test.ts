@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { idf, isExact, lexicalConfidence, orQuery, planQuery, termScore } from './bm25.fns.js'
+import { chooseQueryTerms, idf, isExact, lexicalConfidence, orQuery, planQuery, termScore } from './bm25.fns.js'
 
 describe('bm25', () => {
   it('gives rare terms more weight and never a negative idf', () => {
@@ -71,5 +71,24 @@ describe('bm25', () => {
 
   it('quotes lexemes for a tsquery', () => {
     expect(orQuery(["it's", 'a\\b', 'x'])).toBe("'it''s' | 'a\\\\b' | 'x'")
+  })
+
+  it("takes one configuration's lexemes: the question's language when clear, else the one the corpus knows best", () => {
+    const stats = [
+      { cfg: 'english', term: 'biomateri', df: 4 },
+      { cfg: 'english', term: 'properti', df: 90 },
+      { cfg: 'portuguese', term: 'biomaterials', df: 0 },
+      { cfg: 'portuguese', term: 'properti', df: 90 },
+    ]
+    const terms = (cfg: string | null) => chooseQueryTerms(stats, cfg).map((t) => t.term)
+    expect(terms('english')).toEqual(['biomateri', 'properti'])
+    expect(terms('portuguese')).toEqual(['biomaterials', 'properti'])
+    // unclear (or a language the tenant has no chunks in): the configuration with more terms found
+    expect(terms(null)).toEqual(['biomateri', 'properti'])
+    expect(terms('simple')).toEqual(['biomateri', 'properti'])
+    expect(terms('german')).toEqual(['biomateri', 'properti'])
+    // one configuration: as is
+    expect(chooseQueryTerms([{ cfg: 'simple', term: 'npm', df: 2 }], 'english')).toEqual([{ term: 'npm', df: 2 }])
+    expect(chooseQueryTerms([], null)).toEqual([])
   })
 })

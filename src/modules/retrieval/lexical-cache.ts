@@ -114,6 +114,11 @@ export function scoreBm25(entry: LexicalEntry, plan: Pick<QueryPlan, 'terms' | '
       scores[r] += termScore(list.tfs[i]!, entry.lens[r]!, plan.avgdl, t.idf, p)
     }
   }
-  touched.sort((a, b) => scores[b]! - scores[a]! || (entry.ids[a]! < entry.ids[b]! ? -1 : 1))
+  // as byScoreThenId, without an object per comparison
+  touched.sort((a, b) => {
+    const d = scores[b]! - scores[a]!
+    if (d > 1e-9 || d < -1e-9) return d
+    return entry.ids[a]! < entry.ids[b]! ? -1 : entry.ids[a]! > entry.ids[b]! ? 1 : 0
+  })
   return touched.slice(0, k).map((r) => ({ id: entry.ids[r]!, document_id: entry.docIds[r]!, score: scores[r]! }))
 }

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import type { Db } from '../../db/client.js'
-import { orQuery, type Bm25Params, type QueryPlan, type TermStat } from './bm25.fns.js'
+import { orQuery, type Bm25Params, type ConfigTermStat, type QueryPlan } from './bm25.fns.js'
 import type { TermVectorRow } from './lexical-cache.js'
 
 export interface CorpusRow {
@@ -46,14 +46,20 @@ export function createRetrievalRepo(db: Db, features: { vector: boolean }) {
   return {
     /**
      * The tenant's corpus statistics and, for every lexeme of the query under each text-search
-     * configuration the tenant's chunks use, its document frequency. One round trip; null corpus when the
-     * tenant has no chunks at all.
+     * configuration the tenant's chunks use, its document frequency (the caller picks one configuration's
+     * lexemes, see chooseQueryTerms). One round trip; null corpus when the tenant has no chunks at all.
      */
-    async corpusAndTerms(tenantId: string, query: string): Promise<{ corpus: CorpusRow | null; terms: TermStat[] }> {
-      const { rows } = await sql<{ n_chunks: number; total_len: number; n_embedded: number; version: number; terms: { t: string; df: number }[] | null }>`
+    async corpusAndTerms(tenantId: string, query: string): Promise<{ corpus: CorpusRow | null; terms: ConfigTermStat[] }> {
+      const { rows } = await sql<{
+        n_chunks: number
+        total_len: number
+        n_embedded: number
+        version: number
+        terms: { c: string; t: string; df: number }[] | null
+      }>`
         SELECT c.n_chunks, c.total_len, c.n_embedded, c.version,
-          (SELECT json_agg(json_build_object('t', q.term, 'df', coalesce(s.df, 0)))
-             FROM (SELECT DISTINCT u.lexeme AS term FROM unnest(c.langs) cfg, unnest(to_tsvector(cfg::regconfig, ${query})) u) q
+          (SELECT json_agg(json_build_object('c', q.cfg, 't', q.term, 'df', coalesce(s.df, 0)))
+             FROM (SELECT DISTINCT cfg, u.lexeme AS term FROM unnest(c.langs) cfg, unnest(to_tsvector(cfg::regconfig, ${query})) u) q
              LEFT JOIN lexical_terms s ON s.tenant_id = c.tenant_id AND s.term = q.term) AS terms
         FROM lexical_corpus c WHERE c.tenant_id = ${tenantId}
       `.execute(db)
@@ -61,7 +67,7 @@ export function createRetrievalRepo(db: Db, features: { vector: boolean }) {
       if (!r || r.n_chunks <= 0) return { corpus: null, terms: [] }
       return {
         corpus: { n: Number(r.n_chunks), totalLen: Number(r.total_len), nEmbedded: Number(r.n_embedded), version: Number(r.version) },
-        terms: (r.terms ?? []).map((x) => ({ term: x.t, df: Number(x.df) })),
+        terms: (r.terms ?? []).map((x) => ({ cfg: x.c, term: x.t, df: Number(x.df) })),
       }
     },
 
@@ -69,7 +75,8 @@ export function createRetrievalRepo(db: Db, features: { vector: boolean }) {
      * BM25 over the chunks that contain one of the plan's essential terms, scored on every query term.
      * Term frequencies come from the chunk's tsvector restricted to the query lexemes (setweight marks
      * them A, ts_filter keeps A: the query lexemes plus the few title lexemes the indexer weighted A,
-     * which the join then drops), so only a handful of lexemes per candidate are unnested.
+     * which the join then drops), so only a handful of lexemes per candidate are unnested. An occurrence in
+     * the title or a heading (weight A in the stored tsvector; `tq` keeps the query's lexemes among them) counts `titleWeight` times.
      */
     async bm25(
       tenantId: string,
@@ -84,24 +91,40 @@ export function createRetrievalRepo(db: Db, features: { vector: boolean }) {
       if (include.length === 0) return { rows: [], candidates: 0 }
       const terms = plan.terms.map((t) => t.term)
       const idfs = plan.terms.map((t) => t.idf)
+      const extraTitle = Math.max(0, (p.titleWeight ?? 1) - 1)
+      // Ordered on the score rounded to 1e-9: the sum's float can differ in the last bit between chunks with the
+      // same terms (summation order), and such ties must fall to the id as in process.
       const { rows } = await sql<ScoredChunk & { total: number }>`
         WITH w AS (SELECT * FROM unnest(${terms}::text[], ${idfs}::float8[]) AS w(term, idf)),
+        -- parsed once, not per candidate
+        tw AS MATERIALIZED (SELECT ${orQuery(terms, 'A')}::tsquery AS q),
         cand AS (
           SELECT c.id, c.document_id, greatest(c.token_count, 1)::float8 AS len,
-                 ts_filter(setweight(c.tsv, 'A', ${terms}::text[]), '{a}') AS qv
+                 ts_filter(setweight(d.v, 'A', ${terms}::text[]), '{a}') AS qv,
+                 ${extraTitle > 0 ? sql`CASE WHEN d.v @@ tw.q THEN ts_filter(setweight(ts_filter(d.v, '{a}'), 'D', ${terms}::text[]), '{d}') END` : sql`NULL::tsvector`} AS tq
           FROM chunks c
+          -- the stored tsvector is compressed: read it once (OFFSET 0 keeps the planner from inlining it into each use);
+          -- tq, the query's lexemes in the title or a heading, is only built for the few chunks that have one there
+          CROSS JOIN LATERAL (SELECT c.tsv || ''::tsvector AS v OFFSET 0) d
+          CROSS JOIN tw
           WHERE c.tenant_id = ${tenantId} AND c.tsv @@ ${orQuery(include)}::tsquery
             ${exclude.length ? sql`AND NOT (c.tsv @@ ${orQuery(exclude)}::tsquery)` : sql``}
+        ),
+        scored AS (
+          SELECT cand.id, cand.document_id,
+                 sum(w.idf * (f.tf * ${p.k1 + 1}::float8) / (f.tf + ${p.k1}::float8 * (${1 - p.b}::float8 + ${p.b}::float8 * cand.len / ${plan.avgdl}::float8)))::float8 AS score
+          FROM cand
+          CROSS JOIN LATERAL unnest(cand.qv) AS u
+          JOIN w ON w.term = u.lexeme
+          LEFT JOIN LATERAL unnest(cand.tq) AS t ON t.lexeme = u.lexeme
+          CROSS JOIN LATERAL (
+            SELECT coalesce(array_length(u.positions, 1), 1)::float8 + ${extraTitle}::float8 * coalesce(array_length(t.positions, 1), 0) AS tf
+          ) f
+          GROUP BY cand.id, cand.document_id
         )
-        SELECT cand.id, cand.document_id,
-               sum(w.idf * (f.tf * ${p.k1 + 1}::float8) / (f.tf + ${p.k1}::float8 * (${1 - p.b}::float8 + ${p.b}::float8 * cand.len / ${plan.avgdl}::float8)))::float8 AS score,
-               count(*) OVER ()::int AS total
-        FROM cand
-        CROSS JOIN LATERAL unnest(cand.qv) AS u
-        CROSS JOIN LATERAL (SELECT coalesce(array_length(u.positions, 1), 1)::float8 AS tf) f
-        JOIN w ON w.term = u.lexeme
-        GROUP BY cand.id, cand.document_id
-        ORDER BY score DESC, cand.id
+        SELECT id, document_id, score, count(*) OVER ()::int AS total
+        FROM scored
+        ORDER BY round(score::numeric, 9) DESC, id
         LIMIT ${k}
       `.execute(db)
       return { rows: rows.map((r) => ({ id: r.id, document_id: r.document_id, score: Number(r.score) })), candidates: rows[0]?.total ?? 0 }
@@ -156,8 +179,12 @@ export function createRetrievalRepo(db: Db, features: { vector: boolean }) {
       }
     },
 
-    /** Every chunk's lexemes and term frequencies, in pages by id (for the in-process BM25 postings). */
-    async *allTermVectors(tenantId: string, pageSize = 2000): AsyncGenerator<TermVectorRow[]> {
+    /**
+     * Every chunk's lexemes and term frequencies, in pages by id (for the in-process BM25 postings); an
+     * occurrence in the title or a heading (weight A) counts `titleWeight` times, as in the BM25 statement.
+     */
+    async *allTermVectors(tenantId: string, titleWeight = 1, pageSize = 2000): AsyncGenerator<TermVectorRow[]> {
+      const extraTitle = Math.max(0, titleWeight - 1)
       let after = '00000000-0000-0000-0000-000000000000'
       for (;;) {
         const { rows } = await sql<{ id: string; document_id: string; len: number; lexemes: string[] | null; tfs: number[] | null }>`
@@ -165,7 +192,8 @@ export function createRetrievalRepo(db: Db, features: { vector: boolean }) {
           FROM (SELECT id, document_id, token_count, tsv FROM chunks
                 WHERE tenant_id = ${tenantId} AND id > ${after}::uuid ORDER BY id LIMIT ${pageSize}) c
           CROSS JOIN LATERAL (
-            SELECT array_agg(u.lexeme) AS lexemes, array_agg(coalesce(array_length(u.positions, 1), 1)) AS tfs FROM unnest(c.tsv) u
+            SELECT array_agg(u.lexeme) AS lexemes, array_agg(coalesce(array_length(u.positions, 1), 1)
+                   + ${extraTitle}::float8 * (SELECT count(*) FROM unnest(u.weights) w WHERE w = 'A')) AS tfs FROM unnest(c.tsv) u
           ) a
           ORDER BY c.id
         `.execute(db)

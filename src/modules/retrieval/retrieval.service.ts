@@ -1,11 +1,22 @@
 import type { Logger } from 'pino'
 import type { LlmClient } from '../llm/llm.js'
-import { DEFAULT_BM25, isExact, lexicalConfidence, planQuery, type Bm25Params, type QueryPlan, type TermStat } from './bm25.fns.js'
+import {
+  byScoreThenId,
+  chooseQueryTerms,
+  DEFAULT_BM25,
+  isExact,
+  lexicalConfidence,
+  planQuery,
+  type Bm25Params,
+  type QueryPlan,
+  type TermStat,
+} from './bm25.fns.js'
 import { cosine, mmr, rrf, wordHashes } from './fusion.fns.js'
 import type { CorpusRow, RetrievalRepo, ScoredChunk } from './retrieval.repo.js'
 import { LexicalCache, scoreBm25 } from './lexical-cache.js'
 import { normalize, topK, VectorCache } from './vector-cache.js'
 import { setBounded } from '../../lib/bounded.js'
+import { regconfigFor } from '../documents/language.fns.js'
 
 /** An approved FAQ entry matching a query; `score` is a 0..1 confidence. Provided by the knowledge module. */
 export interface FaqHit {
@@ -112,7 +123,7 @@ export function createRetrievalService(deps: RetrievalDeps) {
    * ranking at a third of the time), and always while there are fewer than k candidates (at most 3).
    */
   async function bm25TopK(tenantId: string, corpus: CorpusRow, terms: TermStat[], k: number): Promise<{ rows: ScoredChunk[]; plan: QueryPlan }> {
-    const entry = await postings.get(tenantId, corpus.version, corpus.n, corpus.totalLen, () => repo.allTermVectors(tenantId))
+    const entry = await postings.get(tenantId, corpus.version, corpus.n, corpus.totalLen, () => repo.allTermVectors(tenantId, params.titleWeight ?? 1))
     if (entry) {
       const plan = planQuery(terms, corpus, deps.lexicalBudget, params)
       return { rows: scoreBm25(entry, plan, k, params), plan }
@@ -128,7 +139,7 @@ export function createRetrievalService(deps: RetrievalDeps) {
       if (include.length > 0) {
         const r = await repo.bm25(tenantId, plan, k, params, include, seen)
         candidates += r.candidates
-        merged = [...merged, ...r.rows].sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1)).slice(0, k)
+        merged = [...merged, ...r.rows].sort(byScoreThenId).slice(0, k)
         seen = plan.essential.map((t) => t.term)
       }
       if (isExact(plan, merged[k - 1]?.score, k, candidates)) break
@@ -137,6 +148,12 @@ export function createRetrievalService(deps: RetrievalDeps) {
       plan = planQuery(terms, corpus, budget, params)
     }
     return { rows: merged, plan }
+  }
+
+  /** Corpus statistics and the query's lexemes under one text-search configuration (chooseQueryTerms). */
+  async function queryTerms(tenantId: string, query: string): Promise<{ corpus: CorpusRow | null; terms: TermStat[] }> {
+    const { corpus, terms } = await repo.corpusAndTerms(tenantId, query)
+    return { corpus, terms: chooseQueryTerms(terms, regconfigFor(query)) }
   }
 
   async function vectors(
@@ -182,7 +199,7 @@ export function createRetrievalService(deps: RetrievalDeps) {
   return {
     /** BM25 only, chunk level (the retrieval benchmark uses it). */
     async lexical(tenantId: string, query: string, k: number): Promise<{ corpus: CorpusRow | null; rows: ScoredChunk[]; plan: QueryPlan | null }> {
-      const { corpus, terms } = await repo.corpusAndTerms(tenantId, query)
+      const { corpus, terms } = await queryTerms(tenantId, query)
       if (!corpus) return { corpus: null, rows: [], plan: null }
       return { corpus, ...(await bm25TopK(tenantId, corpus, terms, k)) }
     },
@@ -195,7 +212,7 @@ export function createRetrievalService(deps: RetrievalDeps) {
       const k = opts.k ?? 6
       const timings: Record<string, number> = {}
       const t0 = performance.now()
-      const { corpus, terms } = await repo.corpusAndTerms(tenantId, query)
+      const { corpus, terms } = await queryTerms(tenantId, query)
       timings.stats = ms(t0)
       const faqP = deps.faqSearch
         ? deps.faqSearch(tenantId, query, { limit: 5 }).catch((err) => {
