@@ -7,6 +7,11 @@
  *      pipeline (guard call, hybrid retrieval with a query embedding, streamed answer, validation call,
  *      persistence). Reports turns/s, latency, the time the service adds on top of the model (each turn's
  *      logged total minus the time a model call was in flight), and the server's RSS under load.
+ *   3. (run first) Time to the first answer token through the widget's SSE route, one visitor at a time
+ *      (BENCH_TTFT_TURNS, default 60; 0 skips), against a second fake model that takes BENCH_TTFT_MS (default
+ *      300) per call, with the speculative answer off then on (CHAT_SPECULATIVE_ANSWER), each for new
+ *      questions then the same questions again (query embedding cached), over the time to the first token
+ *      of one bare call to that model measured in the same run (bench/chat-ttft.ts).
  *   2. Retrieval latency with BENCH_BIG_CHUNKS (default 100,000) chunks in one tenant (text drawn from the
  *      corpus, embeddings of 256 dimensions), through the retrieval service the turn uses: BM25 alone and
  *      hybrid (0 skips this part).
@@ -35,6 +40,7 @@ import { createOpenAiClient } from '../src/modules/llm/openai-client.js'
 import { createRetrievalRepo } from '../src/modules/retrieval/retrieval.repo.js'
 import { createRetrievalService } from '../src/modules/retrieval/retrieval.service.js'
 import { fakeEmbedding } from '../test/fakes/fake-llm.js'
+import { oneCallMs, ttftLine, widgetTtft, type TurnLog } from './chat-ttft.js'
 import { freePort, readJsonl, scratchDatabase, startNodeFlags } from './support.js'
 
 const BASE_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test'
@@ -43,6 +49,8 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50)
 const CHUNKS = Number(process.env.BENCH_CHUNKS ?? 1000)
 const BIG = Number(process.env.BENCH_BIG_CHUNKS ?? 100_000)
 const CORPUS = process.env.BENCH_CORPUS ?? '../shared/data/retrieval/beir-scifact'
+const TTFT_TURNS = Number(process.env.BENCH_TTFT_TURNS ?? 60)
+const TTFT_MS = Number(process.env.BENCH_TTFT_MS ?? 300)
 const SECRETS = { JWT_SECRET: randomBytes(32).toString('hex'), ENCRYPTION_KEY: randomBytes(32).toString('hex') }
 const LLM_KEY = 'sk-bench-0123456789'
 
@@ -120,7 +128,7 @@ function rssMb(pid: number): number {
 }
 
 /** A tenant with an encrypted model key, a widget API key and a bot, written directly (no mail round trip). */
-async function seedTenant(db: Db): Promise<{ tenantId: string; apiKey: string }> {
+async function seedTenant(db: Db): Promise<{ tenantId: string; apiKey: string; publicId: string }> {
   const cipher = createCipher(SECRETS.ENCRYPTION_KEY)
   const now = new Date()
   const user = await db
@@ -147,11 +155,12 @@ async function seedTenant(db: Db): Promise<{ tenantId: string; apiKey: string }>
     .insertInto('api_keys')
     .values({ tenant_id: tenant.id, key_hash: sha256Hex(apiKey), key_hint: lastChars(apiKey), status: 'active', created_at: now })
     .execute()
+  const publicId = newPublicId()
   await db
     .insertInto('bots')
-    .values({ tenant_id: tenant.id, name: 'Bench Bot', public_id: newPublicId(), allowed_domains: '[]', created_at: now, updated_at: now })
+    .values({ tenant_id: tenant.id, name: 'Bench Bot', public_id: publicId, allowed_domains: '[]', created_at: now, updated_at: now })
     .execute()
-  return { tenantId: tenant.id, apiKey }
+  return { tenantId: tenant.id, apiKey, publicId }
 }
 
 async function main() {
@@ -171,7 +180,8 @@ async function main() {
 
     // --- 1. a tenant with ~CHUNKS chunks, indexed and embedded by the documents service
     if (process.env.BENCH_ONLY_RETRIEVAL !== '1') {
-      const { tenantId, apiKey } = await seedTenant(db)
+      const tenant = await seedTenant(db)
+      const { tenantId, apiKey } = tenant
       const documents = createDocumentsService({
         db,
         clock: systemClock,
@@ -195,40 +205,80 @@ async function main() {
       console.log(`indexed ${chunks} chunks with embeddings in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
 
       // --- the server, its per-turn log lines, and its memory
-      const port = await freePort()
       const turns: ({ service: number; model: number; total: number } & Record<string, number>)[] = []
+      const logged: TurnLog[] = []
       execFileSync(process.execPath, ['scripts/build.mjs'], { stdio: 'ignore' })
-      server = spawnTsx(
-        'dist/src/server.js',
-        {
-          HOST: '127.0.0.1',
-          PORT: String(port),
-          DATABASE_URL: dbUrl,
-          LLM_BASE_URL: llmUrl,
-          RATE_LIMIT_ENABLED: 'false',
-          RUN_WORKER: 'false',
-          LOG_LEVEL: 'info',
-          NODE_ENV: 'production',
-          ...SECRETS,
-        },
-        (line) => {
-          if (!line.includes('"chat turn"')) return
-          try {
-            const t = (JSON.parse(line) as { timings?: (typeof turns)[number] }).timings
-            if (t) turns.push(t)
-          } catch {
-            // not a JSON line
+      const startServer = async (env: Record<string, string>, profile: boolean) => {
+        const port = await freePort()
+        const child = spawnTsx(
+          'dist/src/server.js',
+          {
+            HOST: '127.0.0.1',
+            PORT: String(port),
+            DATABASE_URL: dbUrl,
+            LLM_BASE_URL: llmUrl,
+            RATE_LIMIT_ENABLED: 'false',
+            RUN_WORKER: 'false',
+            LOG_LEVEL: 'info',
+            NODE_ENV: 'production',
+            ...SECRETS,
+            ...env,
+          },
+          (line) => {
+            if (!line.includes('"chat turn"')) return
+            try {
+              const l = JSON.parse(line) as TurnLog & { timings?: (typeof turns)[number] }
+              if (l.timings) turns.push(l.timings)
+              logged.push({ decision: l.decision, speculation: l.speculation })
+            } catch {
+              // not a JSON line
+            }
+          },
+          // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the server when it stops; BENCH_NODE_ARGS adds node flags
+          [
+            ...startNodeFlags(),
+            ...(profile && process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
+            ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+          ],
+        )
+        const url = `http://127.0.0.1:${port}`
+        await waitFor(`${url}/health`, child)
+        return { child, url }
+      }
+
+      // --- 3 first: time to the first answer token with a model that takes TTFT_MS per call, speculation off and on
+      if (TTFT_TURNS > 0) {
+        const slowPort = await freePort()
+        const slow = spawnTsx('scripts/fake-llm.ts', { FAKE_LLM_PORT: String(slowPort), FAKE_LLM_LATENCY_MS: String(TTFT_MS) })
+        const slowUrl = `http://127.0.0.1:${slowPort}/v1`
+        try {
+          await waitFor(`${slowUrl}/models`, slow)
+          const one = await oneCallMs(slowUrl)
+          console.log(`fake model at ${TTFT_MS} ms a call: one bare streamed call, first token p50 ${one.toFixed(0)} ms`)
+          for (const speculative of ['false', 'true']) {
+            const s = await startServer({ LLM_BASE_URL: slowUrl, CHAT_SPECULATIVE_ANSWER: speculative }, false)
+            try {
+              const run = () => widgetTtft({ base: s.url, publicId: tenant.publicId, questions, turns: TTFT_TURNS, logged })
+              await widgetTtft({ base: s.url, publicId: tenant.publicId, questions: questions.slice(-5), turns: 5, logged }) // warm-up
+              // new questions, then the same ones again (their query embeddings are cached by then)
+              for (const pass of ['new questions', 'asked again']) {
+                const r = await run()
+                console.log(ttftLine(`widget SSE, speculative answer ${speculative === 'true' ? 'on' : 'off'}, ${pass}`, r.answered, one))
+                console.log(`  turns by decision/speculation: ${JSON.stringify(r.outcomes)}`)
+              }
+            } finally {
+              await stop(s.child)
+            }
           }
-        },
-        // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the server when it stops; BENCH_NODE_ARGS adds node flags
-        [
-          ...startNodeFlags(),
-          ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
-          ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
-        ],
-      )
-      const base = `http://127.0.0.1:${port}`
-      await waitFor(`${base}/health`, server)
+        } finally {
+          await stop(slow)
+        }
+        turns.length = 0
+      }
+
+      const started = await startServer({}, true)
+      server = started.child
+      const base = started.url
       const pid = server.pid!
 
       let qi = 0

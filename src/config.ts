@@ -94,6 +94,10 @@ const EnvSchema = Type.Object({
   /** Answer check on GUARD_MODEL after generation (one regeneration, else a safe fallback). */
   VALIDATION_ENABLED: Type.Boolean({ default: true }),
   /** Generation: time to the first token (then one retry) and total time for the answer. */
+  /** Request the answer while the guards and the query embedding run; keep it only if they pass and the prompt is unchanged. */
+  CHAT_SPECULATIVE_ANSWER: Type.Boolean({ default: true }),
+  /** Query embeddings kept for repeated questions (entries of float32; 0 turns the cache off). */
+  CHAT_QUERY_EMBEDDING_CACHE: Type.Integer({ minimum: 0, maximum: 100000, default: 1000 }),
   CHAT_FIRST_TOKEN_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120000, default: 15000 }),
   CHAT_TIMEOUT_MS: Type.Integer({ minimum: 500, maximum: 300000, default: 60000 }),
   CHAT_MAX_ANSWER_TOKENS: Type.Integer({ minimum: 16, maximum: 8000, default: 700 }),
@@ -308,6 +312,9 @@ export const CONFIG_DOCS: { readonly [K in keyof Env]-?: string } = {
   GUARD_HUMAN_ENABLED: 'the asks-for-a-human guard',
   GUARD_TIMEOUT_MS: 'time allowed to each guard-model call; on timeout the turn goes on without it',
   VALIDATION_ENABLED: 'check each answer on GUARD_MODEL (one regeneration, else a safe fallback)',
+  CHAT_SPECULATIVE_ANSWER:
+    'request the answer while the guards and the query embedding run (tokens held back; aborted unless the guards pass and the final sources give the same prompt)',
+  CHAT_QUERY_EMBEDDING_CACHE: 'query embeddings kept in memory for repeated questions (about 6 KB each at 1536 dimensions; 0: off)',
   CHAT_FIRST_TOKEN_TIMEOUT_MS: 'time to the first token of an answer (then one retry)',
   CHAT_TIMEOUT_MS: 'total time for an answer',
   CHAT_MAX_ANSWER_TOKENS: 'answer length cap',

@@ -3,6 +3,7 @@ import type { Guards } from '../../http/auth.js'
 import type { BotsRepo } from '../bots/bots.repo.js'
 import type { HandOffPort } from '../escalations/handoff.js'
 import { createRetrievalRepo } from '../retrieval/retrieval.repo.js'
+import { withQueryEmbeddingCache } from './query-embeddings.js'
 import { createRetrievalService, type FaqSearch } from '../retrieval/retrieval.service.js'
 import { NoticeCache } from '../../db/change-feed.js'
 import { TENANTS_TOPIC } from '../tenants/tenants.repo.js'
@@ -35,7 +36,7 @@ export function wireChat(
   const meter = createModelMeter(ctx.llm)
   const retrieval = createRetrievalService({
     repo: createRetrievalRepo(db, ctx.database.features),
-    llm: meter.llm,
+    llm: withQueryEmbeddingCache(meter.llm, config.CHAT_QUERY_EMBEDDING_CACHE),
     features: ctx.database.features,
     log,
     embeddingModel: config.EMBEDDING_MODEL,

@@ -1,18 +1,19 @@
 import type { QuestionOutcome } from '../../db/schema/chat.js'
 import { badRequest, notFound } from '../../lib/errors.js'
 import { cosineFor, relevance } from '../retrieval/relevance.fns.js'
-import type { RetrievalResult } from '../retrieval/retrieval.service.js'
+import type { RetrievalHit, RetrievalResult } from '../retrieval/retrieval.service.js'
 import { visitorLanguage } from '../shared/language.js'
 import { redactMessage } from '../shared/redaction.js'
 import { loadHistory, resolveSession } from './stages/01-session.js'
 import { guardTurn, isSmalltalk, matchesHuman, matchesInjection, type GuardVerdict } from './stages/03-guards.js'
-import { rewriteTurn } from './stages/04-rewrite.js'
+import { rewriteTurn, type HistoryTurn } from './stages/04-rewrite.js'
 import { evidence, promptSources, retrieve, usableHits } from './stages/05-retrieve.js'
-import { decide, type Decision } from './stages/06-decide.js'
+import { decide, type DecideInput, type Decision } from './stages/06-decide.js'
 import type { BusinessProfile, PromptInput } from './stages/07-prompt.js'
 import { writeAnswer } from './stages/08-generate.js'
+import { promptKey, speculate, type Speculation } from './stages/08-speculate.js'
 import { checkAnswer } from './stages/09-validate.js'
-import { persistTurn, type Finish } from './stages/10-persist.js'
+import { persistTurn, type CitableSource, type Finish } from './stages/10-persist.js'
 import { linkPolicy } from './stages/links.js'
 import { canned } from './stages/messages.js'
 import { Stopwatch, type Turn, type TurnDeps, type TurnInput, type TurnResult } from './turn.context.js'
@@ -34,7 +35,23 @@ async function turn(deps: TurnDeps, input: TurnInput, modelMs: () => number): Pr
   if (early) return early
   const history = t.newSession ? [] : await t.sw.time('history', () => loadHistory(deps.repo, t.tenantId, t.session.id, deps.config))
   const profile = await profileP
-  const { guard, found } = await gatherEvidence(deps, t, history, profile)
+  const ev = await gatherEvidence(deps, t, history, profile)
+  try {
+    return await answerTurn(deps, t, history, profile, ev)
+  } finally {
+    // a turn that failed on the way still aborts the request it started early
+    ev.early()?.cancel()
+  }
+}
+
+/** Stages 6 to 10, from the guard verdict and the evidence. */
+async function answerTurn(
+  deps: TurnDeps,
+  t: Turn,
+  history: HistoryTurn[],
+  profile: BusinessProfile | null,
+  { guard, found, early }: Evidence,
+): Promise<TurnResult> {
   const decision = decideTurn(deps, t, guard, found)
   const bestScore = found ? found.bestScore : null
   const done = (f: Omit<Finish, 'tenantId' | 'bot' | 'session' | 'question' | 'tokens' | 'debug' | 'bestScore'>) =>
@@ -43,6 +60,16 @@ async function turn(deps: TurnDeps, input: TurnInput, modelMs: () => number): Pr
     const r = await done(f)
     t.reply(r.text)
     return r
+  }
+  // 7. prompt, when the turn is answered by the model
+  const faq = decision.kind === 'answer' ? directFaq(deps, found!) : undefined
+  const plan = decision.kind === 'answer' && !faq ? answerPlan(deps, t, found!, decision.caveat, history, profile) : null
+  // 8 (early). the answer requested while the guards ran is used only for this very prompt
+  const spec = early()
+  const adopted = spec && plan && spec.key === promptKey(plan.prompt) ? spec : null
+  if (spec) {
+    t.debug.speculation = adopted ? 'used' : plan ? 'restarted' : 'discarded'
+    if (!adopted) t.tokens += spec.cancel()
   }
 
   if (decision.kind === 'refuse') {
@@ -57,15 +84,35 @@ async function turn(deps: TurnDeps, input: TurnInput, modelMs: () => number): Pr
     return say({ text: '', outcome: 'escalated', handOff: { ...handOff, say: decision.trigger === 'user_request' ? 'user_request' : 'no_answer' } })
   }
   // 6b. a very close approved FAQ (knowledge module) is the answer itself, cited as the FAQ: no generation
-  const faq = directFaq(deps, found!)
   if (faq) {
     t.debug.faq = { id: faq.id.slice(4), score: faq.confidence, direct: true }
     const cited = [{ n: 1, documentId: null, title: `FAQ: ${faq.title}`, url: null, text: faq.text }]
     return say({ text: faq.text.slice(faq.text.indexOf('\nA: ') + 4), outcome: 'answered', cited })
   }
 
-  // 7. prompt
-  const hits = usableHits(found!, deps.config.RETRIEVAL_MIN_SCORE)
+  // 8. generation (9b: links cleaned as they stream)
+  const { prompt, hits, citable } = plan!
+  t.emit({ type: 'status', stage: 'writing' })
+  const policy = linkPolicy(hits, t.bot.allowed_domains ?? [])
+  const written = await writeAnswer(deps, t, prompt, policy, citable, adopted)
+  if (written.kind === 'interrupted') return done({ text: written.text, outcome: 'answered', cited: [] })
+  // 9a. validation
+  const checked = await checkAnswer(deps, t, written, { prompt, policy, citable })
+  // 10. persist
+  const outcome: QuestionOutcome = prompt.caveat ? 'caveat' : 'answered'
+  return done({ text: checked.text, outcome, cited: checked.cited })
+}
+
+/** Stage 7: the answer prompt from the usable evidence. */
+function answerPlan(
+  deps: Pick<TurnDeps, 'config'>,
+  t: Turn,
+  found: RetrievalResult,
+  caveat: boolean,
+  history: HistoryTurn[],
+  profile: BusinessProfile | null,
+): { prompt: PromptInput; hits: RetrievalHit[]; citable: CitableSource[] } {
+  const hits = usableHits(found, deps.config.RETRIEVAL_MIN_SCORE)
   const { prompt: sources, citable } = promptSources(hits)
   const prompt: PromptInput = {
     botName: t.bot.name,
@@ -73,22 +120,13 @@ async function turn(deps: TurnDeps, input: TurnInput, modelMs: () => number): Pr
     agentInstructions: t.bot.agent_instructions,
     disclosure: t.bot.disclosure_level,
     language: t.language,
-    locale: input.locale ?? t.session.locale,
+    locale: t.input.locale ?? t.session.locale,
     sources,
     history,
     question: t.question.text,
-    caveat: decision.caveat,
+    caveat,
   }
-  // 8. generation (9b: links cleaned as they stream)
-  t.emit({ type: 'status', stage: 'writing' })
-  const policy = linkPolicy(hits, t.bot.allowed_domains ?? [])
-  const written = await writeAnswer(deps, t, prompt, policy, citable)
-  if (written.kind === 'interrupted') return done({ text: written.text, outcome: 'answered', cited: [] })
-  // 9a. validation
-  const checked = await checkAnswer(deps, t, written, { prompt, policy, citable })
-  // 10. persist
-  const outcome: QuestionOutcome = prompt.caveat ? 'caveat' : 'answered'
-  return done({ text: checked.text, outcome, cited: checked.cited })
+  return { prompt, hits, citable }
 }
 
 const turnParts = ({ tenantId, bot, session, question }: Turn) => ({ tenantId, bot, session, question })
@@ -151,42 +189,76 @@ async function closedOrAwaiting(deps: TurnDeps, t: Turn): Promise<TurnResult | n
   return r
 }
 
-/** Stages 3, 4 and 5 overlap: retrieval waits only for a rewrite it needs, and is skipped when a pattern decides. */
-async function gatherEvidence(
-  deps: TurnDeps,
-  t: Turn,
-  history: Awaited<ReturnType<typeof loadHistory>>,
-  profile: BusinessProfile | null,
-): Promise<{ guard: GuardVerdict; found: RetrievalResult | null }> {
+interface Evidence {
+  guard: GuardVerdict
+  found: RetrievalResult | null
+  /** The answer requested before the guards and retrieval were done, if any (see 08-speculate.ts). */
+  early: () => Speculation | null
+}
+
+/** What the guards are assumed to say while they run: the speculative answer is only kept if they do. */
+const PASSING = { injection: false, wantsHuman: false, relevant: true, smalltalk: false }
+
+/**
+ * Stages 3, 4 and 5 overlap: retrieval waits only for a rewrite it needs, and is skipped when a pattern
+ * decides. When the evidence is in before the guard call, the answer for it is requested at once
+ * (08-speculate.ts). Not from the lexical evidence while the query embedding runs: measured on SciFact
+ * (bench:chat), the vectors changed the prompt's sources in 104 of 105 turns, so it would only double
+ * the prompt tokens; a repeated question's embedding comes from a cache instead (chat.wire.ts).
+ */
+async function gatherEvidence(deps: TurnDeps, t: Turn, history: HistoryTurn[], profile: BusinessProfile | null): Promise<Evidence> {
   const text = t.question.text
   const decisiveByPattern = matchesInjection(text) || matchesHuman(text) || isSmalltalk(text)
+  let spec: Speculation | null = null
+  let guardNow: GuardVerdict | null = null
+  const speculateOn = (found: RetrievalResult) => {
+    // once the guards are in too, the answer starts the ordinary way
+    if (!deps.config.CHAT_SPECULATIVE_ANSWER || guardNow) return
+    const d = decide(decideInput(deps, PASSING, found).input)
+    const plan = d.kind === 'answer' && !directFaq(deps, found) ? answerPlan(deps, t, found, d.caveat, history, profile) : null
+    spec = plan ? speculate(deps, t, plan.prompt) : null
+  }
   const guardP = guardTurn(deps, t, profile)
+  guardP.then(
+    (g) => (guardNow = g),
+    () => {},
+  )
   const rewriteP = rewriteTurn(deps, t, history)
   const retrievalP: Promise<RetrievalResult | null> = decisiveByPattern
     ? Promise.resolve(null)
-    : rewriteP.then((rw) => {
+    : rewriteP.then(async (rw) => {
         t.emit({ type: 'status', stage: 'searching' })
         const opts = { apiKey: t.apiKey, k: deps.config.RETRIEVAL_TOP_K, signal: t.input.signal }
-        return t.sw.time('retrieval', () => retrieve(deps.retrieval, t.tenantId, rw.query, opts))
+        const found = await t.sw.time('retrieval', () => retrieve(deps.retrieval, t.tenantId, rw.query, opts))
+        speculateOn(found)
+        return found
       })
   retrievalP.catch(() => {})
+  const early = () => spec
   const guard = await guardP
   const rewrite = await rewriteP
   t.tokens += guard.tokens + rewrite.tokens
   const { source, injection, wantsHuman: wants_human, relevant, smalltalk, error } = guard
   t.debug.guard = { source, injection, wants_human, relevant, smalltalk, error }
   t.debug.rewrite = { query: rewrite.query, rewritten: rewrite.rewritten, error: rewrite.error }
-  const found = guard.injection || guard.wantsHuman ? null : await retrievalP
+  if (guard.injection || guard.wantsHuman) return { guard, found: null, early }
+  let found: RetrievalResult | null
+  try {
+    found = await retrievalP
+  } catch (err) {
+    early()?.cancel()
+    throw err
+  }
   if (found) {
     t.tokens += found.tokens
     const best = Math.round(found.bestScore * 10000) / 10000
     t.debug.retrieval = { best, corpus_chunks: found.corpusChunks, vector: found.vectorUsed, timings: found.timings, hits: evidence(found.hits) }
   }
-  return { guard, found }
+  return { guard, found, early }
 }
 
-/** Stage 6. */
-function decideTurn(deps: Pick<TurnDeps, 'config'>, t: Turn, guard: GuardVerdict, found: RetrievalResult | null): Decision {
+/** What stage 6 decides on, with the relevance floor's reading of the evidence (a pure function of it). */
+function decideInput(deps: Pick<TurnDeps, 'config'>, guard: DecideInput['guard'], found: RetrievalResult | null) {
   const { config } = deps
   const floor = found
     ? relevance(found.query, found.queryTerms, found.corpusChunks, found.hits, {
@@ -195,14 +267,21 @@ function decideTurn(deps: Pick<TurnDeps, 'config'>, t: Turn, guard: GuardVerdict
         faq: config.FAQ_CONTEXT_SCORE,
       })
     : null
-  const decision = decide({
+  const input: DecideInput = {
     guard,
     corpusChunks: found?.corpusChunks ?? 0,
     bestScore: found?.bestScore ?? 0,
     minScore: config.RETRIEVAL_MIN_SCORE,
     caveatScore: config.RETRIEVAL_CAVEAT_SCORE,
     grounded: floor?.grounded ?? false,
-  })
+  }
+  return { input, floor }
+}
+
+/** Stage 6. */
+function decideTurn(deps: Pick<TurnDeps, 'config'>, t: Turn, guard: GuardVerdict, found: RetrievalResult | null): Decision {
+  const { input, floor } = decideInput(deps, guard, found)
+  const decision = decide(input)
   if (floor) t.debug.floor = { lexical: Math.round(floor.lexical * 10000) / 10000, vector: floor.vector, terms: floor.terms, grounded: floor.grounded }
   t.debug.decision = decision
   return decision
@@ -221,7 +300,8 @@ async function finishTurn(deps: TurnDeps, t: Turn, decision: Decision, f: Finish
   const total = sw.total()
   const model = modelMs()
   const timings = { ...sw.timings, model, service: Math.round((total - model) * 100) / 100, total }
-  deps.log.info({ tenant_id: t.tenantId, session_id: res.session_id, decision: decision.kind, tokens: res.tokens_used, timings }, 'chat turn')
+  const speculation = t.debug.speculation
+  deps.log.info({ tenant_id: t.tenantId, session_id: res.session_id, decision: decision.kind, tokens: res.tokens_used, speculation, timings }, 'chat turn')
   if (deps.observeStage) for (const [stage, ms] of Object.entries(timings)) deps.observeStage(stage, ms)
   return res
 }

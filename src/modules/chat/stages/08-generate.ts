@@ -2,6 +2,7 @@ import { LlmUnavailableError, type LlmClient, type LlmMessage } from '../../llm/
 import type { Turn, TurnDeps } from '../turn.context.js'
 import { buildAnswerPrompt, type PromptInput } from './07-prompt.js'
 import { citedSources, persistQuestionOnly, type CitableSource } from './10-persist.js'
+import type { Speculation } from './08-speculate.js'
 import { createStreamCleaner, type LinkPolicy } from './links.js'
 import { canned } from './messages.js'
 
@@ -127,17 +128,18 @@ export async function writeAnswer(
   prompt: PromptInput,
   policy: LinkPolicy,
   citable: CitableSource[],
+  early?: Speculation | null,
 ): Promise<Written> {
   const cleaner = createStreamCleaner(policy)
+  const onDelta = (d: string) => {
+    const piece = cleaner.push(d)
+    if (piece) t.reply(piece)
+  }
   try {
-    const gen = await t.sw.time('generation', () =>
-      generateAnswer(deps.llm, {
-        ...answerOptions(deps.config, t.apiKey, prompt, t.input.signal),
-        onDelta: (d) => {
-          const piece = cleaner.push(d)
-          if (piece) t.reply(piece)
-        },
-      }),
+    // a speculative request for this very prompt (08-speculate.ts) is taken over, held tokens first
+    const gen = await t.sw.time(
+      'generation',
+      () => early?.adopt(onDelta) ?? generateAnswer(deps.llm, { ...answerOptions(deps.config, t.apiKey, prompt, t.input.signal), onDelta }),
     )
     const tail = cleaner.end()
     if (tail) t.reply(tail)

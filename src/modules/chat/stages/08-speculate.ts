@@ -1,0 +1,74 @@
+import type { LlmMessage } from '../../llm/llm.js'
+import type { Turn, TurnDeps } from '../turn.context.js'
+import { buildAnswerPrompt, type PromptInput } from './07-prompt.js'
+import { answerOptions, generateAnswer, type Generation } from './08-generate.js'
+
+/**
+ * Stage 8, started early: the answer is requested while the guards (and the query embedding) are still
+ * in flight, from the evidence at hand, and every token it sends is held back. The turn adopts it only
+ * when the guards let the question through and the final evidence builds the very same prompt (same
+ * sources in the same order, same caveat), so the visitor gets what the sequential path would give;
+ * otherwise the request is aborted and nothing of it (token, source or status) is shown.
+ */
+
+/** A prompt's identity: two turns that would send the same messages get the same answer. */
+export const promptKey = (prompt: PromptInput | LlmMessage[]): string => JSON.stringify(Array.isArray(prompt) ? prompt : buildAnswerPrompt(prompt))
+
+export interface Speculation {
+  readonly key: string
+  /**
+   * Takes the answer over: the held tokens go to `onDelta` at once, later ones as they come. null when
+   * the request already failed (the caller then asks afresh, as the sequential path would).
+   */
+  adopt(onDelta: (delta: string) => void): Promise<Generation> | null
+  /** Aborts the request unless it was adopted; returns the tokens it cost (estimated when cut off). */
+  cancel(): number
+}
+
+export function speculate(deps: Pick<TurnDeps, 'llm' | 'config'>, t: Turn, prompt: PromptInput): Speculation {
+  const abort = new AbortController()
+  const signal = t.input.signal ? AbortSignal.any([t.input.signal, abort.signal]) : abort.signal
+  const opts = answerOptions(deps.config, t.apiKey, prompt, signal)
+  const key = promptKey(opts.messages)
+  let held = ''
+  let sink: ((delta: string) => void) | null = null
+  let state: 'running' | 'failed' | 'adopted' | 'cancelled' = 'running'
+  let spent: number | null = null
+  const run = generateAnswer(deps.llm, {
+    ...opts,
+    onDelta: (d) => {
+      if (sink) sink(d)
+      else held += d
+    },
+  })
+  run.then(
+    (g) => {
+      spent = g.tokens
+    },
+    () => {
+      if (state === 'running') state = 'failed'
+    },
+  )
+  return {
+    key,
+    adopt(onDelta) {
+      if (state !== 'running') return null
+      state = 'adopted'
+      if (held) onDelta(held)
+      held = ''
+      sink = onDelta
+      return run
+    },
+    cancel() {
+      if (state === 'adopted' || state === 'cancelled') return 0
+      const failed = state === 'failed'
+      state = 'cancelled'
+      abort.abort(new Error('speculative answer not used'))
+      // the provider bills the prompt it read and what it wrote; a cut-off stream reports no usage
+      if (spent !== null) return spent
+      if (failed) return 0
+      const chars = opts.messages.reduce((n, m) => n + m.content.length, 0) + held.length
+      return Math.ceil(chars / 4)
+    },
+  }
+}
