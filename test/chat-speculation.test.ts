@@ -17,7 +17,8 @@ let owner: Tenant
 
 beforeAll(async () => {
   fake = await startFakeLlm()
-  t = await startApp({ env: { LLM_BASE_URL: fake.url } })
+  // a high caveat line: an off-topic verdict stands against evidence that only partly matches
+  t = await startApp({ env: { LLM_BASE_URL: fake.url, RETRIEVAL_CAVEAT_SCORE: '0.95' } })
   owner = await createTenant(t)
   await withDocs(t, owner, { 'refunds.md': REFUNDS_MD, 'shipping.md': SHIPPING_MD })
 })
@@ -91,8 +92,12 @@ describe('speculative answer', () => {
   it.each([
     ['an injection', { injection: true, wants_human: false, relevant: true }, 'How long do refunds take?', /can't help with that/],
     ['a request for a person', { injection: false, wants_human: true, relevant: true }, 'How long do refunds take?', /./],
-    // weak evidence (a caveat answer at best), so the off-topic verdict stands
-    ['an off-topic question', { injection: false, wants_human: false, relevant: false }, 'Sing a song about Germany', /can only help with questions about/],
+    [
+      'an off-topic question',
+      { injection: false, wants_human: false, relevant: false },
+      'Write a poem about express shipping',
+      /can only help with questions about/,
+    ],
   ])('shows nothing of the answer in flight when the guard model stops %s, and aborts it', async (_name, verdict, question, reply) => {
     fake.script((req) => (req.json && system(req).includes('routing classifier') ? { json: verdict, delayMs: 150 } : undefined))
     fake.script((req) => (!req.json ? { text: 'Refunds are processed within 5 business days [1].', delayMs: 2000 } : undefined))
