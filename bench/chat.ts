@@ -108,6 +108,24 @@ function cpuSeconds(pid: number): number {
   }
 }
 
+/** A process and its children (the server runs WEB_CONCURRENCY HTTP processes on PostgreSQL, src/cluster.ts). */
+function processTree(pid: number): number[] {
+  const parent = new Map<number, number>()
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue
+    try {
+      parent.set(Number(d), Number(readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]))
+    } catch {
+      // gone
+    }
+  }
+  const out = [pid]
+  for (let i = 0; i < out.length; i++) for (const [p, pp] of parent) if (pp === out[i]) out.push(p)
+  return out
+}
+const treeCpu = (pid: number) => processTree(pid).reduce((a, p) => a + cpuSeconds(p), 0)
+const treeRss = (pid: number) => processTree(pid).reduce((a, p) => a + rssMb(p), 0)
+
 /** The PostgreSQL backends serving one database (their process titles name it). */
 function backendsOf(dbName: string): number[] {
   return readdirSync('/proc')
@@ -328,8 +346,8 @@ async function main() {
       turns.length = 0
 
       const rss: number[] = []
-      const cpu0 = { server: cpuSeconds(pid), fake: cpuSeconds(fake.pid!), pg: backendsOf(dbName).reduce((a, p) => a + cpuSeconds(p), 0) }
-      const sampler = setInterval(() => rss.push(rssMb(pid)), 250)
+      const cpu0 = { server: treeCpu(pid), fake: cpuSeconds(fake.pid!), pg: backendsOf(dbName).reduce((a, p) => a + cpuSeconds(p), 0) }
+      const sampler = setInterval(() => rss.push(treeRss(pid)), 250)
       const result = await autocannon({
         url: `${base}/chat`,
         method: 'POST',
@@ -342,7 +360,7 @@ async function main() {
       const ok = result.requests.total - result.non2xx
       const perTurn = (s: number) => ((s * 1000) / Math.max(ok, 1)).toFixed(1)
       const cpu = {
-        server: cpuSeconds(pid) - cpu0.server,
+        server: treeCpu(pid) - cpu0.server,
         fake: cpuSeconds(fake.pid!) - cpu0.fake,
         pg: backendsOf(dbName).reduce((a, p) => a + cpuSeconds(p), 0) - cpu0.pg,
       }
