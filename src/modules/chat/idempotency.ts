@@ -18,8 +18,12 @@ import { AppError } from '../../lib/errors.js'
  */
 
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000
-/** A claim whose owner died is taken over after this long. */
-const RUNNING_LEASE_MS = 5 * 60 * 1000
+/**
+ * A running claim expires this long after its owner last renewed it; the owner renews it every third of that
+ * while the turn runs, so the key of a turn whose process died is free again within 30 s, not after a turn's
+ * longest possible run.
+ */
+export const RUNNING_LEASE_MS = 30_000
 const POLL_MS = 25
 
 export type Claim = { kind: 'run'; token: string } | { kind: 'replay'; body: string }
@@ -39,6 +43,13 @@ interface Backend {
   ): Promise<{ state: 'done'; body: string; requestHash: string | null } | { state: 'running'; requestHash: string | null } | { state: 'absent' }>
   complete(tenantId: string, keyHash: string, token: string, body: string, now: number, claimedAt: number, requestHash: string): Promise<void>
   release(tenantId: string, keyHash: string, token: string): Promise<void>
+  /** Moves a running claim's expiry on, while `token` still owns it. */
+  renew(tenantId: string, keyHash: string, token: string, now: number): Promise<void>
+}
+
+/** The backends' lease (tests shorten it). */
+interface Lease {
+  ms: number
 }
 
 const CLAIM_LUA = `
@@ -63,7 +74,7 @@ type RedisWithScripts = Redis & {
   scbIdemSwap(key: string, expected: string, next: string, px: string): Promise<number>
 }
 
-function redisBackend(redis: Redis, prefix: string): Backend {
+function redisBackend(redis: Redis, prefix: string, lease: Lease): Backend {
   const r = redis as RedisWithScripts
   if (!(r as unknown as Record<string, unknown>).scbIdemClaim) {
     r.defineCommand('scbIdemClaim', { numberOfKeys: 1, lua: CLAIM_LUA })
@@ -75,8 +86,8 @@ function redisBackend(redis: Redis, prefix: string): Backend {
   const markers = new Map<string, string>()
   return {
     async claim(tenantId, keyHash, requestHash, token, now) {
-      const marker = running(token, now + RUNNING_LEASE_MS, requestHash)
-      const existing = await r.scbIdemClaim(k(tenantId, keyHash), String(now), marker, String(RUNNING_LEASE_MS + 60_000))
+      const marker = running(token, now + lease.ms, requestHash)
+      const existing = await r.scbIdemClaim(k(tenantId, keyHash), String(now), marker, String(lease.ms + 60_000))
       if (existing === null) {
         markers.set(token, marker)
         return { claimed: true }
@@ -105,16 +116,23 @@ function redisBackend(redis: Redis, prefix: string): Backend {
       markers.delete(token)
       if (marker) await r.scbIdemSwap(k(tenantId, keyHash), marker, '', '0')
     },
+    async renew(tenantId, keyHash, token, now) {
+      const marker = markers.get(token)
+      if (!marker) return
+      const { h } = JSON.parse(marker) as { h: string }
+      const next = running(token, now + lease.ms, h)
+      if ((await r.scbIdemSwap(k(tenantId, keyHash), marker, next, String(lease.ms + 60_000))) === 1 && markers.has(token)) markers.set(token, next)
+    },
   }
 }
 
-function dbBackend(db: Db): Backend {
+function dbBackend(db: Db, lease: Lease): Backend {
   return {
     async claim(tenantId, keyHash, requestHash, token, now) {
       const at = new Date(now)
       const { rows } = await sql<{ owner_token: string | null; status: string; response_text: string | null }>`
         INSERT INTO idempotency_keys AS k (tenant_id, key, request_hash, status, owner_token, created_at, expires_at)
-        VALUES (${tenantId}, ${keyHash}, ${requestHash}, 'running', ${token}, ${at}, ${new Date(now + RUNNING_LEASE_MS)})
+        VALUES (${tenantId}, ${keyHash}, ${requestHash}, 'running', ${token}, ${at}, ${new Date(now + lease.ms)})
         ON CONFLICT (tenant_id, key) DO UPDATE SET
           request_hash = EXCLUDED.request_hash, status = 'running', owner_token = EXCLUDED.owner_token,
           response = NULL, response_text = NULL, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
@@ -154,6 +172,16 @@ function dbBackend(db: Db): Backend {
         .where('status', '=', 'running')
         .execute()
     },
+    async renew(tenantId, keyHash, token, now) {
+      await db
+        .updateTable('idempotency_keys')
+        .set({ expires_at: new Date(now + lease.ms) })
+        .where('tenant_id', '=', tenantId)
+        .where('key', '=', keyHash)
+        .where('owner_token', '=', token)
+        .where('status', '=', 'running')
+        .execute()
+    },
   }
 }
 
@@ -172,9 +200,12 @@ export function createIdempotency(deps: {
   clock: Clock
   waitMs: number
   log?: { warn: (o: object, m: string) => void }
+  /** How long a running claim lives without a renewal (default RUNNING_LEASE_MS); renewed every third of it. */
+  leaseMs?: number
 }) {
-  const fromDb = dbBackend(deps.db)
-  const fromRedis = deps.redis ? redisBackend(deps.redis, deps.prefix) : null
+  const lease: Lease = { ms: deps.leaseMs ?? RUNNING_LEASE_MS }
+  const fromDb = dbBackend(deps.db, lease)
+  const fromRedis = deps.redis ? redisBackend(deps.redis, deps.prefix, lease) : null
   const now = () => deps.clock.now().getTime()
 
   /** Redis first; the database when Redis is not configured or fails (the choice sticks to the request). */
@@ -210,12 +241,29 @@ export function createIdempotency(deps: {
         const c = await claim(tenantId, keyHash, requestHash, token)
         if (c.claimed) {
           let body: string
+          // renewals run one after another, and the last one is over before the claim is completed or released
+          // (a renewal racing the completion would leave the key running without its response)
+          let beat: Promise<void> = Promise.resolve()
+          const heartbeat = setInterval(() => {
+            beat = beat.then(() =>
+              c.backend.renew(tenantId, keyHash, token, now()).catch((err) => {
+                deps.log?.warn({ err: { message: (err as Error).message } }, 'idempotency: could not renew a running claim')
+              }),
+            )
+          }, lease.ms / 3)
+          heartbeat.unref()
+          const stopBeating = async () => {
+            clearInterval(heartbeat)
+            await beat
+          }
           try {
             body = await work()
           } catch (err) {
+            await stopBeating()
             await c.backend.release(tenantId, keyHash, token).catch(() => {})
             throw err
           }
+          await stopBeating()
           await c.backend.complete(tenantId, keyHash, token, body, now(), claimedAt, requestHash).catch((err) => {
             deps.log?.warn({ err: { message: (err as Error).message } }, 'idempotency: could not store the response')
           })
