@@ -239,6 +239,10 @@ async function main() {
             RUN_WORKER: 'false',
             LOG_LEVEL: 'info',
             NODE_ENV: 'production',
+            // one HTTP process, as before the supervisor existed (bench:cluster compares 1 and N); BENCH_FLOOR sets
+            // RETRIEVAL_FLOOR_LEXICAL (0: the relevance floor off, to compare turn costs when most claims are handed off)
+            WEB_CONCURRENCY: process.env.BENCH_WEB_CONCURRENCY ?? '1',
+            ...(process.env.BENCH_FLOOR ? { RETRIEVAL_FLOOR_LEXICAL: process.env.BENCH_FLOOR } : {}),
             ...SECRETS,
             ...env,
           },
