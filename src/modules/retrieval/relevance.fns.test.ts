@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { contentTerms, cosineFor, coverage, foldText, lexemeMatcher, relevance, termWeight } from './relevance.fns.js'
+import { generalRank, topicality } from './general-words.js'
+import { contentTerms, cosineFor, coverage, foldText, lexemeMatcher, relevance, synonymStems, termMatcher, termWeight } from './relevance.fns.js'
 
 const REFUNDS = { title: 'Refunds', text: 'Refunds are accepted within 30 days. Support answers refund questions by e-mail.', vector: null }
 const SHIPPING = { title: 'Shipping', text: 'Standard shipping to Germany takes 3 to 4 working days.', vector: null }
@@ -35,8 +36,8 @@ describe('relevance floor', () => {
     ])
     // "work" is phrasing like "how many"
     expect(terms).toEqual([
-      { term: 'peopl', df: 31 },
-      { term: 'duckduckgo', df: 411 },
+      { term: 'peopl', df: 31, word: 'people' },
+      { term: 'duckduckgo', df: 411, word: 'duckduckgo' },
     ])
   })
 
@@ -46,7 +47,9 @@ describe('relevance floor', () => {
     const p = { lexical: 0.75, cosine: null }
     const off = relevance(q, qTerms, 2, [REFUNDS, SHIPPING], p)
     expect(off.terms).toBe(6)
-    expect(off.lexical).toBeCloseTo(1 / 6, 5)
+    // "support" is the only word found, and an everyday word weighs less than a topical one
+    expect(off.lexical).toBeLessThan(1 / 6)
+    expect(off.lexical).toBeGreaterThan(0)
     expect(off.grounded).toBe(false)
     const on = relevance(
       'How long do refunds take?',
@@ -119,6 +122,48 @@ describe('relevance floor', () => {
       p,
     )
     expect(often.terms).toBe(3)
+  })
+
+  it("weighs everyday words less than topical ones, in the question's language", () => {
+    expect(generalRank('the', 'en')).toBe(1)
+    expect(generalRank('telemetry', 'en')).toBeNull()
+    expect(topicality('the', 'en')).toBe(0.5)
+    expect(topicality('mistake', 'en')).toBeLessThan(1)
+    expect(topicality('mistake', 'en')).toBeGreaterThan(topicality('turn', 'en'))
+    expect(topicality('capacitor', 'en')).toBe(1)
+    expect(topicality('xylophone', 'en')).toBe(1)
+    expect(topicality('Geld', 'de')).toBe(0.5)
+    expect(topicality('Lieferung', 'de')).toBeLessThan(1)
+    // a language without a list: no discount
+    expect(topicality('the', 'xx')).toBe(1)
+    // an everyday word the page does not use ("stop") weighs less than a topical one it does not use
+    const page = {
+      title: 'VPN troubleshooting',
+      text: 'While the VPN is reconnecting, your internet traffic is paused so that nothing leaves unprotected.',
+      vector: null,
+    }
+    const df: Record<string, number> = { internet: 45, stop: 21, vpn: 63, reconnect: 3, hyperdriv: 0 }
+    const ask = (q: string, words: string[]) =>
+      relevance(
+        q,
+        words.map((term) => ({ term, df: df[term]! })),
+        521,
+        [page],
+        { lexical: 0.75, cosine: null },
+      )
+    expect(ask('Why does my internet stop working when the VPN is reconnecting?', ['internet', 'stop', 'vpn', 'reconnect']).grounded).toBe(true)
+    expect(ask('Why does my internet hyperdrive fail when the VPN is reconnecting?', ['internet', 'hyperdriv', 'vpn', 'reconnect']).grounded).toBe(false)
+  })
+
+  it('counts a support paraphrase as the word the page uses', () => {
+    expect(synonymStems('rid')).toContain('remov')
+    expect(synonymStems('refund')).toEqual(['refund'])
+    expect(termMatcher('rid').test('how to remove the extension')).toBe(true)
+    expect(termMatcher('switch').test(foldText('Change your default search engine'))).toBe(true)
+    expect(termMatcher('switch').test('switchboard')).toBe(true)
+    expect(termMatcher('rid').test('grid')).toBe(false)
+    // a longer word that only starts like a stem is not in its group
+    expect(synonymStems('cancellation')).toEqual(['cancellation'])
   })
 
   it('reads per-model cosine thresholds', () => {

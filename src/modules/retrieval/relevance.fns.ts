@@ -1,4 +1,5 @@
 import { detectLanguage } from '../shared/language.js'
+import { topicality } from './general-words.js'
 
 /**
  * The relevance floor: whether the knowledge holds evidence for a question at all, judged without any
@@ -7,7 +8,9 @@ import { detectLanguage } from '../shared/language.js'
  * Lexical evidence is the share of the query's content terms (its lexemes, stop words already dropped),
  * weighted by idf, that one of the top chunks contains. A word the knowledge never uses weighs as much as
  * the rarest word it does use (df 1), so "quantum flux capacitor ... telemetry" against a refund page
- * covers only the little weight of a common word. Vector evidence is the top hit's cosine similarity,
+ * covers only the little weight of a common word. Everyday words weigh less than topical ones
+ * (`general-words.ts`): "I deactivated it by mistake, can I turn it back on?" should not fail for "mistake"
+ * and "turn", where "xylophone telemetry" must. Vector evidence is the top hit's cosine similarity,
  * which means something only for the embedding model it came from: thresholds are configured per model
  * (`model=cosine` pairs), and a model without one has no say. The floor passes on either kind of evidence.
  * Thresholds are calibrated by bench/grounding.ts on a real help centre (see README).
@@ -77,6 +80,47 @@ export function lexemeMatcher(term: string): RegExp {
   return new RegExp(`(?:^|[^\\p{L}\\p{N}])${alt}`, 'u')
 }
 
+/**
+ * Words a visitor and a help page use for the same thing, as stems (word prefixes): the page says "remove"
+ * where the visitor says "get rid of", "reactivate" where they say "turn back on". A query word with one of
+ * these stems also counts as found when the text has another stem of its group. Support vocabulary only,
+ * English; no product names.
+ */
+const SAME = [
+  'remov delet uninstal rid eras',
+  'chang switch modif alter',
+  'enabl activat reactivat',
+  'disabl deactivat',
+  'share hand disclos sell',
+  'email e-mail mail messag inbox',
+  'price cost pay fee charg money',
+  'login log sign',
+  'downsid catch drawback disadvantag',
+  'hidden hide mask conceal',
+  'move transfer migrat',
+  'keep store save retain',
+  'fake unofficial counterfeit scam',
+  'show display appear',
+  'buy purchas subscrib',
+  'cancel unsubscrib',
+  'error problem issu fail broken',
+].map((g) => g.split(' '))
+
+/** The stems `term` stands for: itself, and its group's other stems when it belongs to one. */
+export function synonymStems(term: string): string[] {
+  const t = foldText(term)
+  const group = SAME.find((g) => g.some((s) => t.startsWith(s) && t.length - s.length <= 3))
+  return group ? [...new Set([t, ...group])] : [t]
+}
+
+/** A matcher for a query term or any stem of its group. */
+export function termMatcher(term: string): RegExp {
+  const stems = synonymStems(term)
+  if (stems.length === 1) return lexemeMatcher(term)
+  const alts = stems.map((s) => lexemeMatcher(s).source.replace(/^\(\?:\^\|\[\^\\p\{L\}\\p\{N\}\]\)/, ''))
+  return new RegExp(`(?:^|[^\\p{L}\\p{N}])(?:${alts.join('|')})`, 'u')
+}
+
 /** Share (0..1) of the weighted terms found in `text` (already folded). */
 export function coverage(text: string, terms: { re: RegExp; w: number }[]): number {
   let total = 0
@@ -100,6 +144,8 @@ const STOP = new Set(
     'itself just let me more most my myself no nor not now of off on once only or other our ours out over own same she should so some such ' +
     'than that the their theirs them then there these they this those through to too under until up very was we were what when where which ' +
     'while who whom why will with would you your yours yourself s t ll re ve d m ' +
+    // the first halves of contractions ("doesn't" is split into "doesn" and "t")
+    'don doesn didn isn aren wasn weren won wouldn couldn shouldn haven hasn hadn can cannot ain ' +
     // question phrasing, not subject: "how long does it take", "is it possible", "I want to know"
     'long much many take takes need want please know tell possible way able like often frequently usually soon quickly ever still really ' +
     'exactly actually currently work works working happen happens mean means thing things ' +
@@ -128,9 +174,9 @@ function stemOf(lexeme: string, word: string): boolean {
  * lexeme (the view of the configuration most chunks use); a word the index made nothing of is a stop
  * word to it; lexemes that belong to no word (another language's stemming of "does": "dos") are noise.
  */
-export function contentTerms(query: string, terms: QueryTermStat[]): { term: string; df: number }[] {
+export function contentTerms(query: string, terms: QueryTermStat[]): { term: string; df: number; word: string }[] {
   const lexemes = terms.map((t) => ({ l: foldText(t.term), df: t.df }))
-  const out: { term: string; df: number }[] = []
+  const out: { term: string; df: number; word: string }[] = []
   const seen = new Set<string>()
   // redaction placeholders ([EMAIL], [PHONE]) stand for the visitor's own data, not for the subject
   for (const word of foldText(query.replace(/\[[A-Z_]+\]/g, ' ')).match(WORD) ?? []) {
@@ -142,7 +188,7 @@ export function contentTerms(query: string, terms: QueryTermStat[]): { term: str
     if (mine.length === 0) continue
     // the most common lexeme is the main configuration's: its stem is the one to look for in the chunks
     const main = mine.sort((x, y) => y.df - x.df || y.l.length - x.l.length)[0]!
-    out.push({ term: word.startsWith(main.l) || main.l.endsWith('i') ? main.l : word, df: main.df })
+    out.push({ term: word.startsWith(main.l) || main.l.endsWith('i') ? main.l : word, df: main.df, word })
   }
   return out
 }
@@ -156,7 +202,8 @@ export function relevance(query: string, terms: QueryTermStat[], corpusChunks: n
   // does share (names, product terms, the English words mixed in); one shared word (a brand name) is not enough.
   const cross = crossLanguage(query, top)
   if (cross) content = content.filter((t) => t.df > 0)
-  const weighted = content.map((t) => ({ re: lexemeMatcher(t.term), w: termWeight(t.df, corpusChunks) }))
+  const language = detectLanguage(query) ?? 'en'
+  const weighted = content.map((t) => ({ re: termMatcher(t.term), w: termWeight(t.df, corpusChunks) * topicality(t.word, language) }))
   let lexical = 0
   let vector: number | null = null
   let faq = false
