@@ -75,6 +75,21 @@ describe('relevance floor', () => {
     expect(done.text).toMatch(/3 to 4 working days/)
   })
 
+  it("counts a support paraphrase as the page's word ('get rid of' / 'remove'), and still hands off a topical word the page lacks", async () => {
+    const other = await createTenant(t)
+    const cards = await withDocs(t, other, {
+      'cards.md': '# Saved cards\n\nTo remove a saved card, open Settings > Payments and choose Remove next to the card.\n',
+      'invoices.md': '# Invoices\n\nInvoices are e-mailed on the first day of each month and listed under Settings > Billing.\n',
+    })
+    const covered = await chatApi(t, other).post('/chat', { question: 'How do I get rid of a saved card?' })
+    expect(covered.status, covered.text).toBe(200)
+    expect(covered.body.text).toMatch(/Settings > Payments/)
+    expect(covered.body.source_documents).toEqual([cards['cards.md']])
+    const off = await chatApi(t, other).post('/chat', { question: 'How do I get rid of a saved hologram?' })
+    expect(off.body.text).toMatch(/documentation doesn't cover this/)
+    expect(off.body.source_documents).toEqual([])
+  })
+
   it("says it in the visitor's language", async () => {
     const r = await chatApi(t, owner).post('/chat', { question: 'Unterstützt der Quantenfluss-Kondensator eine Xylophon-Telemetrie?' })
     expect(r.body.text).toMatch(/Unsere Dokumentation deckt das nicht ab.*Ticketnummer lautet ESC-/)
