@@ -48,6 +48,9 @@ export function createRetrievalRepo(db: Db, features: { vector: boolean }) {
      * The tenant's corpus statistics and, for every lexeme of the query under each text-search
      * configuration the tenant's chunks use, its document frequency (the caller picks one configuration's
      * lexemes, see chooseQueryTerms). One round trip; null corpus when the tenant has no chunks at all.
+     * Each lexeme's df is a subquery, one index probe per lexeme: as a join, the planner guessed 100 (configuration,
+     * lexeme) pairs and hash-joined them against every one of the tenant's lexical_terms rows (14,600 rows for
+     * 1,000 chunks: 2.8 ms of PostgreSQL per turn instead of 0.2 ms, growing with the vocabulary).
      */
     async corpusAndTerms(tenantId: string, query: string): Promise<{ corpus: CorpusRow | null; terms: ConfigTermStat[] }> {
       const { rows } = await sql<{
@@ -58,9 +61,9 @@ export function createRetrievalRepo(db: Db, features: { vector: boolean }) {
         terms: { c: string; t: string; df: number }[] | null
       }>`
         SELECT c.n_chunks, c.total_len, c.n_embedded, c.version,
-          (SELECT json_agg(json_build_object('c', q.cfg, 't', q.term, 'df', coalesce(s.df, 0)))
-             FROM (SELECT DISTINCT cfg, u.lexeme AS term FROM unnest(c.langs) cfg, unnest(to_tsvector(cfg::regconfig, ${query})) u) q
-             LEFT JOIN lexical_terms s ON s.tenant_id = c.tenant_id AND s.term = q.term) AS terms
+          (SELECT json_agg(json_build_object('c', q.cfg, 't', q.term, 'df',
+                    coalesce((SELECT s.df FROM lexical_terms s WHERE s.tenant_id = c.tenant_id AND s.term = q.term), 0)))
+             FROM (SELECT DISTINCT cfg, u.lexeme AS term FROM unnest(c.langs) cfg, unnest(to_tsvector(cfg::regconfig, ${query})) u) q) AS terms
         FROM lexical_corpus c WHERE c.tenant_id = ${tenantId}
       `.execute(db)
       const r = rows[0]

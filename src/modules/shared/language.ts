@@ -225,31 +225,97 @@ const FUNCTION_WORDS: Record<string, string[]> = {
   ],
 }
 
-/** A language code for the text, or null when it is too short or mixed to tell. */
+/** Each function word's languages, in FUNCTION_WORDS' order (built once: the floor detects 7 texts a turn). */
+const WORD_LANGS = (() => {
+  const langs = Object.keys(FUNCTION_WORDS)
+  const m = new Map<string, number[]>()
+  langs.forEach((lang, i) => {
+    for (const w of new Set(FUNCTION_WORDS[lang])) m.set(w, [...(m.get(w) ?? []), i])
+  })
+  return { langs, m, longest: Math.max(...[...m.keys()].map((w) => w.length)) }
+})()
+
+/** Script ranges (UTF-16 code units) told apart before function words, with the share of letters each needs. */
+const SCRIPTS: { lo: number; hi: number; share: number; lang: string }[] = [
+  { lo: 0x3040, hi: 0x30ff, share: 0.1, lang: 'ja' },
+  { lo: 0xac00, hi: 0xd7af, share: 0.3, lang: 'ko' },
+  { lo: 0x4e00, hi: 0x9fff, share: 0.3, lang: 'zh' },
+  { lo: 0x0400, hi: 0x04ff, share: 0.5, lang: 'ru' },
+  { lo: 0x0600, hi: 0x06ff, share: 0.5, lang: 'ar' },
+  { lo: 0x0590, hi: 0x05ff, share: 0.5, lang: 'he' },
+  { lo: 0x0370, hi: 0x03ff, share: 0.5, lang: 'el' },
+]
+
+const LETTER = /^\p{L}$/u
+
+/** UTF-16 length of the letter starting at `i` of `s` (2 for an astral one), 0 when no letter starts there. */
+function letterAt(s: string, i: number): number {
+  const c = s.charCodeAt(i)
+  if (c < 0x80) return (c | 0x20) >= 0x61 && (c | 0x20) <= 0x7a ? 1 : 0
+  const cp = s.codePointAt(i)!
+  const n = cp > 0xffff ? 2 : 1
+  return LETTER.test(s.slice(i, i + n)) ? n : 0
+}
+
+/**
+ * A language code for the text, or null when it is too short or mixed to tell. Hand-rolled scans instead of
+ * regular expressions over the whole text, and only words short enough to be function words taken out of it:
+ * the relevance floor runs this on the question and on up to 1,500 characters of each top chunk every turn.
+ */
 export function detectLanguage(text: string): string | null {
-  const letters = text.replace(/[^\p{L}]/gu, '')
-  if (letters.length < 2) return null
-  const share = (re: RegExp) => (letters.match(re)?.length ?? 0) / letters.length
-  if (share(/[\u3040-\u30ff]/g) > 0.1) return 'ja'
-  if (share(/[\uac00-\ud7af]/g) > 0.3) return 'ko'
-  if (share(/[\u4e00-\u9fff]/g) > 0.3) return 'zh'
-  if (share(/[\u0400-\u04ff]/g) > 0.5) return /[іїєґ]/i.test(text) ? 'uk' : 'ru'
-  if (share(/[\u0600-\u06ff]/g) > 0.5) return 'ar'
-  if (share(/[\u0590-\u05ff]/g) > 0.5) return 'he'
-  if (share(/[\u0370-\u03ff]/g) > 0.5) return 'el'
-  const words = text.toLowerCase().match(/[\p{L}']+/gu) ?? []
-  if (words.length < 2) return null
+  // letters as /\p{L}/u sees them, counted in UTF-16 units, and those of each script
+  let letters = 0
+  const inScript = new Array<number>(SCRIPTS.length).fill(0)
+  for (let i = 0; i < text.length; ) {
+    const n = letterAt(text, i)
+    if (n === 0) {
+      i += text.codePointAt(i)! > 0xffff ? 2 : 1
+      continue
+    }
+    letters += n
+    const c = text.charCodeAt(i)
+    if (n === 1 && c >= 0x0370) for (let j = 0; j < SCRIPTS.length; j++) if (c >= SCRIPTS[j]!.lo && c <= SCRIPTS[j]!.hi) inScript[j]!++
+    i += n
+  }
+  if (letters < 2) return null
+  for (let j = 0; j < SCRIPTS.length; j++) {
+    if (inScript[j]! / letters <= SCRIPTS[j]!.share) continue
+    const lang = SCRIPTS[j]!.lang
+    return lang === 'ru' && /[іїєґ]/i.test(text) ? 'uk' : lang
+  }
+  // words as /[\p{L}']+/gu finds them in the lower-cased text; only the short ones can be function words
+  const lower = text.toLowerCase()
+  let words = 0
+  const hitsOf = new Array<number>(WORD_LANGS.langs.length).fill(0)
+  for (let i = 0; i < lower.length; ) {
+    const start = i
+    for (;;) {
+      if (i >= lower.length) break
+      if (lower.charCodeAt(i) === 0x27) i++
+      else {
+        const n = letterAt(lower, i)
+        if (n === 0) break
+        i += n
+      }
+    }
+    if (i === start) {
+      i += lower.codePointAt(i)! > 0xffff ? 2 : 1
+      continue
+    }
+    words++
+    if (i - start > WORD_LANGS.longest) continue
+    for (const l of WORD_LANGS.m.get(lower.slice(start, i)) ?? []) hitsOf[l]!++
+  }
+  if (words < 2) return null
   let best: string | null = null
   let bestHits = 0
   let second = 0
-  for (const [lang, list] of Object.entries(FUNCTION_WORDS)) {
-    const set = new Set(list)
-    let hits = 0
-    for (const w of words) if (set.has(w)) hits++
+  for (let i = 0; i < hitsOf.length; i++) {
+    const hits = hitsOf[i]!
     if (hits > bestHits) {
       second = bestHits
       bestHits = hits
-      best = lang
+      best = WORD_LANGS.langs[i]!
     } else if (hits > second) second = hits
   }
   // umlauts and ß are German, ñ and ¿ Spanish, ç and œ French: enough on their own in short questions
