@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startFakeLlm, type FakeLlm, type RecordedRequest } from './fakes/fake-llm.js'
 import { startApp, type TestApp } from './helpers/app.js'
@@ -22,14 +23,17 @@ const doc = (marker: string) =>
   `# ${marker} guide\n\n${`The ${marker} guide explains how the settings page and the billing page work, step by step. `.repeat(12)}`
 const embeddingOf = (marker: string) => (r: RecordedRequest) => r.path.endsWith('/embeddings') && JSON.stringify(r.body).includes(marker)
 
-/** The document as the detail, the list and the health endpoint show it. */
+/**
+ * The document as the detail, the list and the health endpoint show it, once the three agree: they are read
+ * in parallel, and a failure or a backfill recorded between two of the reads is seen by one and not yet by
+ * another (null: read again).
+ */
 async function shown(api: Api, id: string) {
   const [detail, list, health] = await Promise.all([api.get(`/documents/${id}`), api.get('/documents'), api.get(`/documents/${id}/health`)])
   expect(detail.status).toBe(200)
   expect(health.status).toBe(200)
   const listed = list.body.documents.find((d: { id: string }) => d.id === id)
-  expect(listed.embeddings).toEqual(detail.body.embeddings)
-  expect(listed.health_status).toEqual(health.body)
+  if (!isDeepStrictEqual(listed.embeddings, detail.body.embeddings) || !isDeepStrictEqual(listed.health_status, health.body)) return null
   return { ...detail.body, health: health.body }
 }
 
@@ -40,7 +44,7 @@ describe('honest indexing status', () => {
     const uploaded = await uploadReady(t, tenant.api, 'durian.md', doc('durian'))
     const failed = await until('vectors failed', async () => {
       const d = await shown(tenant.api, uploaded.id)
-      return d.embeddings.status === 'failed' ? d : null
+      return d?.embeddings.status === 'failed' ? d : null
     })
     expect(failed.status).toBe('ready') // searchable by keywords meanwhile
     expect(failed.embeddings).toMatchObject({ reason: 'provider_error', done: 0, total: failed.chunk_count, model: 'text-embedding-3-small' })
@@ -54,7 +58,7 @@ describe('honest indexing status', () => {
     const since = Date.now()
     const ready = await until('vectors backfilled', async () => {
       const d = await shown(tenant.api, uploaded.id)
-      return d.embeddings.status === 'ready' ? d : null
+      return d?.embeddings.status === 'ready' ? d : null
     })
     expect(Date.now() - since).toBeLessThan(15_000)
     expect(ready.embeddings).toMatchObject({ done: ready.chunk_count, total: ready.chunk_count, reason: null, message: null })
