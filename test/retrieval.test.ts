@@ -179,6 +179,22 @@ describe('BM25 retrieval', () => {
     expect(rows[0]!.score).toBeGreaterThan(rows[1]!.score)
   })
 
+  it('counts a hyphenated word of the question by its parts, on both paths', async () => {
+    const tenant = await newTenant()
+    // to_tsvector indexes 'x-ray' as 'x-ray', 'x' and 'ray'; the other chunk says the same without the hyphen
+    await addDoc(tenant, 'a', ['x-ray scanner for every clinic'])
+    await addDoc(tenant, 'b', ['x ray scanner for clinics'])
+    for (let i = 0; i < 5; i++) await addDoc(tenant, `other ${i}`, [`refund policy number ${i}`])
+    const repo = createRetrievalRepo(db, handle.features)
+    const base = { repo, llm: noLlm, features: handle.features, embeddingModel: 'm', lexicalBudget: 100, vectorCacheBytes: 0 }
+    for (const service of [createRetrievalService(base), createRetrievalService({ ...base, lexicalCacheBytes: 1e7 })]) {
+      const r = await service.lexical(tenant, 'x-ray scanner', 5)
+      expect(r.plan?.terms.map((t) => t.term).sort()).toEqual(['ray', 'scanner', 'x'])
+      expect(r.rows).toHaveLength(2)
+      expect(r.rows[0]!.score).toBeCloseTo(r.rows[1]!.score, 9)
+    }
+  })
+
   it('searches chunks of several languages with their own configuration', async () => {
     const tenant = await newTenant()
     await addDoc(tenant, 'de', ['Die Rechnungen werden monatlich verschickt.'], { lang: 'german' })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { chooseQueryTerms, idf, isExact, lexicalConfidence, orQuery, planQuery, termScore } from './bm25.fns.js'
+import { chooseQueryTerms, idf, isExact, lexicalConfidence, orQuery, planQuery, termScore, withoutCompounds } from './bm25.fns.js'
 
 describe('bm25', () => {
   it('gives rare terms more weight and never a negative idf', () => {
@@ -67,6 +67,30 @@ describe('bm25', () => {
     expect(c).toBeGreaterThan(0.5)
     expect(c).toBeLessThan(0.8)
     expect(lexicalConfidence(1, { idfMass: 0 })).toBe(0)
+  })
+
+  it('leaves out a hyphenated compound whose parts are query terms too (to_tsvector indexes both)', () => {
+    const t = (...terms: string[]) => withoutCompounds(terms.map((term) => ({ term, df: 3 }))).map((s) => s.term)
+    // to_tsvector('english', 'inflammation-related fibrosis'): the whole and its stemmed parts
+    expect(t('inflammation-rel', 'inflamm', 'relat', 'fibrosi')).toEqual(['inflamm', 'relat', 'fibrosi'])
+    expect(t('state-of-the-art', 'state', 'art')).toEqual(['state', 'art'])
+    expect(t('x-ray', 'x', 'ray')).toEqual(['x', 'ray'])
+    // a host or e-mail lexeme has no parts indexed; a signed number is no compound
+    expect(t('my-app.example.com', 'deploy')).toEqual(['my-app.example.com', 'deploy'])
+    expect(t('-6', 'il')).toEqual(['-6', 'il'])
+    // a compound alone (its parts were stop words or are unknown) still counts
+    expect(t('wi-fi')).toEqual(['wi-fi'])
+    const plan = planQuery(
+      [
+        { term: 'x-ray', df: 2 },
+        { term: 'x', df: 40 },
+        { term: 'ray', df: 30 },
+      ],
+      { n: 1000, totalLen: 100_000 },
+      1000,
+    )
+    expect(plan.terms.map((s) => s.term)).toEqual(['ray', 'x'])
+    expect(plan.idfMass).toBeCloseTo(idf(30, 1000) + idf(40, 1000))
   })
 
   it('quotes lexemes for a tsquery', () => {
