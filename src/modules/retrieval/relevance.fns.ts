@@ -1,4 +1,4 @@
-import { detectLanguage } from '../shared/language.js'
+import { detectLanguage, foldText } from '../shared/language.js'
 import { topicality } from './general-words.js'
 
 /**
@@ -9,8 +9,8 @@ import { topicality } from './general-words.js'
  * weighted by idf, that one of the top chunks contains. A word the knowledge never uses weighs as much as
  * the rarest word it does use (df 1), so "quantum flux capacitor ... telemetry" against a refund page
  * covers only the little weight of a common word. Everyday words weigh less than topical ones
- * (`general-words.ts`): "I deactivated it by mistake, can I turn it back on?" should not fail for "mistake"
- * and "turn", where "xylophone telemetry" must. Vector evidence is the top hit's cosine similarity,
+ * (`general-words.ts`): "why does my internet stop working while the VPN reconnects?" should not fail on a
+ * page that never says "stop", where "xylophone telemetry" must. Vector evidence is the top hit's cosine similarity,
  * which means something only for the embedding model it came from: thresholds are configured per model
  * (`model=cosine` pairs), and a model without one has no say. The floor passes on either kind of evidence.
  * Thresholds are calibrated by bench/grounding.ts on a real help centre (see README).
@@ -60,13 +60,7 @@ export function termWeight(df: number, n: number): number {
   return Math.log(1 + (Math.max(n, 1) - d + 0.5) / (d + 0.5))
 }
 
-/** Lower case without diacritics, so "Überweisung" and a lexeme "uberweis" meet. */
-export function foldText(s: string): string {
-  return s
-    .normalize('NFKD')
-    .replace(/\p{M}+/gu, '')
-    .toLowerCase()
-}
+export { foldText }
 
 /** Tests whether a query term occurs in a text; lexemeMatcher and termMatcher build one. */
 export interface LexemeMatcher {
@@ -113,7 +107,7 @@ export function lexemeMatcher(term: string): LexemeMatcher {
 
 /**
  * Words a visitor and a help page use for the same thing, as stems (word prefixes): the page says "remove"
- * where the visitor says "get rid of", "reactivate" where they say "turn back on". A query word with one of
+ * where the visitor says "get rid of", "change" where they say "switch". A query word with one of
  * these stems also counts as found when the text has another stem of its group. Support vocabulary only,
  * English; no product names.
  */

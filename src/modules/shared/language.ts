@@ -336,3 +336,11 @@ export function visitorLanguage(question: string, locale: string | null | undefi
 }
 
 export const languageName = (code: string) => LANGUAGE_NAMES[code] ?? code
+
+/** Lower case without diacritics, so "Überweisung" and a lexeme "uberweis" meet. */
+export function foldText(s: string): string {
+  return s
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase()
+}
