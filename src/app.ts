@@ -59,6 +59,7 @@ export async function buildApp(ctx: AppContext, modules: Modules = wireModules(c
   app.decorateRequest('authUser', null)
   app.decorateRequest('tenantId', null)
   app.decorateRequest('apiKeyId', null)
+  app.decorateRequest('member', null)
   app.addHook('onRequest', async (req, reply) => {
     reply.header('X-Request-Id', req.id)
   })

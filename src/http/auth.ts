@@ -7,6 +7,7 @@ import { USERS_TOPIC, type AuthRepo } from '../modules/auth/auth.repo.js'
 import { AUTH_COOKIE, type Jwt } from '../modules/auth/jwt.js'
 import { TENANTS_TOPIC, type Keyring, type TenantsRepo } from '../modules/tenants/tenants.repo.js'
 import { setBounded } from '../lib/bounded.js'
+import { PERMISSIONS, roleMay, type Permission, type Role } from './permissions.js'
 
 export interface AuthUser {
   id: string
@@ -23,6 +24,8 @@ declare module 'fastify' {
     /** Set by the `tenant` and `apiKey` guards: the tenant every query of this request is scoped to. */
     tenantId: string | null
     apiKeyId: string | null
+    /** Set by `can(...)`: the caller's role in the workspace and the bots it is limited to (null: all). */
+    member: { role: Role; botIds: string[] | null } | null
   }
 }
 
@@ -114,7 +117,20 @@ export function createGuards(deps: {
     }
   }
 
-  return { user, tenant, apiKey }
+  /**
+   * A dashboard route's guard: the caller is a verified member of a workspace whose role holds `permission`
+   * (403 naming the role otherwise). Every account is its workspace's owner until the team workspace lands.
+   */
+  function can(permission: Permission) {
+    return async function canGuard(req: FastifyRequest): Promise<void> {
+      await tenant(req)
+      const member = { role: 'owner' as Role, botIds: null }
+      req.member = member
+      if (!roleMay(member.role, permission)) throw forbidden(`Your role (${member.role}) may not ${PERMISSIONS[permission].what}`)
+    }
+  }
+
+  return { user, tenant, apiKey, can }
 }
 
 export type Guards = ReturnType<typeof createGuards>

@@ -20,6 +20,8 @@ import { wireGaps } from './gap-analyzer/gaps.wire.js'
 import { healthRoutes } from './health/health.routes.js'
 import { wireKnowledge } from './knowledge/knowledge.wire.js'
 import { llmRoutes } from './llm/llm.routes.js'
+import { logAudit, type AuditPort } from './shared/audit.port.js'
+import { noEvents, type EventsPort } from './shared/events.port.js'
 import { wirePrivacy } from './tenants/privacy/privacy.wire.js'
 import { createTenantsRepo } from './tenants/tenants.repo.js'
 import { wireTenants } from './tenants/tenants.wire.js'
@@ -48,6 +50,13 @@ export function wireModules(ctx: AppContext): Modules {
   const botsRepo = createBotsRepo(db, changes)
   const widgetRepo = createWidgetRepo(db)
   const guards = createGuards({ jwt, authRepo, tenantsRepo, changes, clock: ctx.clock })
+
+  // The workspace audit log and the outbound events outbox, as ports every module may write to inside its
+  // own transaction (their stored implementations come with the team workspace and webhooks modules).
+  const audit: AuditPort = logAudit(ctx.log)
+  const events: EventsPort = noEvents
+  void audit
+  void events
 
   const email = createEmailService({ queue, cipher })
   const tenants = wireTenants(ctx, guards, {

@@ -1,0 +1,33 @@
+/**
+ * Roles of a workspace member and what each may do (the team workspace issue's table, contract section
+ * "Team workspace"). Routes name one permission through `guards.can(permission)`; the guard answers 403
+ * `Your role (<role>) may not <what>` for a role without it. An X-API-Key caller is the workspace itself.
+ */
+export const ROLES = ['owner', 'admin', 'editor', 'agent', 'analyst'] as const
+export type Role = (typeof ROLES)[number]
+
+export const PERMISSIONS = {
+  /** model key, API keys, signing secret, delete workspace, transfer ownership */
+  workspace: { roles: ['owner'], what: 'manage the workspace keys and ownership' },
+  /** invite, change roles, remove members */
+  members: { roles: ['owner', 'admin'], what: 'manage members' },
+  /** bots, privacy settings, support settings */
+  settings: { roles: ['owner', 'admin'], what: 'change bots or settings' },
+  /** outbound webhooks and Slack */
+  integrations: { roles: ['owner', 'admin'], what: 'manage integrations' },
+  /** the audit log */
+  audit: { roles: ['owner', 'admin'], what: 'read the audit log' },
+  /** documents, websites, FAQ, gaps, knowledge profile */
+  knowledge: { roles: ['owner', 'admin', 'editor'], what: 'change the knowledge' },
+  /** tickets and conversations: read, reply, resolve, assign */
+  tickets: { roles: ['owner', 'admin', 'agent'], what: 'work on tickets and conversations' },
+  /** analytics and exports */
+  analytics: { roles: ['owner', 'admin', 'analyst'], what: 'see analytics and exports' },
+  /** any signed-in member of the workspace (reading the workspace's name, one's own profile) */
+  member: { roles: ['owner', 'admin', 'editor', 'agent', 'analyst'], what: 'use this workspace' },
+} as const satisfies Record<string, { roles: readonly Role[]; what: string }>
+export type Permission = keyof typeof PERMISSIONS
+
+export function roleMay(role: Role, permission: Permission): boolean {
+  return (PERMISSIONS[permission].roles as readonly Role[]).includes(role)
+}
