@@ -263,6 +263,8 @@ console.log(`demo: workspace ready (${seconds()} s); asking the bot a first ques
 const done = await askLikeTheWidget(CHECK_QUESTION)
 if (!done || done.type !== 'done') fail(`the check question got no answer: ${JSON.stringify(done)}`)
 const cited = done.sources ?? []
+// the demo's own first question is answered from the help centre and cited, or the demo says it is broken
+if (cited.length === 0) fail(`the check question "${CHECK_QUESTION}" was not answered with a cited source: ${JSON.stringify(done.text ?? '').slice(0, 300)}`)
 
 console.log(`
 Support Chatbot demo is running (first cited answer after ${seconds()} s).

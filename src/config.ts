@@ -109,11 +109,12 @@ const EnvSchema = Type.Object({
   RETRIEVAL_MIN_SCORE: Type.Number({ minimum: 0, maximum: 1, default: 0.2 }),
   RETRIEVAL_CAVEAT_SCORE: Type.Number({ minimum: 0, maximum: 1, default: 0.4 }),
   /**
-   * Relevance floor (src/modules/retrieval/relevance.fns.ts), whatever the guard model says: a question is answered only
-   * when one of the top chunks holds this idf-weighted share of its content terms, or the top cosine reaches the
-   * embedding model's value in RETRIEVAL_FLOOR_COSINE ("model=cosine,..."; a model not listed has no say). Calibrated by bench:grounding.
+   * Relevance floor (src/modules/retrieval/relevance.fns.ts), whatever the guard model says: a question reaches the answer
+   * model only when a top chunk holds one of its topical words (and, above 0, this idf-weighted share of its content terms),
+   * or the top cosine reaches the embedding model's value in RETRIEVAL_FLOOR_COSINE ("model=cosine,..."; a model not
+   * listed has no say). The answer model then gives its "not in the sources" verdict. Measured by bench:grounding.
    */
-  RETRIEVAL_FLOOR_LEXICAL: Type.Number({ minimum: 0, maximum: 1, default: 0.75 }),
+  RETRIEVAL_FLOOR_LEXICAL: Type.Number({ minimum: 0, maximum: 1, default: 0 }),
   RETRIEVAL_FLOOR_COSINE: Type.String({ default: '' }),
   /** Chunks BM25 scores per query: those holding the query's rarest terms, up to about this many (MaxScore planning). */
   RETRIEVAL_LEXICAL_BUDGET: Type.Integer({ minimum: 50, maximum: 1000000, default: 500 }),
@@ -324,7 +325,7 @@ export const CONFIG_DOCS: { readonly [K in keyof Env]-?: string } = {
   RETRIEVAL_MIN_SCORE: 'confidence (0..1) below which a ticket is opened',
   RETRIEVAL_CAVEAT_SCORE: 'confidence (0..1) below which the answer carries a caveat',
   RETRIEVAL_FLOOR_LEXICAL:
-    "share (0..1) of the question's idf-weighted terms one top chunk must hold, else the turn says the knowledge does not cover it and hands off",
+    "share (0..1) of the question's idf-weighted terms one top chunk must hold besides one topical word (0: any topical word of the question in a top chunk lets the answer model judge; it says when the sources do not hold the answer)",
   RETRIEVAL_FLOOR_COSINE: 'per embedding model, "model=cosine,...": a top cosine at least this also passes the floor; models not listed count lexically only',
   RETRIEVAL_LEXICAL_BUDGET: 'candidate rows the BM25 search scores, taken from the rarest query terms',
   RETRIEVAL_VECTOR_CACHE_MB: 'memory for per-tenant embedding caches when pgvector is absent',

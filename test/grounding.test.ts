@@ -1,13 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startFakeLlm, type FakeLlm } from './fakes/fake-llm.js'
 import { startApp, type TestApp } from './helpers/app.js'
-import { chatApi, isAnswer, REFUNDS_MD, SHIPPING_MD, sseFrames, withDocs } from './helpers/chat.js'
+import { chatApi, isAnswer, REFUNDS_MD, SHIPPING_MD, sseFrames, system, withDocs } from './helpers/chat.js'
 import { createTenant, type Tenant } from './helpers/factories.js'
 
 /**
- * Issue 14 item 1 / contract "Later decisions": a question nothing in the knowledge covers is not answered
+ * Issues 14 and 21 / contract "Later decisions": a question nothing in the knowledge covers is not answered
  * from unrelated chunks, whatever the guard model says (the fake's guard says "relevant" to everything):
- * the turn says so in the visitor's language and follows the low_similarity hand-off, with no sources.
+ * the turn says so in the visitor's language and follows the low_similarity hand-off, with no sources. The
+ * floor stops only the clearly unrelated; the rest goes to the answer model, whose NOT_IN_SOURCES verdict
+ * (the fake gives it as an instructed model would) hands off, and whose answers cite their [n].
  */
 let fake: FakeLlm
 let t: TestApp
@@ -75,7 +77,7 @@ describe('relevance floor', () => {
     expect(done.text).toMatch(/3 to 4 working days/)
   })
 
-  it("counts a support paraphrase as the page's word ('get rid of' / 'remove'), and still hands off a topical word the page lacks", async () => {
+  it("answers in the visitor's words ('get rid of' a card the page 'removes'), and hands off on the answer model's verdict when the sources lack the topic", async () => {
     const other = await createTenant(t)
     const cards = await withDocs(t, other, {
       'cards.md': '# Saved cards\n\nTo remove a saved card, open Settings > Payments and choose Remove next to the card.\n',
@@ -85,9 +87,49 @@ describe('relevance floor', () => {
     expect(covered.status, covered.text).toBe(200)
     expect(covered.body.text).toMatch(/Settings > Payments/)
     expect(covered.body.source_documents).toEqual([cards['cards.md']])
+    const before = fake.chatCalls().length
     const off = await chatApi(t, other).post('/chat', { question: 'How do I get rid of a saved hologram?' })
     expect(off.body.text).toMatch(/documentation doesn't cover this/)
     expect(off.body.source_documents).toEqual([])
+    // "saved" is on the cards page, so the floor let it through: the answer model saw the sources and said NOT_IN_SOURCES
+    const answers = fake.chatCalls().slice(before).filter(isAnswer)
+    expect(answers.length).toBeGreaterThan(0)
+    expect(system(answers[0]!)).toContain('NOT_IN_SOURCES')
+    const ticket = await t.ctx.db
+      .selectFrom('escalation_tickets')
+      .select('trigger')
+      .where('ticket_number', '=', off.body.ticket_number)
+      .where('tenant_id', '=', other.tenantId)
+      .executeTakeFirstOrThrow()
+    expect(ticket.trigger).toBe('low_similarity')
+  })
+
+  it('answers, with its citation, the questions a refund page answers in other words than its own', async () => {
+    const shop = await createTenant(t)
+    const pages = await withDocs(t, shop, {
+      'returns.md':
+        '---\ntitle: Returns\ncanonical: https://help.example.com/returns\n---\n# Returns\n\nRefunds are accepted within 30 days of purchase when the item is unused.\n',
+      'delivery.md': '# Delivery\n\nParcels leave our warehouse within two working days and are tracked by e-mail.\n',
+    })
+    for (const question of ['How many days do I have to ask for a refund?', 'Can I return an unused item?', 'what is the refund window']) {
+      const r = await chatApi(t, shop).post('/chat', { question })
+      expect(r.status, r.text).toBe(200)
+      expect(r.body.text, question).toMatch(/30 days of purchase/)
+      expect(r.body.source_documents, question).toEqual([pages['returns.md']])
+      expect(r.body, question).not.toHaveProperty('ticket_number')
+    }
+    // the widget shows the cited page as a source
+    const res = await fetch(`${t.url}/widget/chat?bot_id=${shop.bot.public_id}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': '10.21.0.7' },
+      body: JSON.stringify({ message: 'Can I return an unused item?' }),
+    })
+    const done = sseFrames(await res.text()).find((f) => f.type === 'done')
+    expect(done.sources).toEqual([{ title: 'Returns', url: 'https://help.example.com/returns' }])
+    // clearly unrelated: handed off without asking the answer model
+    const off = await chatApi(t, shop).post('/chat', { question: 'Does the quantum flux capacitor support xylophone telemetry?' })
+    expect(off.body.source_documents).toEqual([])
+    expect(off.body.ticket_number).toMatch(/^ESC-/)
   })
 
   it("says it in the visitor's language", async () => {

@@ -32,7 +32,10 @@
  *    source's first (up to two) sentences sharing a content word (stop words dropped, light stemming) with
  *    the question, followed by ` [n]`. The best source is the one whose best sentence shares the most
  *    words (ties: the lower n). No sources, or no shared word: FAKE_IDK
- *    ("I don't know based on the available documentation.").
+ *    ("I don't know based on the available documentation."). An answer prompt that asks for the
+ *    NOT_IN_SOURCES verdict is answered like an instructed model: only from a source that holds at least half
+ *    of the question's topic words (its content words less those every source shares), citing its [n];
+ *    NOT_IN_SOURCES when none does.
  * 3. Embeddings are feature-hashed (signed) bags of stemmed words plus character trigrams, L2-normalised,
  *    of `dimensions` (request) or opts.embeddingDims (default 1536): cosine similarity tracks word overlap.
  *    `encoding_format: base64` (the SDK's default) is honoured.
@@ -295,11 +298,15 @@ export function defaultAnswer(messages: FakeMessage[]): string {
     const lastUser = [...messages].reverse().find((m) => m.role === 'user')?.content ?? ''
     sources = parseSources(lastUser)
   }
-  if (sources.length === 0) return FAKE_IDK
+  // an answer prompt that asks for the machine-readable verdict gets it, as an instructed model gives it
+  const idk = system.includes(NOT_IN_SOURCES) ? NOT_IN_SOURCES : FAKE_IDK
+  if (sources.length === 0) return idk
   const q = new Set(contentTerms(questionOf(messages)))
-  if (q.size === 0) return FAKE_IDK
+  if (q.size === 0) return idk
+  const topic = topicTerms(q, sources)
   let best: { n: number; score: number; picked: string[] } | null = null
   for (const s of sources) {
+    if (idk === NOT_IN_SOURCES && !coversTopic(s.text, topic)) continue
     let top = 0
     const picked: string[] = []
     for (const sentence of sentences(s.text)) {
@@ -311,8 +318,43 @@ export function defaultAnswer(messages: FakeMessage[]): string {
     }
     if (top > 0 && (!best || top > best.score || (top === best.score && s.n < best.n))) best = { n: s.n, score: top, picked }
   }
-  if (!best) return FAKE_IDK
+  if (!best) return idk
   return `${best.picked.join(' ')} [${best.n}]`
+}
+
+/** The verdict an answer prompt asks for when its sources do not hold the answer (src/modules/chat/stages/07-prompt.ts). */
+export const NOT_IN_SOURCES = 'NOT_IN_SOURCES'
+
+/**
+ * The question's topic: its content words, less those every source shares (a help centre's brand name says
+ * nothing about which page answers). A question made only of such words keeps them all.
+ */
+function topicTerms(q: Set<string>, sources: ParsedSource[]): Set<string> {
+  const asked = new Set([...q].filter((t) => !PHRASING.has(t)))
+  if (asked.size === 0) return q
+  if (sources.length < 2) return asked
+  const texts = sources.map((s) => new Set(contentTerms(s.text)))
+  const topic = new Set([...asked].filter((t) => !texts.every((x) => x.has(t))))
+  return topic.size ? topic : asked
+}
+
+/** How a question is asked, not what about ("how long does it take", "is it possible"): no topic word. */
+const PHRASING = new Set(
+  (
+    'long much many take need want know tell possible way able like often frequently usually soon quickly ever still really exactly ' +
+    'actually currently work happen mean thing'
+  ).split(' '),
+)
+
+/**
+ * An instructed model's judgement, simulated: a source answers the question when it speaks of at least half
+ * of the question's topic words (one of one or two, two of three or four, ...), not of just any one of them.
+ */
+function coversTopic(text: string, topic: Set<string>): boolean {
+  const terms = new Set(contentTerms(text))
+  let hit = 0
+  for (const t of topic) if (terms.has(t)) hit++
+  return hit >= Math.max(1, Math.ceil(topic.size / 2))
 }
 
 /** The default JSON-mode object (rule 1 at the top of this file). */

@@ -8,7 +8,7 @@ import { loadHistory, resolveSession } from './stages/01-session.js'
 import { guardTurn, isSmalltalk, matchesHuman, matchesInjection, type GuardVerdict } from './stages/03-guards.js'
 import { rewriteTurn, type HistoryTurn } from './stages/04-rewrite.js'
 import { evidence, promptSources, retrieve, usableHits } from './stages/05-retrieve.js'
-import { decide, type DecideInput, type Decision } from './stages/06-decide.js'
+import { decide, type DecideInput, type Decision, type EscalationTrigger } from './stages/06-decide.js'
 import type { BusinessProfile, PromptInput } from './stages/07-prompt.js'
 import { writeAnswer } from './stages/08-generate.js'
 import { promptKey, speculate, type Speculation } from './stages/08-speculate.js'
@@ -79,10 +79,7 @@ async function answerTurn(
     const thanks = /\b(?:thank|thanks|thx|ty|danke|merci|gracias|grazie|спасибо)\b/i.test(t.question.text)
     return say({ text: canned(thanks ? 'thanks' : 'greeting', t.language), outcome: null })
   }
-  if (decision.kind === 'escalate') {
-    const handOff = { trigger: decision.trigger, evidence: found ? evidence(found.hits) : [], language: t.language }
-    return say({ text: '', outcome: 'escalated', handOff: { ...handOff, say: decision.trigger === 'user_request' ? 'user_request' : 'no_answer' } })
-  }
+  if (decision.kind === 'escalate') return say(handOffFinish(t, decision.trigger, found))
   // 6b. a very close approved FAQ (knowledge module) is the answer itself, cited as the FAQ: no generation
   if (faq) {
     t.debug.faq = { id: faq.id.slice(4), score: faq.confidence, direct: true }
@@ -96,8 +93,11 @@ async function answerTurn(
   const policy = linkPolicy(hits, t.bot.allowed_domains ?? [])
   const written = await writeAnswer(deps, t, prompt, policy, citable, adopted)
   if (written.kind === 'interrupted') return done({ text: written.text, outcome: 'answered', cited: [] })
+  // the answer model's verdict: the sources do not hold the answer (the contract's low_similarity path)
+  if (written.kind === 'not_covered') return notCoveredTurn(deps, t, found)
   // 9a. validation
   const checked = await checkAnswer(deps, t, written, { prompt, policy, citable })
+  if (!checked) return notCoveredTurn(deps, t, found)
   // 10. persist
   const outcome: QuestionOutcome = prompt.caveat ? 'caveat' : 'answered'
   return done({ text: checked.text, outcome, cited: checked.cited })
@@ -127,6 +127,26 @@ function answerPlan(
     caveat,
   }
   return { prompt, hits, citable }
+}
+
+/** The answer model found no answer in the sources: the localised "not covered" text, a ticket, no sources. */
+async function notCoveredTurn(deps: TurnDeps, t: Turn, found: RetrievalResult | null): Promise<TurnResult> {
+  const decision: Decision = { kind: 'escalate', trigger: 'low_similarity' }
+  t.debug.decision = decision
+  const bestScore = found ? found.bestScore : null
+  const r = await finishTurn(deps, t, decision, { ...turnParts(t), tokens: t.tokens, debug: t.debug, bestScore, ...handOffFinish(t, 'low_similarity', found) })
+  t.reply(r.text)
+  return r
+}
+
+/** A hand-off's part of the finish: the localised "not covered" (or "a person will answer") text comes with the ticket. */
+function handOffFinish(t: Turn, trigger: EscalationTrigger, found: RetrievalResult | null) {
+  const handOff = { trigger, evidence: found ? evidence(found.hits) : [], language: t.language }
+  return {
+    text: '',
+    outcome: 'escalated' as const,
+    handOff: { ...handOff, say: trigger === 'user_request' ? ('user_request' as const) : ('no_answer' as const) },
+  }
 }
 
 const turnParts = ({ tenantId, bot, session, question }: Turn) => ({ tenantId, bot, session, question })

@@ -47,6 +47,8 @@ export interface FloorParams {
 export interface Relevance {
   /** Best idf-weighted share of the query terms found in one of the top hits, 0..1. */
   lexical: number
+  /** Content words of the question (function and question-phrasing words left out) found in any top hit. */
+  topical: number
   /** Best cosine among the top hits, null without vectors. */
   vector: number | null
   /** Number of content terms in the query. */
@@ -103,44 +105,6 @@ function formsMatcher(forms: string[]): LexemeMatcher {
  */
 export function lexemeMatcher(term: string): LexemeMatcher {
   return formsMatcher(lexemeForms(term))
-}
-
-/**
- * Words a visitor and a help page use for the same thing, as stems (word prefixes): the page says "remove"
- * where the visitor says "get rid of", "change" where they say "switch". A query word with one of
- * these stems also counts as found when the text has another stem of its group. Support vocabulary only,
- * English; no product names.
- */
-const SAME = [
-  'remov delet uninstal rid eras',
-  'chang switch modif alter',
-  'enabl activat reactivat',
-  'disabl deactivat',
-  'share hand disclos sell',
-  'email e-mail mail messag inbox',
-  'price cost pay fee charg money',
-  'login log sign',
-  'downsid catch drawback disadvantag',
-  'hidden hide mask conceal',
-  'move transfer migrat',
-  'keep store save retain',
-  'fake unofficial counterfeit scam',
-  'show display appear',
-  'buy purchas subscrib',
-  'cancel unsubscrib',
-  'error problem issu fail broken',
-].map((g) => g.split(' '))
-
-/** The stems `term` stands for: itself, and its group's other stems when it belongs to one. */
-export function synonymStems(term: string): string[] {
-  const t = foldText(term)
-  const group = SAME.find((g) => g.some((s) => t.startsWith(s) && t.length - s.length <= 3))
-  return group ? [...new Set([t, ...group])] : [t]
-}
-
-/** A matcher for a query term or any stem of its group. */
-export function termMatcher(term: string): LexemeMatcher {
-  return formsMatcher(synonymStems(term).flatMap(lexemeForms))
 }
 
 /** Share (0..1) of the weighted terms found in `text` (already folded). */
@@ -226,17 +190,29 @@ export function relevance(query: string, terms: QueryTermStat[], corpusChunks: n
   const cross = crossLanguage(detected, top)
   if (cross) content = content.filter((t) => t.df > 0)
   const language = detected ?? 'en'
-  const weighted = content.map((t) => ({ re: termMatcher(t.term), w: termWeight(t.df, corpusChunks) * topicality(t.word, language) }))
+  const weighted = content.map((t) => {
+    return { re: lexemeMatcher(t.term), w: termWeight(t.df, corpusChunks) * topicality(t.word, language) }
+  })
   let lexical = 0
   let vector: number | null = null
   let faq = false
+  const found = new Set<number>()
   for (const h of top) {
     if (h.kind === 'faq' && p.faq !== undefined && (h.confidence ?? 0) >= p.faq) faq = true
-    lexical = Math.max(lexical, coverage(foldText(`${h.title}\n${h.text}`), weighted))
+    const text = foldText(`${h.title}\n${h.text}`)
+    lexical = Math.max(lexical, coverage(text, weighted))
+    weighted.forEach((t, i) => {
+      if (!found.has(i) && t.re.test(text)) found.add(i)
+    })
     if (h.vector !== null) vector = Math.max(vector ?? -1, h.vector)
   }
+  const topical = found.size
   const byVector = p.cosine !== null && vector !== null && vector >= p.cosine
-  return { lexical, vector, terms: weighted.length, grounded: (weighted.length >= (cross ? 2 : 1) && lexical >= p.lexical) || byVector || faq }
+  // Only the clearly unrelated is stopped here: no content word of the question in any top chunk (two across
+  // languages, where one shared brand name proves nothing) and no close vector. Everything else goes to the
+  // answer model, whose "not in the sources" verdict (07-prompt.ts) decides answerability with the text in view.
+  const byWords = topical >= (cross ? 2 : 1) && lexical >= p.lexical
+  return { lexical, topical, vector, terms: weighted.length, grounded: byWords || byVector || faq }
 }
 
 /**

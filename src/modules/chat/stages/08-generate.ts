@@ -5,6 +5,7 @@ import { citedSources, persistQuestionOnly, type CitableSource } from './10-pers
 import type { Speculation } from './08-speculate.js'
 import { createStreamCleaner, type LinkPolicy } from './links.js'
 import { canned } from './messages.js'
+import { createVerdictGate } from './verdict.fns.js'
 
 /**
  * Stage 8: the answer, streamed from CHAT_MODEL. Deltas go to `onDelta` the moment they arrive. A first
@@ -115,7 +116,7 @@ export function answerOptions(config: TurnDeps['config'], apiKey: string, prompt
   }
 }
 
-export type Written = { kind: 'answer'; text: string; cited: CitableSource[] } | { kind: 'interrupted'; text: string }
+export type Written = { kind: 'answer'; text: string; cited: CitableSource[] } | { kind: 'interrupted'; text: string } | { kind: 'not_covered' }
 
 /**
  * The turn's answer, streamed through the link cleaner (stage 9b) so no invented URL is ever shown. An
@@ -131,8 +132,11 @@ export async function writeAnswer(
   early?: Speculation | null,
 ): Promise<Written> {
   const cleaner = createStreamCleaner(policy)
+  // the model's "not in the sources" verdict comes first: nothing is shown while the reply could still be it
+  const gate = createVerdictGate()
   const onDelta = (d: string) => {
-    const piece = cleaner.push(d)
+    const shown = gate.push(d)
+    const piece = shown && cleaner.push(shown)
     if (piece) t.reply(piece)
   }
   try {
@@ -141,10 +145,12 @@ export async function writeAnswer(
       'generation',
       () => early?.adopt(onDelta) ?? generateAnswer(deps.llm, { ...answerOptions(deps.config, t.apiKey, prompt, t.input.signal), onDelta }),
     )
+    t.tokens += gen.tokens
+    const verdict = gate.end()
+    t.debug.generation = { attempts: gen.attempts, first_token_ms: gen.firstTokenMs, verdict }
+    if (verdict === 'not_covered') return { kind: 'not_covered' }
     const tail = cleaner.end()
     if (tail) t.reply(tail)
-    t.tokens += gen.tokens
-    t.debug.generation = { attempts: gen.attempts, first_token_ms: gen.firstTokenMs }
   } catch (err) {
     if (err instanceof PartialAnswerError && t.input.onEvent) {
       const tail = cleaner.end()

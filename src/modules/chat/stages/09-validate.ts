@@ -5,6 +5,7 @@ import { answerOptions, generateAnswer } from './08-generate.js'
 import { citedSources, type CitableSource } from './10-persist.js'
 import { createStreamCleaner, type LinkPolicy } from './links.js'
 import { canned } from './messages.js'
+import { createVerdictGate } from './verdict.fns.js'
 import { flag, jsonCall } from './model-json.js'
 
 /**
@@ -72,7 +73,7 @@ export async function checkAnswer(
   t: Turn,
   draft: { text: string; cited: CitableSource[] },
   ctx: { prompt: PromptInput; policy: LinkPolicy; citable: CitableSource[] },
-): Promise<{ text: string; cited: CitableSource[] }> {
+): Promise<{ text: string; cited: CitableSource[] } | null> {
   const { config } = deps
   const sources = ctx.prompt.sources
   if (!config.VALIDATION_ENABLED || sources.length === 0) return draft
@@ -92,6 +93,8 @@ export async function checkAnswer(
   t.tokens += again.tokens
   debug.regenerated = true
   debug.supported_after = again.supported
+  // asked again strictly, the model says the sources do not hold the answer: the turn hands off as not covered
+  if (again.notCovered) return null
   if (again.supported === false || again.text === null) return { text: canned('unverified_fallback', t.language), cited: [] }
   return { text: again.text, cited: again.cited }
 }
@@ -104,17 +107,25 @@ async function regenerate(
   policy: LinkPolicy,
   citable: CitableSource[],
   signal?: AbortSignal,
-): Promise<{ text: string | null; cited: CitableSource[]; supported: boolean | null; tokens: number }> {
+): Promise<{ text: string | null; cited: CitableSource[]; supported: boolean | null; tokens: number; notCovered?: boolean }> {
   const { llm, config } = deps
   const cleaner = createStreamCleaner(policy)
+  const gate = createVerdictGate()
   let tokens = 0
   try {
-    const gen = await generateAnswer(llm, { ...answerOptions(config, apiKey, prompt, signal), onDelta: (d) => void cleaner.push(d) })
+    const gen = await generateAnswer(llm, {
+      ...answerOptions(config, apiKey, prompt, signal),
+      onDelta: (d) => {
+        const shown = gate.push(d)
+        if (shown) cleaner.push(shown)
+      },
+    })
     cleaner.end()
     tokens += gen.tokens
   } catch {
     return { text: null, cited: [], supported: null, tokens }
   }
+  if (gate.end() === 'not_covered') return { text: null, cited: [], supported: null, tokens, notCovered: true }
   const text = cleaner.result.text
   const v = await validateAnswer(llm, { ...checker(config, apiKey, signal), question: prompt.question, answer: text, sources: prompt.sources })
   return { text, cited: citedSources(text, cleaner.result.cited, citable), supported: v.supported, tokens: tokens + v.tokens }

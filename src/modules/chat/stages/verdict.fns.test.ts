@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest'
+import { createVerdictGate, readVerdict } from './verdict.fns.js'
+
+const run = (pieces: string[]) => {
+  const g = createVerdictGate()
+  const shown = pieces.map((p) => g.push(p))
+  return { shown, state: g.end() }
+}
+
+describe('the answer model verdict', () => {
+  it('reads the marker at the start, wrapped or not', () => {
+    expect(readVerdict('NOT_IN_SOURCES')).toBe('not_covered')
+    expect(readVerdict('**NOT_IN_SOURCES**')).toBe('not_covered')
+    expect(readVerdict(' `NOT_IN_SOURCES`\n')).toBe('not_covered')
+    expect(readVerdict('NOT_IN')).toBe('pending')
+    expect(readVerdict('')).toBe('pending')
+    expect(readVerdict('No, refunds')).toBe('answer')
+    expect(readVerdict('To remove')).toBe('answer')
+  })
+
+  it('holds tokens only while the reply could still be the marker', () => {
+    expect(run(['To ', 'remove ', 'it [1]'])).toEqual({ shown: ['To ', 'remove ', 'it [1]'], state: 'answer' })
+    expect(run(['N', 'o, ', 'refunds'])).toEqual({ shown: ['', 'No, ', 'refunds'], state: 'answer' })
+    expect(run(['NOT_', 'IN_', 'SOURCES'])).toEqual({ shown: ['', '', ''], state: 'not_covered' })
+    // nothing after the marker is shown either
+    expect(run(['NOT_IN_SOURCES', ' sorry'])).toEqual({ shown: ['', ''], state: 'not_covered' })
+  })
+
+  it('takes an empty or cut-off marker as no answer', () => {
+    expect(run([]).state).toBe('not_covered')
+    expect(run(['NOT_I']).state).toBe('not_covered')
+  })
+})
