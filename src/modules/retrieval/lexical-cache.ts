@@ -27,6 +27,11 @@ export interface LexicalEntry {
   bytes: number
 }
 
+/** A tenant's lexemes with the chunks holding each, from its postings (the spelling correction's dictionary). */
+export function* vocabularyOf(entry: LexicalEntry): Iterable<[string, number]> {
+  for (const [term, p] of entry.postings) yield [term, p.rows.length]
+}
+
 export type TermVectorLoader = () => AsyncIterable<TermVectorRow[]>
 
 /** Rough bytes of a tenant's postings: one (row, tf) pair per token at most, plus per-chunk overhead. */

@@ -21,6 +21,8 @@ export interface QueryTermStat {
   term: string
   /** Chunks of the tenant containing it (0: the knowledge never uses the word). */
   df: number
+  /** For a spelling correction: the unknown lexeme of the question it stands for. */
+  corrects?: string
 }
 
 export interface EvidenceHit {
@@ -161,7 +163,7 @@ function stemOf(lexeme: string, word: string): boolean {
  * word to it; lexemes that belong to no word (another language's stemming of "does": "dos") are noise.
  */
 export function contentTerms(query: string, terms: QueryTermStat[]): { term: string; df: number; word: string }[] {
-  const lexemes = terms.map((t) => ({ l: foldText(t.term), df: t.df }))
+  const lexemes = terms.map((t) => ({ l: foldText(t.term), df: t.df, corrects: t.corrects === undefined ? undefined : foldText(t.corrects) }))
   const out: { term: string; df: number; word: string }[] = []
   const seen = new Set<string>()
   // redaction placeholders ([EMAIL], [PHONE]) stand for the visitor's own data, not for the subject
@@ -172,9 +174,11 @@ export function contentTerms(query: string, terms: QueryTermStat[]): { term: str
     // the index kept the word whole inside a longer token ("duck" in "duck.ai")
     if (mine.length === 0) mine.push(...lexemes.filter((x) => x.l.startsWith(word) && x.l.length > word.length && !/[\p{L}\p{N}]/u.test(x.l[word.length]!)))
     if (mine.length === 0) continue
+    // a slip of the keyboard ("pasword") is looked for as the knowledge spells it
+    mine.push(...lexemes.filter((x) => x.corrects !== undefined && mine.some((m) => m.l === x.corrects)))
     // the most common lexeme is the main configuration's: its stem is the one to look for in the chunks
     const main = mine.sort((x, y) => y.df - x.df || y.l.length - x.l.length)[0]!
-    out.push({ term: word.startsWith(main.l) || main.l.endsWith('i') ? main.l : word, df: main.df, word })
+    out.push({ term: word.startsWith(main.l) || main.l.endsWith('i') || main.corrects !== undefined ? main.l : word, df: main.df, word })
   }
   return out
 }

@@ -75,6 +75,23 @@ export function createRetrievalRepo(db: Db, features: { vector: boolean }) {
     },
 
     /**
+     * The tenant's lexemes that could be a slip away from `unknown` ones: the same first letter (or the second,
+     * for a slip at the start) and a length within two. The spelling correction picks among them.
+     */
+    async termsNear(tenantId: string, unknown: string[]): Promise<[string, number][]> {
+      if (unknown.length === 0) return []
+      const firsts = [...new Set(unknown.flatMap((u) => [u.slice(0, 1), u.slice(1, 2)]))]
+      const lens = unknown.map((u) => u.length)
+      const { rows } = await sql<{ term: string; df: number }>`
+        SELECT term, df FROM lexical_terms
+        WHERE tenant_id = ${tenantId} AND df > 0 AND left(term, 1) = ANY(${firsts}::text[])
+          AND length(term) BETWEEN ${Math.min(...lens) - 2} AND ${Math.max(...lens) + 2}
+        LIMIT 20000
+      `.execute(db)
+      return rows.map((r) => [r.term, Number(r.df)])
+    },
+
+    /**
      * BM25 over the chunks that contain one of the plan's essential terms, scored on every query term.
      * Term frequencies come from the chunk's tsvector restricted to the query lexemes (setweight marks
      * them A, ts_filter keeps A: the query lexemes plus the few title lexemes the indexer weighted A,

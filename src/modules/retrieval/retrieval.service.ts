@@ -13,7 +13,8 @@ import {
 } from './bm25.fns.js'
 import { cosine, mmr, rrf, wordHashes } from './fusion.fns.js'
 import type { CorpusRow, RetrievalRepo, ScoredChunk } from './retrieval.repo.js'
-import { LexicalCache, scoreBm25 } from './lexical-cache.js'
+import { LexicalCache, scoreBm25, vocabularyOf } from './lexical-cache.js'
+import { corrections, unknownTerms } from './spelling.fns.js'
 import { normalize, topK, VectorCache } from './vector-cache.js'
 import { setBounded } from '../../lib/bounded.js'
 import { regconfigFor } from '../documents/language.fns.js'
@@ -150,10 +151,20 @@ export function createRetrievalService(deps: RetrievalDeps) {
     return { rows: merged, plan }
   }
 
-  /** Corpus statistics and the query's lexemes under one text-search configuration (chooseQueryTerms). */
+  /**
+   * Corpus statistics and the query's lexemes under one text-search configuration (chooseQueryTerms), with the
+   * knowledge's spelling of a word the question mistyped beside it (spelling.fns.ts): from the postings in
+   * process when the tenant's are loaded, else one look at the tenant's lexemes near the unknown ones.
+   */
   async function queryTerms(tenantId: string, query: string): Promise<{ corpus: CorpusRow | null; terms: TermStat[] }> {
-    const { corpus, terms } = await repo.corpusAndTerms(tenantId, query)
-    return { corpus, terms: chooseQueryTerms(terms, regconfigFor(query)) }
+    const { corpus, terms: all } = await repo.corpusAndTerms(tenantId, query)
+    const terms = chooseQueryTerms(all, regconfigFor(query))
+    const unknown = corpus ? unknownTerms(terms) : []
+    if (!corpus || unknown.length === 0) return { corpus, terms }
+    const entry = await postings.get(tenantId, corpus.version, corpus.n, corpus.totalLen, () => repo.allTermVectors(tenantId, params.titleWeight ?? 1))
+    const vocabulary = entry ? vocabularyOf(entry) : await repo.termsNear(tenantId, unknown)
+    const known = new Set(terms.map((t) => t.term))
+    return { corpus, terms: [...terms, ...corrections(unknown, vocabulary).filter((c) => !known.has(c.term))] }
   }
 
   async function vectors(
