@@ -178,7 +178,7 @@ async function beginTurn(deps: TurnDeps, input: TurnInput, modelMs: () => number
   const { session, created } = await sw.time('session', () =>
     resolveSession(deps.repo, { tenantId, botId: bot.id, sessionId: input.sessionId, channel: input.channel, locale, now: deps.clock.now() }),
   )
-  const question = redactMessage(input.message.trim(), optional, deps.cipher)
+  const question = redactMessage(input.message.trim(), optional, deps.cipher, input.locale ?? session.locale)
   const language = visitorLanguage(question.text, input.locale ?? session.locale)
   const reply = (text: string) => emit({ type: 'chunk', text })
   const debug = { language, channel: input.channel }

@@ -25,8 +25,14 @@ export function optionalTypes(configured: readonly string[] | null | undefined):
 
 const nonZero = (counts: Record<string, number>) => Object.fromEntries(Object.entries(counts).filter(([, v]) => v))
 
-export function redactMessage(text: string, optional: readonly string[] | null | undefined, cipher: Pick<Cipher, 'encrypt'>): Redaction {
-  const r = redact(text, { optional: optionalTypes(optional) })
+/** `locale`: the visitor's, when known ("fr-FR", "de"); its region is tried first for phone numbers without a country code. */
+export function redactMessage(
+  text: string,
+  optional: readonly string[] | null | undefined,
+  cipher: Pick<Cipher, 'encrypt'>,
+  locale?: string | null,
+): Redaction {
+  const r = redact(text, { optional: optionalTypes(optional), locale })
   const changed = r.entities.length > 0
   return { text: r.text, changed, counts: nonZero(r.counts), originalEnc: changed ? cipher.encrypt(text) : null }
 }

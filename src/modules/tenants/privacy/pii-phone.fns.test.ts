@@ -1,10 +1,13 @@
 import { describe, expect, it } from 'vitest'
-import { detectPii } from './pii.fns.js'
+import { DEFAULT_PHONE_REGIONS, phoneRegions } from './pii-phone.fns.js'
+import { detectPii, type RedactOptions } from './pii.fns.js'
 
-const phones = (text: string) =>
-  detectPii(text, {})
+const phones = (text: string, opts: RedactOptions = {}) =>
+  detectPii(text, opts)
     .filter((e) => e.type === 'PHONE')
     .map((e) => text.slice(e.start, e.end))
+const types = (text: string) =>
+  detectPii(text, { optional: new Set(['ID_DOC', 'IP', 'URL_TOKEN'] as const) }).map((e) => `${e.type}:${text.slice(e.start, e.end)}`)
 
 describe('phone numbers beyond the North American layout', () => {
   it.each([
@@ -37,5 +40,96 @@ describe('phone numbers beyond the North American layout', () => {
     'I called 3 times about order 12345678',
   ])('leaves %s alone', (text) => {
     expect(phones(text)).toEqual([])
+  })
+})
+
+describe('phone numbers found with libphonenumber-js', () => {
+  it.each([
+    // international form: the country code says which plan, no region hint needed
+    ['you can call me on +44 7911 123456', '+44 7911 123456'],
+    ['+81 3-1234-5678 is the Tokyo office', '+81 3-1234-5678'],
+    ['Büro +41 44 668 18 00', '+41 44 668 18 00'],
+    ['+61 2 9374 4000', '+61 2 9374 4000'],
+    ['WhatsApp +55 11 91234-5678', '+55 11 91234-5678'],
+    ['+1 650 253 0000 x123', '+1 650 253 0000 x123'],
+    ['0033 1 42 68 53 00', '0033 1 42 68 53 00'],
+    // national numbers written the way their country writes them need no phone word
+    ['(650) 253-0000', '(650) 253-0000'],
+    ['650.253.0000', '650.253.0000'],
+    ['(650) 253-0000 ext. 123', '(650) 253-0000 ext. 123'],
+    ['07911 123456', '07911 123456'],
+    ['Bureau 01 42 68 53 00 demain', '01 42 68 53 00'],
+    ['030 901820', '030 901820'],
+    ['(02) 9374 4000', '(02) 9374 4000'],
+    ['0412 345 678', '0412 345 678'],
+    ['(11) 91234-5678', '(11) 91234-5678'],
+    // other layouts, next to a phone word
+    ['Telefono 06 6982 1234', '06 6982 1234'],
+    ['ring me: 0151 23456789', '0151 23456789'],
+    ['my mobile is 98765 43210', '98765 43210'],
+    ['call 912 345 678', '912 345 678'],
+    ['tel. 650-253-0000 ext 45', '650-253-0000 ext 45'],
+    ['Phone: 6502530000', '6502530000'],
+    ['fax 1-650-253-0000', '1-650-253-0000'],
+  ])('%s', (text, phone) => expect(phones(text)).toEqual([phone]))
+
+  it('tries the visitor locale first: a Swiss number without a phone word is found for de-CH only', () => {
+    expect(phones('044 668 18 00', { locale: 'de-CH' })).toEqual(['044 668 18 00'])
+    expect(phones('044 668 18 00')).toEqual([])
+    expect(phones('call 044 668 18 00')).toEqual(['044 668 18 00'])
+  })
+
+  it('region hints from a locale: its region first, a language alone by its main region, English and unknowns by the defaults', () => {
+    expect(phoneRegions('fr-CA')[0]).toBe('CA')
+    expect(phoneRegions('pt_BR')).toEqual(['BR', ...DEFAULT_PHONE_REGIONS.filter((r) => r !== 'BR')])
+    expect(phoneRegions('de')[0]).toBe('DE')
+    expect(phoneRegions('sv')[0]).toBe('SE')
+    expect(phoneRegions('en')).toEqual([...DEFAULT_PHONE_REGIONS])
+    expect(phoneRegions('xx-ZZ')).toEqual([...DEFAULT_PHONE_REGIONS])
+    expect(phoneRegions(null)).toEqual([...DEFAULT_PHONE_REGIONS])
+  })
+
+  it.each([
+    'order 123456789',
+    'invoice 2024-000123',
+    'my account 0612345678',
+    'Kundennummer 12345678',
+    'serial 4512 3378 9012',
+    'price 1.299,00',
+    'it was 1 299,00 €',
+    '$1,299.99',
+    'open 10:30-11:45',
+    'host 192.168.0.1',
+    'v2.3.4.5',
+    'screen 1920 x 1080',
+    'on 12/05/2024',
+    'at 2024-01-05 14:30:22',
+    'postcode 10115 Berlin',
+    'we are at 17151 2450 Crown St',
+    'lat 52.520008, lon 13.404954',
+    'we had 1234567 visits',
+    'ids 4567891 4567892',
+    'population 67 390 000',
+    "driver's license number is 2270-66-1551",
+    'social security number is 853-37-1694',
+    'ISBN 978-3-16-148410-0',
+    'tracking number 9400 1000 0000 0000 0000 00',
+  ])('leaves %j alone', (text) => expect(phones(text)).toEqual([]))
+
+  it('a card number or an IBAN is that type only, never also a phone', () => {
+    expect(types('card 4111 1111 1111 1111')).toEqual(['CARD:4111 1111 1111 1111'])
+    expect(types('pay 4111111111111111 now')).toEqual(['CARD:4111111111111111'])
+    expect(types('IBAN DE89 3704 0044 0532 0130 00')).toEqual(['IBAN:DE89 3704 0044 0532 0130 00'])
+    expect(types('IBAN FR14 2004 1010 0505 0001 3M02 606, call 01 42 68 53 00')).toEqual(['IBAN:FR14 2004 1010 0505 0001 3M02 606', 'PHONE:01 42 68 53 00'])
+  })
+
+  it('finds numbers side by side and in a list', () => {
+    expect(phones('tel 650-253-0000 650-253-0001')).toEqual(['650-253-0000', '650-253-0001'])
+    expect(phones('Mobile: 0490 39 07 81 Desk: +447700 921 916 Fax: 345-899-3560x4587')).toEqual(['0490 39 07 81', '+447700 921 916', '345-899-3560x4587'])
+  })
+
+  it('past the work bound of a long text, numbers after a phone word or in international form are still redacted', () => {
+    const text = `${'ref 4421 9981 '.repeat(800)}call me on 030 901820 or +44 7911 123456`
+    expect(phones(text)).toEqual(['030 901820', '+44 7911 123456'])
   })
 })

@@ -2,9 +2,10 @@
  * PII redaction: pure functions, no I/O. Runs on every visitor message before anything leaves the
  * process or is stored.
  *
- * Mandatory types: EMAIL, PHONE, CARD (Luhn + issuer prefix), IBAN (country length + mod 97), API_KEY
- * (known key formats, JWTs, Bearer/Basic credentials, keyed secrets, PEM private keys, high-entropy
- * tokens), PASSWORD (values after "password:", "pwd=", "my password is ...", URL user-info).
+ * Mandatory types: EMAIL, PHONE (libphonenumber-js with region hints: pii-phone.fns.ts), CARD (Luhn +
+ * issuer prefix), IBAN (country length + mod 97), API_KEY (known key formats, JWTs, Bearer/Basic
+ * credentials, keyed secrets, PEM private keys, high-entropy tokens), PASSWORD (values after "password:",
+ * "pwd=", "my password is ...", URL user-info).
  * Optional (per tenant): ID_DOC (US SSN with validity rules; passport, licence and national/tax ids after
  * a keyword), IP (IPv4 with valid octets, IPv6), URL_TOKEN (values of token/key/sig/code/session-like
  * query parameters).
@@ -14,7 +15,7 @@
  * clever regexes. Overlaps: the higher priority wins, then the longer span.
  */
 import { isIPv6 } from 'node:net'
-import { findPhones } from './pii-phone.fns.js'
+import { findPhones, phoneRegions } from './pii-phone.fns.js'
 import { IBAN_LENGTHS, cardPrefixPlausible, ibanChecksumValid, looksLikeSecret, luhnValid, ssnValid } from './pii-checks.js'
 
 export const MANDATORY_PII_TYPES = ['EMAIL', 'PHONE', 'CARD', 'IBAN', 'API_KEY', 'PASSWORD'] as const
@@ -35,6 +36,8 @@ export interface PiiEntity {
 
 export interface RedactOptions {
   optional?: ReadonlySet<OptionalPiiType>
+  /** The visitor's locale ("fr-FR", "de"): its region is tried first for phone numbers written without a country code. */
+  locale?: string | null
 }
 
 export interface RedactResult {
@@ -392,7 +395,7 @@ export function detectPii(text: string, opts: RedactOptions = {}): PiiEntity[] {
   findIbans(text, add)
   findCards(text, add)
   findEmails(text, add)
-  findPhones(text, (start, end) => add('PHONE', start, end, PRIORITY.PHONE))
+  findPhones(text, (start, end) => add('PHONE', start, end, PRIORITY.PHONE), phoneRegions(opts.locale))
   if (optional.has('URL_TOKEN')) findUrlTokens(text, add)
   if (optional.has('ID_DOC')) findIdDocs(text, add)
   if (optional.has('IP')) findIps(text, add)
