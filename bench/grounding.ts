@@ -199,18 +199,19 @@ async function main() {
     )
 
     // 1. calibration on the floor's inputs (BENCH_CALIBRATE=1)
-    if (process.env.BENCH_CALIBRATE === '1' || process.env.BENCH_ONLY_CALIBRATION === '1') await calibrate(questions, async (q, vectors) => {
-      const found = await retrieval.search(tenantId, q, { apiKey: vectors ? LLM_KEY : null, k: config.RETRIEVAL_TOP_K })
-      const r = relevance(found.query, found.queryTerms, found.corpusChunks, found.hits, { lexical: 1, cosine: null })
-      if (process.env.BENCH_DUMP === '1' && !vectors)
-        console.log(
-          `  ${q} -> ${found.queryTerms.map((t) => `${t.term}:${t.df}`).join(' ')} | ${found.hits
-            .slice(0, 3)
-            .map((h) => h.title)
-            .join(' | ')}`,
-        )
-      return { lexical: r.lexical, vector: r.vector }
-    })
+    if (process.env.BENCH_CALIBRATE === '1' || process.env.BENCH_ONLY_CALIBRATION === '1')
+      await calibrate(questions, async (q, vectors) => {
+        const found = await retrieval.search(tenantId, q, { apiKey: vectors ? LLM_KEY : null, k: config.RETRIEVAL_TOP_K })
+        const r = relevance(found.query, found.queryTerms, found.corpusChunks, found.hits, { lexical: 1, cosine: null })
+        if (process.env.BENCH_DUMP === '1' && !vectors)
+          console.log(
+            `  ${q} -> ${found.queryTerms.map((t) => `${t.term}:${t.df}`).join(' ')} | ${found.hits
+              .slice(0, 3)
+              .map((h) => h.title)
+              .join(' | ')}`,
+          )
+        return { lexical: r.lexical, vector: r.vector }
+      })
 
     if (process.env.BENCH_ONLY_CALIBRATION === '1') return
     // 2. end to end through POST /chat
