@@ -214,6 +214,30 @@ async function main() {
       })
 
     if (process.env.BENCH_ONLY_CALIBRATION === '1') return
+    // retrieval alone (BENCH_RETRIEVAL=1): is the answering page among the top sources of each covered question?
+    if (process.env.BENCH_RETRIEVAL === '1') {
+      for (const vectors of [false, true]) {
+        const hit = { dev: [0, 0], heldout: [0, 0] }
+        for (const q of questions.filter((x) => x.covered)) {
+          const found = await retrieval.search(tenantId, q.q, { apiKey: vectors ? LLM_KEY : null, k: config.RETRIEVAL_TOP_K })
+          const seen = found.hits.map((h) => pageOf.get(h.documentId ?? ''))
+          const ok = q.pages.some((p) => seen.includes(p))
+          hit[q.split][0] += ok ? 1 : 0
+          hit[q.split][1]++
+          if (!ok && process.env.BENCH_DUMP === '1' && q.split === 'dev')
+            console.log(
+              `  miss ${q.id}: ${q.q} -> ${found.hits
+                .slice(0, 3)
+                .map((h) => h.title)
+                .join(' | ')}`,
+            )
+        }
+        console.log(
+          `retrieval ${vectors ? 'hybrid' : 'lexical'}: answering page in the top ${config.RETRIEVAL_TOP_K}: dev ${pc(hit.dev[0] / hit.dev[1])}, held-out ${pc(hit.heldout[0] / hit.heldout[1])}`,
+        )
+      }
+      return
+    }
     // 2. end to end through POST /chat
     const cosine = cosineFor(config.RETRIEVAL_FLOOR_COSINE, config.EMBEDDING_MODEL)
     console.log(
