@@ -52,10 +52,28 @@ describe('conversation outcome', () => {
     const created = new Date(t0.getTime() + 5000)
     const f = conversationFacts(
       t0,
-      [q(0), msg({ tokens: 30, modelMs: 800, feedback: 'up' }, 1), q(2), msg({ tokens: 20, modelMs: 1200 }, 3), msg({ fromOperator: true, feedback: 'down' }, 400)],
+      [
+        q(0),
+        msg({ tokens: 30, modelMs: 800, feedback: 'up' }, 1),
+        q(2),
+        msg({ tokens: 20, modelMs: 1200 }, 3),
+        msg({ fromOperator: true, feedback: 'down' }, 400),
+      ],
       [{ createdAt: created, firstResponseAt: new Date(created.getTime() + 120_000), resolvedAt: new Date(created.getTime() + 300_000) }],
     )!
-    expect(f).toMatchObject({ questions: 2, messages: 5, botUp: 1, botDown: 0, opUp: 0, opDown: 1, tokens: 50, tickets: 1, firstResponseS: 120, resolveS: 300, outcome: 'handed_off' })
+    expect(f).toMatchObject({
+      questions: 2,
+      messages: 5,
+      botUp: 1,
+      botDown: 0,
+      opUp: 0,
+      opDown: 1,
+      tokens: 50,
+      tickets: 1,
+      firstResponseS: 120,
+      resolveS: 300,
+      outcome: 'handed_off',
+    })
     expect(f.lastMessageAt).toEqual(new Date(t0.getTime() + 400_000))
     expect(Object.values(f.modelHist).reduce((a, b) => a + b, 0)).toBe(2)
     expect(conversationFacts(t0, [], [])).toBeNull()

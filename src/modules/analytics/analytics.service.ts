@@ -1,15 +1,6 @@
 import type { Clock } from '../../lib/clock.js'
 import { notFound, ValidationError } from '../../lib/errors.js'
-import {
-  FINAL_OUTCOMES,
-  addHist,
-  histPercentile,
-  outcomeShares,
-  resolveRange,
-  zeroCounts,
-  type Outcome,
-  type OutcomeCounts,
-} from './analytics.fns.js'
+import { FINAL_OUTCOMES, addHist, histPercentile, outcomeShares, resolveRange, zeroCounts, type Outcome, type OutcomeCounts } from './analytics.fns.js'
 import type { AnalyticsRepo, FigureFilter, RollupSums } from './analytics.repo.js'
 import type { Metric } from './analytics.schemas.js'
 
