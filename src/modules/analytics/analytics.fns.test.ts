@@ -122,6 +122,7 @@ describe('ranges and time zones', () => {
   it('names the bad field', () => {
     expect(resolveRange('2026-01-01', '2026-01-31', 'Mars/Base')).toMatchObject({ field: 'tz' })
     expect(resolveRange('2026-02-30', '2026-03-01', 'UTC')).toMatchObject({ field: 'from' })
+    expect(resolveRange('2026-13-01', '2026-03-01', 'UTC')).toMatchObject({ field: 'from' })
     expect(resolveRange('2026-03-01', '2026-02-01', 'UTC')).toMatchObject({ field: 'to' })
     expect(resolveRange('2024-01-01', '2025-01-02', 'UTC')).toMatchObject({ field: 'to' })
     expect(resolveRange('2024-01-01', '2024-12-31', 'UTC')).toMatchObject({ days: expect.any(Array) })

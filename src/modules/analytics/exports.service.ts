@@ -20,7 +20,7 @@ export interface ExportInput {
   tz?: string
 }
 
-const gone = () => new AppError(410, 'export_expired', 'This export has expired; start a new one')
+const gone = () => new AppError(410, 'export_expired', 'This export has expired; start a new one', { coded: true })
 
 /** POST /exports, GET /exports/{id}, GET /exports/{id}/download: the rules; the job writes the file. */
 export function createExportsService(deps: {
@@ -109,7 +109,7 @@ export function createExportsService(deps: {
     /** The finished file to stream; 404 unknown or not finished, 410 once the link has expired. */
     async download(tenantId: string, id: string) {
       const e = await exportOr404(tenantId, id)
-      if (e.status !== 'done') throw new AppError(409, 'export_not_ready', `This export is ${e.status}`)
+      if (e.status !== 'done') throw new AppError(409, 'export_not_ready', `This export is ${e.status}`, { coded: true })
       if (!e.file_name || (e.expires_at && e.expires_at <= clock.now())) throw gone()
       const path = deps.runner.filePath(tenantId, e.file_name)
       const size = await stat(path).then(
