@@ -92,7 +92,9 @@ async function main() {
                ${start}::timestamptz + make_interval(secs => i * ${step}::float8 + 420), ${PER_SESSION}, 'en'
         FROM generate_series(${from}::int, ${to}::int) i`.execute(db)
     }
-    const ids = (await sql<{ id: string }>`SELECT id FROM chat_sessions WHERE tenant_id = ${tenantId}::uuid ORDER BY created_at`.execute(db)).rows.map((r) => r.id)
+    const ids = (await sql<{ id: string }>`SELECT id FROM chat_sessions WHERE tenant_id = ${tenantId}::uuid ORDER BY created_at`.execute(db)).rows.map(
+      (r) => r.id,
+    )
     for (let from = 0; from < ids.length; from += CHUNK / 2) {
       const chunk = JSON.stringify(ids.slice(from, from + CHUNK / 2))
       await sql`
@@ -121,7 +123,9 @@ async function main() {
             WHERE s.tenant_id = ${tenantId}::uuid AND abs(hashtext(s.id::text)) % 10 = 9) x`.execute(db)
     await sql`
       INSERT INTO operator_replies (tenant_id, ticket_id, session_id, due_at, mail_status, created_at)
-      SELECT tenant_id, id, session_id, resolved_at, 'read', resolved_at FROM escalation_tickets WHERE tenant_id = ${tenantId}::uuid AND resolved_at IS NOT NULL`.execute(db)
+      SELECT tenant_id, id, session_id, resolved_at, 'read', resolved_at FROM escalation_tickets WHERE tenant_id = ${tenantId}::uuid AND resolved_at IS NOT NULL`.execute(
+      db,
+    )
     await sql`ANALYZE`.execute(db)
     const generated = (Date.now() - t0) / 1000
     const counts = (
@@ -171,7 +175,9 @@ async function main() {
         .map(([o, v]: [string, any]) => `${o} ${v.share}`)
         .join(', ')}`,
     )
-    console.log(`figures: ${REQUESTS} requests, p50 ${pct(times, 50).toFixed(1)} ms, p95 ${pct(times, 95).toFixed(1)} ms, max ${Math.max(...times).toFixed(1)} ms (goal p95 < 200 ms)`)
+    console.log(
+      `figures: ${REQUESTS} requests, p50 ${pct(times, 50).toFixed(1)} ms, p95 ${pct(times, 95).toFixed(1)} ms, max ${Math.max(...times).toFixed(1)} ms (goal p95 < 200 ms)`,
+    )
 
     // --- export every message as CSV, sampling RSS -------------------------------------------------------------
     ;(globalThis as { gc?: () => void }).gc?.()

@@ -55,8 +55,16 @@ suite('dashboard: Insights in Chromium', { timeout: 90_000 }, () => {
     // its CSV is the table, cell for cell
     const [download] = await Promise.all([page.waitForEvent('download'), volume.getByRole('button', { name: /Download CSV/ }).click()])
     expect(download.suggestedFilename()).toMatch(/^volume-\d{4}-\d{2}-\d{2}-\d{4}-\d{2}-\d{2}\.csv$/)
-    const csv = readFileSync((await download.path())!, 'utf8').trim().split('\r\n')
-    const cells = await table.locator('tr').evaluateAll((trs) => trs.map((tr) => Array.from(tr.children).map((c) => c.textContent ?? '').join(',')))
+    const csv = readFileSync((await download.path())!, 'utf8')
+      .trim()
+      .split('\r\n')
+    const cells = await table.locator('tr').evaluateAll((trs) =>
+      trs.map((tr) =>
+        Array.from(tr.children)
+          .map((c) => c.textContent ?? '')
+          .join(','),
+      ),
+    )
     expect(csv).toEqual(cells)
     expect(csv[0]).toBe('Date,Conversations,Questions')
     expect(csv).toContain(`${today},3,3`)
