@@ -180,6 +180,10 @@ async function main() {
     )
 
     // --- export every message as CSV, sampling RSS -------------------------------------------------------------
+    // a small export first, so the code paths, buffers and connections are warm; then the heap is collected
+    // (run with node --expose-gc) and the growth measured from there
+    const warm = await json('POST', '/exports', token, { kind: 'messages', format: 'csv', from: day(new Date(end.getTime() - 6 * 86400_000)), to })
+    while ((await json('GET', `/exports/${warm.id}`, token)).status !== 'done') await sleep(100)
     ;(globalThis as { gc?: () => void }).gc?.()
     await sleep(200)
     const base0 = process.memoryUsage().rss

@@ -3,9 +3,10 @@ import { sql, type Kysely } from 'kysely'
 /**
  * Support analytics. `analytics_conversations` holds one row of facts per conversation (computed by the
  * analytics job from its messages and tickets, outcome included), keyed by its start; `analytics_rollup`
- * sums them per tenant, bot, channel and 15-minute slot of the start (UTC), so a figure over a long range
- * reads a few thousand rows instead of every message, and any IANA time zone (all offsets are multiples of
- * 15 minutes) gets its local days exactly. `analytics_dirty` names conversations whose feedback changed
+ * sums them per tenant, bot, channel and bin of the start, in three grains: 15-minute slots (every IANA
+ * offset is a multiple of 15 minutes, so any zone's local days are exact), hours (enough for whole-hour
+ * zones, a quarter of the rows) and UTC days (the inside of a long range, whose edges come from slots). A
+ * figure over a year reads hundreds to a few thousand rows, never the messages. `analytics_dirty` names conversations whose feedback changed
  * (nothing else on them moves); `analytics_state` keeps the job's watermark. `analytics_exports` are the
  * export runs and their files.
  */
@@ -34,11 +35,13 @@ export async function up(db: Kysely<any>): Promise<void> {
       refreshed_at timestamptz NOT NULL
     );
     CREATE INDEX analytics_conversations_started_idx ON analytics_conversations (tenant_id, started_at, session_id);
+    CREATE INDEX analytics_conversations_slot_idx ON analytics_conversations (tenant_id, slot);
     CREATE INDEX analytics_conversations_recent_idx ON analytics_conversations (tenant_id, last_message_at);
     CREATE INDEX analytics_conversations_tickets_idx ON analytics_conversations (tenant_id, started_at) WHERE tickets > 0;
 
     CREATE TABLE analytics_rollup (
       tenant_id uuid NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+      grain text NOT NULL,
       bot_id uuid NOT NULL,
       channel text NOT NULL,
       slot timestamptz NOT NULL,
@@ -54,7 +57,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       op_down integer NOT NULL,
       tokens bigint NOT NULL,
       model_hist jsonb NOT NULL DEFAULT '{}',
-      PRIMARY KEY (tenant_id, slot, bot_id, channel)
+      PRIMARY KEY (tenant_id, grain, slot, bot_id, channel)
     );
 
     CREATE TABLE analytics_dirty (

@@ -29,6 +29,8 @@ export interface AnalyticsConversationsTable {
 
 export interface AnalyticsRollupTable {
   tenant_id: string
+  /** q: 15-minute slot, h: hour, d: UTC day (see migrations/0800_analytics.ts). */
+  grain: 'q' | 'h' | 'd'
   bot_id: string
   channel: string
   slot: Timestamp

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import {
   conversationFacts,
   finalOutcome,
+  grainFor,
   histPercentile,
   latencyBucket,
   localMidnight,
@@ -9,6 +10,7 @@ import {
   OUTCOMES,
   outcomeAt,
   outcomeShares,
+  rangeReads,
   resolveRange,
   type FactMessage,
 } from './analytics.fns.js'
@@ -134,5 +136,23 @@ describe('CSV cells', () => {
     for (const v of ['=1+1', '+1', '-1', '@SUM(A1)', '\tx', '\rx']) expect(neutraliseCell(v)).toBe(`'${v}`)
     expect(neutraliseCell('hello = world')).toBe('hello = world')
     expect(neutraliseCell(-5)).toBe(-5)
+  })
+})
+
+describe('rollup reads', () => {
+  it('read whole UTC days inside a range and finer bins at its edges, covering it exactly', () => {
+    const start = localMidnight('2026-01-10', 'Asia/Kolkata')
+    const end = localMidnight('2026-02-10', 'Asia/Kolkata')
+    const reads = rangeReads(start, end)
+    expect(reads.map((r) => r.grain)).toEqual(['d', 'q', 'q'])
+    const covered = reads.reduce((s, r) => s + (r.to.getTime() - r.from.getTime()), 0)
+    expect(covered).toBe(end.getTime() - start.getTime())
+    expect(rangeReads(localMidnight('2026-01-10', 'America/New_York'), localMidnight('2026-01-11', 'America/New_York')).map((r) => r.grain)).toEqual(['h'])
+    expect(rangeReads(localMidnight('2026-01-10', 'UTC'), localMidnight('2026-03-10', 'UTC')).map((r) => r.grain)).toEqual(['d'])
+  })
+  it('pick the coarsest grain that starts at every local midnight', () => {
+    expect(grainFor([localMidnight('2026-01-10', 'UTC')])).toBe('d')
+    expect(grainFor([localMidnight('2026-03-29', 'Europe/Berlin'), localMidnight('2026-03-30', 'Europe/Berlin')])).toBe('h')
+    expect(grainFor([localMidnight('2026-01-10', 'Asia/Kathmandu')])).toBe('q')
   })
 })

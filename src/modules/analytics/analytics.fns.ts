@@ -193,17 +193,24 @@ export function isTimeZone(tz: string): boolean {
 }
 
 /** Offset of `tz` from UTC at instant `t`, in ms (local = utc + offset). */
+const formats = new Map<string, Intl.DateTimeFormat>()
 function tzOffsetMs(t: number, tz: string): number {
-  const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone: tz,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-  }).formatToParts(new Date(t))
+  let f = formats.get(tz)
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone: tz,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    })
+    if (formats.size > 500) formats.clear()
+    formats.set(tz, f)
+  }
+  const parts = f.formatToParts(new Date(t))
   const v = (type: string) => Number(parts.find((p) => p.type === type)!.value)
   const asUtc = Date.UTC(v('year'), v('month') - 1, v('day'), v('hour'), v('minute'), v('second'))
   return asUtc - Math.floor(t / 1000) * 1000
@@ -252,6 +259,33 @@ export function resolveRange(from: string, to: string, tz: string): { start: Dat
   const days = daysOf(from, to)
   if (days.length > MAX_RANGE_DAYS) return { field: 'to', message: `The range may span at most ${MAX_RANGE_DAYS} days` }
   return { start: localMidnight(from, tz), end: localMidnight(nextDay(to), tz), days }
+}
+
+/** Rollup bins a range can be read in: 15-minute slots, hours, UTC days (see rollup.repo.ts). */
+export type RangeGrain = 'q' | 'h' | 'd'
+const HOUR = 3600_000
+const DAY = 24 * HOUR
+
+/** The coarsest grain whose bins start at every one of these instants. */
+export function grainFor(boundaries: readonly Date[]): RangeGrain {
+  if (boundaries.every((b) => b.getTime() % DAY === 0)) return 'd'
+  if (boundaries.every((b) => b.getTime() % HOUR === 0)) return 'h'
+  return 'q'
+}
+
+/**
+ * The rollup reads that sum [start, end) exactly with the fewest rows: whole UTC days inside, and the edges
+ * in hours or 15-minute slots.
+ */
+export function rangeReads(start: Date, end: Date): { grain: RangeGrain; from: Date; to: Date }[] {
+  const edge = grainFor([start, end])
+  const a = Math.ceil(start.getTime() / DAY) * DAY
+  const b = Math.floor(end.getTime() / DAY) * DAY
+  if (a >= b) return [{ grain: edge, from: start, to: end }]
+  const reads = [{ grain: 'd' as RangeGrain, from: new Date(a), to: new Date(b) }]
+  if (start.getTime() < a) reads.push({ grain: edge, from: start, to: new Date(a) })
+  if (b < end.getTime()) reads.push({ grain: edge, from: new Date(b), to: end })
+  return reads
 }
 
 // --- exports ----------------------------------------------------------------------------------------------

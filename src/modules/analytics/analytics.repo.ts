@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely'
 import type { Db } from '../../db/client.js'
-import { FINAL_AFTER_MS } from './analytics.fns.js'
+import { FINAL_AFTER_MS, type RangeGrain } from './analytics.fns.js'
 
 /** Which conversations a figure covers: started in [start, end), of these bots (null: all), of one channel. */
 export interface FigureFilter {
@@ -10,6 +10,8 @@ export interface FigureFilter {
   channel: string | null
   /** Group by local day in this zone; null: one total. */
   tz: string | null
+  /** The rollup rows that sum [start, end): which grain over which part (analytics.fns.ts rangeReads). */
+  reads: { grain: RangeGrain; from: Date; to: Date }[]
 }
 
 export interface RollupSums {
@@ -34,8 +36,14 @@ const dayOf = (tz: string | null, col: RawBuilder<unknown>) => (tz ? sql<string>
 export function createAnalyticsRepo(db: Db) {
   /** WHERE of the rollup or the facts, tenant first. */
   function where(tenantId: string, f: FigureFilter, table: 'r' | 'c') {
-    const time = table === 'r' ? sql`r.slot` : sql`c.started_at`
-    const parts = [sql`${sql.ref(`${table}.tenant_id`)} = ${tenantId}::uuid`, sql`${time} >= ${f.start}`, sql`${time} < ${f.end}`]
+    const time =
+      table === 'r'
+        ? sql`(${sql.join(
+            f.reads.map((x) => sql`(r.grain = ${x.grain} AND r.slot >= ${x.from} AND r.slot < ${x.to})`),
+            sql` OR `,
+          )})`
+        : sql`c.started_at >= ${f.start} AND c.started_at < ${f.end}`
+    const parts = [sql`${sql.ref(`${table}.tenant_id`)} = ${tenantId}::uuid`, time]
     if (f.botIds) parts.push(sql`${sql.ref(`${table}.bot_id`)} IN (SELECT x::uuid FROM jsonb_array_elements_text(${JSON.stringify(f.botIds)}::jsonb) x)`)
     if (f.channel) parts.push(sql`${sql.ref(`${table}.channel`)} = ${f.channel}`)
     return sql.join(parts, sql` AND `)

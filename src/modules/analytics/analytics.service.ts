@@ -1,6 +1,18 @@
 import type { Clock } from '../../lib/clock.js'
 import { notFound, ValidationError } from '../../lib/errors.js'
-import { FINAL_OUTCOMES, addHist, histPercentile, outcomeShares, resolveRange, zeroCounts, type Outcome, type OutcomeCounts } from './analytics.fns.js'
+import {
+  FINAL_OUTCOMES,
+  addHist,
+  grainFor,
+  histPercentile,
+  localMidnight,
+  outcomeShares,
+  rangeReads,
+  resolveRange,
+  zeroCounts,
+  type Outcome,
+  type OutcomeCounts,
+} from './analytics.fns.js'
 import type { AnalyticsRepo, FigureFilter, RollupSums } from './analytics.repo.js'
 import type { Metric } from './analytics.schemas.js'
 
@@ -32,7 +44,12 @@ export function createAnalyticsService(deps: { repo: AnalyticsRepo; clock: Clock
       if ((await repo.knownBots(tenantId, [q.bot_id])).length === 0) throw notFound('Bot not found')
       botIds = [q.bot_id]
     }
-    return { f: { start: range.start, end: range.end, botIds, channel: q.channel ?? null, tz: byDay ? q.tz : null }, days: range.days }
+    // a total reads whole UTC days inside and finer bins at the edges; days by local day read the coarsest
+    // grain whose bins start at every local midnight of the range
+    const reads = byDay
+      ? [{ grain: grainFor([...range.days.map((d) => localMidnight(d, q.tz)), range.end]), from: range.start, to: range.end }]
+      : rangeReads(range.start, range.end)
+    return { f: { start: range.start, end: range.end, botIds, channel: q.channel ?? null, tz: byDay ? q.tz : null, reads }, days: range.days }
   }
 
   /** Final outcomes from the rollup; those still within 24 h of their last message move to pending. */

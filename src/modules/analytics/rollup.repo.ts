@@ -213,24 +213,44 @@ export function createRollupRepo(db: Db) {
   }
 }
 
-/** Recomputes the rollup rows of these slots from the facts (idempotent: delete and sum again). */
+/** Rollup grains: 15-minute slots (any zone), hours (whole-hour zones), UTC days (the inside of a range). */
+export const GRAINS = { q: SLOT_MS, h: 3600_000, d: 86400_000 } as const
+export type Grain = keyof typeof GRAINS
+const binOf = (t: number, g: Grain) => Math.floor(t / GRAINS[g]) * GRAINS[g]
+
+/**
+ * Recomputes the rollup rows of these 15-minute slots, and of the hours and UTC days they are in, from the
+ * facts (idempotent: delete and sum again).
+ */
 async function rebuildSlots(trx: Db, tenantId: string, slots: string[]): Promise<void> {
   if (slots.length === 0) return
-  const inSlots = sql`(SELECT x::timestamptz FROM jsonb_array_elements_text(${jsonList(slots)}::jsonb) x)`
-  await sql`DELETE FROM analytics_rollup WHERE tenant_id = ${tenantId}::uuid AND slot IN ${inSlots}`.execute(trx)
-  await sql`
-    INSERT INTO analytics_rollup (tenant_id, bot_id, channel, slot, conversations, questions, handed_off, resolved_confirmed, resolved_assumed,
-                                  unresolved, bot_up, bot_down, op_up, op_down, tokens, model_hist)
-    SELECT c.tenant_id, c.bot_id, c.channel, c.slot, count(*)::int, sum(c.questions)::int,
-           count(*) FILTER (WHERE c.outcome = 'handed_off')::int, count(*) FILTER (WHERE c.outcome = 'resolved_confirmed')::int,
-           count(*) FILTER (WHERE c.outcome = 'resolved_assumed')::int, count(*) FILTER (WHERE c.outcome = 'unresolved')::int,
-           sum(c.bot_up)::int, sum(c.bot_down)::int, sum(c.op_up)::int, sum(c.op_down)::int, sum(c.tokens)::bigint,
-           coalesce((SELECT jsonb_object_agg(h.k, h.n) FROM (
-             SELECT e.key AS k, sum(e.value::int) AS n FROM analytics_conversations c2, jsonb_each_text(c2.model_hist) e
-             WHERE c2.tenant_id = c.tenant_id AND c2.slot = c.slot AND c2.bot_id = c.bot_id AND c2.channel = c.channel GROUP BY e.key) h), '{}'::jsonb)
-    FROM analytics_conversations c
-    WHERE c.tenant_id = ${tenantId}::uuid AND c.slot IN ${inSlots}
-    GROUP BY c.tenant_id, c.bot_id, c.channel, c.slot`.execute(trx)
+  const times = slots.map((x) => Date.parse(x))
+  for (const g of Object.keys(GRAINS) as Grain[]) {
+    const bins = [...new Set(times.map((t) => binOf(t, g)))]
+    const lo = new Date(Math.min(...bins))
+    const hi = new Date(Math.max(...bins) + GRAINS[g])
+    const inBins = sql`(SELECT x::timestamptz FROM jsonb_array_elements_text(${jsonList(bins.map((b) => new Date(b).toISOString()))}::jsonb) x)`
+    await sql`DELETE FROM analytics_rollup WHERE tenant_id = ${tenantId}::uuid AND grain = ${g} AND slot IN ${inBins}`.execute(trx)
+    await sql`
+      WITH c AS (
+        SELECT x.* FROM (
+          SELECT *, date_bin(${`${GRAINS[g] / 1000} seconds`}::interval, started_at, '2000-01-01T00:00:00Z'::timestamptz) AS b
+          FROM analytics_conversations WHERE tenant_id = ${tenantId}::uuid AND started_at >= ${lo} AND started_at < ${hi}
+        ) x WHERE x.b IN ${inBins}
+      ), h AS (
+        SELECT bot_id, channel, b, jsonb_object_agg(k, n) AS hist
+        FROM (SELECT c.bot_id, c.channel, c.b, e.key AS k, sum(e.value::int) AS n FROM c, jsonb_each_text(c.model_hist) e GROUP BY 1, 2, 3, 4) x
+        GROUP BY 1, 2, 3
+      )
+      INSERT INTO analytics_rollup (tenant_id, grain, bot_id, channel, slot, conversations, questions, handed_off, resolved_confirmed, resolved_assumed,
+                                    unresolved, bot_up, bot_down, op_up, op_down, tokens, model_hist)
+      SELECT ${tenantId}::uuid, ${g}, c.bot_id, c.channel, c.b, count(*)::int, sum(c.questions)::int,
+             count(*) FILTER (WHERE c.outcome = 'handed_off')::int, count(*) FILTER (WHERE c.outcome = 'resolved_confirmed')::int,
+             count(*) FILTER (WHERE c.outcome = 'resolved_assumed')::int, count(*) FILTER (WHERE c.outcome = 'unresolved')::int,
+             sum(c.bot_up)::int, sum(c.bot_down)::int, sum(c.op_up)::int, sum(c.op_down)::int, sum(c.tokens)::bigint, coalesce(h.hist, '{}'::jsonb)
+      FROM c LEFT JOIN h ON h.bot_id = c.bot_id AND h.channel = c.channel AND h.b = c.b
+      GROUP BY c.bot_id, c.channel, c.b, h.hist`.execute(trx)
+  }
 }
 
 export type RollupRepo = ReturnType<typeof createRollupRepo>
