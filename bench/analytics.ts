@@ -142,6 +142,12 @@ async function main() {
     const t1 = Date.now()
     const refreshed = await createRefresher({ repo: createRollupRepo(db), clock: ctx.clock, log: pino({ level: 'silent' }) }).run()
     const rollupRows = (await sql<{ n: number }>`SELECT count(*)::int AS n FROM analytics_rollup WHERE tenant_id = ${tenantId}::uuid`.execute(db)).rows[0]!.n
+    // the worker's own run of the job may have started from the deleted watermark too: let it finish
+    for (;;) {
+      const busy = await sql<{ n: number }>`SELECT count(*)::int AS n FROM jobs WHERE kind = 'analytics.refresh' AND status = 'running'`.execute(db)
+      if (busy.rows[0]!.n === 0) break
+      await sleep(500)
+    }
     console.log(`refresh: ${refreshed} conversations into ${rollupRows} rollup rows in ${((Date.now() - t1) / 1000).toFixed(1)} s`)
 
     // --- figures requests ----------------------------------------------------------------------------------------

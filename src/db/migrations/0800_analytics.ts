@@ -45,6 +45,7 @@ export async function up(db: Kysely<any>): Promise<void> {
       bot_id uuid NOT NULL,
       channel text NOT NULL,
       slot timestamptz NOT NULL,
+      hod integer NOT NULL,
       conversations integer NOT NULL,
       questions integer NOT NULL,
       handed_off integer NOT NULL,
@@ -59,6 +60,8 @@ export async function up(db: Kysely<any>): Promise<void> {
       model_hist jsonb NOT NULL DEFAULT '{}',
       PRIMARY KEY (tenant_id, grain, slot, bot_id, channel)
     );
+    -- a zone off the whole hour reads the slots of the hours its midnights fall in, by UTC hour of day
+    CREATE INDEX analytics_rollup_hour_idx ON analytics_rollup (tenant_id, grain, hod, slot);
 
     CREATE TABLE analytics_dirty (
       tenant_id uuid NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,

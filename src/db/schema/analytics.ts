@@ -34,6 +34,8 @@ export interface AnalyticsRollupTable {
   bot_id: string
   channel: string
   slot: Timestamp
+  /** UTC hour of day of slot. */
+  hod: number
   conversations: number
   questions: number
   handed_off: number

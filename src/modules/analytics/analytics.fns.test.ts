@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import {
   conversationFacts,
   finalOutcome,
+  dailyReads,
   grainFor,
   histPercentile,
   latencyBucket,
@@ -154,5 +155,19 @@ describe('rollup reads', () => {
     expect(grainFor([localMidnight('2026-01-10', 'UTC')])).toBe('d')
     expect(grainFor([localMidnight('2026-03-29', 'Europe/Berlin'), localMidnight('2026-03-30', 'Europe/Berlin')])).toBe('h')
     expect(grainFor([localMidnight('2026-01-10', 'Asia/Kathmandu')])).toBe('q')
+  })
+})
+
+describe('daily reads', () => {
+  it('read a zone off the whole hour in hours, and slots only in the hours its midnights fall in', () => {
+    const days = ['2026-01-10', '2026-01-11', '2026-01-12'].map((d) => localMidnight(d, 'Asia/Kolkata'))
+    const reads = dailyReads(days)
+    expect(reads).toEqual([
+      { grain: 'h', from: days[0], to: days[2], hours: { only: false, list: [18] } },
+      { grain: 'q', from: days[0], to: days[2], hours: { only: true, list: [18] } },
+    ])
+    expect(dailyReads(['2026-03-28', '2026-03-29', '2026-03-30'].map((d) => localMidnight(d, 'Europe/Berlin')))).toEqual([
+      { grain: 'h', from: localMidnight('2026-03-28', 'Europe/Berlin'), to: localMidnight('2026-03-30', 'Europe/Berlin') },
+    ])
   })
 })

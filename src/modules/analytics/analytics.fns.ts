@@ -273,16 +273,41 @@ export function grainFor(boundaries: readonly Date[]): RangeGrain {
   return 'q'
 }
 
+export interface RollupRead {
+  grain: RangeGrain
+  from: Date
+  to: Date
+  /** Only (or all but) the bins whose UTC hour of day is one of these. */
+  hours?: { only: boolean; list: number[] }
+}
+
+/**
+ * The rollup reads that give local days exactly: the coarsest grain that starts at every local midnight; for
+ * a zone off the whole hour (India, Nepal, Newfoundland...), hours except those a local midnight falls in, and
+ * 15-minute slots within those (a few per day instead of 96).
+ */
+export function dailyReads(midnights: readonly Date[]): RollupRead[] {
+  const from = midnights[0]!
+  const to = midnights[midnights.length - 1]!
+  const grain = grainFor(midnights)
+  if (grain !== 'q') return [{ grain, from, to }]
+  const list = [...new Set(midnights.map((m) => Math.floor((m.getTime() % DAY) / HOUR)))]
+  return [
+    { grain: 'h', from, to, hours: { only: false, list } },
+    { grain: 'q', from, to, hours: { only: true, list } },
+  ]
+}
+
 /**
  * The rollup reads that sum [start, end) exactly with the fewest rows: whole UTC days inside, and the edges
  * in hours or 15-minute slots.
  */
-export function rangeReads(start: Date, end: Date): { grain: RangeGrain; from: Date; to: Date }[] {
+export function rangeReads(start: Date, end: Date): RollupRead[] {
   const edge = grainFor([start, end])
   const a = Math.ceil(start.getTime() / DAY) * DAY
   const b = Math.floor(end.getTime() / DAY) * DAY
   if (a >= b) return [{ grain: edge, from: start, to: end }]
-  const reads = [{ grain: 'd' as RangeGrain, from: new Date(a), to: new Date(b) }]
+  const reads: RollupRead[] = [{ grain: 'd', from: new Date(a), to: new Date(b) }]
   if (start.getTime() < a) reads.push({ grain: edge, from: start, to: new Date(a) })
   if (b < end.getTime()) reads.push({ grain: edge, from: new Date(b), to: end })
   return reads

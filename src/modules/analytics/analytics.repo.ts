@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely'
 import type { Db } from '../../db/client.js'
-import { FINAL_AFTER_MS, type RangeGrain } from './analytics.fns.js'
+import { FINAL_AFTER_MS, type RollupRead } from './analytics.fns.js'
 
 /** Which conversations a figure covers: started in [start, end), of these bots (null: all), of one channel. */
 export interface FigureFilter {
@@ -11,7 +11,7 @@ export interface FigureFilter {
   /** Group by local day in this zone; null: one total. */
   tz: string | null
   /** The rollup rows that sum [start, end): which grain over which part (analytics.fns.ts rangeReads). */
-  reads: { grain: RangeGrain; from: Date; to: Date }[]
+  reads: RollupRead[]
 }
 
 export interface RollupSums {
@@ -39,7 +39,10 @@ export function createAnalyticsRepo(db: Db) {
     const time =
       table === 'r'
         ? sql`(${sql.join(
-            f.reads.map((x) => sql`(r.grain = ${x.grain} AND r.slot >= ${x.from} AND r.slot < ${x.to})`),
+            f.reads.map((x) => {
+              const hod = x.hours ? sql` AND r.hod ${x.hours.only ? sql`IN` : sql`NOT IN`} (${sql.join(x.hours.list.map((h) => sql`${h}::int`))})` : sql``
+              return sql`(r.grain = ${x.grain}${hod} AND r.slot >= ${x.from} AND r.slot < ${x.to})`
+            }),
             sql` OR `,
           )})`
         : sql`c.started_at >= ${f.start} AND c.started_at < ${f.end}`

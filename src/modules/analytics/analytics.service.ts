@@ -3,7 +3,7 @@ import { notFound, ValidationError } from '../../lib/errors.js'
 import {
   FINAL_OUTCOMES,
   addHist,
-  grainFor,
+  dailyReads,
   histPercentile,
   localMidnight,
   outcomeShares,
@@ -46,9 +46,7 @@ export function createAnalyticsService(deps: { repo: AnalyticsRepo; clock: Clock
     }
     // a total reads whole UTC days inside and finer bins at the edges; days by local day read the coarsest
     // grain whose bins start at every local midnight of the range
-    const reads = byDay
-      ? [{ grain: grainFor([...range.days.map((d) => localMidnight(d, q.tz)), range.end]), from: range.start, to: range.end }]
-      : rangeReads(range.start, range.end)
+    const reads = byDay ? dailyReads([...range.days.map((d) => localMidnight(d, q.tz)), range.end]) : rangeReads(range.start, range.end)
     return { f: { start: range.start, end: range.end, botIds, channel: q.channel ?? null, tz: byDay ? q.tz : null, reads }, days: range.days }
   }
 

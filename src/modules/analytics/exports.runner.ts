@@ -12,7 +12,7 @@ import type { ExportRow, ExportsRepo, Keyset } from './exports.repo.js'
 
 /** A download link lives this long after the export finished; the sweep deletes the file then. */
 export const EXPORT_TTL_MS = 24 * 3600 * 1000
-const PAGE = 500
+const PAGE = 1000
 const iso = (v: unknown) => (v == null ? null : (v instanceof Date ? v : new Date(String(v))).toISOString())
 const num = (v: unknown) => (v == null ? null : Number(v))
 

@@ -242,9 +242,9 @@ async function rebuildSlots(trx: Db, tenantId: string, slots: string[]): Promise
         FROM (SELECT c.bot_id, c.channel, c.b, e.key AS k, sum(e.value::int) AS n FROM c, jsonb_each_text(c.model_hist) e GROUP BY 1, 2, 3, 4) x
         GROUP BY 1, 2, 3
       )
-      INSERT INTO analytics_rollup (tenant_id, grain, bot_id, channel, slot, conversations, questions, handed_off, resolved_confirmed, resolved_assumed,
+      INSERT INTO analytics_rollup (tenant_id, grain, bot_id, channel, slot, hod, conversations, questions, handed_off, resolved_confirmed, resolved_assumed,
                                     unresolved, bot_up, bot_down, op_up, op_down, tokens, model_hist)
-      SELECT ${tenantId}::uuid, ${g}, c.bot_id, c.channel, c.b, count(*)::int, sum(c.questions)::int,
+      SELECT ${tenantId}::uuid, ${g}, c.bot_id, c.channel, c.b, extract(hour from c.b AT TIME ZONE 'UTC')::int, count(*)::int, sum(c.questions)::int,
              count(*) FILTER (WHERE c.outcome = 'handed_off')::int, count(*) FILTER (WHERE c.outcome = 'resolved_confirmed')::int,
              count(*) FILTER (WHERE c.outcome = 'resolved_assumed')::int, count(*) FILTER (WHERE c.outcome = 'unresolved')::int,
              sum(c.bot_up)::int, sum(c.bot_down)::int, sum(c.op_up)::int, sum(c.op_down)::int, sum(c.tokens)::bigint, coalesce(h.hist, '{}'::jsonb)
