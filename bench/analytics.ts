@@ -148,6 +148,9 @@ async function main() {
       if (busy.rows[0]!.n === 0) break
       await sleep(500)
     }
+    // the statistics autovacuum would gather within a minute of the tables filling up
+    await sql`ANALYZE analytics_rollup`.execute(db)
+    await sql`ANALYZE analytics_conversations`.execute(db)
     console.log(`refresh: ${refreshed} conversations into ${rollupRows} rollup rows in ${((Date.now() - t1) / 1000).toFixed(1)} s`)
 
     // --- figures requests ----------------------------------------------------------------------------------------
