@@ -133,6 +133,14 @@ describe('exports', () => {
     expect(file.text).not.toContain(EMAIL)
   })
 
+  it('exports a conversation started a moment ago: the export brings the facts up to date first', async () => {
+    const r = await chatApi(t, owner).post('/chat', { question: 'Can digital products be refunded after download?' })
+    expect(r.status, r.text).toBe(200)
+    const conv = parse((await exportOf({ kind: 'conversations', format: 'csv' })).file.text, { columns: true }) as Record<string, string>[]
+    expect(conv.find((c) => c.session_id === r.body.session_id)).toMatchObject({ outcome: 'pending', questions: '1', messages: '2' })
+    sessions.push(r.body.session_id)
+  })
+
   it('exports conversations with their outcome, tickets and questions, each for its bots', async () => {
     const conv = parse((await exportOf({ kind: 'conversations', format: 'csv' })).file.text, { columns: true }) as Record<string, string>[]
     expect(conv.map((c) => c.session_id).sort()).toEqual([...sessions].sort())

@@ -126,7 +126,14 @@ export const exportFileName = (e: Pick<ExportRow, 'id' | 'format'>) => `${e.id}.
  * back-pressure, so memory stays flat whatever the row count. The file is written under a temporary name
  * and renamed at the end; a second run of the same export starts the file again, a finished one is left.
  */
-export function createExportRunner(deps: { repo: ExportsRepo; clock: Clock; log: Pick<Logger, 'warn' | 'info'>; dir: string }) {
+export function createExportRunner(deps: {
+  repo: ExportsRepo
+  clock: Clock
+  log: Pick<Logger, 'warn' | 'info'>
+  dir: string
+  /** Brings the conversation facts up to date (the conversations export reads them, not the messages). */
+  refresh?: () => Promise<unknown>
+}) {
   const { repo, clock } = deps
   const dirOf = (tenantId: string) => join(deps.dir, tenantId)
 
@@ -158,6 +165,7 @@ export function createExportRunner(deps: { repo: ExportsRepo; clock: Clock; log:
       const part = join(dir, `${name}.part`)
       try {
         await mkdir(dir, { recursive: true })
+        if (e.kind === 'conversations') await deps.refresh?.()
         const scope = { start: localMidnight(e.range_from, e.tz), end: localMidnight(nextDay(e.range_to), e.tz), botIds: e.bot_ids }
         const total = await repo.count(tenantId, e.kind, scope)
         let rows = 0
