@@ -43,6 +43,8 @@ describe('conversation outcome', () => {
     expect(finalOutcome([q(0), msg({ refused: true }, 1)], 0)).toBe('unresolved')
     expect(finalOutcome([q(0), msg({ refused: true }, 1), q(2), msg({}, 3)], 0)).toBe('resolved_assumed')
     expect(finalOutcome([q(0), msg({}, 1)], 0)).toBe('resolved_assumed')
+    // a failed turn leaves the question without an answer
+    expect(finalOutcome([q(0), msg({}, 1), q(2)], 0)).toBe('unresolved')
     // operator feedback does not decide a conversation without ticket
     expect(finalOutcome([q(0), msg({}, 1), msg({ fromOperator: true, feedback: 'down' }, 2)], 0)).toBe('resolved_assumed')
   })

@@ -4,8 +4,8 @@
  *
  * Each conversation has exactly one outcome, decided 24 h after its last message:
  * - handed_off: a ticket was opened in it;
- * - unresolved: no ticket, and the last answer was a refusal or the visitor's latest verdict on a bot
- *   answer was negative;
+ * - unresolved: no ticket, and the last answer was a refusal (or the last question got no answer at all, a
+ *   failed turn) or the visitor's latest verdict on a bot answer was negative;
  * - resolved_confirmed: no ticket, and the visitor's latest verdict on a bot answer was positive;
  * - resolved_assumed: no ticket, no negative verdict, and no message for 24 h;
  * - pending: its last message is less than 24 h old.
@@ -63,6 +63,8 @@ export interface ConversationFacts {
 /** The outcome once final: a pure function of the conversation's record. */
 export function finalOutcome(messages: readonly FactMessage[], ticketCount: number): FinalOutcome {
   if (ticketCount > 0) return 'handed_off'
+  // a question left without any answer (the turn failed) is refused in effect
+  if (messages[messages.length - 1]?.role === 'user') return 'unresolved'
   const bot = messages.filter((m) => m.role === 'assistant' && !m.fromOperator)
   const last = bot[bot.length - 1]
   if (last?.refused && last.feedback !== 'up') return 'unresolved'
