@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createRefresher } from '../../src/modules/analytics/analytics.jobs.js'
@@ -6,7 +7,7 @@ import { createRollupRepo } from '../../src/modules/analytics/rollup.repo.js'
 import { chatApi } from '../helpers/chat.js'
 import type { Tenant } from '../helpers/factories.js'
 import { hasChromium } from './harness.js'
-import { expectScreenHealthy, openScreen, signedInTenant, startDashboardEnv, watchedPage, type DashboardEnv } from './dashboard-harness.js'
+import { expectScreenHealthy, openScreen, screenshot, signedInTenant, startDashboardEnv, watchedPage, type DashboardEnv } from './dashboard-harness.js'
 
 const suite = hasChromium ? describe : describe.skip
 
@@ -38,6 +39,8 @@ suite('dashboard: Insights in Chromium', { timeout: 90_000 }, () => {
     // four uPlot charts, each drawn on a canvas
     await expect.poll(() => page.locator('[data-testid="chart"] canvas').count(), { timeout: 15_000 }).toBe(4)
     await expectScreenHealthy(w, 'insights')
+    await screenshot(env, page, 'insights')
+    await page.screenshot({ path: join(env.shots, 'dashboard-insights-full.png'), fullPage: true })
 
     // the volume chart's data as a table: today has the three conversations
     const volume = page.locator('section', { has: page.getByRole('heading', { name: 'Volume' }) })
