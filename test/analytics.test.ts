@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import pino from 'pino'
 import { createRefresher } from '../src/modules/analytics/analytics.jobs.js'
 import { OUTCOMES } from '../src/modules/analytics/analytics.fns.js'
+import { createAnalyticsRepo } from '../src/modules/analytics/analytics.repo.js'
+import { createAnalyticsService } from '../src/modules/analytics/analytics.service.js'
 import { createRollupRepo } from '../src/modules/analytics/rollup.repo.js'
 import { startFakeLlm, type FakeLlm } from './fakes/fake-llm.js'
 import { startApp, type TestApp } from './helpers/app.js'
@@ -182,6 +184,19 @@ describe('GET /analytics/summary', () => {
     expect(mine.body.conversations).toBe(6)
     expect((await summary(`from=${day}&to=${day}&channel=widget`)).body.conversations).toBe(0)
     expect((await t.api().get(`/analytics/summary?from=${day}&to=${day}`)).status).toBe(401)
+  })
+})
+
+describe('bot scope', () => {
+  it('a member limited to some bots sees only theirs, and another bot is a 404 (the role guard passes the scope)', async () => {
+    const service = createAnalyticsService({ repo: createAnalyticsRepo(t.ctx.db), clock: t.clock })
+    const day = localDay(starts[0]!, 'UTC')
+    const q = { from: addDays(day, -1), to: addDays(day, 2), tz: 'UTC' }
+    expect((await service.summary(owner.tenantId, q, [owner.bot.id])).conversations).toBe(6)
+    const other = '00000000-0000-4000-8000-000000000000'
+    expect((await service.summary(owner.tenantId, q, [other])).conversations).toBe(0)
+    expect((await service.timeseries(owner.tenantId, { ...q, metric: 'conversations' }, [other])).points.every((p) => p.value === 0)).toBe(true)
+    await expect(service.summary(owner.tenantId, { ...q, bot_id: owner.bot.id }, [other])).rejects.toMatchObject({ status: 404 })
   })
 })
 
