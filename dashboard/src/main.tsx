@@ -6,6 +6,9 @@ import { ApiError } from './api/client'
 import { AppRoutes } from './routes'
 import { ResetPasswordPage, VerifyPage } from './screens/auth'
 import { ToastProvider } from './ui/toast'
+// uPlot's stylesheet (1.5 KB) goes with the shell's CSS: the page links only the first screen's styles, so
+// CSS imported by a lazy screen (Insights) would never be loaded.
+import 'uplot/dist/uPlot.min.css'
 import './styles.css'
 
 const queryClient: QueryClient = new QueryClient({

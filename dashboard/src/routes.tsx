@@ -19,6 +19,7 @@ const screens = {
   TicketDetail: lazy(() => import('./screens/ticket-detail')),
   Faq: lazy(() => import('./screens/faq')),
   Gaps: lazy(() => import('./screens/gaps')),
+  Insights: lazy(() => import('./screens/insights')),
   Profile: lazy(() => import('./screens/profile')),
   Settings: lazy(() => import('./screens/settings')),
 }
@@ -31,6 +32,7 @@ const NAV: [string, string][] = [
   ['/tickets', 'Tickets'],
   ['/faq', 'FAQ'],
   ['/gaps', 'Gaps'],
+  ['/insights', 'Insights'],
   ['/profile', 'Profile'],
   ['/settings', 'Settings'],
 ]
@@ -122,6 +124,7 @@ function Private() {
         <Route path="/tickets/:id">{(p) => <Screen c={screens.TicketDetail} params={{ id: p.id }} />}</Route>
         <Route path="/faq">{() => <Screen c={screens.Faq} />}</Route>
         <Route path="/gaps">{() => <Screen c={screens.Gaps} />}</Route>
+        <Route path="/insights">{() => <Screen c={screens.Insights} />}</Route>
         <Route path="/profile">{() => <Screen c={screens.Profile} />}</Route>
         <Route path="/settings">{() => <Screen c={screens.Settings} />}</Route>
         <Route>

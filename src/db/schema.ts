@@ -1,3 +1,4 @@
+import type { AnalyticsTables } from './schema/analytics.js'
 import type { ChatTables } from './schema/chat.js'
 import type { EscalationsTables } from './schema/escalations.js'
 import type { FoundationTables } from './schema/foundation.js'
@@ -9,4 +10,4 @@ import type { SourcesTables } from './schema/sources.js'
  * The whole database as Kysely sees it. Each area keeps its tables in `schema/<area>.ts`; add the area
  * here when it gets tables.
  */
-export interface Database extends FoundationTables, IngestionTables, SourcesTables, ChatTables, EscalationsTables, KnowledgeTables {}
+export interface Database extends FoundationTables, IngestionTables, SourcesTables, ChatTables, EscalationsTables, KnowledgeTables, AnalyticsTables {}

@@ -4,6 +4,7 @@ import type { AppContext } from '../context.js'
 import { createGuards, type Guards } from '../http/auth.js'
 import type { JobDefinition } from '../jobs/types.js'
 import { createAuthRepo } from './auth/auth.repo.js'
+import { analyticsMarker, wireAnalytics } from './analytics/analytics.wire.js'
 import { wireAuth } from './auth/auth.wire.js'
 import { createJwt } from './auth/jwt.js'
 import { createBotsRepo } from './bots/bots.repo.js'
@@ -55,7 +56,6 @@ export function wireModules(ctx: AppContext): Modules {
   // own transaction (their stored implementations come with the team workspace and webhooks modules).
   const audit: AuditPort = logAudit(ctx.log)
   const events: EventsPort = noEvents
-  void audit
   void events
 
   const email = createEmailService({ queue, cipher })
@@ -74,6 +74,7 @@ export function wireModules(ctx: AppContext): Modules {
     bots: bots.service.lookups,
     privacy: privacy.repo,
     handOff: escalations.handOff,
+    onFeedback: analyticsMarker(ctx),
     faqSearch: knowledge.faqSearch,
     profileFor: knowledge.knowledge.profileFor,
   })
@@ -91,6 +92,8 @@ export function wireModules(ctx: AppContext): Modules {
     present: documents.documents.present,
   })
 
+  const analytics = wireAnalytics(ctx, guards, { audit })
+
   return {
     guards,
     routes: [
@@ -107,6 +110,7 @@ export function wireModules(ctx: AppContext): Modules {
       privacy.routes,
       knowledge.routes,
       gaps.routes,
+      ...analytics.routes,
       dashboardRoutes(),
     ],
     jobs: [
@@ -118,6 +122,7 @@ export function wireModules(ctx: AppContext): Modules {
       ...privacy.jobs,
       ...knowledge.jobs,
       ...gaps.jobs,
+      ...analytics.jobs,
     ],
     widgetCors: widget.corsOptions,
   }

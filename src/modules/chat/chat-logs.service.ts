@@ -19,6 +19,8 @@ export function createChatLogsService(deps: {
   repo: ChatRepo
   handOff: Pick<HandOffPort, 'latestTicketNumber'>
   privacy: Pick<PrivacyRepo, 'insertEvents'>
+  /** A visitor's verdict changed a conversation (analytics marks it for its next refresh, in this transaction). */
+  onFeedback?: (tenantId: string, sessionId: string, trx: Db) => Promise<void>
 }) {
   const { db, clock, cipher, repo, privacy } = deps
 
@@ -112,7 +114,11 @@ export function createChatLogsService(deps: {
       if (!m) throw notFound('Message not found')
       if (m.role !== 'assistant') throw badRequest('Feedback can only be given on assistant messages', 'not_assistant_message')
       const ideal = input.ideal_answer === undefined ? m.ideal_answer : input.ideal_answer?.trim() || null
-      const row = await db.transaction().execute((trx) => repo.setFeedback(tenantId, messageId, input.feedback, ideal, trx))
+      const row = await db.transaction().execute(async (trx) => {
+        const r = await repo.setFeedback(tenantId, messageId, input.feedback, ideal, trx)
+        await deps.onFeedback?.(tenantId, m.session_id, trx)
+        return r
+      })
       return { id: row!.id, feedback: row!.feedback, ideal_answer: row!.ideal_answer }
     },
 

@@ -1,4 +1,5 @@
 import type { AppContext } from '../../context.js'
+import type { Db } from '../../db/client.js'
 import type { Guards } from '../../http/auth.js'
 import type { BotsRepo } from '../bots/bots.repo.js'
 import type { HandOffPort } from '../escalations/handoff.js'
@@ -30,6 +31,7 @@ export function wireChat(
     faqSearch?: FaqSearch
     profileFor?: ChatServiceDeps['profileFor']
     handOff: HandOffPort
+    onFeedback?: (tenantId: string, sessionId: string, trx: Db) => Promise<void>
   },
 ) {
   const { db, clock, cipher, config, log } = ctx
@@ -69,7 +71,7 @@ export function wireChat(
     profileFor: deps.profileFor,
     tenantSettings,
   })
-  const logs = createChatLogsService({ db, clock, cipher, repo, handOff: deps.handOff, privacy: deps.privacy })
+  const logs = createChatLogsService({ db, clock, cipher, repo, handOff: deps.handOff, privacy: deps.privacy, onFeedback: deps.onFeedback })
   const idempotency = createIdempotency({ db, redis: ctx.redis, prefix: config.REDIS_PREFIX, clock, waitMs: config.IDEMPOTENCY_WAIT_MS, log })
   return {
     service,

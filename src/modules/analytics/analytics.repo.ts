@@ -1,0 +1,141 @@
+import { sql, type RawBuilder } from 'kysely'
+import type { Db } from '../../db/client.js'
+import { FINAL_AFTER_MS, type RollupRead } from './analytics.fns.js'
+
+/** Which conversations a figure covers: started in [start, end), of these bots (null: all), of one channel. */
+export interface FigureFilter {
+  start: Date
+  end: Date
+  botIds: readonly string[] | null
+  channel: string | null
+  /** Group by local day in this zone; null: one total. */
+  tz: string | null
+  /** The rollup rows that sum [start, end): which grain over which part (analytics.fns.ts rangeReads). */
+  reads: RollupRead[]
+}
+
+export interface RollupSums {
+  day: string | null
+  conversations: number
+  questions: number
+  handed_off: number
+  resolved_confirmed: number
+  resolved_assumed: number
+  unresolved: number
+  bot_up: number
+  bot_down: number
+  op_up: number
+  op_down: number
+  tokens: number
+}
+
+const ALL = sql<string | null>`null::text`
+const dayOf = (tz: string | null, col: RawBuilder<unknown>) => (tz ? sql<string>`to_char(${col} AT TIME ZONE ${tz}, 'YYYY-MM-DD')` : ALL)
+
+/** The figures' reads: the rollup for sums, the per-conversation facts for what cannot be summed. */
+export function createAnalyticsRepo(db: Db) {
+  /** WHERE of the rollup or the facts, tenant first. */
+  function where(tenantId: string, f: FigureFilter, table: 'r' | 'c') {
+    const time =
+      table === 'r'
+        ? sql`(${sql.join(
+            f.reads.map((x) => {
+              const hod = x.hours ? sql` AND r.hod ${x.hours.only ? sql`IN` : sql`NOT IN`} (${sql.join(x.hours.list.map((h) => sql`${h}::int`))})` : sql``
+              return sql`(r.grain = ${x.grain}${hod} AND r.slot >= ${x.from} AND r.slot < ${x.to})`
+            }),
+            sql` OR `,
+          )})`
+        : sql`c.started_at >= ${f.start} AND c.started_at < ${f.end}`
+    const parts = [sql`${sql.ref(`${table}.tenant_id`)} = ${tenantId}::uuid`, time]
+    if (f.botIds) parts.push(sql`${sql.ref(`${table}.bot_id`)} IN (SELECT x::uuid FROM jsonb_array_elements_text(${JSON.stringify(f.botIds)}::jsonb) x)`)
+    if (f.channel) parts.push(sql`${sql.ref(`${table}.channel`)} = ${f.channel}`)
+    return sql.join(parts, sql` AND `)
+  }
+
+  return {
+    async sums(tenantId: string, f: FigureFilter): Promise<RollupSums[]> {
+      const day = dayOf(f.tz, sql`r.slot`)
+      const r = await sql<RollupSums>`
+        SELECT ${day} AS day, coalesce(sum(conversations), 0)::int AS conversations, coalesce(sum(questions), 0)::int AS questions,
+               coalesce(sum(handed_off), 0)::int AS handed_off, coalesce(sum(resolved_confirmed), 0)::int AS resolved_confirmed,
+               coalesce(sum(resolved_assumed), 0)::int AS resolved_assumed, coalesce(sum(unresolved), 0)::int AS unresolved,
+               coalesce(sum(bot_up), 0)::int AS bot_up, coalesce(sum(bot_down), 0)::int AS bot_down,
+               coalesce(sum(op_up), 0)::int AS op_up, coalesce(sum(op_down), 0)::int AS op_down, coalesce(sum(tokens), 0)::float8 AS tokens
+        FROM analytics_rollup r WHERE ${where(tenantId, f, 'r')} GROUP BY 1`.execute(db)
+      return r.rows
+    },
+
+    /** The model latency histogram ({bucket: count}) per day (or in total). */
+    async modelHist(tenantId: string, f: FigureFilter): Promise<{ day: string | null; bucket: string; n: number }[]> {
+      const day = dayOf(f.tz, sql`r.slot`)
+      const r = await sql<{ day: string | null; bucket: string; n: number }>`
+        SELECT ${day} AS day, e.key AS bucket, sum(e.value::int)::int AS n
+        FROM analytics_rollup r, jsonb_each_text(r.model_hist) e WHERE ${where(tenantId, f, 'r')} GROUP BY 1, 2`.execute(db)
+      return r.rows
+    },
+
+    /**
+     * Conversations of the range still within 24 h of their last message, by final outcome: the figures count
+     * them as pending instead (the rollup holds every conversation with its outcome as if final).
+     */
+    async recent(tenantId: string, f: FigureFilter, now: Date): Promise<{ day: string | null; outcome: string; n: number }[]> {
+      const day = dayOf(f.tz, sql`c.started_at`)
+      const r = await sql<{ day: string | null; outcome: string; n: number }>`
+        SELECT ${day} AS day, c.outcome, count(*)::int AS n FROM analytics_conversations c
+        WHERE ${where(tenantId, f, 'c')} AND c.last_message_at > ${new Date(now.getTime() - FINAL_AFTER_MS)} GROUP BY 1, 2`.execute(db)
+      return r.rows
+    },
+
+    /** First response and resolution times (s) of the conversations' first tickets: p50 and p90. */
+    async ticketTimes(tenantId: string, f: FigureFilter) {
+      const day = dayOf(f.tz, sql`c.started_at`)
+      const pc = (p: number, col: string) => sql<number | null>`percentile_cont(${p}::float8) WITHIN GROUP (ORDER BY ${sql.ref(col)})`
+      const r = await sql<{ day: string | null; fr50: number | null; fr90: number | null; rs50: number | null; rs90: number | null }>`
+        SELECT ${day} AS day, ${pc(0.5, 'c.first_response_s')} AS fr50, ${pc(0.9, 'c.first_response_s')} AS fr90,
+               ${pc(0.5, 'c.resolve_s')} AS rs50, ${pc(0.9, 'c.resolve_s')} AS rs90
+        FROM analytics_conversations c WHERE ${where(tenantId, f, 'c')} AND c.tickets > 0 GROUP BY 1`.execute(db)
+      return r.rows
+    },
+
+    /** The bots of a tenant that exist (a foreign or unknown bot id is a 404). */
+    async knownBots(tenantId: string, botIds: readonly string[]): Promise<string[]> {
+      if (botIds.length === 0) return []
+      const rows = await db
+        .selectFrom('bots')
+        .select('id')
+        .where('tenant_id', '=', tenantId)
+        .where('id', 'in', [...botIds])
+        .execute()
+      return rows.map((r) => r.id)
+    },
+
+    /** The gap analyzer's active topics with most questions. */
+    topGaps(tenantId: string, limit: number) {
+      return db
+        .selectFrom('gaps')
+        .select(['id', 'source', 'label', 'question_count', 'classification', 'example_questions', 'last_question_at'])
+        .where('tenant_id', '=', tenantId)
+        .where('status', '=', 'active')
+        .where('classification', '!=', 'covered')
+        .orderBy('question_count', 'desc')
+        .orderBy('id')
+        .limit(limit)
+        .execute()
+    },
+
+    /** The newest conversation that asked each of these (redacted) questions, by exact text. */
+    async conversationsAsking(tenantId: string, questions: readonly string[], botIds: readonly string[] | null) {
+      if (questions.length === 0) return []
+      let q = db
+        .selectFrom('question_log')
+        .select(['question', 'session_id', 'created_at'])
+        .where('tenant_id', '=', tenantId)
+        .where(sql<boolean>`md5(question) IN (SELECT md5(x) FROM jsonb_array_elements_text(${JSON.stringify(questions)}::jsonb) x)`)
+        .where('session_id', 'is not', null)
+      if (botIds) q = q.where('bot_id', 'in', [...botIds])
+      return q.orderBy('created_at', 'desc').limit(500).execute()
+    },
+  }
+}
+
+export type AnalyticsRepo = ReturnType<typeof createAnalyticsRepo>
