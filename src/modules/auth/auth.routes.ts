@@ -11,6 +11,7 @@ import {
   RegisterRequest,
   RegisterResponse,
   ResetPasswordRequest,
+  UpdateMeRequest,
   UserResponse,
   VerifyEmailRequest,
   VerifyEmailResponse,
@@ -54,7 +55,7 @@ export const authRoutes =
         },
       },
       async (req, reply) => {
-        const body = await auth.login(req.body.email, req.body.password)
+        const body = await auth.login(req.body.email, req.body.password, req.ip)
         setCookie(reply, body.token)
         return body
       },
@@ -122,7 +123,32 @@ export const authRoutes =
 
     app.get(
       '/auth/me',
-      { preHandler: guards.user, schema: { tags, security: bearerSecurity, operationId: 'getMe', response: { 200: UserResponse, 401: ErrorBody } } },
+      {
+        preHandler: guards.user,
+        schema: {
+          tags,
+          security: bearerSecurity,
+          operationId: 'getMe',
+          description: "The caller, with its role in its workspace, the bots it is limited to (null: all) and its role's permissions.",
+          response: { 200: UserResponse, 401: ErrorBody },
+        },
+      },
       async (req) => presentUser(req.authUser!),
+    )
+
+    app.patch(
+      '/auth/me',
+      {
+        preHandler: guards.user,
+        schema: {
+          tags,
+          security: bearerSecurity,
+          operationId: 'updateMe',
+          description: "The caller's own preferences: notify_on_assignment (a mail when someone else assigns a ticket to me).",
+          body: UpdateMeRequest,
+          response: { 200: UserResponse, 401: ErrorBody, 422: commonErrors[422] },
+        },
+      },
+      (req) => auth.updateMe(req.authUser!.id, req.body),
     )
   }
