@@ -3,6 +3,7 @@ import { useState } from 'react'
 import { Link } from 'wouter'
 import { api, call } from '../api/client'
 import type { LogMessage } from '../api/types'
+import { useMaySeeOriginal } from '../session'
 import { Badge, Button, Empty, ErrorBox, Loading, PageHeader, When } from '../ui/kit'
 import { IdealAnswerEditor } from '../ui/knowledge-parts'
 import { useToast } from '../ui/toast'
@@ -65,6 +66,7 @@ function Message({ m, showOriginal, titles }: { m: LogMessage; showOriginal: boo
 export default function Transcript({ params }: { params: Record<string, string> }) {
   const id = params.id!
   const [showOriginal, setShowOriginal] = useState(false)
+  const maySeeOriginal = useMaySeeOriginal()
   const qc = useQueryClient()
   const toast = useToast()
   const log = useQuery({
@@ -87,7 +89,7 @@ export default function Transcript({ params }: { params: Record<string, string> 
       )
     },
   })
-  const hasOriginal = log.data?.messages.some((m) => m.content_original_available) ?? false
+  const hasOriginal = (maySeeOriginal && log.data?.messages.some((m) => m.content_original_available)) ?? false
   return (
     <>
       <p>
