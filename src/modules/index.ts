@@ -65,8 +65,9 @@ export function wireModules(ctx: AppContext): Modules {
     sessionStats: widgetRepo.sessionStats,
     // a new key retries what waited for one (or failed with the old one) now, not at the next sweep
     onLlmKeySet: (tenantId) => enqueueEmbedBackfill(queue, tenantId, undefined, true),
+    audit,
   })
-  const bots = wireBots(ctx, guards, { repo: botsRepo })
+  const bots = wireBots(ctx, guards, { repo: botsRepo, audit })
   const auth = wireAuth(ctx, guards, { jwt, repo: authRepo, email, tenants: tenants.service, bots: bots.service, botsRepo, audit })
   const team = wireTeam(ctx, guards, { users: authRepo, auth: auth.service, email, audit })
   const privacy = wirePrivacy(ctx, guards)
@@ -75,6 +76,7 @@ export function wireModules(ctx: AppContext): Modules {
   const chat = wireChat(ctx, guards, {
     bots: bots.service.lookups,
     privacy: privacy.repo,
+    audit,
     handOff: escalations.handOff,
     faqSearch: knowledge.faqSearch,
     profileFor: knowledge.knowledge.profileFor,

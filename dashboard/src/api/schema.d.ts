@@ -317,6 +317,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
+        /** @description Name and support address: owners and admins. llm_api_key (the model key): owners only. */
         patch: operations["updateTenantMe"];
         trace?: never;
     };
@@ -455,6 +456,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** @description The workspace's bots the caller sees. */
         get: operations["listBots"];
         put?: never;
         post: operations["createBot"];
@@ -1011,7 +1013,7 @@ export interface paths {
         post?: never;
         /**
          * Delete PII audit events older than retention_days
-         * @description Deletes now, and keeps retention_days as the tenant retention the daily cleanup applies (default 365).
+         * @description Deletes now, and keeps retention_days as the tenant retention the daily cleanup applies (default 365); the workspace audit log is kept as long.
          */
         delete: operations["applyPiiEventRetention"];
         options?: never;

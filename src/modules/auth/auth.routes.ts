@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply } from 'fastify'
-import { bearerSecurity, type Guards } from '../../http/auth.js'
+import { bearerSecurity, scopeOf, type Guards } from '../../http/auth.js'
 import { rateLimits } from '../../http/rate-limit.js'
 import { ErrorBody, RateLimitBody, commonErrors } from '../../http/schemas.js'
 import {
@@ -104,7 +104,7 @@ export const authRoutes =
     app.get(
       '/auth/me/widget-token',
       {
-        preHandler: guards.user,
+        preHandler: guards.can('member'),
         schema: {
           tags,
           security: bearerSecurity,
@@ -113,7 +113,7 @@ export const authRoutes =
           response: { 200: WidgetTokenResponse, 400: ErrorBody, 404: ErrorBody, ...commonErrors },
         },
       },
-      (req) => auth.widgetToken(req.authUser!, req.query.bot_id || undefined),
+      (req) => auth.widgetToken(req.authUser!, req.query.bot_id || undefined, scopeOf(req)),
     )
 
     app.post('/auth/logout', { schema: { tags, operationId: 'logout', response: { 200: MessageResponse } } }, async (_req, reply) => {

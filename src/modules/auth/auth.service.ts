@@ -11,6 +11,7 @@ import type { BotsRepo } from '../bots/bots.repo.js'
 import type { BotsService } from '../bots/bots.service.js'
 import type { EmailService } from '../email/email.service.js'
 import type { AuditPort } from '../shared/audit.port.js'
+import { inScope, type BotScope } from '../shared/bot-scope.js'
 import type { TenantsService } from '../tenants/tenants.service.js'
 import { signIdentityToken } from '../tenants/identity-token.fns.js'
 import type { AuthRepo } from './auth.repo.js'
@@ -171,13 +172,13 @@ export function createAuthService(deps: {
      * A short-lived identity token for the caller, signed with the secret of the tenant that owns `botId`
      * (or the caller's own tenant without it).
      */
-    async widgetToken(user: { id: string; email: string; tenant_id: string | null; is_verified: boolean }, botPublicId?: string) {
+    async widgetToken(user: { id: string; email: string; tenant_id: string | null; is_verified: boolean }, botPublicId?: string, scope: BotScope = null) {
       let tenantId: string | null
       if (botPublicId) {
         const bot = await deps.botsRepo.findByPublicId(botPublicId)
         // Only the caller's own bots: signing with another tenant's secret would let any account open
         // "identified" sessions in a stranger's widget. A foreign bot reads exactly like a missing one.
-        if (!bot || bot.tenant_id !== user.tenant_id) throw notFound('Bot not found')
+        if (!bot || bot.tenant_id !== user.tenant_id || !inScope(scope, bot.id)) throw notFound('Bot not found')
         tenantId = bot.tenant_id
       } else {
         if (!user.tenant_id) throw notFound('Tenant not found')
