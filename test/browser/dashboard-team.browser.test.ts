@@ -171,4 +171,58 @@ suite('dashboard: team workspace in Chromium (members, invitation, roles, assign
     await expectScreenHealthy(o, 'settings (admin)')
     await o.page.close()
   })
+  it('resends and revokes an invitation, assigns a ticket from the picker, and pages and filters the audit log', async () => {
+    // After the transfer above the first account is an admin: it still manages members and assigns tickets.
+    const o = await watchedPage(env)
+    o.page.on('dialog', (d) => void d.accept())
+    const invitee = uniqueEmail('editor')
+    await openScreen(o.page, env, '/members', 'Members')
+    await o.page.getByLabel('E-mail').fill(invitee)
+    await o.page.getByLabel('Role').first().selectOption('editor')
+    await o.page.getByRole('button', { name: 'Send invitation' }).click()
+    await o.page.getByRole('button', { name: `Resend the invitation to ${invitee}` }).click()
+    await o.page.getByText(`Invitation sent again to ${invitee}`).waitFor()
+    await expect.poll(() => env.t.smtp.mails.filter((m) => m.to.includes(invitee)).length).toBe(2)
+    await o.page.getByRole('button', { name: `Revoke the invitation to ${invitee}` }).click()
+    await expect.poll(() => o.page.evaluate(() => document.activeElement?.id)).toBe('invitations-heading')
+    await expect.poll(() => o.page.locator('tr', { hasText: invitee }).count()).toBe(0)
+    await o.page.getByLabel('Show accepted and revoked invitations too').check()
+    await expect.poll(() => o.page.locator('tr', { hasText: invitee }).textContent()).toMatch(/Revoked/)
+    await expectScreenHealthy(o, 'members (invitation revoked)')
+
+    // A new hand-off, given to the other member with the picker.
+    const number = await handOff(env, owner.bot.public_id, 'Where is my refund?')
+    await openScreen(o.page, env, '/tickets', 'Tickets')
+    await o.page.getByRole('link', { name: number }).click()
+    await o.page.getByRole('heading', { level: 1, name: `Ticket ${number}` }).waitFor()
+    await o.page.getByLabel('Assign to').selectOption({ label: agentEmail })
+    await o.page.getByRole('button', { name: 'Assign', exact: true }).click()
+    await o.page
+      .locator('.card', { has: o.page.getByRole('heading', { name: 'Assignee' }) })
+      .getByText(agentEmail)
+      .first()
+      .waitFor()
+    await expectScreenHealthy(o, 'ticket detail (admin, assigned)')
+
+    // Enough entries for a second page: 60 bot edits.
+    for (let i = 0; i < 60; i++) {
+      const r = await owner.api.patch(`/bots/${owner.bot.id}`, { name: `${botName} ${i}` })
+      expect(r.status, r.text).toBe(200)
+    }
+    await openScreen(o.page, env, '/audit-log', 'Audit log')
+    const rows = o.page.locator('tbody tr')
+    await expect.poll(() => rows.count()).toBe(50)
+    await o.page.getByRole('button', { name: 'Load more' }).click()
+    await expect.poll(() => rows.count()).toBeGreaterThan(50)
+    await expect.poll(() => o.page.evaluate(() => document.activeElement?.id)).toBe('audit-row-50')
+    await o.page.getByLabel('Action').selectOption('invitation_revoked')
+    await expect.poll(() => rows.count()).toBe(1)
+    await expect.poll(() => rows.first().textContent()).toContain(invitee)
+    const tomorrow = new Date(Date.now() + 86_400_000)
+    const day = `${tomorrow.getFullYear()}-${String(tomorrow.getMonth() + 1).padStart(2, '0')}-${String(tomorrow.getDate()).padStart(2, '0')}`
+    await o.page.getByLabel('From').fill(day)
+    await o.page.getByText('No entries match these filters').waitFor()
+    await expectScreenHealthy(o, 'audit log (filtered, empty)')
+    await o.page.close()
+  })
 })

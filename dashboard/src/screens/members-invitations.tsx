@@ -105,29 +105,28 @@ function InvitationActions({ inv }: { inv: Invitation }) {
       focusSoon('invitations-heading')
     },
   })
-  if (inv.status === 'accepted' || inv.status === 'revoked') return null
+  // The service renews only a pending invitation; an expired one is invited again.
+  if (inv.status !== 'pending') return inv.status === 'expired' ? <span className="hint">Invite again</span> : null
   return (
     <div className="row">
       <Button small busy={resend.isPending} aria-label={`Resend the invitation to ${inv.email}`} onClick={() => resend.mutate()}>
         Resend
       </Button>
-      {inv.status === 'pending' && (
-        <Button
-          small
-          variant="danger"
-          busy={revoke.isPending}
-          aria-label={`Revoke the invitation to ${inv.email}`}
-          onClick={() => confirm(`Revoke the invitation to ${inv.email}? The link stops working.`) && revoke.mutate()}
-        >
-          Revoke
-        </Button>
-      )}
+      <Button
+        small
+        variant="danger"
+        busy={revoke.isPending}
+        aria-label={`Revoke the invitation to ${inv.email}`}
+        onClick={() => confirm(`Revoke the invitation to ${inv.email}? The link stops working.`) && revoke.mutate()}
+      >
+        Revoke
+      </Button>
       <ErrorBox error={resend.error ?? revoke.error} />
     </div>
   )
 }
 
-/** Invitations, newest first: pending ones can be resent or revoked, expired ones resent. */
+/** Invitations, newest first: pending ones can be resent (a new link, 7 more days) or revoked. */
 export function Invitations() {
   const q = useQuery({ queryKey: ['invitations'], queryFn: () => call(api.GET('/tenants/me/invitations')) })
   const bots = useBots()
