@@ -102,6 +102,9 @@ suite('dashboard: team workspace in Chromium (members, invitation, roles, assign
     await a.page.getByRole('link', { name: mine }).waitFor()
     await expect.poll(() => a.page.locator('tr', { hasText: mine }).textContent()).toContain('You')
 
+    await openScreen(a.page, env, '/conversations', 'Conversations')
+    await expectScreenHealthy(a, 'conversations (agent)')
+
     // A screen the role may not use says so.
     await openScreen(a.page, env, '/members', 'Not available for your role')
     await a.page.getByText('Your role (agent) may not manage members.').waitFor()
