@@ -132,13 +132,12 @@ function TransferOwnership({ members }: { members: Member[] }) {
 }
 
 export default function Members() {
-  const { may, me } = useRole()
+  const { may, me, role: myRole } = useRole()
   const list = useMembers()
   const bots = useBots()
   const [editing, setEditing] = useState<string | null>(null)
   const members = list.data?.items ?? []
   const current = members.find((m) => m.user_id === editing)
-  const { role: myRole } = useRole()
   return (
     <>
       <PageHeader title="Members" />
