@@ -50,8 +50,8 @@ export function createTeamRepo(db: Db, changes: ChangeFeed) {
       return trx.selectFrom('tenants').select(['id', 'name', 'owner_user_id']).where('id', '=', tenantId).forUpdate().executeTakeFirst()
     },
 
-    tenantName(tenantId: string) {
-      return db
+    tenantName(tenantId: string, trx: Db = db) {
+      return trx
         .selectFrom('tenants')
         .select('name')
         .where('id', '=', tenantId)
@@ -120,9 +120,9 @@ export function createTeamRepo(db: Db, changes: ChangeFeed) {
     },
 
     /** The ids among `botIds` that are not this workspace's bots. */
-    async foreignBots(tenantId: string, botIds: string[]): Promise<string[]> {
+    async foreignBots(tenantId: string, botIds: string[], trx: Db = db): Promise<string[]> {
       if (!botIds.length) return []
-      const rows = await db.selectFrom('bots').select('id').where('tenant_id', '=', tenantId).where('id', 'in', botIds).execute()
+      const rows = await trx.selectFrom('bots').select('id').where('tenant_id', '=', tenantId).where('id', 'in', botIds).execute()
       const own = new Set(rows.map((r) => r.id))
       return botIds.filter((id) => !own.has(id))
     },

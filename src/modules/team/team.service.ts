@@ -60,10 +60,10 @@ export function createTeamService(deps: {
   }
 
   /** bot_ids only for the roles that can be limited, and only this workspace's bots. */
-  async function checkScope(tenantId: string, role: Role, botIds: string[] | null | undefined, field: string) {
+  async function checkScope(tenantId: string, role: Role, botIds: string[] | null | undefined, field: string, trx: Db = db) {
     if (botIds == null) return
     if (unscopedRole(role)) throw new ValidationError(['body', field], `A ${role} sees every bot; bot_ids must be null`, 'bot_ids_not_applicable')
-    const foreign = await repo.foreignBots(tenantId, botIds)
+    const foreign = await repo.foreignBots(tenantId, botIds, trx)
     if (foreign.length) throw new ValidationError(['body', field], `Unknown bot id: ${foreign[0]}`, 'unknown_bot')
   }
 
@@ -80,7 +80,7 @@ export function createTeamService(deps: {
   }
 
   async function queueInvitationMail(tenantId: string, inv: InvitationRow, token: string, actor: Actor, trx: Db) {
-    const workspace = (await repo.tenantName(tenantId)) ?? 'your team'
+    const workspace = (await repo.tenantName(tenantId, trx)) ?? 'your team'
     const inviter = actor.userId ? ((await repo.findMember(tenantId, actor.userId, trx))?.email ?? null) : null
     await deps.email.queue(invitationMail(inv.email, { url: inviteLink(token), token, workspace, inviter, role: inv.role }), { tenantId }, trx)
   }
@@ -103,7 +103,7 @@ export function createTeamService(deps: {
         if (leavesNoOwner(target, { role }, await repo.countOwners(tenantId, trx))) throw conflict(LAST_OWNER, 'last_owner')
         const me = await actingMember(tenantId, actor, trx)
         if ((target.role === 'owner' || role === 'owner') && me.role !== 'owner') throw forbidden(`Your role (${me.role}) may not change an owner or make one`)
-        await checkScope(tenantId, role, patch.bot_ids, 'bot_ids')
+        await checkScope(tenantId, role, patch.bot_ids, 'bot_ids', trx)
         const next: MembershipPatch = { ...patch, role }
         if (unscopedRole(role)) next.bot_ids = null
         const row = await repo.updateMember(tenantId, userId, next, now, trx)
