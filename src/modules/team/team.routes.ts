@@ -56,7 +56,7 @@ export const teamRoutes =
           response: { 200: Member, 409: ErrorBody, ...errors },
         },
       },
-      (req) => team.updateMember(req.tenantId!, actorOf(req), req.params.user_id, req.body),
+      (req) => team.updateMember(req.tenantId!, { ...actorOf(req), role: req.member!.role }, req.params.user_id, req.body),
     )
 
     app.delete(
@@ -73,7 +73,7 @@ export const teamRoutes =
         },
       },
       async (req, reply) => {
-        await team.removeMember(req.tenantId!, actorOf(req), req.params.user_id)
+        await team.removeMember(req.tenantId!, { ...actorOf(req), role: req.member!.role }, req.params.user_id)
         return reply.code(204).send(null)
       },
     )

@@ -92,7 +92,12 @@ export function createTeamService(deps: {
       return { items: (await repo.listMembers(tenantId)).map(presentMember) }
     },
 
-    async updateMember(tenantId: string, actor: Actor, userId: string, patch: MembershipPatch) {
+    /**
+     * Under the tenant lock: the last-owner rule first (409, also for the second of two concurrent
+     * demotions), then "only an owner changes an owner" by the caller's role when its request was
+     * authorised, then the caller's current membership.
+     */
+    async updateMember(tenantId: string, actor: Actor & { role: Role }, userId: string, patch: MembershipPatch) {
       const now = clock.now()
       return db.transaction().execute(async (trx) => {
         await repo.lockTenant(tenantId, trx)
@@ -101,6 +106,9 @@ export function createTeamService(deps: {
         const role = patch.role ?? target.role
         // decided first: of two owners demoting each other at once, the second learns it would leave none
         if (leavesNoOwner(target, { role }, await repo.countOwners(tenantId, trx))) throw conflict(LAST_OWNER, 'last_owner')
+        if ((target.role === 'owner' || role === 'owner') && actor.role !== 'owner') {
+          throw forbidden(`Your role (${actor.role}) may not change an owner or make one`)
+        }
         const me = await actingMember(tenantId, actor, trx)
         if ((target.role === 'owner' || role === 'owner') && me.role !== 'owner') throw forbidden(`Your role (${me.role}) may not change an owner or make one`)
         await checkScope(tenantId, role, patch.bot_ids, 'bot_ids', trx)
@@ -123,7 +131,7 @@ export function createTeamService(deps: {
       })
     },
 
-    async removeMember(tenantId: string, actor: Actor, userId: string): Promise<void> {
+    async removeMember(tenantId: string, actor: Actor & { role: Role }, userId: string): Promise<void> {
       if (actor.userId === userId) throw forbidden('You cannot remove yourself from the workspace', 'remove_self')
       const now = clock.now()
       await db.transaction().execute(async (trx) => {
@@ -131,6 +139,7 @@ export function createTeamService(deps: {
         const target = await repo.findMember(tenantId, userId, trx)
         if (!target) throw notFound('Member not found')
         if (leavesNoOwner(target, { role: null }, await repo.countOwners(tenantId, trx))) throw conflict(LAST_OWNER, 'last_owner')
+        if (target.role === 'owner' && actor.role !== 'owner') throw forbidden(`Your role (${actor.role}) may not remove an owner`)
         const me = await actingMember(tenantId, actor, trx)
         if (target.role === 'owner' && me.role !== 'owner') throw forbidden(`Your role (${me.role}) may not remove an owner`)
         if (!(await repo.removeMember(tenantId, userId, now, trx))) throw notFound('Member not found')
