@@ -141,7 +141,13 @@ async function startService(env: Record<string, string>) {
   const { tenant } = await db.transaction().execute((trx) => tenants.provision(user.id, trx))
   await db.updateTable('users').set({ tenant_id: tenant.id }).where('id', '=', user.id).execute()
   await tenants.update(tenant.id, { llm_api_key: 'sk-bench-0123456789' })
-  const bot = await createBotsService({ db, clock, repo: createBotsRepo(db, ctx.database.changes), changes: ctx.database.changes }).create(tenant.id, {
+  const bot = await createBotsService({
+    db,
+    clock,
+    repo: createBotsRepo(db, ctx.database.changes),
+    changes: ctx.database.changes,
+    audit: { record: async () => {} },
+  }).create(tenant.id, {
     name: 'Bench bot',
   })
   // Knowledge through the real upload path, so answers are generated (and streamed) from it.

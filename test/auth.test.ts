@@ -23,6 +23,12 @@ describe('register', () => {
       is_verified: false,
       tenant_id: null,
       created_at: expect.stringMatching(/Z$/),
+      // no workspace yet: no role, no permissions
+      role: null,
+      bot_ids: null,
+      can_view_original: false,
+      notify_on_assignment: true,
+      permissions: [],
     })
     expect(res.body.token).toBeUndefined()
     const mail = await t.smtp.waitFor((m) => m.to.includes(email))
@@ -107,7 +113,19 @@ describe('verify, login, me, logout', () => {
     api.cookie = setCookie.split(';')[0]!
     const me = await api.get('/auth/me')
     expect(me.status).toBe(200)
-    expect(me.body).toEqual({ id: tenant.userId, email: tenant.email, is_verified: true, tenant_id: tenant.tenantId, created_at: expect.any(String) })
+    expect(me.body).toEqual({
+      id: tenant.userId,
+      email: tenant.email,
+      is_verified: true,
+      tenant_id: tenant.tenantId,
+      created_at: expect.any(String),
+      // the account that created the workspace owns it
+      role: 'owner',
+      bot_ids: null,
+      can_view_original: true,
+      notify_on_assignment: true,
+      permissions: ['workspace', 'members', 'settings', 'integrations', 'audit', 'knowledge', 'tickets', 'analytics', 'member'],
+    })
 
     const out = await api.post('/auth/logout')
     expect(out.status).toBe(200)

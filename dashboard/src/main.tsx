@@ -4,7 +4,7 @@ import { createRoot } from 'react-dom/client'
 import { Redirect, Route, Switch } from 'wouter'
 import { ApiError } from './api/client'
 import { AppRoutes } from './routes'
-import { ResetPasswordPage, VerifyPage } from './screens/auth'
+import { AcceptInvitationPage, ResetPasswordPage, VerifyPage } from './screens/auth'
 import { ToastProvider } from './ui/toast'
 // uPlot's stylesheet (1.5 KB) goes with the shell's CSS: the page links only the first screen's styles, so
 // CSS imported by a lazy screen (Insights) would never be loaded.
@@ -16,6 +16,8 @@ const queryClient: QueryClient = new QueryClient({
     // A session that ends while the app is open sends the operator back to the login screen.
     onError: (err) => {
       if (err instanceof ApiError && err.status === 401) queryClient.setQueryData(['me'], null)
+      // A 403 may mean an owner or admin just changed this member's role: read it again, so menus follow.
+      else if (err instanceof ApiError && err.status === 403) void queryClient.invalidateQueries({ queryKey: ['me'] })
     },
   }),
   defaultOptions: {
@@ -28,9 +30,10 @@ createRoot(document.getElementById('root')!).render(
     <QueryClientProvider client={queryClient}>
       <ToastProvider>
         <Switch>
-          {/* The verification and reset mails link to these paths (contract, "Later decisions"). */}
+          {/* The verification, reset and invitation mails link to these paths (contract, "Later decisions", "Team workspace"). */}
           <Route path="/verify" component={VerifyPage} />
           <Route path="/reset-password" component={ResetPasswordPage} />
+          <Route path="/accept-invitation" component={AcceptInvitationPage} />
           <Route path="/app" nest>
             <AppRoutes />
           </Route>

@@ -1,8 +1,9 @@
 import { lazy, Suspense, useEffect, useRef, useState, type ComponentType } from 'react'
 import { Link, Redirect, Route, Switch, useLocation } from 'wouter'
+import { forbiddenText, type Permission, ROLE_WORDS } from './roles'
 import { ForgotPage, LoginPage, SignupPage } from './screens/auth'
-import { useLogout, useMe } from './session'
-import { ErrorBox, Loading } from './ui/kit'
+import { useLogout, useMe, useRole } from './session'
+import { Badge, ErrorBox, Forbidden, Loading } from './ui/kit'
 
 // Each screen is its own chunk: the login screen loads only the shell.
 const screens = {
@@ -22,26 +23,34 @@ const screens = {
   Insights: lazy(() => import('./screens/insights')),
   Profile: lazy(() => import('./screens/profile')),
   Settings: lazy(() => import('./screens/settings')),
+  Members: lazy(() => import('./screens/members')),
+  AuditLog: lazy(() => import('./screens/audit-log')),
 }
 
-const NAV: [string, string][] = [
-  ['/', 'Get started'],
-  ['/bots', 'Bots'],
-  ['/knowledge', 'Knowledge'],
-  ['/conversations', 'Conversations'],
-  ['/tickets', 'Tickets'],
-  ['/faq', 'FAQ'],
-  ['/gaps', 'Gaps'],
-  ['/insights', 'Insights'],
-  ['/profile', 'Profile'],
-  ['/settings', 'Settings'],
+/** Each menu entry with what the role needs to use it: the menu shows only what the member may do. */
+const NAV: [string, string, Permission][] = [
+  ['/', 'Get started', 'settings'],
+  ['/bots', 'Bots', 'settings'],
+  ['/knowledge', 'Knowledge', 'knowledge'],
+  ['/conversations', 'Conversations', 'tickets'],
+  ['/tickets', 'Tickets', 'tickets'],
+  ['/faq', 'FAQ', 'knowledge'],
+  ['/gaps', 'Gaps', 'knowledge'],
+  ['/insights', 'Insights', 'analytics'],
+  ['/profile', 'Profile', 'knowledge'],
+  ['/members', 'Members', 'members'],
+  ['/audit-log', 'Audit log', 'audit'],
+  ['/settings', 'Settings', 'settings'],
 ]
+
+const START_FIRST = ['/knowledge', '/tickets']
 
 function NavLinks({ onNavigate }: { onNavigate?: () => void }) {
   const [location] = useLocation()
+  const { may } = useRole()
   return (
     <ul>
-      {NAV.map(([href, label]) => {
+      {NAV.filter(([, , p]) => may(p)).map(([href, label]) => {
         const active = href === '/' ? location === '/' : location === href || location.startsWith(`${href}/`)
         return (
           <li key={href}>
@@ -57,6 +66,7 @@ function NavLinks({ onNavigate }: { onNavigate?: () => void }) {
 
 function Shell({ email, children }: { email: string; children: React.ReactNode }) {
   const logout = useLogout()
+  const { role } = useRole()
   const [open, setOpen] = useState(false)
   const [location] = useLocation()
   const main = useRef<HTMLElement>(null)
@@ -79,6 +89,10 @@ function Shell({ email, children }: { email: string; children: React.ReactNode }
         <span className="brand">Support dashboard</span>
         <span className="topbar-user">
           <span className="muted user-email">{email}</span>
+          <Badge tone="info">
+            <span className="sr-only">Your role: </span>
+            {ROLE_WORDS[role]}
+          </Badge>
           <button type="button" className="btn btn-ghost btn-small" onClick={() => void logout()}>
             Log out
           </button>
@@ -102,6 +116,35 @@ function Screen({ c: C, params }: { c: ComponentType<{ params: Record<string, st
   )
 }
 
+/** A screen behind a permission: a member whose role may not use it reads why instead of a failing page. */
+function Allowed({ p, children }: { p: Permission; children: React.ReactNode }) {
+  const { role, may } = useRole()
+  if (may(p)) return <>{children}</>
+  return (
+    <>
+      <h1>Not available for your role</h1>
+      <Forbidden text={forbiddenText(role, p)} />
+    </>
+  )
+}
+
+/** The start screen is the setup checklist for owners and admins; other roles start at their first menu entry. */
+function Start() {
+  const { may, role } = useRole()
+  if (may('settings')) return <Screen c={screens.Home} />
+  // An agent's work is the ticket inbox, an editor's the knowledge; otherwise the first screen of the menu.
+  const first = [...NAV].sort(([a], [b]) => START_FIRST.indexOf(b) - START_FIRST.indexOf(a)).find(([href, , p]) => href !== '/' && may(p))
+  if (first) return <Redirect to={first[0]} replace />
+  return (
+    <>
+      <h1>Welcome</h1>
+      <Forbidden text={`Your role (${role}) has no screens in this dashboard yet.`}>
+        <p>Analytics and exports will appear here. Ask an owner or admin if you need another role.</p>
+      </Forbidden>
+    </>
+  )
+}
+
 function Private() {
   const me = useMe()
   const [location] = useLocation()
@@ -111,22 +154,126 @@ function Private() {
   return (
     <Shell email={me.data.email}>
       <Switch>
-        <Route path="/">{() => <Screen c={screens.Home} />}</Route>
-        <Route path="/bots">{() => <Screen c={screens.Bots} />}</Route>
-        <Route path="/bots/:id">{(p) => <Screen c={screens.BotDetail} params={{ id: p.id }} />}</Route>
-        <Route path="/knowledge">{() => <Screen c={screens.Knowledge} />}</Route>
-        <Route path="/knowledge/documents/:id">{(p) => <Screen c={screens.DocumentDetail} params={{ id: p.id }} />}</Route>
-        <Route path="/knowledge/sources/:id">{(p) => <Screen c={screens.SourceDetail} params={{ id: p.id }} />}</Route>
-        <Route path="/conversations">{() => <Screen c={screens.Conversations} />}</Route>
-        <Route path="/conversations/bad-answers">{() => <Screen c={screens.BadAnswers} />}</Route>
-        <Route path="/conversations/:id">{(p) => <Screen c={screens.Transcript} params={{ id: p.id }} />}</Route>
-        <Route path="/tickets">{() => <Screen c={screens.Tickets} />}</Route>
-        <Route path="/tickets/:id">{(p) => <Screen c={screens.TicketDetail} params={{ id: p.id }} />}</Route>
-        <Route path="/faq">{() => <Screen c={screens.Faq} />}</Route>
-        <Route path="/gaps">{() => <Screen c={screens.Gaps} />}</Route>
-        <Route path="/insights">{() => <Screen c={screens.Insights} />}</Route>
-        <Route path="/profile">{() => <Screen c={screens.Profile} />}</Route>
-        <Route path="/settings">{() => <Screen c={screens.Settings} />}</Route>
+        <Route path="/">{() => <Start />}</Route>
+        <Route path="/bots">
+          {() => (
+            <Allowed p="settings">
+              <Screen c={screens.Bots} />
+            </Allowed>
+          )}
+        </Route>
+        <Route path="/bots/:id">
+          {(p) => (
+            <Allowed p="settings">
+              <Screen c={screens.BotDetail} params={{ id: p.id }} />
+            </Allowed>
+          )}
+        </Route>
+        <Route path="/knowledge">
+          {() => (
+            <Allowed p="knowledge">
+              <Screen c={screens.Knowledge} />
+            </Allowed>
+          )}
+        </Route>
+        <Route path="/knowledge/documents/:id">
+          {(p) => (
+            <Allowed p="knowledge">
+              <Screen c={screens.DocumentDetail} params={{ id: p.id }} />
+            </Allowed>
+          )}
+        </Route>
+        <Route path="/knowledge/sources/:id">
+          {(p) => (
+            <Allowed p="knowledge">
+              <Screen c={screens.SourceDetail} params={{ id: p.id }} />
+            </Allowed>
+          )}
+        </Route>
+        <Route path="/conversations">
+          {() => (
+            <Allowed p="tickets">
+              <Screen c={screens.Conversations} />
+            </Allowed>
+          )}
+        </Route>
+        <Route path="/conversations/bad-answers">
+          {() => (
+            <Allowed p="tickets">
+              <Screen c={screens.BadAnswers} />
+            </Allowed>
+          )}
+        </Route>
+        <Route path="/conversations/:id">
+          {(p) => (
+            <Allowed p="tickets">
+              <Screen c={screens.Transcript} params={{ id: p.id }} />
+            </Allowed>
+          )}
+        </Route>
+        <Route path="/tickets">
+          {() => (
+            <Allowed p="tickets">
+              <Screen c={screens.Tickets} />
+            </Allowed>
+          )}
+        </Route>
+        <Route path="/tickets/:id">
+          {(p) => (
+            <Allowed p="tickets">
+              <Screen c={screens.TicketDetail} params={{ id: p.id }} />
+            </Allowed>
+          )}
+        </Route>
+        <Route path="/faq">
+          {() => (
+            <Allowed p="knowledge">
+              <Screen c={screens.Faq} />
+            </Allowed>
+          )}
+        </Route>
+        <Route path="/gaps">
+          {() => (
+            <Allowed p="knowledge">
+              <Screen c={screens.Gaps} />
+            </Allowed>
+          )}
+        </Route>
+        <Route path="/insights">
+          {() => (
+            <Allowed p="analytics">
+              <Screen c={screens.Insights} />
+            </Allowed>
+          )}
+        </Route>
+        <Route path="/profile">
+          {() => (
+            <Allowed p="knowledge">
+              <Screen c={screens.Profile} />
+            </Allowed>
+          )}
+        </Route>
+        <Route path="/members">
+          {() => (
+            <Allowed p="members">
+              <Screen c={screens.Members} />
+            </Allowed>
+          )}
+        </Route>
+        <Route path="/audit-log">
+          {() => (
+            <Allowed p="audit">
+              <Screen c={screens.AuditLog} />
+            </Allowed>
+          )}
+        </Route>
+        <Route path="/settings">
+          {() => (
+            <Allowed p="settings">
+              <Screen c={screens.Settings} />
+            </Allowed>
+          )}
+        </Route>
         <Route>
           <div className="empty">
             <p className="empty-title">This page does not exist.</p>

@@ -15,6 +15,23 @@ export interface AuthUser {
   is_verified: boolean
   tenant_id: string | null
   created_at: Date
+  role: Role
+  bot_ids: string[] | null
+  can_view_original: boolean
+  notify_on_assignment: boolean
+}
+
+/** What a member may see and do beyond its role: the bots it is limited to (null: all), showing originals. */
+export interface Member {
+  role: Role
+  botIds: string[] | null
+  canViewOriginal: boolean
+}
+
+/** Who did something, for the audit log: the signed-in member (null for an X-API-Key caller) and its address. */
+export interface Actor {
+  userId: string | null
+  ip: string | null
 }
 
 declare module 'fastify' {
@@ -25,7 +42,33 @@ declare module 'fastify' {
     tenantId: string | null
     apiKeyId: string | null
     /** Set by `can(...)`: the caller's role in the workspace and the bots it is limited to (null: all). */
-    member: { role: Role; botIds: string[] | null } | null
+    member: Member | null
+  }
+}
+
+export const actorOf = (req: FastifyRequest): Actor => ({ userId: req.authUser?.id ?? null, ip: req.ip ?? null })
+
+/** The caller of a ticket or conversation route: who, its role, its bots, whether it may show originals. */
+export interface Viewer extends Actor {
+  role: Role
+  scope: readonly string[] | null
+  canViewOriginal: boolean
+}
+export const viewerOf = (req: FastifyRequest): Viewer => ({
+  ...actorOf(req),
+  role: req.member?.role ?? 'owner',
+  scope: req.member?.botIds ?? null,
+  canViewOriginal: req.member?.canViewOriginal ?? true,
+})
+/** The bots the caller is limited to (null: all); every repository read of bot-owned rows takes it. */
+export const scopeOf = (req: FastifyRequest): string[] | null => req.member?.botIds ?? null
+
+export function memberOf(row: { role: Role; bot_ids: string[] | null; can_view_original: boolean }): Member {
+  const unscoped = row.role === 'owner' || row.role === 'admin'
+  return {
+    role: row.role,
+    botIds: unscoped ? null : row.bot_ids,
+    canViewOriginal: unscoped || (row.role === 'agent' && row.can_view_original),
   }
 }
 
@@ -50,7 +93,7 @@ type UserRow = NonNullable<Awaited<ReturnType<AuthRepo['findUserById']>>>
 export function createGuards(deps: {
   jwt: Jwt
   clock: Clock
-  authRepo: Pick<AuthRepo, 'findUserById'>
+  authRepo: Pick<AuthRepo, 'findUserById' | 'touchUser'>
   tenantsRepo: Pick<TenantsRepo, 'findUsableKeyByHash' | 'touchApiKey' | 'keyring'>
   changes: ChangeFeed
 }) {
@@ -90,7 +133,27 @@ export function createGuards(deps: {
     if (!claims) throw unauthorized('Invalid or expired token')
     const row = await loadUser(claims.sub)
     if (!row || row.token_version !== claims.ver) throw unauthorized('Invalid or expired token')
-    req.authUser = { id: row.id, email: row.email, is_verified: row.is_verified, tenant_id: row.tenant_id, created_at: row.created_at }
+    req.authUser = {
+      id: row.id,
+      email: row.email,
+      is_verified: row.is_verified,
+      tenant_id: row.tenant_id,
+      created_at: row.created_at,
+      role: row.role,
+      bot_ids: row.bot_ids,
+      can_view_original: row.can_view_original,
+      notify_on_assignment: row.notify_on_assignment,
+    }
+  }
+
+  // "last active" of the members list, written at most once a minute per user and not announced (no guard reads it)
+  const active = new Map<string, number>()
+  function touch(userId: string) {
+    const now = deps.clock.now()
+    const last = active.get(userId) ?? 0
+    if (now.getTime() - last <= TOUCH_EVERY_MS) return
+    setBounded(active, userId, now.getTime(), USER_CACHE_MAX)
+    void deps.authRepo.touchUser(userId, now).catch(() => {})
   }
 
   async function tenant(req: FastifyRequest): Promise<void> {
@@ -99,6 +162,8 @@ export function createGuards(deps: {
     if (!u.is_verified) throw forbidden('Email not verified', 'email_not_verified')
     if (!u.tenant_id) throw notFound('Tenant not found')
     req.tenantId = u.tenant_id
+    req.member = memberOf(u)
+    touch(u.id)
   }
 
   async function apiKey(req: FastifyRequest): Promise<void> {
@@ -119,14 +184,14 @@ export function createGuards(deps: {
 
   /**
    * A dashboard route's guard: the caller is a verified member of a workspace whose role holds `permission`
-   * (403 naming the role otherwise). Every account is its workspace's owner until the team workspace lands.
+   * (403 naming the role otherwise). The role and bots come from the cached user row, which every change
+   * of a membership announces, so a role change or a removal applies on the next request.
    */
   function can(permission: Permission) {
     return async function canGuard(req: FastifyRequest): Promise<void> {
       await tenant(req)
-      const member = { role: 'owner' as Role, botIds: null }
-      req.member = member
-      if (!roleMay(member.role, permission)) throw forbidden(`Your role (${member.role}) may not ${PERMISSIONS[permission].what}`)
+      const { role } = req.member!
+      if (!roleMay(role, permission)) throw forbidden(`Your role (${role}) may not ${PERMISSIONS[permission].what}`)
     }
   }
 

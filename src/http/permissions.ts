@@ -2,6 +2,21 @@
  * Roles of a workspace member and what each may do (the team workspace issue's table, contract section
  * "Team workspace"). Routes name one permission through `guards.can(permission)`; the guard answers 403
  * `Your role (<role>) may not <what>` for a role without it. An X-API-Key caller is the workspace itself.
+ *
+ * Decisions beyond the issue's table (test/roles.test.ts holds the route-by-route rules):
+ * - Reading bots (`GET /bots`, `/bots/{id}`, its disclosure) is `member`: agents and analysts pick a bot to
+ *   filter their inbox and figures; they see only their bots. Changing bots is `settings`.
+ * - `GET /tenants/me` (the workspace's name), `GET /tenants/me/members` (the inbox names assignees),
+ *   `GET /llm/status` and `GET /auth/me/widget-token` (their bots only) are `member`.
+ * - `PATCH /tenants/me` is `settings`, or `workspace` when it sets the model key; the signing secret and API
+ *   keys are `workspace`; the signing secret's status, privacy and support settings and the PII retention
+ *   run are `settings`; the PII event trail is `audit`.
+ * - Conversations, their feedback and the bad-answers list are `tickets` (they show visitors' words).
+ * - Showing original (unredacted) text: owners and admins always, agents when granted (`can_view_original`
+ *   on the member), else 403.
+ * - A member limited to some bots (`bot_ids`) gets 404 for other bots' bots, tickets and conversations, and
+ *   lists without them; owners and admins are never limited. Documents, sites, FAQ and gaps are the
+ *   workspace's (not per bot).
  */
 export const ROLES = ['owner', 'admin', 'editor', 'agent', 'analyst'] as const
 export type Role = (typeof ROLES)[number]

@@ -22,3 +22,10 @@ export const commonErrors = {
 
 export const iso = (d: Date | string | null | undefined): string | null => (d == null ? null : (d instanceof Date ? d : new Date(d)).toISOString())
 export const isoReq = (d: Date | string): string => (d instanceof Date ? d : new Date(d)).toISOString()
+
+export const RoleSchema = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('editor'), Type.Literal('agent'), Type.Literal('analyst')], {
+  description:
+    'owner: everything; admin: members, bots, settings, knowledge, tickets, analytics; editor: knowledge; agent: tickets and conversations; analyst: analytics',
+})
+/** The bots a member is limited to (ids of `GET /bots`); null: every bot of the workspace. */
+export const BotIds = Nullable(Type.Array(Uuid, { maxItems: 200, uniqueItems: true, description: 'the bots (ids) this member is limited to; null: all bots' }))

@@ -5,6 +5,7 @@ import { createGuards, type Guards } from '../http/auth.js'
 import type { JobDefinition } from '../jobs/types.js'
 import { createAuthRepo } from './auth/auth.repo.js'
 import { analyticsMarker, wireAnalytics } from './analytics/analytics.wire.js'
+import { wireAudit } from './audit/audit.wire.js'
 import { wireAuth } from './auth/auth.wire.js'
 import { createJwt } from './auth/jwt.js'
 import { createBotsRepo } from './bots/bots.repo.js'
@@ -21,10 +22,11 @@ import { wireGaps } from './gap-analyzer/gaps.wire.js'
 import { healthRoutes } from './health/health.routes.js'
 import { wireKnowledge } from './knowledge/knowledge.wire.js'
 import { llmRoutes } from './llm/llm.routes.js'
-import { logAudit, type AuditPort } from './shared/audit.port.js'
+import type { AuditPort } from './shared/audit.port.js'
 import { noEvents, type EventsPort } from './shared/events.port.js'
 import { wirePrivacy } from './tenants/privacy/privacy.wire.js'
 import { createTenantsRepo } from './tenants/tenants.repo.js'
+import { wireTeam } from './team/team.wire.js'
 import { wireTenants } from './tenants/tenants.wire.js'
 import { createWidgetRepo } from './widget/widget.repo.js'
 import { wireWidget } from './widget/widget.wire.js'
@@ -54,9 +56,9 @@ export function wireModules(ctx: AppContext): Modules {
 
   // The workspace audit log and the outbound events outbox, as ports every module may write to inside its
   // own transaction (their stored implementations come with the team workspace and webhooks modules).
-  const audit: AuditPort = logAudit(ctx.log)
+  const auditLog = wireAudit(ctx, guards)
+  const audit: AuditPort = auditLog.port
   const events: EventsPort = noEvents
-  void events
 
   const email = createEmailService({ queue, cipher })
   const tenants = wireTenants(ctx, guards, {
@@ -64,15 +66,18 @@ export function wireModules(ctx: AppContext): Modules {
     sessionStats: widgetRepo.sessionStats,
     // a new key retries what waited for one (or failed with the old one) now, not at the next sweep
     onLlmKeySet: (tenantId) => enqueueEmbedBackfill(queue, tenantId, undefined, true),
+    audit,
   })
-  const bots = wireBots(ctx, guards, { repo: botsRepo })
-  const auth = wireAuth(ctx, guards, { jwt, repo: authRepo, email, tenants: tenants.service, bots: bots.service, botsRepo })
+  const bots = wireBots(ctx, guards, { repo: botsRepo, audit })
+  const auth = wireAuth(ctx, guards, { jwt, repo: authRepo, email, tenants: tenants.service, bots: bots.service, botsRepo, audit })
+  const team = wireTeam(ctx, guards, { users: authRepo, auth: auth.service, email, audit })
   const privacy = wirePrivacy(ctx, guards)
-  const escalations = wireEscalations(ctx, guards, { tenants: tenants.service, email, privacy: privacy.repo })
+  const escalations = wireEscalations(ctx, guards, { tenants: tenants.service, email, privacy: privacy.repo, audit, events })
   const knowledge = wireKnowledge(ctx, guards, { llmKey: tenants.service.llmKey })
   const chat = wireChat(ctx, guards, {
     bots: bots.service.lookups,
     privacy: privacy.repo,
+    audit,
     handOff: escalations.handOff,
     onFeedback: analyticsMarker(ctx),
     faqSearch: knowledge.faqSearch,
@@ -100,6 +105,8 @@ export function wireModules(ctx: AppContext): Modules {
       healthRoutes({ redis: ctx.redis }),
       llmRoutes({ guards, monitor: ctx.llmStatus, llmKey: tenants.service.llmKey, models: { chat: config.CHAT_MODEL, embedding: config.EMBEDDING_MODEL } }),
       auth.routes,
+      team.routes,
+      auditLog.routes,
       tenants.routes,
       bots.routes,
       widget.routes,
@@ -120,6 +127,7 @@ export function wireModules(ctx: AppContext): Modules {
       ...chat.jobs,
       ...escalations.jobs,
       ...privacy.jobs,
+      ...auditLog.jobs,
       ...knowledge.jobs,
       ...gaps.jobs,
       ...analytics.jobs,

@@ -6,7 +6,7 @@ import { expect } from 'vitest'
 import { startFakeLlm, type FakeLlm } from '../fakes/fake-llm.js'
 import { startApp, type StartOptions, type TestApp } from '../helpers/app.js'
 import { createTenant, type Tenant } from '../helpers/factories.js'
-import { launchBrowser, resultsDir } from './harness.js'
+import { launchBrowser, launchIsolatedBrowser, resultsDir } from './harness.js'
 
 /**
  * Plumbing for the dashboard's browser tests: the real app with a fake model, Debian's Chromium, a page
@@ -15,15 +15,16 @@ import { launchBrowser, resultsDir } from './harness.js'
 export interface DashboardEnv {
   t: TestApp
   fake: FakeLlm
-  browser: { context: BrowserContext; close(): Promise<void> }
+  /** `newContext` only with `{ isolated: true }`: a second person's browser, sharing no cookies with the first. */
+  browser: { context: BrowserContext; newContext?: () => Promise<BrowserContext>; close(): Promise<void> }
   shots: string
   close(): Promise<void>
 }
 
-export async function startDashboardEnv(opts: StartOptions = {}): Promise<DashboardEnv> {
+export async function startDashboardEnv(opts: StartOptions = {}, browserOpts: { isolated?: boolean } = {}): Promise<DashboardEnv> {
   const fake = await startFakeLlm()
   const t = await startApp({ ...opts, env: { LLM_BASE_URL: fake.url, CRAWLER_ALLOW_PRIVATE_NETWORKS: 'true', CRAWLER_DELAY_MS: '0', ...opts.env } })
-  const browser = await launchBrowser()
+  const browser = browserOpts.isolated ? await launchIsolatedBrowser() : await launchBrowser()
   return {
     t,
     fake,
@@ -44,8 +45,8 @@ export interface WatchedPage {
 }
 
 /** A new page that records console errors and page errors (a screen must produce none). */
-export async function watchedPage(env: DashboardEnv, viewport = { width: 1280, height: 800 }): Promise<WatchedPage> {
-  const page = await env.browser.context.newPage()
+export async function watchedPage(env: DashboardEnv, viewport = { width: 1280, height: 800 }, context = env.browser.context): Promise<WatchedPage> {
+  const page = await context.newPage()
   await page.setViewportSize(viewport)
   const errors: string[] = []
   page.on('console', (m) => {

@@ -39,6 +39,35 @@ export async function launchBrowser(): Promise<{ context: BrowserContext; close(
   }
 }
 
+/**
+ * One browser whose contexts share nothing (cookies, storage), for tests with two people signed in side by
+ * side: `context` is the first, `newContext()` opens another in the same Chromium process.
+ */
+export async function launchIsolatedBrowser(): Promise<{ context: BrowserContext; newContext(): Promise<BrowserContext>; close(): Promise<void> }> {
+  const { chromium } = await import('playwright-core')
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  })
+  const newContext = () => browser.newContext({ viewport: { width: 1280, height: 800 } })
+  return {
+    context: await newContext(),
+    newContext,
+    async close() {
+      await browser.close().catch(() => {})
+    },
+  }
+}
+
 export interface HostPage {
   url: string
   /** The origin the page is served from, e.g. http://127.0.0.1:PORT */

@@ -152,7 +152,150 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** @description The caller, with its role in its workspace, the bots it is limited to (null: all) and its role's permissions. */
         get: operations["getMe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** @description The caller's own preferences: notify_on_assignment (a mail when someone else assigns a ticket to me). */
+        patch: operations["updateMe"];
+        trace?: never;
+    };
+    "/tenants/me/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Every member of the workspace with role, bots (null: all) and last activity. Readable by every role (the inbox names assignees). */
+        get: operations["listMembers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tenants/me/members/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** @description Removes the member: its sessions end at once and its tickets are unassigned. 403 for oneself; only an owner removes an owner; 409 for the last owner. */
+        delete: operations["removeMember"];
+        options?: never;
+        head?: never;
+        /** @description Changes a member's role, bots or can_view_original; applies on the member's next request. Only an owner changes an owner or makes one; 409 when no owner would be left. */
+        patch: operations["updateMember"];
+        trace?: never;
+    };
+    "/tenants/me/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Pending, accepted, revoked and expired invitations, newest first. */
+        get: operations["listInvitations"];
+        put?: never;
+        /** @description Invites an address with a role (and optional bots): mails a single-use link to the dashboard page /accept-invitation, valid 7 days. An earlier pending invitation to the address is revoked. 409 when the address already has a workspace. */
+        post: operations["createInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tenants/me/invitations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** @description Revokes a pending invitation: its link stops working. 409 when it was already accepted. */
+        delete: operations["revokeInvitation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tenants/me/invitations/{id}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Mails a new link, valid 7 days from now (the earlier link stops working). 409 for a revoked or accepted invitation. */
+        post: operations["resendInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tenants/me/transfer-ownership": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description The owner names an admin, who becomes owner; the caller becomes admin. 400 when the member is not an admin. */
+        post: operations["transferOwnership"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/accept-invitation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Joins the invitation's workspace. Without an account for the invited address: password is required and becomes the new account's. With one: the caller is signed in as that address, or gives its password. Only the invited address can accept (403 wrong_address). 400 for an expired, used or revoked invitation. Answers like login (and sets the session cookie). */
+        post: operations["acceptInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tenants/me/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's audit log, newest first
+         * @description Who (a member, or null for the system and API-key callers), when, from which IP, what and on which item. Filters: member (user id), action, from/to (at >= from, at < to); pages by next_cursor. Entries are kept as long as the PII retention setting (default PII_RETENTION_DAYS). Owners and admins only.
+         */
+        get: operations["listAuditLog"];
         put?: never;
         post?: never;
         delete?: never;
@@ -174,6 +317,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
+        /** @description Name and support address: owners and admins. llm_api_key (the model key): owners only. */
         patch: operations["updateTenantMe"];
         trace?: never;
     };
@@ -312,6 +456,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** @description The workspace's bots the caller sees. */
         get: operations["listBots"];
         put?: never;
         post: operations["createBot"];
@@ -773,7 +918,7 @@ export interface paths {
         };
         /**
          * Support tickets, newest first
-         * @description include_original=true adds the unredacted question where one is stored; each one shown is audited as original_viewed.
+         * @description Tickets of the caller's bots. assignee=me|unassigned|<user id> filters the inbox (Mine / Unassigned / one member's). include_original=true adds the unredacted question where one is stored (owners, admins, agents granted it); each one shown is audited as original_viewed and in the audit log.
          */
         get: operations["listEscalations"];
         put?: never;
@@ -798,7 +943,8 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /** @description Assigns the ticket to a member who works on tickets and sees its bot (null unassigns). Agents may only take a free ticket or give back their own; owners and admins assign anyone. The assignee is mailed when someone else assigned it (unless notify_on_assignment is off); emits ticket.assigned. */
+        patch: operations["assignEscalation"];
         trace?: never;
     };
     "/escalations/{ticket_id}/resolve": {
@@ -867,7 +1013,7 @@ export interface paths {
         post?: never;
         /**
          * Delete PII audit events older than retention_days
-         * @description Deletes now, and keeps retention_days as the tenant retention the daily cleanup applies (default 365).
+         * @description Deletes now, and keeps retention_days as the tenant retention the daily cleanup applies (default 365); the workspace audit log is kept as long.
          */
         delete: operations["applyPiiEventRetention"];
         options?: never;
@@ -1446,6 +1592,13 @@ export interface operations {
                             tenant_id: string | null;
                             /** Format: date-time */
                             created_at: string;
+                            role: ("owner" | "admin" | "editor" | "agent" | "analyst") | null;
+                            bot_ids: string[] | null;
+                            can_view_original: boolean;
+                            /** @description mail me when someone else assigns a ticket to me */
+                            notify_on_assignment: boolean;
+                            /** @description the permissions of the caller's role (empty without a workspace), for menus */
+                            permissions: ("workspace" | "members" | "settings" | "integrations" | "audit" | "knowledge" | "tickets" | "analytics" | "member")[];
                         };
                         message: string;
                     };
@@ -1531,6 +1684,13 @@ export interface operations {
                             tenant_id: string | null;
                             /** Format: date-time */
                             created_at: string;
+                            role: ("owner" | "admin" | "editor" | "agent" | "analyst") | null;
+                            bot_ids: string[] | null;
+                            can_view_original: boolean;
+                            /** @description mail me when someone else assigns a ticket to me */
+                            notify_on_assignment: boolean;
+                            /** @description the permissions of the caller's role (empty without a workspace), for menus */
+                            permissions: ("workspace" | "members" | "settings" | "integrations" | "audit" | "knowledge" | "tickets" | "analytics" | "member")[];
                         };
                     };
                 };
@@ -1630,6 +1790,13 @@ export interface operations {
                             tenant_id: string | null;
                             /** Format: date-time */
                             created_at: string;
+                            role: ("owner" | "admin" | "editor" | "agent" | "analyst") | null;
+                            bot_ids: string[] | null;
+                            can_view_original: boolean;
+                            /** @description mail me when someone else assigns a ticket to me */
+                            notify_on_assignment: boolean;
+                            /** @description the permissions of the caller's role (empty without a workspace), for menus */
+                            permissions: ("workspace" | "members" | "settings" | "integrations" | "audit" | "knowledge" | "tickets" | "analytics" | "member")[];
                         };
                     } & {
                         api_key: string | null;
@@ -1927,6 +2094,13 @@ export interface operations {
                         tenant_id: string | null;
                         /** Format: date-time */
                         created_at: string;
+                        role: ("owner" | "admin" | "editor" | "agent" | "analyst") | null;
+                        bot_ids: string[] | null;
+                        can_view_original: boolean;
+                        /** @description mail me when someone else assigns a ticket to me */
+                        notify_on_assignment: boolean;
+                        /** @description the permissions of the caller's role (empty without a workspace), for menus */
+                        permissions: ("workspace" | "members" | "settings" | "integrations" | "audit" | "knowledge" | "tickets" | "analytics" | "member")[];
                     };
                 };
             };
@@ -1943,6 +2117,1230 @@ export interface operations {
                         } & {
                             [key: string]: unknown;
                         });
+                    };
+                };
+            };
+        };
+    };
+    updateMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    notify_on_assignment?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        email: string;
+                        is_verified: boolean;
+                        tenant_id: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        role: ("owner" | "admin" | "editor" | "agent" | "analyst") | null;
+                        bot_ids: string[] | null;
+                        can_view_original: boolean;
+                        /** @description mail me when someone else assigns a ticket to me */
+                        notify_on_assignment: boolean;
+                        /** @description the permissions of the caller's role (empty without a workspace), for menus */
+                        permissions: ("workspace" | "members" | "settings" | "integrations" | "audit" | "knowledge" | "tickets" | "analytics" | "member")[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    listMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: uuid */
+                            user_id: string;
+                            email: string;
+                            /** @description owner: everything; admin: members, bots, settings, knowledge, tickets, analytics; editor: knowledge; agent: tickets and conversations; analyst: analytics */
+                            role: "owner" | "admin" | "editor" | "agent" | "analyst";
+                            bot_ids: string[] | null;
+                            /** @description may show original (unredacted) text; always true for owners and admins */
+                            can_view_original: boolean;
+                            last_active_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    removeMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    updateMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description owner: everything; admin: members, bots, settings, knowledge, tickets, analytics; editor: knowledge; agent: tickets and conversations; analyst: analytics */
+                    role?: "owner" | "admin" | "editor" | "agent" | "analyst";
+                    bot_ids?: string[] | null;
+                    can_view_original?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        user_id: string;
+                        email: string;
+                        /** @description owner: everything; admin: members, bots, settings, knowledge, tickets, analytics; editor: knowledge; agent: tickets and conversations; analyst: analytics */
+                        role: "owner" | "admin" | "editor" | "agent" | "analyst";
+                        bot_ids: string[] | null;
+                        /** @description may show original (unredacted) text; always true for owners and admins */
+                        can_view_original: boolean;
+                        last_active_at: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    listInvitations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: uuid */
+                            id: string;
+                            email: string;
+                            /** @description owner: everything; admin: members, bots, settings, knowledge, tickets, analytics; editor: knowledge; agent: tickets and conversations; analyst: analytics */
+                            role: "owner" | "admin" | "editor" | "agent" | "analyst";
+                            bot_ids: string[] | null;
+                            can_view_original: boolean;
+                            status: "pending" | "accepted" | "revoked" | "expired";
+                            /** Format: date-time */
+                            expires_at: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            invited_by_user_id: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    createInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: email */
+                    email: string;
+                    /** @description owner: everything; admin: members, bots, settings, knowledge, tickets, analytics; editor: knowledge; agent: tickets and conversations; analyst: analytics */
+                    role: "owner" | "admin" | "editor" | "agent" | "analyst";
+                    bot_ids?: string[] | null;
+                    /** @default false */
+                    can_view_original?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        email: string;
+                        /** @description owner: everything; admin: members, bots, settings, knowledge, tickets, analytics; editor: knowledge; agent: tickets and conversations; analyst: analytics */
+                        role: "owner" | "admin" | "editor" | "agent" | "analyst";
+                        bot_ids: string[] | null;
+                        can_view_original: boolean;
+                        status: "pending" | "accepted" | "revoked" | "expired";
+                        /** Format: date-time */
+                        expires_at: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        invited_by_user_id: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    revokeInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    resendInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        email: string;
+                        /** @description owner: everything; admin: members, bots, settings, knowledge, tickets, analytics; editor: knowledge; agent: tickets and conversations; analyst: analytics */
+                        role: "owner" | "admin" | "editor" | "agent" | "analyst";
+                        bot_ids: string[] | null;
+                        can_view_original: boolean;
+                        status: "pending" | "accepted" | "revoked" | "expired";
+                        /** Format: date-time */
+                        expires_at: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        invited_by_user_id: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    transferOwnership: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    user_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        owner: {
+                            /** Format: uuid */
+                            user_id: string;
+                            email: string;
+                            /** @description owner: everything; admin: members, bots, settings, knowledge, tickets, analytics; editor: knowledge; agent: tickets and conversations; analyst: analytics */
+                            role: "owner" | "admin" | "editor" | "agent" | "analyst";
+                            bot_ids: string[] | null;
+                            /** @description may show original (unredacted) text; always true for owners and admins */
+                            can_view_original: boolean;
+                            last_active_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                        previous_owner: {
+                            /** Format: uuid */
+                            user_id: string;
+                            email: string;
+                            /** @description owner: everything; admin: members, bots, settings, knowledge, tickets, analytics; editor: knowledge; agent: tickets and conversations; analyst: analytics */
+                            role: "owner" | "admin" | "editor" | "agent" | "analyst";
+                            bot_ids: string[] | null;
+                            /** @description may show original (unredacted) text; always true for owners and admins */
+                            can_view_original: boolean;
+                            last_active_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    acceptInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    token: string;
+                    /** @description required when the invited address has no account yet; the account's password otherwise (unless signed in as it) */
+                    password?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        token: string;
+                        access_token: string;
+                        /** @enum {string} */
+                        token_type: "bearer";
+                        expires_in: number;
+                        user: {
+                            /** Format: uuid */
+                            id: string;
+                            email: string;
+                            is_verified: boolean;
+                            tenant_id: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            role: ("owner" | "admin" | "editor" | "agent" | "analyst") | null;
+                            bot_ids: string[] | null;
+                            can_view_original: boolean;
+                            /** @description mail me when someone else assigns a ticket to me */
+                            notify_on_assignment: boolean;
+                            /** @description the permissions of the caller's role (empty without a workspace), for menus */
+                            permissions: ("workspace" | "members" | "settings" | "integrations" | "audit" | "knowledge" | "tickets" | "analytics" | "member")[];
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    listAuditLog: {
+        parameters: {
+            query: {
+                member?: string;
+                action?: string;
+                from?: string;
+                to?: string;
+                cursor?: string;
+                limit: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            id: string;
+                            /** Format: date-time */
+                            at: string;
+                            actor_user_id: string | null;
+                            actor_email: string | null;
+                            ip: string | null;
+                            /** @description signed_in, created, updated, deleted, exported, showed_original, rotated_key, invited, role_changed, removed, ... */
+                            action: string;
+                            item_type: string;
+                            item_id: string | null;
+                            detail: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
                     };
                 };
             };
@@ -7221,6 +8619,8 @@ export interface operations {
             query: {
                 status?: "open" | "in_progress" | "resolved";
                 include_original: boolean;
+                /** @description the inbox's Mine (me), Unassigned, or one member's tickets (a user id); without it: all */
+                assignee?: "me" | "unassigned" | string;
                 limit: number;
                 offset: number;
             };
@@ -7285,6 +8685,8 @@ export interface operations {
                             /** Format: date-time */
                             updated_at: string;
                             resolved_at: string | null;
+                            assignee_user_id: string | null;
+                            first_response_at: string | null;
                         }[];
                         total: number;
                     };
@@ -7422,6 +8824,150 @@ export interface operations {
                         /** Format: date-time */
                         updated_at: string;
                         resolved_at: string | null;
+                        assignee_user_id: string | null;
+                        first_response_at: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    assignEscalation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                ticket_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description a member with ticket permission (agents: only themselves); null unassigns */
+        requestBody: {
+            content: {
+                "application/json": {
+                    assignee_user_id: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        ticket_number: string;
+                        session_id: string | null;
+                        bot_public_id: string | null;
+                        status: "open" | "in_progress" | "resolved";
+                        priority: "low" | "medium" | "high" | "critical";
+                        trigger: "user_request" | "answer_rejected" | "llm_unavailable" | "low_similarity" | "no_documents";
+                        primary_question: string;
+                        primary_question_original: string | null;
+                        primary_question_original_available: boolean;
+                        transcript: {
+                            role: string;
+                            content: string;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                        user_note: string | null;
+                        user_email: string | null;
+                        user_name: string | null;
+                        user_id: string | null;
+                        identity: {
+                            id: string;
+                            email: string | null;
+                            name: string | null;
+                            plan: string | null;
+                        } | null;
+                        evidence: ({
+                            chunk_id?: string | null;
+                            faq_id?: string | null;
+                            document_id?: string | null;
+                            title?: string;
+                            confidence?: number | null;
+                            bm25?: number | null;
+                            lexical?: number | null;
+                            vector?: number | null;
+                            rrf?: number | null;
+                            failure_type?: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        resolution_text: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                        resolved_at: string | null;
+                        assignee_user_id: string | null;
+                        first_response_at: string | null;
                     };
                 };
             };
@@ -7561,6 +9107,8 @@ export interface operations {
                         /** Format: date-time */
                         updated_at: string;
                         resolved_at: string | null;
+                        assignee_user_id: string | null;
+                        first_response_at: string | null;
                     };
                 };
             };

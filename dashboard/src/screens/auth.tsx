@@ -243,3 +243,50 @@ export function ResetPasswordPage() {
     </AuthCard>
   )
 }
+
+/**
+ * `/accept-invitation?token=`: the link in the invitation mail. The invitee chooses a password (or types
+ * the one of their existing account) and joins; accepting signs them in.
+ */
+export function AcceptInvitationPage() {
+  const token = new URLSearchParams(useSearch()).get('token') ?? ''
+  const [password, setPassword] = useState('')
+  const qc = useQueryClient()
+  const [, navigate] = useLocation()
+  const accept = useMutation({
+    mutationFn: () => call(api.POST('/auth/accept-invitation', { body: { token, ...(password ? { password } : {}) } })),
+    onSuccess: async () => {
+      await qc.invalidateQueries({ queryKey: ['me'] })
+      navigate('~/app/')
+    },
+  })
+  const pErr = fieldError(accept.error, 'password')
+  return (
+    <AuthCard title="Join your team" footer={<a href="/app/login">Already joined? Log in</a>}>
+      <p>You were invited to a support workspace. Choose a password to join it; you sign in with this address and password from now on.</p>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault()
+          accept.mutate()
+        }}
+        noValidate
+      >
+        {!token && <ErrorBox error={new Error('This link has no token. Open the link from the invitation mail again.')} />}
+        <Field
+          label="Password"
+          type="password"
+          autoComplete="new-password"
+          required
+          hint="At least 8 characters. If you already have an account with this address, type its password."
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+          error={pErr}
+        />
+        <ErrorBox error={accept.error && !pErr ? accept.error : null} />
+        <Button type="submit" variant="primary" busy={accept.isPending} disabled={!token} className="btn-block">
+          Join the workspace
+        </Button>
+      </form>
+    </AuthCard>
+  )
+}

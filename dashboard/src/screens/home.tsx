@@ -2,7 +2,8 @@ import { useQuery } from '@tanstack/react-query'
 import type { ReactNode } from 'react'
 import { Link } from 'wouter'
 import { api, call } from '../api/client'
-import { useBots, useTenant } from '../session'
+
+import { useBots, useRole, useTenant } from '../session'
 import { CopyButton, ErrorBox, Loading, PageHeader } from '../ui/kit'
 import { embedSnippet, ModelKeyForm, ProviderStatus } from './shared'
 
@@ -25,6 +26,7 @@ function Step({ n, done, title, children }: { n: number; done: boolean; title: s
 
 /** The first-run checklist: model key, knowledge, embed snippet, a first question in the preview. */
 export default function Home() {
+  const { may } = useRole()
   const tenant = useTenant()
   const bots = useBots()
   const docs = useQuery({ queryKey: ['sources'], queryFn: () => call(api.GET('/documents/sources')), refetchInterval: 5000 })
@@ -45,7 +47,11 @@ export default function Home() {
       <p className="muted">{doneCount === steps.length ? 'All set: your bot answers from your knowledge.' : `${doneCount} of ${steps.length} steps done.`}</p>
       <ol className="checklist">
         <Step n={1} done={hasKey} title="Connect the language model">
-          <ModelKeyForm tenant={tenant.data!} />
+          {may('workspace') ? (
+            <ModelKeyForm tenant={tenant.data!} />
+          ) : (
+            <p>{hasKey ? 'The model key is set.' : 'The workspace owner sets the model key: ask them to add it under Settings.'}</p>
+          )}
           <ProviderStatus />
         </Step>
         <Step n={2} done={hasKnowledge} title="Add knowledge">

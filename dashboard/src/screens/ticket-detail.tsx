@@ -5,7 +5,9 @@ import { api, call } from '../api/client'
 import type { Ticket } from '../api/types'
 import { Badge, Button, Check, Empty, ErrorBox, fieldError, Loading, PageHeader, TextArea, When } from '../ui/kit'
 import { PriorityBadge, score, StatusBadge, TRIGGER_WORDS } from '../ui/ops'
+import { useMaySeeOriginal } from '../session'
 import { useToast } from '../ui/toast'
+import { Assignment } from './ticket-assignee'
 
 const ROLE_WORDS: Record<string, string> = { user: 'Visitor', assistant: 'Bot', operator: 'Operator', system: 'System' }
 
@@ -157,6 +159,7 @@ function Resolve({ t }: { t: Ticket }) {
 export default function TicketDetail({ params }: { params: Record<string, string> }) {
   const id = params.id!
   const [original, setOriginal] = useState(false)
+  const maySeeOriginal = useMaySeeOriginal()
   const qc = useQueryClient()
   const toast = useToast()
   const q = useQuery({
@@ -193,11 +196,12 @@ export default function TicketDetail({ params }: { params: Record<string, string
       </>
     )
   const t = q.data
+  const hasOriginal = maySeeOriginal && t.primary_question_original_available
   return (
     <>
       {back}
       <PageHeader title={`Ticket ${t.ticket_number}`}>
-        {t.primary_question_original_available && (
+        {hasOriginal && (
           <Button
             variant="danger"
             busy={delOriginal.isPending}
@@ -218,7 +222,7 @@ export default function TicketDetail({ params }: { params: Record<string, string
           <div className="card">
             <h2>Question</h2>
             <p className="msg-text">{original && t.primary_question_original ? t.primary_question_original : t.primary_question}</p>
-            {t.primary_question_original_available && (
+            {hasOriginal && (
               <Check
                 label="Show original"
                 hint="Shows what the visitor typed before personal data was masked. Every view is recorded in the privacy audit trail."
@@ -254,6 +258,7 @@ export default function TicketDetail({ params }: { params: Record<string, string
           <Resolve t={t} />
         </div>
         <div>
+          <Assignment t={t} />
           <VisitorFacts t={t} />
           <Evidence t={t} />
         </div>

@@ -5,9 +5,12 @@ import { api, call } from '../api/client'
 import type { Ticket } from '../api/types'
 import { Badge, Empty, ErrorBox, Loading, PageHeader, Pager, Select, When } from '../ui/kit'
 import { PriorityBadge, StatusBadge, TRIGGER_WORDS, Visitor } from '../ui/ops'
+import { useMembers } from '../ui/team'
+import { AssigneeName, AssignmentMailPref } from './ticket-assignee'
 
 type StatusFilter = 'open' | 'in_progress' | 'resolved' | 'all'
 type PriorityFilter = 'all' | Ticket['priority']
+type AssigneeFilter = 'all' | 'me' | 'unassigned'
 
 const STATUS_OPTIONS = [
   ['open', 'Open'],
@@ -23,6 +26,12 @@ const PRIORITY_OPTIONS = [
   ['low', 'Low'],
 ] as const
 
+const ASSIGNEE_OPTIONS = [
+  ['all', 'All'],
+  ['me', 'Mine'],
+  ['unassigned', 'Unassigned'],
+] as const
+
 const LIMIT = 50
 /** New tickets show up while the inbox is open, without a reload. */
 const POLL_MS = 5000
@@ -30,11 +39,19 @@ const POLL_MS = 5000
 export default function Tickets() {
   const [status, setStatus] = useState<StatusFilter>('open')
   const [priority, setPriority] = useState<PriorityFilter>('all')
+  const [assignee, setAssignee] = useState<AssigneeFilter>('all')
   const [offset, setOffset] = useState(0)
+  const members = useMembers()
   const list = useQuery({
-    queryKey: ['tickets', status, offset],
+    queryKey: ['tickets', status, assignee, offset],
     queryFn: () =>
-      call(api.GET('/escalations', { params: { query: { ...(status === 'all' ? {} : { status }), include_original: false, limit: LIMIT, offset } } })),
+      call(
+        api.GET('/escalations', {
+          params: {
+            query: { ...(status === 'all' ? {} : { status }), ...(assignee === 'all' ? {} : { assignee }), include_original: false, limit: LIMIT, offset },
+          },
+        }),
+      ),
     refetchInterval: POLL_MS,
   })
   const open = useQuery({
@@ -55,6 +72,7 @@ export default function Tickets() {
         </p>
       </PageHeader>
       <p className="hint">Visitors' hand-offs to a human. The list refreshes itself every few seconds.</p>
+      <AssignmentMailPref />
       <div className="filters">
         <Select
           label="Status"
@@ -65,6 +83,15 @@ export default function Tickets() {
             setOffset(0)
           }}
         />
+        <Select
+          label="Assignee"
+          value={assignee}
+          options={ASSIGNEE_OPTIONS}
+          onChange={(v) => {
+            setAssignee(v)
+            setOffset(0)
+          }}
+        />
         <Select label="Priority" value={priority} options={PRIORITY_OPTIONS} onChange={setPriority} />
       </div>
       {list.isPending ? (
@@ -72,7 +99,19 @@ export default function Tickets() {
       ) : list.isError ? (
         <ErrorBox error={list.error} retry={() => list.refetch()} />
       ) : rows.length === 0 ? (
-        <Empty title={list.data.tickets.length === 0 ? (status === 'open' ? 'No open tickets' : 'No tickets here') : 'No tickets with this priority'}>
+        <Empty
+          title={
+            list.data.tickets.length > 0
+              ? 'No tickets with this priority'
+              : assignee === 'me'
+                ? 'No tickets assigned to you'
+                : assignee === 'unassigned'
+                  ? 'No unassigned tickets'
+                  : status === 'open'
+                    ? 'No open tickets'
+                    : 'No tickets here'
+          }
+        >
           <p>When a visitor asks for a human or the bot cannot answer, a ticket appears here.</p>
         </Empty>
       ) : (
@@ -88,6 +127,7 @@ export default function Tickets() {
                   <th scope="col">Trigger</th>
                   <th scope="col">Question</th>
                   <th scope="col">Visitor</th>
+                  <th scope="col">Assignee</th>
                   <th scope="col">Created</th>
                 </tr>
               </thead>
@@ -109,6 +149,9 @@ export default function Tickets() {
                     </td>
                     <td>
                       <Visitor t={t} />
+                    </td>
+                    <td>
+                      <AssigneeName id={t.assignee_user_id} members={members.data?.items} />
                     </td>
                     <td>
                       <When at={t.created_at} />

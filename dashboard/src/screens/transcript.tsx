@@ -3,6 +3,7 @@ import { useState } from 'react'
 import { Link } from 'wouter'
 import { api, call } from '../api/client'
 import type { LogMessage } from '../api/types'
+import { useMaySeeOriginal, useRole } from '../session'
 import { Badge, Button, Empty, ErrorBox, Loading, PageHeader, When } from '../ui/kit'
 import { IdealAnswerEditor } from '../ui/knowledge-parts'
 import { useToast } from '../ui/toast'
@@ -18,7 +19,7 @@ function Feedback({ value }: { value: LogMessage['feedback'] }) {
   return null
 }
 
-function Message({ m, showOriginal, titles }: { m: LogMessage; showOriginal: boolean; titles: Map<string, string> }) {
+function Message({ m, showOriginal, titles }: { m: LogMessage; showOriginal: boolean; titles: Map<string, string> | null }) {
   const kind = m.from_operator ? 'operator' : m.role
   const isAnswer = m.role === 'assistant' && !m.from_operator
   return (
@@ -46,7 +47,13 @@ function Message({ m, showOriginal, titles }: { m: LogMessage; showOriginal: boo
             ))}
             {m.source_documents.map((id) => (
               <li key={`d-${id}`}>
-                {titles.has(id) ? <Link href={`/knowledge/documents/${id}`}>{titles.get(id)}</Link> : <span className="muted">a deleted document</span>}
+                {!titles ? (
+                  <span className="muted">a document of the knowledge</span>
+                ) : titles.has(id) ? (
+                  <Link href={`/knowledge/documents/${id}`}>{titles.get(id)}</Link>
+                ) : (
+                  <span className="muted">a deleted document</span>
+                )}
               </li>
             ))}
           </ul>
@@ -65,6 +72,7 @@ function Message({ m, showOriginal, titles }: { m: LogMessage; showOriginal: boo
 export default function Transcript({ params }: { params: Record<string, string> }) {
   const id = params.id!
   const [showOriginal, setShowOriginal] = useState(false)
+  const maySeeOriginal = useMaySeeOriginal()
   const qc = useQueryClient()
   const toast = useToast()
   const log = useQuery({
@@ -73,8 +81,10 @@ export default function Transcript({ params }: { params: Record<string, string> 
     placeholderData: keepPreviousData,
   })
   // Titles of the documents answers were drawn from (uploaded files and crawled pages).
-  const docs = useQuery({ queryKey: ['documents'], queryFn: () => call(api.GET('/documents')), staleTime: 60_000 })
-  const titles = new Map((docs.data?.documents ?? []).map((d) => [d.id, d.title || d.filename]))
+  // Document titles come from the knowledge, which only roles that edit it may list (agents see no titles).
+  const { may } = useRole()
+  const docs = useQuery({ queryKey: ['documents'], queryFn: () => call(api.GET('/documents')), staleTime: 60_000, enabled: may('knowledge') })
+  const titles = may('knowledge') ? new Map((docs.data?.documents ?? []).map((d) => [d.id, d.title || d.filename])) : null
   const delOriginal = useMutation({
     mutationFn: () => call(api.POST('/chat/logs/session/{session_id}/delete-original', { params: { path: { session_id: id } } })),
     onSuccess: async (r) => {
@@ -87,7 +97,7 @@ export default function Transcript({ params }: { params: Record<string, string> 
       )
     },
   })
-  const hasOriginal = log.data?.messages.some((m) => m.content_original_available) ?? false
+  const hasOriginal = (maySeeOriginal && log.data?.messages.some((m) => m.content_original_available)) ?? false
   return (
     <>
       <p>

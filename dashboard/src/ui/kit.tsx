@@ -1,4 +1,4 @@
-import { useId, useState, type ButtonHTMLAttributes, type InputHTMLAttributes, type ReactNode, type TextareaHTMLAttributes } from 'react'
+import { useId, useState, type ButtonHTMLAttributes, type InputHTMLAttributes, type ReactNode, type Ref, type TextareaHTMLAttributes } from 'react'
 import { ApiError, messageOf } from '../api/client'
 
 export function Loading({ label = 'Loading…' }: { label?: string }) {
@@ -76,6 +76,7 @@ function Labelled({
 }
 
 interface FieldProps extends InputHTMLAttributes<HTMLInputElement> {
+  ref?: Ref<HTMLInputElement>
   label: string
   hint?: ReactNode
   error?: string
@@ -248,4 +249,19 @@ export function Pager({
       </Button>
     </nav>
   )
+}
+
+/** A screen or section the member's role may not use: said plainly, with a way back, never a broken page. */
+export function Forbidden({ text, children }: { text: string; children?: ReactNode }) {
+  return (
+    <div className="empty" role="note">
+      <p className="empty-title">{text}</p>
+      {children ?? <p>Ask an owner or admin of your workspace if you need it.</p>}
+    </div>
+  )
+}
+
+/** Moves focus to the element with this id once it is on the page (after the re-render an action causes). */
+export function focusSoon(id: string) {
+  requestAnimationFrame(() => document.getElementById(id)?.focus())
 }

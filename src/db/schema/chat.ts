@@ -124,6 +124,9 @@ export interface EscalationTicketsTable {
   created_at: Timestamp
   updated_at: Timestamp
   resolved_at: NullableTimestamp
+  assignee_user_id: Generated<string | null>
+  /** the first operator reply or resolution (0600_team) */
+  first_response_at: NullableTimestamp
 }
 
 export interface QuestionLogTable {

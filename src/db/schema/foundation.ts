@@ -1,10 +1,12 @@
 import type { ColumnType, Generated } from 'kysely'
+import type { Role } from '../../http/permissions.js'
 
 /** A timestamptz column: read as Date, written as Date or left to its default. */
 export type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>
 export type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>
 /** jsonb: written as a JSON string (node-postgres would turn a JS array into a SQL array), read parsed. */
 export type Json<T> = ColumnType<T, string | undefined, string>
+export type NullableJson<T> = ColumnType<T | null, string | null | undefined, string | null>
 
 export interface UsersTable {
   id: Generated<string>
@@ -13,6 +15,13 @@ export interface UsersTable {
   is_verified: Generated<boolean>
   tenant_id: string | null
   token_version: Generated<number>
+  /** the role in the workspace of tenant_id (0600_team) */
+  role: Generated<Role>
+  /** the bots the member is limited to; null: all */
+  bot_ids: NullableJson<string[]>
+  can_view_original: Generated<boolean>
+  notify_on_assignment: Generated<boolean>
+  last_active_at: NullableTimestamp
   created_at: Timestamp
   updated_at: Timestamp
 }

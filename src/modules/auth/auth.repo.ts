@@ -33,6 +33,20 @@ export function createAuthRepo(db: Db, changes: ChangeFeed) {
         throw err
       }
     },
+    /** Not announced: no guard reads it (the members list does, from the database). */
+    touchUser(userId: string, now: Date, trx: Executor = db) {
+      return trx.updateTable('users').set({ last_active_at: now }).where('id', '=', userId).execute()
+    },
+    async setNotifyOnAssignment(userId: string, value: boolean, now: Date, trx: Executor = db) {
+      const row = await trx
+        .updateTable('users')
+        .set({ notify_on_assignment: value, updated_at: now })
+        .where('id', '=', userId)
+        .returningAll()
+        .executeTakeFirstOrThrow()
+      await changes.announce(trx, USERS_TOPIC, userId)
+      return row
+    },
     async markVerified(userId: string, tenantId: string, now: Date, trx: Executor = db) {
       const row = await trx
         .updateTable('users')

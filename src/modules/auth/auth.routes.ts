@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply } from 'fastify'
-import { bearerSecurity, type Guards } from '../../http/auth.js'
+import { bearerSecurity, scopeOf, type Guards } from '../../http/auth.js'
 import { rateLimits } from '../../http/rate-limit.js'
 import { ErrorBody, RateLimitBody, commonErrors } from '../../http/schemas.js'
 import {
@@ -11,6 +11,7 @@ import {
   RegisterRequest,
   RegisterResponse,
   ResetPasswordRequest,
+  UpdateMeRequest,
   UserResponse,
   VerifyEmailRequest,
   VerifyEmailResponse,
@@ -54,7 +55,7 @@ export const authRoutes =
         },
       },
       async (req, reply) => {
-        const body = await auth.login(req.body.email, req.body.password)
+        const body = await auth.login(req.body.email, req.body.password, req.ip)
         setCookie(reply, body.token)
         return body
       },
@@ -103,7 +104,7 @@ export const authRoutes =
     app.get(
       '/auth/me/widget-token',
       {
-        preHandler: guards.user,
+        preHandler: guards.can('member'),
         schema: {
           tags,
           security: bearerSecurity,
@@ -112,7 +113,7 @@ export const authRoutes =
           response: { 200: WidgetTokenResponse, 400: ErrorBody, 404: ErrorBody, ...commonErrors },
         },
       },
-      (req) => auth.widgetToken(req.authUser!, req.query.bot_id || undefined),
+      (req) => auth.widgetToken(req.authUser!, req.query.bot_id || undefined, scopeOf(req)),
     )
 
     app.post('/auth/logout', { schema: { tags, operationId: 'logout', response: { 200: MessageResponse } } }, async (_req, reply) => {
@@ -122,7 +123,32 @@ export const authRoutes =
 
     app.get(
       '/auth/me',
-      { preHandler: guards.user, schema: { tags, security: bearerSecurity, operationId: 'getMe', response: { 200: UserResponse, 401: ErrorBody } } },
+      {
+        preHandler: guards.user,
+        schema: {
+          tags,
+          security: bearerSecurity,
+          operationId: 'getMe',
+          description: "The caller, with its role in its workspace, the bots it is limited to (null: all) and its role's permissions.",
+          response: { 200: UserResponse, 401: ErrorBody },
+        },
+      },
       async (req) => presentUser(req.authUser!),
+    )
+
+    app.patch(
+      '/auth/me',
+      {
+        preHandler: guards.user,
+        schema: {
+          tags,
+          security: bearerSecurity,
+          operationId: 'updateMe',
+          description: "The caller's own preferences: notify_on_assignment (a mail when someone else assigns a ticket to me).",
+          body: UpdateMeRequest,
+          response: { 200: UserResponse, 401: ErrorBody, 422: commonErrors[422] },
+        },
+      },
+      (req) => auth.updateMe(req.authUser!.id, req.body),
     )
   }

@@ -1,5 +1,20 @@
 import { Type } from '@sinclair/typebox'
-import { DateTime, Email, Nullable, Uuid } from '../../http/schemas.js'
+import { BotIds, DateTime, Email, Nullable, RoleSchema, Uuid } from '../../http/schemas.js'
+
+export const PermissionSchema = Type.Union(
+  [
+    Type.Literal('workspace'),
+    Type.Literal('members'),
+    Type.Literal('settings'),
+    Type.Literal('integrations'),
+    Type.Literal('audit'),
+    Type.Literal('knowledge'),
+    Type.Literal('tickets'),
+    Type.Literal('analytics'),
+    Type.Literal('member'),
+  ],
+  { description: 'what a role may do (the role table of README "Team workspace")' },
+)
 
 export const UserResponse = Type.Object({
   id: Uuid,
@@ -7,7 +22,13 @@ export const UserResponse = Type.Object({
   is_verified: Type.Boolean(),
   tenant_id: Nullable(Uuid),
   created_at: DateTime,
+  role: Nullable(RoleSchema),
+  bot_ids: BotIds,
+  can_view_original: Type.Boolean(),
+  notify_on_assignment: Type.Boolean({ description: 'mail me when someone else assigns a ticket to me' }),
+  permissions: Type.Array(PermissionSchema, { description: "the permissions of the caller's role (empty without a workspace), for menus" }),
 })
+export const UpdateMeRequest = Type.Object({ notify_on_assignment: Type.Optional(Type.Boolean()) }, { additionalProperties: false })
 
 // Password length is checked by the service so the 422 names the rule in the contract's words.
 const Password = Type.String({ maxLength: 1024 })

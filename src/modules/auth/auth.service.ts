@@ -1,6 +1,8 @@
 import { hash, verify } from '@node-rs/argon2'
 import type { Selectable } from 'kysely'
 import type { Db } from '../../db/client.js'
+import { memberOf } from '../../http/auth.js'
+import { PERMISSIONS, roleMay, type Permission } from '../../http/permissions.js'
 import type { UsersTable } from '../../db/schema/foundation.js'
 import { addSeconds, type Clock } from '../../lib/clock.js'
 import { randomToken, sha256Hex } from '../../lib/crypto.js'
@@ -8,6 +10,8 @@ import { AppError, badRequest, notFound, unauthorized, ValidationError } from '.
 import type { BotsRepo } from '../bots/bots.repo.js'
 import type { BotsService } from '../bots/bots.service.js'
 import type { EmailService } from '../email/email.service.js'
+import type { AuditPort } from '../shared/audit.port.js'
+import { inScope, type BotScope } from '../shared/bot-scope.js'
 import type { TenantsService } from '../tenants/tenants.service.js'
 import { signIdentityToken } from '../tenants/identity-token.fns.js'
 import type { AuthRepo } from './auth.repo.js'
@@ -22,21 +26,37 @@ const WIDGET_TOKEN_TTL_SECONDS = 300
 const ARGON2 = { memoryCost: 19456, timeCost: 2, parallelism: 1 }
 
 type UserRow = Selectable<UsersTable>
+const PERMISSION_NAMES = Object.keys(PERMISSIONS) as Permission[]
 
-export const presentUser = (u: Pick<UserRow, 'id' | 'email' | 'is_verified' | 'tenant_id' | 'created_at'>) => ({
-  id: u.id,
-  email: u.email,
-  is_verified: u.is_verified,
-  tenant_id: u.tenant_id,
-  created_at: u.created_at.toISOString(),
-})
+type PresentedUser = Pick<
+  UserRow,
+  'id' | 'email' | 'is_verified' | 'tenant_id' | 'created_at' | 'role' | 'bot_ids' | 'can_view_original' | 'notify_on_assignment'
+>
+
+export function presentUser(u: PresentedUser) {
+  const member = u.tenant_id ? memberOf(u) : null
+  return {
+    id: u.id,
+    email: u.email,
+    is_verified: u.is_verified,
+    tenant_id: u.tenant_id,
+    created_at: u.created_at.toISOString(),
+    role: member?.role ?? null,
+    bot_ids: member?.botIds ?? null,
+    can_view_original: member?.canViewOriginal ?? false,
+    notify_on_assignment: u.notify_on_assignment,
+    permissions: member ? PERMISSION_NAMES.filter((p) => roleMay(member.role, p)) : [],
+  }
+}
 
 export const FORGOT_PASSWORD_MESSAGE = 'If an account exists for this e-mail, a password reset link has been sent.'
 
-function checkPassword(password: string, field: string): void {
+export function checkPassword(password: string, field: string): void {
   const problem = passwordProblem(password)
   if (problem) throw new ValidationError(['body', field], problem, 'password_policy')
 }
+export const hashPassword = (password: string) => hash(password, ARGON2)
+export const passwordMatches = (passwordHash: string, password: string) => verify(passwordHash, password).catch(() => false)
 
 export function createAuthService(deps: {
   db: Db
@@ -48,21 +68,33 @@ export function createAuthService(deps: {
   bots: Pick<BotsService, 'create'>
   botsRepo: Pick<BotsRepo, 'findByPublicId'>
   frontendUrl: string
+  audit: AuditPort
 }) {
   const { db, clock, jwt, repo } = deps
   const link = (path: string, token: string) => `${deps.frontendUrl}${path}?token=${encodeURIComponent(token)}`
 
-  async function session(user: UserRow) {
+  async function session(user: UserRow | (PresentedUser & { token_version: number })) {
     const token = await jwt.sign({ sub: user.id, ver: user.token_version })
     return { token, access_token: token, token_type: 'bearer' as const, expires_in: JWT_TTL_SECONDS, user: presentUser(user) }
   }
 
   return {
+    /** A signed-in session for the user (the answer of login), for the team module's accepted invitation. */
+    session,
+
+    async updateMe(userId: string, patch: { notify_on_assignment?: boolean }) {
+      const now = clock.now()
+      const row =
+        patch.notify_on_assignment === undefined ? await repo.findUserById(userId) : await repo.setNotifyOnAssignment(userId, patch.notify_on_assignment, now)
+      if (!row) throw notFound('User not found')
+      return presentUser(row)
+    },
+
     async register(emailInput: string, password: string) {
       checkPassword(password, 'password')
       const email = normalizeEmail(emailInput)
       if (await repo.findUserByEmail(email)) throw new AppError(409, 'email_exists', 'Email already registered')
-      const passwordHash = await hash(password, ARGON2)
+      const passwordHash = await hashPassword(password)
       const now = clock.now()
       const token = randomToken()
       const user = await db.transaction().execute(async (trx) => {
@@ -77,10 +109,11 @@ export function createAuthService(deps: {
       return { user: presentUser(user), message: 'Registered. Check your e-mail to verify your address.' }
     },
 
-    async login(emailInput: string, password: string) {
+    async login(emailInput: string, password: string, ip: string | null = null) {
       const user = await repo.findUserByEmail(normalizeEmail(emailInput))
       if (!user) throw notFound('User not found')
-      if (!(await verify(user.password_hash, password).catch(() => false))) throw unauthorized('Incorrect email or password')
+      if (!(await passwordMatches(user.password_hash, password))) throw unauthorized('Incorrect email or password')
+      if (user.tenant_id) await deps.audit.record(user.tenant_id, { actorUserId: user.id, ip, action: 'signed_in', itemType: 'user', itemId: user.id })
       return session(user)
     },
 
@@ -124,7 +157,7 @@ export function createAuthService(deps: {
     /** Sets the password and bumps the token version, which revokes every JWT issued before. */
     async resetPassword(token: string, newPassword: string) {
       checkPassword(newPassword, 'new_password')
-      const passwordHash = await hash(newPassword, ARGON2)
+      const passwordHash = await hashPassword(newPassword)
       const now = clock.now()
       await db.transaction().execute(async (trx) => {
         const id = await repo.consumeToken(sha256Hex(token), 'reset_password', now, trx)
@@ -139,13 +172,13 @@ export function createAuthService(deps: {
      * A short-lived identity token for the caller, signed with the secret of the tenant that owns `botId`
      * (or the caller's own tenant without it).
      */
-    async widgetToken(user: { id: string; email: string; tenant_id: string | null; is_verified: boolean }, botPublicId?: string) {
+    async widgetToken(user: { id: string; email: string; tenant_id: string | null; is_verified: boolean }, botPublicId?: string, scope: BotScope = null) {
       let tenantId: string | null
       if (botPublicId) {
         const bot = await deps.botsRepo.findByPublicId(botPublicId)
         // Only the caller's own bots: signing with another tenant's secret would let any account open
         // "identified" sessions in a stranger's widget. A foreign bot reads exactly like a missing one.
-        if (!bot || bot.tenant_id !== user.tenant_id) throw notFound('Bot not found')
+        if (!bot || bot.tenant_id !== user.tenant_id || !inScope(scope, bot.id)) throw notFound('Bot not found')
         tenantId = bot.tenant_id
       } else {
         if (!user.tenant_id) throw notFound('Tenant not found')

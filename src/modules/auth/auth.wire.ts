@@ -8,7 +8,11 @@ import type { Jwt } from './jwt.js'
 type AuthDeps = Parameters<typeof createAuthService>[0]
 
 /** Sign-up, e-mail verification (which provisions the tenant and its first bot), login and password reset. */
-export function wireAuth(ctx: AppContext, guards: Guards, deps: { jwt: Jwt; repo: AuthRepo } & Pick<AuthDeps, 'email' | 'tenants' | 'bots' | 'botsRepo'>) {
+export function wireAuth(
+  ctx: AppContext,
+  guards: Guards,
+  deps: { jwt: Jwt; repo: AuthRepo } & Pick<AuthDeps, 'email' | 'tenants' | 'bots' | 'botsRepo' | 'audit'>,
+) {
   const { config } = ctx
   const service = createAuthService({
     db: ctx.db,

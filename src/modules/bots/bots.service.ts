@@ -4,6 +4,9 @@ import type { Db } from '../../db/client.js'
 import type { BotsTable } from '../../db/schema/foundation.js'
 import { conflict, notFound, ValidationError } from '../../lib/errors.js'
 import type { Clock } from '../../lib/clock.js'
+import type { Actor } from '../../http/auth.js'
+import type { AuditPort } from '../shared/audit.port.js'
+import { inScope, type BotScope } from '../shared/bot-scope.js'
 import type { Selectable, Updateable } from 'kysely'
 import { newPublicId, normalizeDomains } from './bots.fns.js'
 import { BOTS_TOPIC, type BotsRepo } from './bots.repo.js'
@@ -35,13 +38,18 @@ function domainsOrThrow(input: string[]): string[] {
   return r.domains
 }
 
-export function createBotsService(deps: { db: Db; clock: Clock; repo: BotsRepo; changes: ChangeFeed }) {
-  const { db, clock, repo } = deps
+export function createBotsService(deps: { db: Db; clock: Clock; repo: BotsRepo; changes: ChangeFeed; audit: AuditPort }) {
+  const { db, clock, repo, audit } = deps
+  const record = (tenantId: string, actor: Actor | undefined, action: string, bot: BotRow, trx: Db, detail?: Record<string, unknown>) =>
+    actor
+      ? audit.record(tenantId, { actorUserId: actor.userId, ip: actor.ip, action, itemType: 'bot', itemId: bot.id, detail: { name: bot.name, ...detail } }, trx)
+      : undefined
   // A dashboard lists bots on every page; the list changes only through the repository's announced writes.
   const lists = new NoticeCache<BotRow[]>(deps.changes, BOTS_TOPIC, { ttlMs: 60_000, max: 10_000, clock })
 
-  async function get(tenantId: string, botId: string): Promise<BotRow> {
-    const bot = await repo.find(tenantId, botId)
+  /** The bot, if it is the tenant's and within the caller's bots (another bot is a 404 like another tenant's). */
+  async function get(tenantId: string, botId: string, scope: BotScope = null): Promise<BotRow> {
+    const bot = inScope(scope, botId) ? await repo.find(tenantId, botId) : undefined
     if (!bot) throw notFound('Bot not found')
     return bot
   }
@@ -50,6 +58,8 @@ export function createBotsService(deps: { db: Db; clock: Clock; repo: BotsRepo; 
 
   return {
     list,
+    /** The tenant's bots the caller sees (from the cached list). */
+    listFor: async (tenantId: string, scope: BotScope) => (await list(tenantId)).filter((b) => inScope(scope, b.id)),
     /** The chat's bot lookups, answered from the cached list (no query per turn); same rules as the repository's. */
     lookups: {
       /** The tenant's default bot: its oldest active one (the list is ordered by created_at, id). */
@@ -58,8 +68,8 @@ export function createBotsService(deps: { db: Db; clock: Clock; repo: BotsRepo; 
     },
     get,
 
-    create(tenantId: string, input: Static<typeof BotCreate>, trx: Db = db) {
-      return repo.insert(
+    async create(tenantId: string, input: Static<typeof BotCreate>, trx: Db = db, actor?: Actor) {
+      const bot = await repo.insert(
         tenantId,
         {
           name: input.name.trim(),
@@ -72,9 +82,11 @@ export function createBotsService(deps: { db: Db; clock: Clock; repo: BotsRepo; 
         },
         trx,
       )
+      await record(tenantId, actor, 'created', bot, trx)
+      return bot
     },
 
-    async update(tenantId: string, botId: string, input: Static<typeof BotUpdate>): Promise<BotRow> {
+    async update(tenantId: string, botId: string, input: Static<typeof BotUpdate>, actor?: Actor): Promise<BotRow> {
       const patch: Updateable<BotsTable> = { updated_at: clock.now() }
       if (input.name != null) patch.name = input.name.trim()
       if (input.is_active != null) patch.is_active = input.is_active
@@ -88,11 +100,13 @@ export function createBotsService(deps: { db: Db; clock: Clock; repo: BotsRepo; 
         if (patch.is_active === false && bot.is_active && (await repo.countActiveExcept(tenantId, botId, trx)) === 0) {
           throw conflict('Cannot deactivate the last active bot', 'last_active_bot')
         }
-        return (await repo.update(tenantId, botId, patch, trx))!
+        const updated = (await repo.update(tenantId, botId, patch, trx))!
+        await record(tenantId, actor, 'updated', updated, trx, { fields: Object.keys(input) })
+        return updated
       })
     },
 
-    async remove(tenantId: string, botId: string): Promise<void> {
+    async remove(tenantId: string, botId: string, actor?: Actor): Promise<void> {
       await db.transaction().execute(async (trx) => {
         await repo.lockTenant(tenantId, trx)
         const bot = await repo.find(tenantId, botId, trx)
@@ -101,13 +115,17 @@ export function createBotsService(deps: { db: Db; clock: Clock; repo: BotsRepo; 
           throw conflict('Cannot delete the last active bot', 'last_active_bot')
         }
         await repo.delete(tenantId, botId, trx)
+        await record(tenantId, actor, 'deleted', bot, trx)
       })
     },
 
-    async setDisclosure(tenantId: string, botId: string, level: BotRow['disclosure_level']): Promise<BotRow> {
-      const bot = await repo.update(tenantId, botId, { disclosure_level: level, updated_at: clock.now() })
-      if (!bot) throw notFound('Bot not found')
-      return bot
+    async setDisclosure(tenantId: string, botId: string, level: BotRow['disclosure_level'], actor?: Actor): Promise<BotRow> {
+      return db.transaction().execute(async (trx) => {
+        const bot = await repo.update(tenantId, botId, { disclosure_level: level, updated_at: clock.now() }, trx)
+        if (!bot) throw notFound('Bot not found')
+        await record(tenantId, actor, 'updated', bot, trx, { disclosure_level: level })
+        return bot
+      })
     },
   }
 }

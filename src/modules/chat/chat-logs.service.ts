@@ -3,7 +3,10 @@ import type { Db } from '../../db/client.js'
 import type { Feedback } from '../../db/schema/chat.js'
 import type { Clock } from '../../lib/clock.js'
 import { decryptOrNull as decrypt, type Cipher } from '../../lib/crypto.js'
-import { badRequest, notFound } from '../../lib/errors.js'
+import { badRequest, forbidden, notFound } from '../../lib/errors.js'
+import type { Viewer } from '../../http/auth.js'
+import type { AuditPort } from '../shared/audit.port.js'
+import { inScope, type BotScope } from '../shared/bot-scope.js'
 import type { HandOffPort } from '../escalations/handoff.js'
 import type { ChatRepo } from './chat.repo.js'
 import { piiEvents, sumCounts } from '../shared/pii-events.js'
@@ -21,20 +24,23 @@ export function createChatLogsService(deps: {
   privacy: Pick<PrivacyRepo, 'insertEvents'>
   /** A visitor's verdict changed a conversation (analytics marks it for its next refresh, in this transaction). */
   onFeedback?: (tenantId: string, sessionId: string, trx: Db) => Promise<void>
+  audit: AuditPort
 }) {
   const { db, clock, cipher, repo, privacy } = deps
 
-  async function sessionOr404(tenantId: string, sessionId: string) {
+  /** The session, if it is the tenant's and of one of the viewer's bots. */
+  async function sessionOr404(tenantId: string, sessionId: string, scope: BotScope) {
     const s = await repo.findSession(tenantId, sessionId)
-    if (!s) throw notFound('Session not found')
+    if (!s || !inScope(scope, s.bot_id)) throw notFound('Session not found')
     return s
   }
+  const actorEntry = (v: Viewer) => ({ actorUserId: v.userId, ip: v.ip })
 
   const decryptOrNull = (enc: string | null) => decrypt(cipher, enc)
 
   return {
-    async listSessions(tenantId: string, page: { limit: number; offset: number }) {
-      const [rows, total] = await Promise.all([repo.listSessions(tenantId, page.limit, page.offset), repo.countSessions(tenantId)])
+    async listSessions(tenantId: string, page: { limit: number; offset: number }, viewer: Viewer) {
+      const [rows, total] = await Promise.all([repo.listSessions(tenantId, page.limit, page.offset, viewer.scope), repo.countSessions(tenantId, viewer.scope)])
       return {
         sessions: rows.map((r) => ({
           session_id: r.id,
@@ -51,8 +57,9 @@ export function createChatLogsService(deps: {
       }
     },
 
-    async sessionLog(tenantId: string, sessionId: string, opts: { includeOriginal: boolean; actorUserId: string | null }) {
-      await sessionOr404(tenantId, sessionId)
+    async sessionLog(tenantId: string, sessionId: string, opts: { includeOriginal: boolean }, viewer: Viewer) {
+      if (opts.includeOriginal && !viewer.canViewOriginal) throw forbidden(`Your role (${viewer.role}) may not show original text unless granted`)
+      await sessionOr404(tenantId, sessionId, viewer.scope)
       const rows = await repo.sessionMessages(tenantId, sessionId)
       const docs = await repo.citedDocuments(tenantId, [...new Set(rows.flatMap((m) => m.source_documents ?? []))])
       const byId = new Map(docs.map((d) => [d.id, { id: d.id, title: d.title ?? d.filename, url: d.source_url }]))
@@ -84,15 +91,23 @@ export function createChatLogsService(deps: {
         if (Object.keys(counts).length === 0) counts.UNKNOWN = shown.length
         await privacy.insertEvents(
           tenantId,
-          piiEvents(counts, { action: 'original_viewed', direction: 'message', sessionId, actorUserId: opts.actorUserId }),
+          piiEvents(counts, { action: 'original_viewed', direction: 'message', sessionId, actorUserId: viewer.userId }),
           clock.now(),
         )
+        await deps.audit.record(tenantId, {
+          ...actorEntry(viewer),
+          action: 'showed_original',
+          itemType: 'conversation',
+          itemId: sessionId,
+          detail: { messages: shown.length },
+        })
       }
       return { session_id: sessionId, messages }
     },
 
-    async deleteOriginals(tenantId: string, sessionId: string, actorUserId: string | null) {
-      await sessionOr404(tenantId, sessionId)
+    async deleteOriginals(tenantId: string, sessionId: string, viewer: Viewer) {
+      const actorUserId = viewer.userId
+      await sessionOr404(tenantId, sessionId, viewer.scope)
       return db.transaction().execute(async (trx) => {
         const erased = await repo.deleteOriginals(tenantId, sessionId, trx)
         if (erased.length) {
@@ -105,13 +120,18 @@ export function createChatLogsService(deps: {
             trx,
           )
         }
+        await deps.audit.record(
+          tenantId,
+          { ...actorEntry(viewer), action: 'deleted_original', itemType: 'conversation', itemId: sessionId, detail: { deleted_count: erased.length } },
+          trx,
+        )
         return { deleted_count: erased.length }
       })
     },
 
-    async feedback(tenantId: string, messageId: string, input: { feedback: Feedback; ideal_answer?: string | null }) {
+    async feedback(tenantId: string, messageId: string, input: { feedback: Feedback; ideal_answer?: string | null }, viewer: Viewer) {
       const m = await repo.findMessage(tenantId, messageId)
-      if (!m) throw notFound('Message not found')
+      if (!m || (viewer.scope !== null && !inScope(viewer.scope, (await repo.findSession(tenantId, m.session_id))?.bot_id))) throw notFound('Message not found')
       if (m.role !== 'assistant') throw badRequest('Feedback can only be given on assistant messages', 'not_assistant_message')
       const ideal = input.ideal_answer === undefined ? m.ideal_answer : input.ideal_answer?.trim() || null
       const row = await db.transaction().execute(async (trx) => {
@@ -122,8 +142,8 @@ export function createChatLogsService(deps: {
       return { id: row!.id, feedback: row!.feedback, ideal_answer: row!.ideal_answer }
     },
 
-    async badAnswers(tenantId: string, page: { limit: number; offset: number }) {
-      const [rows, total] = await Promise.all([repo.badAnswers(tenantId, page.limit, page.offset), repo.countBadAnswers(tenantId)])
+    async badAnswers(tenantId: string, page: { limit: number; offset: number }, viewer: Viewer) {
+      const [rows, total] = await Promise.all([repo.badAnswers(tenantId, page.limit, page.offset, viewer.scope), repo.countBadAnswers(tenantId, viewer.scope)])
       return {
         items: rows.map((r) => ({
           message_id: r.id,
@@ -137,8 +157,8 @@ export function createChatLogsService(deps: {
       }
     },
 
-    async history(tenantId: string, sessionId: string) {
-      const s = await sessionOr404(tenantId, sessionId)
+    async history(tenantId: string, sessionId: string, viewer: Viewer) {
+      const s = await sessionOr404(tenantId, sessionId, viewer.scope)
       const [rows, ticket] = await Promise.all([repo.sessionMessages(tenantId, sessionId), deps.handOff.latestTicketNumber(tenantId, sessionId)])
       return {
         session_id: sessionId,

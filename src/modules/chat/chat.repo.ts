@@ -1,6 +1,7 @@
 import type { NewPiiEvent } from '../tenants/privacy/privacy.repo.js'
 import { sql, type Selectable } from 'kysely'
 import type { Db } from '../../db/client.js'
+import { scopeIds, type BotScope } from '../shared/bot-scope.js'
 import type { ChatMessagesTable, ChatSessionsTable, Feedback, QuestionOutcome, SourceRef, TicketTrigger } from '../../db/schema/chat.js'
 
 export type SessionRow = Selectable<ChatSessionsTable>
@@ -25,6 +26,10 @@ export interface NewMessage {
 export type PiiEvent = NewPiiEvent
 
 export function createChatRepo(db: Db) {
+  /** The tenant's sessions of the bots in `scope`, as a subquery. */
+  const sessionsOf = (tenantId: string, scope: readonly string[]) =>
+    db.selectFrom('chat_sessions').select('id').where('tenant_id', '=', tenantId).where('bot_id', 'in', scopeIds(scope))
+
   return {
     findSession(tenantId: string, sessionId: string, trx: Db = db) {
       return trx.selectFrom('chat_sessions').selectAll().where('tenant_id', '=', tenantId).where('id', '=', sessionId).executeTakeFirst()
@@ -278,7 +283,7 @@ export function createChatRepo(db: Db) {
     },
 
     /** Sessions with their bot's public id and newest ticket number, most recent activity first. */
-    listSessions(tenantId: string, limit: number, offset: number) {
+    listSessions(tenantId: string, limit: number, offset: number, scope: BotScope = null) {
       return db
         .selectFrom('chat_sessions as s')
         .innerJoin('bots as b', 'b.id', 's.bot_id')
@@ -302,6 +307,7 @@ export function createChatRepo(db: Db) {
               .as('ticket_number'),
         ])
         .where('s.tenant_id', '=', tenantId)
+        .$if(scope !== null, (q) => q.where('s.bot_id', 'in', scopeIds(scope!)))
         .orderBy('s.last_activity_at', 'desc')
         .orderBy('s.id', 'desc')
         .limit(limit)
@@ -309,11 +315,12 @@ export function createChatRepo(db: Db) {
         .execute()
     },
 
-    countSessions(tenantId: string) {
+    countSessions(tenantId: string, scope: BotScope = null) {
       return db
         .selectFrom('chat_sessions')
         .select(sql<number>`count(*)::int`.as('n'))
         .where('tenant_id', '=', tenantId)
+        .$if(scope !== null, (q) => q.where('bot_id', 'in', scopeIds(scope!)))
         .executeTakeFirstOrThrow()
         .then((r) => r.n)
     },
@@ -347,7 +354,7 @@ export function createChatRepo(db: Db) {
     },
 
     /** Down-voted answers, newest first, each with the visitor message right before it. */
-    badAnswers(tenantId: string, limit: number, offset: number) {
+    badAnswers(tenantId: string, limit: number, offset: number, scope: BotScope = null) {
       return db
         .selectFrom('chat_messages as m')
         .select([
@@ -374,6 +381,7 @@ export function createChatRepo(db: Db) {
         .where('m.tenant_id', '=', tenantId)
         .where('m.feedback', '=', 'down')
         .where('m.role', '=', 'assistant')
+        .$if(scope !== null, (q) => q.where('m.session_id', 'in', sessionsOf(tenantId, scope!)))
         .orderBy('m.created_at', 'desc')
         .orderBy('m.id', 'desc')
         .limit(limit)
@@ -381,13 +389,14 @@ export function createChatRepo(db: Db) {
         .execute()
     },
 
-    countBadAnswers(tenantId: string) {
+    countBadAnswers(tenantId: string, scope: BotScope = null) {
       return db
         .selectFrom('chat_messages')
         .select(sql<number>`count(*)::int`.as('n'))
         .where('tenant_id', '=', tenantId)
         .where('feedback', '=', 'down')
         .where('role', '=', 'assistant')
+        .$if(scope !== null, (q) => q.where('session_id', 'in', sessionsOf(tenantId, scope!)))
         .executeTakeFirstOrThrow()
         .then((r) => r.n)
     },

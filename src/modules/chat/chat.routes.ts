@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { apiKeySecurity, bearerSecurity, type Guards } from '../../http/auth.js'
+import { apiKeySecurity, bearerSecurity, viewerOf, type Guards } from '../../http/auth.js'
 import { rateLimits } from '../../http/rate-limit.js'
 import { ErrorBody, RateLimitBody, ValidationErrorBody, commonErrors } from '../../http/schemas.js'
 import { unavailable, ValidationError } from '../../lib/errors.js'
@@ -132,16 +132,16 @@ export const chatRoutes =
     app.get(
       '/chat/sessions',
       {
-        preHandler: guards.tenant,
+        preHandler: guards.can('tickets'),
         schema: { ...base, operationId: 'listChatSessions', querystring: Page(200, 50), response: { 200: ChatSessionListResponse, ...jwtErrors } },
       },
-      async (req) => logs.listSessions(req.tenantId!, req.query),
+      async (req) => logs.listSessions(req.tenantId!, req.query, viewerOf(req)),
     )
 
     app.get(
       '/chat/logs/session/:session_id',
       {
-        preHandler: guards.tenant,
+        preHandler: guards.can('tickets'),
         schema: {
           ...base,
           operationId: 'getChatSessionLog',
@@ -150,23 +150,22 @@ export const chatRoutes =
           response: { 200: ChatMessageLogResponse, ...jwtErrors },
         },
       },
-      async (req) =>
-        logs.sessionLog(req.tenantId!, req.params.session_id, { includeOriginal: req.query.include_original, actorUserId: req.authUser?.id ?? null }),
+      async (req) => logs.sessionLog(req.tenantId!, req.params.session_id, { includeOriginal: req.query.include_original }, viewerOf(req)),
     )
 
     app.post(
       '/chat/logs/session/:session_id/delete-original',
       {
-        preHandler: guards.tenant,
+        preHandler: guards.can('tickets'),
         schema: { ...base, operationId: 'deleteChatSessionOriginals', params: SessionParams, response: { 200: DeleteOriginalResponse, ...jwtErrors } },
       },
-      async (req) => logs.deleteOriginals(req.tenantId!, req.params.session_id, req.authUser?.id ?? null),
+      async (req) => logs.deleteOriginals(req.tenantId!, req.params.session_id, viewerOf(req)),
     )
 
     app.post(
       '/chat/messages/:message_id/feedback',
       {
-        preHandler: guards.tenant,
+        preHandler: guards.can('tickets'),
         schema: {
           ...base,
           operationId: 'chatMessageFeedback',
@@ -175,24 +174,24 @@ export const chatRoutes =
           response: { 200: MessageFeedbackResponse, 400: ErrorBody, ...jwtErrors },
         },
       },
-      async (req) => logs.feedback(req.tenantId!, req.params.message_id, req.body),
+      async (req) => logs.feedback(req.tenantId!, req.params.message_id, req.body, viewerOf(req)),
     )
 
     app.get(
       '/chat/bad-answers',
       {
-        preHandler: guards.tenant,
+        preHandler: guards.can('tickets'),
         schema: { ...base, operationId: 'listBadAnswers', querystring: Page(100, 50), response: { 200: BadAnswerListResponse, ...jwtErrors } },
       },
-      async (req) => logs.badAnswers(req.tenantId!, req.query),
+      async (req) => logs.badAnswers(req.tenantId!, req.query, viewerOf(req)),
     )
 
     app.get(
       '/chat/history/:session_id',
       {
-        preHandler: guards.tenant,
+        preHandler: guards.can('tickets'),
         schema: { ...base, operationId: 'getChatHistory', params: SessionParams, response: { 200: ChatHistoryResponse, ...jwtErrors } },
       },
-      async (req) => logs.history(req.tenantId!, req.params.session_id),
+      async (req) => logs.history(req.tenantId!, req.params.session_id, viewerOf(req)),
     )
   }

@@ -9,6 +9,7 @@ import { createRetrievalService, type FaqSearch } from '../retrieval/retrieval.s
 import { NoticeCache } from '../../db/change-feed.js'
 import { TENANTS_TOPIC } from '../tenants/tenants.repo.js'
 import type { PrivacyRepo } from '../tenants/privacy/privacy.repo.js'
+import type { AuditPort } from '../shared/audit.port.js'
 import { createChatLogsService } from './chat-logs.service.js'
 import { chatJobs } from './chat.jobs.js'
 import { createChatRepo } from './chat.repo.js'
@@ -28,6 +29,7 @@ export function wireChat(
   deps: {
     bots: Pick<BotsRepo, 'findDefault' | 'findTenantBotByPublicId'>
     privacy: Pick<PrivacyRepo, 'insertEvents'>
+    audit: AuditPort
     faqSearch?: FaqSearch
     profileFor?: ChatServiceDeps['profileFor']
     handOff: HandOffPort
@@ -71,7 +73,7 @@ export function wireChat(
     profileFor: deps.profileFor,
     tenantSettings,
   })
-  const logs = createChatLogsService({ db, clock, cipher, repo, handOff: deps.handOff, privacy: deps.privacy, onFeedback: deps.onFeedback })
+  const logs = createChatLogsService({ db, clock, cipher, repo, handOff: deps.handOff, privacy: deps.privacy, onFeedback: deps.onFeedback, audit: deps.audit })
   const idempotency = createIdempotency({ db, redis: ctx.redis, prefix: config.REDIS_PREFIX, clock, waitMs: config.IDEMPOTENCY_WAIT_MS, log })
   return {
     service,

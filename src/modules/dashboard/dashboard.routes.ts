@@ -50,8 +50,8 @@ const AssetParams = Type.Object({ '*': Type.String({ maxLength: 200 }) })
 
 /**
  * The operator dashboard, served by the service itself: `/` leads to `/app/`; every path under `/app/`
- * answers the app's page (the browser router draws the screen), as do `/verify` and `/reset-password`,
- * the paths the verification and reset mails link to. Hashed assets are cached for a year.
+ * answers the app's page (the browser router draws the screen), as do `/verify`, `/reset-password` and
+ * `/accept-invitation`, the paths the verification, reset and invitation mails link to. Hashed assets are cached for a year.
  */
 export const dashboardRoutes = (): FastifyPluginAsyncTypebox => async (app) => {
   const hide = { hide: true }
@@ -65,6 +65,7 @@ export const dashboardRoutes = (): FastifyPluginAsyncTypebox => async (app) => {
   app.get('/app', { schema: hide }, async (_req, reply) => reply.redirect('/app/', 302))
   app.get('/verify', { schema: hide }, index)
   app.get('/reset-password', { schema: hide }, index)
+  app.get('/accept-invitation', { schema: hide }, index)
   app.get('/app/assets/*', { schema: { ...hide, params: AssetParams } }, async (req, reply) => {
     const b = await dashboardBundle()
     const f = b.assets.get(req.params['*'])

@@ -24,7 +24,7 @@ export const documentsRoutes =
     const { guards, documents, maxUploadBytes, uploadRatePerHour } = deps
     const base = { tags: ['documents'], security: bearerSecurity }
     const errors = { ...commonErrors, 403: ErrorBody, 404: ErrorBody }
-    const pre = { preHandler: guards.tenant }
+    const pre = { preHandler: guards.can('knowledge') }
 
     // Limits apply while the stream is read: an oversized file is cut off at MAX_UPLOAD_BYTES, never buffered whole.
     await app.register(multipart, {

@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import type { Db } from '../../db/client.js'
+import { scopeIds, type BotScope } from '../shared/bot-scope.js'
 import type { TicketStatus } from '../../db/schema/chat.js'
 import type { ReplyMailStatus } from '../../db/schema/escalations.js'
 
@@ -8,8 +9,11 @@ import type { ReplyMailStatus } from '../../db/schema/escalations.js'
  * moves, operator replies and their mail decision, notification markers and erasure of originals.
  * Ticket creation lives in tickets.repo.ts; the hand-off (handoff.ts) uses both.
  */
+/** A ticket list's assignee filter: a user id, null for unassigned tickets, undefined for all. */
+export type AssigneeFilter = string | null | undefined
+
 export function createEscalationsRepo(db: Db) {
-  const ticketQuery = (trx: Db, tenantId: string) =>
+  const ticketQuery = (trx: Db, tenantId: string, scope: BotScope = null) =>
     trx
       .selectFrom('escalation_tickets as t')
       .leftJoin('bots as b', (j) => j.onRef('b.id', '=', 't.bot_id').on('b.tenant_id', '=', tenantId))
@@ -23,27 +27,62 @@ export function createEscalationsRepo(db: Db) {
         's.visitor_email_enc as session_email_enc',
       ])
       .where('t.tenant_id', '=', tenantId)
+      .$if(scope !== null, (q) => q.where('t.bot_id', 'in', scopeIds(scope!)))
+
+  type Filter = { status?: TicketStatus; assignee?: AssigneeFilter; scope: BotScope }
 
   return {
-    list(tenantId: string, q: { status?: TicketStatus; limit: number; offset: number }) {
-      let query = ticketQuery(db, tenantId)
-      if (q.status) query = query.where('t.status', '=', q.status)
-      return query.orderBy('t.created_at', 'desc').orderBy('t.seq', 'desc').limit(q.limit).offset(q.offset).execute()
+    list(tenantId: string, f: Filter & { limit: number; offset: number }) {
+      let query = ticketQuery(db, tenantId, f.scope)
+      if (f.status) query = query.where('t.status', '=', f.status)
+      if (f.assignee === null) query = query.where('t.assignee_user_id', 'is', null)
+      else if (f.assignee !== undefined) query = query.where('t.assignee_user_id', '=', f.assignee)
+      return query.orderBy('t.created_at', 'desc').orderBy('t.seq', 'desc').limit(f.limit).offset(f.offset).execute()
     },
 
-    count(tenantId: string, status?: TicketStatus) {
+    count(tenantId: string, f: Filter) {
       let query = db.selectFrom('escalation_tickets').select(sql<number>`count(*)::int`.as('n')).where('tenant_id', '=', tenantId)
-      if (status) query = query.where('status', '=', status)
+      if (f.status) query = query.where('status', '=', f.status)
+      if (f.assignee === null) query = query.where('assignee_user_id', 'is', null)
+      else if (f.assignee !== undefined) query = query.where('assignee_user_id', '=', f.assignee)
+      if (f.scope !== null) query = query.where('bot_id', 'in', scopeIds(f.scope))
       return query.executeTakeFirstOrThrow().then((r) => r.n)
     },
 
-    find(tenantId: string, ticketId: string, trx: Db = db) {
-      return ticketQuery(trx, tenantId).where('t.id', '=', ticketId).executeTakeFirst()
+    /** The ticket, if it is this tenant's and within the caller's bots. */
+    find(tenantId: string, ticketId: string, trx: Db = db, scope: BotScope = null) {
+      return ticketQuery(trx, tenantId, scope).where('t.id', '=', ticketId).executeTakeFirst()
     },
 
-    /** Locks the ticket row for the rest of the transaction; undefined when it is not this tenant's. */
-    lock(tenantId: string, ticketId: string, trx: Db) {
-      return trx.selectFrom('escalation_tickets').selectAll().where('tenant_id', '=', tenantId).where('id', '=', ticketId).forUpdate().executeTakeFirst()
+    /** Locks the ticket row for the rest of the transaction; undefined when it is not this tenant's (or outside the caller's bots). */
+    lock(tenantId: string, ticketId: string, trx: Db, scope: BotScope = null) {
+      return trx
+        .selectFrom('escalation_tickets')
+        .selectAll()
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', ticketId)
+        .$if(scope !== null, (q) => q.where('bot_id', 'in', scopeIds(scope!)))
+        .forUpdate()
+        .executeTakeFirst()
+    },
+
+    async setAssignee(tenantId: string, ticketId: string, userId: string | null, now: Date, trx: Db): Promise<void> {
+      await trx
+        .updateTable('escalation_tickets')
+        .set({ assignee_user_id: userId, updated_at: now })
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', ticketId)
+        .execute()
+    },
+
+    /** A member of the workspace who could be given a ticket, with its mail preference. */
+    member(tenantId: string, userId: string, trx: Db = db) {
+      return trx
+        .selectFrom('users')
+        .select(['id', 'email', 'role', 'bot_ids', 'can_view_original', 'notify_on_assignment'])
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', userId)
+        .executeTakeFirst()
     },
 
     /** An operator opened an open ticket: it is being worked on. */
@@ -60,7 +99,13 @@ export function createEscalationsRepo(db: Db) {
     async resolve(tenantId: string, ticketId: string, text: string, now: Date, trx: Db): Promise<void> {
       await trx
         .updateTable('escalation_tickets')
-        .set({ status: 'resolved', resolution_text: text, resolved_at: now, updated_at: now })
+        .set((eb) => ({
+          status: 'resolved',
+          resolution_text: text,
+          resolved_at: now,
+          updated_at: now,
+          first_response_at: eb.fn.coalesce('first_response_at', sql<Date>`${now}::timestamptz`),
+        }))
         .where('tenant_id', '=', tenantId)
         .where('id', '=', ticketId)
         .execute()

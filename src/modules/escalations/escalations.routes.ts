@@ -1,7 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { bearerSecurity, type Guards } from '../../http/auth.js'
+import { bearerSecurity, viewerOf, type Guards } from '../../http/auth.js'
 import { ErrorBody, commonErrors } from '../../http/schemas.js'
-import { DeleteOriginalResponse, EscalationList, EscalationTicket, ResolveRequest, TicketListQuery, TicketParams, TicketQuery } from './escalations.schemas.js'
+import {
+  AssignRequest,
+  DeleteOriginalResponse,
+  EscalationList,
+  EscalationTicket,
+  ResolveRequest,
+  TicketListQuery,
+  TicketParams,
+  TicketQuery,
+} from './escalations.schemas.js'
 import type { EscalationsService } from './escalations.service.js'
 
 export const escalationsRoutes =
@@ -10,7 +19,7 @@ export const escalationsRoutes =
     const { guards, escalations } = deps
     const base = { tags: ['escalations'], security: bearerSecurity }
     const errors = { ...commonErrors, 403: ErrorBody, 404: ErrorBody }
-    const pre = { preHandler: guards.tenant }
+    const pre = { preHandler: guards.can('tickets') }
 
     app.get(
       '/escalations',
@@ -20,19 +29,24 @@ export const escalationsRoutes =
           ...base,
           operationId: 'listEscalations',
           summary: 'Support tickets, newest first',
-          description: 'include_original=true adds the unredacted question where one is stored; each one shown is audited as original_viewed.',
+          description:
+            "Tickets of the caller's bots. assignee=me|unassigned|<user id> filters the inbox (Mine / Unassigned / one member's). include_original=true adds the unredacted question where one is stored (owners, admins, agents granted it); each one shown is audited as original_viewed and in the audit log.",
           querystring: TicketListQuery,
           response: { 200: EscalationList, ...errors },
         },
       },
       (req) =>
-        escalations.list(req.tenantId!, {
-          status: req.query.status,
-          includeOriginal: req.query.include_original,
-          limit: req.query.limit,
-          offset: req.query.offset,
-          actorUserId: req.authUser?.id ?? null,
-        }),
+        escalations.list(
+          req.tenantId!,
+          {
+            status: req.query.status,
+            assignee: req.query.assignee,
+            includeOriginal: req.query.include_original,
+            limit: req.query.limit,
+            offset: req.query.offset,
+          },
+          viewerOf(req),
+        ),
     )
 
     app.get(
@@ -48,7 +62,24 @@ export const escalationsRoutes =
           response: { 200: EscalationTicket, ...errors },
         },
       },
-      (req) => escalations.get(req.tenantId!, req.params.ticket_id, { includeOriginal: req.query.include_original, actorUserId: req.authUser?.id ?? null }),
+      (req) => escalations.get(req.tenantId!, req.params.ticket_id, { includeOriginal: req.query.include_original }, viewerOf(req)),
+    )
+
+    app.patch(
+      '/escalations/:ticket_id',
+      {
+        ...pre,
+        schema: {
+          ...base,
+          operationId: 'assignEscalation',
+          description:
+            'Assigns the ticket to a member who works on tickets and sees its bot (null unassigns). Agents may only take a free ticket or give back their own; owners and admins assign anyone. The assignee is mailed when someone else assigned it (unless notify_on_assignment is off); emits ticket.assigned.',
+          params: TicketParams,
+          body: AssignRequest,
+          response: { 200: EscalationTicket, ...errors },
+        },
+      },
+      (req) => escalations.assign(req.tenantId!, req.params.ticket_id, req.body.assignee_user_id, viewerOf(req)),
     )
 
     app.post(
@@ -65,7 +96,7 @@ export const escalationsRoutes =
           response: { 200: EscalationTicket, ...errors },
         },
       },
-      (req) => escalations.resolve(req.tenantId!, req.params.ticket_id, req.body.resolution_text, req.authUser?.id ?? null),
+      (req) => escalations.resolve(req.tenantId!, req.params.ticket_id, req.body.resolution_text, viewerOf(req)),
     )
 
     app.post(
@@ -80,6 +111,6 @@ export const escalationsRoutes =
           response: { 200: DeleteOriginalResponse, ...errors },
         },
       },
-      (req) => escalations.deleteOriginal(req.tenantId!, req.params.ticket_id, req.authUser?.id ?? null),
+      (req) => escalations.deleteOriginal(req.tenantId!, req.params.ticket_id, viewerOf(req)),
     )
   }

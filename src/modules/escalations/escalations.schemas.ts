@@ -10,6 +10,11 @@ export const TicketQuery = Type.Object({ include_original: Type.Boolean({ defaul
 export const TicketListQuery = Type.Object({
   status: Type.Optional(TicketStatusSchema),
   include_original: Type.Boolean({ default: false }),
+  assignee: Type.Optional(
+    Type.Union([Type.Literal('me'), Type.Literal('unassigned'), Uuid], {
+      description: "the inbox's Mine (me), Unassigned, or one member's tickets (a user id); without it: all",
+    }),
+  ),
   limit: Type.Integer({ minimum: 1, maximum: 200, default: 100 }),
   offset: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }),
 })
@@ -63,9 +68,17 @@ export const EscalationTicket = Type.Object({
   created_at: DateTime,
   updated_at: DateTime,
   resolved_at: Nullable(DateTime),
+  assignee_user_id: Nullable(Uuid),
+  /** the first operator reply or resolution */
+  first_response_at: Nullable(DateTime),
 })
 
 export const EscalationList = Type.Object({ tickets: Type.Array(EscalationTicket), total: Type.Integer() })
+
+export const AssignRequest = Type.Object(
+  { assignee_user_id: Nullable(Uuid) },
+  { additionalProperties: false, description: 'a member with ticket permission (agents: only themselves); null unassigns' },
+)
 
 export const ResolveRequest = Type.Object({ resolution_text: Type.String({ minLength: 1, maxLength: 8000 }) })
 

@@ -4,7 +4,13 @@ import type { TicketStatus } from '../../db/schema/chat.js'
 import type { JobQueue } from '../../jobs/queue.js'
 import { addSeconds, type Clock } from '../../lib/clock.js'
 import { decryptOrNull as decrypt, type Cipher } from '../../lib/crypto.js'
-import { notFound, ValidationError } from '../../lib/errors.js'
+import { forbidden, notFound, ValidationError } from '../../lib/errors.js'
+import { memberOf, type Viewer } from '../../http/auth.js'
+import { roleMay } from '../../http/permissions.js'
+import type { AuditPort } from '../shared/audit.port.js'
+import { inScope, type BotScope } from '../shared/bot-scope.js'
+import type { EventsPort } from '../shared/events.port.js'
+import { assignedMail } from './assignment.mails.js'
 import type { EmailService } from '../email/email.service.js'
 import type { NewPiiEvent, PrivacyRepo } from '../tenants/privacy/privacy.repo.js'
 import { readIdentity } from '../shared/identity.js'
@@ -33,8 +39,10 @@ export function createEscalationsService(deps: {
   graceSeconds: number
   /** Where the dashboard lives, for links in notification mails; null for none. */
   dashboardUrl: string | null
+  audit: AuditPort
+  events: EventsPort
 }) {
-  const { db, clock, cipher, repo, privacy, email, queue, tenants } = deps
+  const { db, clock, cipher, repo, privacy, email, queue, tenants, audit } = deps
 
   const decryptOrNull = (enc: string | null | undefined) => decrypt(cipher, enc)
 
@@ -74,11 +82,14 @@ export function createEscalationsService(deps: {
       created_at: t.created_at.toISOString(),
       updated_at: t.updated_at.toISOString(),
       resolved_at: t.resolved_at ? t.resolved_at.toISOString() : null,
+      assignee_user_id: t.assignee_user_id,
+      first_response_at: t.first_response_at ? t.first_response_at.toISOString() : null,
     }
   }
 
-  /** Presents tickets, decrypting originals when asked; every original shown leaves an audit event. */
-  async function presentAll(tenantId: string, rows: TicketView[], opts: { includeOriginal: boolean; actorUserId: string | null }) {
+  /** Presents tickets, decrypting originals when asked; every original shown leaves a PII event and an audit entry. */
+  async function presentAll(tenantId: string, rows: TicketView[], opts: { includeOriginal: boolean; viewer: Viewer }) {
+    if (opts.includeOriginal && !opts.viewer.canViewOriginal) throw forbidden(`Your role (${opts.viewer.role}) may not show original text unless granted`)
     const shown: NewPiiEvent[] = []
     let optional: string[] | null | undefined
     const out = []
@@ -92,9 +103,16 @@ export function createEscalationsService(deps: {
             direction: 'ticket',
             ticketId: t.id,
             sessionId: t.session_id,
-            actorUserId: opts.actorUserId,
+            actorUserId: opts.viewer.userId,
           }),
         )
+        await audit.record(tenantId, {
+          ...actorEntry(opts.viewer),
+          action: 'showed_original',
+          itemType: 'ticket',
+          itemId: t.id,
+          detail: { ticket_number: t.ticket_number },
+        })
       }
       out.push(present(t, original))
     }
@@ -102,8 +120,8 @@ export function createEscalationsService(deps: {
     return out
   }
 
-  async function ticketOr404(tenantId: string, ticketId: string) {
-    const t = await repo.find(tenantId, ticketId)
+  async function ticketOr404(tenantId: string, ticketId: string, scope: BotScope = null) {
+    const t = await repo.find(tenantId, ticketId, db, scope)
     if (!t) throw notFound('Ticket not found')
     return t
   }
@@ -111,19 +129,65 @@ export function createEscalationsService(deps: {
   const dashboardLink = (ticketId: string) => (deps.dashboardUrl ? `${deps.dashboardUrl}/escalations/${ticketId}` : null)
 
   return {
-    async list(tenantId: string, q: { status?: TicketStatus; includeOriginal: boolean; limit: number; offset: number; actorUserId: string | null }) {
-      const [rows, total] = await Promise.all([repo.list(tenantId, q), repo.count(tenantId, q.status)])
-      return { tickets: await presentAll(tenantId, rows, q), total }
+    /** Tickets of the viewer's bots; `assignee` is 'me', 'unassigned' or a member's id. */
+    async list(tenantId: string, q: { status?: TicketStatus; assignee?: string; includeOriginal: boolean; limit: number; offset: number }, viewer: Viewer) {
+      const assignee = q.assignee === 'me' ? (viewer.userId ?? undefined) : q.assignee === 'unassigned' ? null : q.assignee
+      const filter = { status: q.status, assignee, scope: viewer.scope }
+      const [rows, total] = await Promise.all([repo.list(tenantId, { ...filter, limit: q.limit, offset: q.offset }), repo.count(tenantId, filter)])
+      return { tickets: await presentAll(tenantId, rows, { includeOriginal: q.includeOriginal, viewer }), total }
     },
 
     /** The ticket; an operator opening an open ticket moves it to in_progress. */
-    async get(tenantId: string, ticketId: string, opts: { includeOriginal: boolean; actorUserId: string | null }) {
-      const t = await ticketOr404(tenantId, ticketId)
+    async get(tenantId: string, ticketId: string, opts: { includeOriginal: boolean }, viewer: Viewer) {
+      const t = await ticketOr404(tenantId, ticketId, viewer.scope)
       if (t.status === 'open') {
         await repo.markInProgress(tenantId, ticketId, clock.now())
-        return (await presentAll(tenantId, [await ticketOr404(tenantId, ticketId)], opts))[0]!
+        return (await presentAll(tenantId, [await ticketOr404(tenantId, ticketId)], { ...opts, viewer }))[0]!
       }
-      return (await presentAll(tenantId, [t], opts))[0]!
+      return (await presentAll(tenantId, [t], { ...opts, viewer }))[0]!
+    },
+
+    /**
+     * Assigns the ticket (null unassigns). A member who may manage members assigns anyone of the workspace
+     * who works on tickets and sees the ticket's bot; others (agents) only take a ticket that is free or
+     * theirs, or give back their own. The assignee is mailed when someone else assigned it (unless it turned
+     * the mail off); `ticket.assigned` is emitted in the same transaction.
+     */
+    async assign(tenantId: string, ticketId: string, assigneeUserId: string | null, viewer: Viewer) {
+      const now = clock.now()
+      await db.transaction().execute(async (trx) => {
+        const t = await repo.lock(tenantId, ticketId, trx, viewer.scope)
+        if (!t) throw notFound('Ticket not found')
+        if (!roleMay(viewer.role, 'members')) {
+          const free = t.assignee_user_id === null || t.assignee_user_id === viewer.userId
+          if ((assigneeUserId !== null && assigneeUserId !== viewer.userId) || !free) {
+            throw forbidden(`Your role (${viewer.role}) may only take a free ticket or give back your own`)
+          }
+        }
+        if (t.assignee_user_id === assigneeUserId) return
+        const member = assigneeUserId ? await repo.member(tenantId, assigneeUserId, trx) : null
+        if (assigneeUserId) {
+          if (!member) throw new ValidationError(['body', 'assignee_user_id'], 'Not a member of this workspace', 'invalid_assignee')
+          if (!roleMay(member.role, 'tickets'))
+            throw new ValidationError(['body', 'assignee_user_id'], `A ${member.role} does not work on tickets`, 'invalid_assignee')
+          if (!inScope(memberOf(member).botIds, t.bot_id))
+            throw new ValidationError(['body', 'assignee_user_id'], "This member does not see the ticket's bot", 'invalid_assignee')
+        }
+        await repo.setAssignee(tenantId, ticketId, assigneeUserId, now, trx)
+        const data = { ticket_id: t.id, ticket_number: t.ticket_number, assignee_user_id: assigneeUserId, assigned_by_user_id: viewer.userId }
+        await deps.events.emit(tenantId, { type: 'ticket.assigned', botId: t.bot_id, ticketId: t.id, data }, trx)
+        await audit.record(
+          tenantId,
+          { ...actorEntry(viewer), action: assigneeUserId ? 'assigned' : 'unassigned', itemType: 'ticket', itemId: t.id, detail: data },
+          trx,
+        )
+        if (member && member.id !== viewer.userId && member.notify_on_assignment) {
+          const by = viewer.userId ? ((await repo.member(tenantId, viewer.userId, trx))?.email ?? null) : null
+          const mail = assignedMail(member.email, { ticket_number: t.ticket_number, question: t.primary_question, by, link: dashboardLink(t.id) })
+          await email.queue(mail, { tenantId, dedupeKey: `ticket-assigned:${t.id}:${member.id}:${now.getTime()}` }, trx)
+        }
+      })
+      return present(await ticketOr404(tenantId, ticketId), null)
     },
 
     /**
@@ -131,12 +195,13 @@ export function createEscalationsService(deps: {
      * assistant message with from_operator), and a durable job decides at the end of the grace period
      * whether it is mailed too (not when the visitor's read cursor has reached it).
      */
-    async resolve(tenantId: string, ticketId: string, text: string, actorUserId: string | null) {
+    async resolve(tenantId: string, ticketId: string, text: string, viewer: Viewer) {
+      const actorUserId = viewer.userId
       const reply = text.trim()
       if (!reply) throw new ValidationError(['body', 'resolution_text'], 'String should have at least 1 character', 'string_too_short')
       const now = clock.now()
       await db.transaction().execute(async (trx) => {
-        const t = await repo.lock(tenantId, ticketId, trx)
+        const t = await repo.lock(tenantId, ticketId, trx, viewer.scope)
         if (!t) throw notFound('Ticket not found')
         if (t.session_id) {
           const messageId = randomUUID()
@@ -151,16 +216,22 @@ export function createEscalationsService(deps: {
           )
         }
         await repo.resolve(tenantId, ticketId, reply, now, trx)
+        await audit.record(
+          tenantId,
+          { ...actorEntry(viewer), action: 'resolved', itemType: 'ticket', itemId: ticketId, detail: { ticket_number: t.ticket_number } },
+          trx,
+        )
       })
       return present(await ticketOr404(tenantId, ticketId), null)
     },
 
     /** Erases the ticket's encrypted original question and the originals of its transcript's messages, for good. */
-    async deleteOriginal(tenantId: string, ticketId: string, actorUserId: string | null) {
+    async deleteOriginal(tenantId: string, ticketId: string, viewer: Viewer) {
+      const actorUserId = viewer.userId
       const optional = (await repo.tenantPrivacy(tenantId))?.pii_optional_types ?? []
       const now = clock.now()
       return db.transaction().execute(async (trx) => {
-        const t = await repo.lock(tenantId, ticketId, trx)
+        const t = await repo.lock(tenantId, ticketId, trx, viewer.scope)
         if (!t) throw notFound('Ticket not found')
         const audit: NewPiiEvent[] = []
         const base = { action: 'original_deleted' as const, ticketId, sessionId: t.session_id, actorUserId }
@@ -183,6 +254,11 @@ export function createEscalationsService(deps: {
           audit.push(...piiEvents(counts, { ...base, direction: 'message' }))
         }
         await privacy.insertEvents(tenantId, audit, now, trx)
+        await deps.audit.record(
+          tenantId,
+          { ...actorEntry(viewer), action: 'deleted_original', itemType: 'ticket', itemId: ticketId, detail: { deleted_count: deleted } },
+          trx,
+        )
         return { deleted_count: deleted }
       })
     },
@@ -253,5 +329,7 @@ export function createEscalationsService(deps: {
     repliesOf: (tenantId: string, ticketId: string) => repo.repliesOf(tenantId, ticketId),
   }
 }
+
+const actorEntry = (v: Viewer) => ({ actorUserId: v.userId, ip: v.ip })
 
 export type EscalationsService = ReturnType<typeof createEscalationsService>

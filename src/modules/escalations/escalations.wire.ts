@@ -1,6 +1,8 @@
 import type { AppContext } from '../../context.js'
 import type { Guards } from '../../http/auth.js'
 import type { EmailService } from '../email/email.service.js'
+import type { AuditPort } from '../shared/audit.port.js'
+import type { EventsPort } from '../shared/events.port.js'
 import type { PrivacyRepo } from '../tenants/privacy/privacy.repo.js'
 import type { TenantsService } from '../tenants/tenants.service.js'
 import { escalationsJobs } from './escalations.jobs.js'
@@ -18,7 +20,13 @@ import { createTicketsService } from './tickets.service.js'
 export function wireEscalations(
   ctx: AppContext,
   guards: Guards,
-  deps: { tenants: Pick<TenantsService, 'notificationAddress'>; email: Pick<EmailService, 'queue'>; privacy: Pick<PrivacyRepo, 'insertEvents'> },
+  deps: {
+    tenants: Pick<TenantsService, 'notificationAddress'>
+    email: Pick<EmailService, 'queue'>
+    privacy: Pick<PrivacyRepo, 'insertEvents'>
+    audit: AuditPort
+    events: EventsPort
+  },
 ) {
   const { config, db, clock, cipher, queue } = ctx
   const repo = createEscalationsRepo(db)
@@ -41,6 +49,8 @@ export function wireEscalations(
     tenants: deps.tenants,
     graceSeconds: config.OPERATOR_REPLY_GRACE_SECONDS,
     dashboardUrl: config.FRONTEND_URL || config.PUBLIC_BASE_URL || null,
+    audit: deps.audit,
+    events: deps.events,
   })
   return {
     service: escalations,

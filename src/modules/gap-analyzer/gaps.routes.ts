@@ -20,7 +20,7 @@ export const gapsRoutes =
     const { guards, gaps } = deps
     const base = { tags: ['gap-analyzer'], security: bearerSecurity }
     const errors = { ...commonErrors, 403: ErrorBody, 404: ErrorBody }
-    const pre = { preHandler: guards.tenant }
+    const pre = { preHandler: guards.can('knowledge') }
 
     app.get(
       '/gap-analyzer',

@@ -47,7 +47,7 @@ export const knowledgeRoutes =
     const { guards, knowledge } = deps
     const base = { tags: ['knowledge'], security: bearerSecurity }
     const errors = { ...commonErrors, 403: ErrorBody, 404: ErrorBody }
-    const preHandler = [guards.tenant, sameTenant]
+    const preHandler = [guards.can('knowledge'), sameTenant]
 
     type Schema = { operationId: string; querystring?: unknown; body?: unknown; response: Record<number, unknown> }
     const operations: { method: HTTPMethods; paths: [string, string]; schema: Schema; handler: (req: FastifyRequest) => Promise<unknown> }[] = []

@@ -37,7 +37,7 @@ export const llmRoutes =
     app.get(
       '/llm/status',
       {
-        preHandler: guards.tenant,
+        preHandler: guards.can('member'),
         schema: {
           tags: ['llm'],
           security: bearerSecurity,

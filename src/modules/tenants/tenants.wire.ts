@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context.js'
 import type { Guards } from '../../http/auth.js'
 import type { TenantsRepo } from './tenants.repo.js'
-import { tenantsRoutes } from './tenants.routes.js'
+import { tenantsRoutes, type TenantsAudit } from './tenants.routes.js'
 import { createTenantsService } from './tenants.service.js'
 
 /**
@@ -11,8 +11,14 @@ import { createTenantsService } from './tenants.service.js'
 export function wireTenants(
   ctx: AppContext,
   guards: Guards,
-  deps: { repo: TenantsRepo; sessionStats: Parameters<typeof createTenantsService>[0]['sessionStats']; onLlmKeySet: (tenantId: string) => Promise<unknown> },
+  deps: {
+    repo: TenantsRepo
+    sessionStats: Parameters<typeof createTenantsService>[0]['sessionStats']
+    onLlmKeySet: (tenantId: string) => Promise<unknown>
+    audit: TenantsAudit
+  },
 ) {
-  const service = createTenantsService({ db: ctx.db, clock: ctx.clock, cipher: ctx.cipher, ...deps })
-  return { service, routes: tenantsRoutes({ guards, tenants: service }) }
+  const { audit, ...rest } = deps
+  const service = createTenantsService({ db: ctx.db, clock: ctx.clock, cipher: ctx.cipher, ...rest })
+  return { service, routes: tenantsRoutes({ guards, tenants: service, audit }) }
 }

@@ -19,7 +19,7 @@ export const sourcesRoutes =
 
     app.get(
       '/documents/sources',
-      { preHandler: guards.tenant, schema: { ...base, operationId: 'listKnowledgeSources', response: { 200: KnowledgeSources, ...errors } } },
+      { preHandler: guards.can('knowledge'), schema: { ...base, operationId: 'listKnowledgeSources', response: { 200: KnowledgeSources, ...errors } } },
       async (req) => {
         const [documents, urlSources] = await Promise.all([sources.uploadedDocuments(req.tenantId!), sources.list(req.tenantId!)])
         return { documents: await deps.present(req.tenantId!, documents), url_sources: urlSources }
@@ -29,7 +29,7 @@ export const sourcesRoutes =
     app.post(
       '/documents/sources/url',
       {
-        preHandler: guards.tenant,
+        preHandler: guards.can('knowledge'),
         schema: { ...base, operationId: 'createUrlSource', body: UrlSourceCreate, response: { 201: UrlSource, 400: ErrorBody, 409: ErrorBody, ...errors } },
       },
       async (req, reply) => reply.code(201).send(await sources.create(req.tenantId!, req.body)),
@@ -37,14 +37,17 @@ export const sourcesRoutes =
 
     app.get(
       '/documents/sources/:source_id',
-      { preHandler: guards.tenant, schema: { ...base, operationId: 'getUrlSource', params: SourceParams, response: { 200: UrlSourceDetail, ...errors } } },
+      {
+        preHandler: guards.can('knowledge'),
+        schema: { ...base, operationId: 'getUrlSource', params: SourceParams, response: { 200: UrlSourceDetail, ...errors } },
+      },
       async (req) => sources.detail(req.tenantId!, req.params.source_id),
     )
 
     app.patch(
       '/documents/sources/:source_id',
       {
-        preHandler: guards.tenant,
+        preHandler: guards.can('knowledge'),
         schema: { ...base, operationId: 'updateUrlSource', params: SourceParams, body: UrlSourceUpdate, response: { 200: UrlSource, ...errors } },
       },
       async (req) => sources.update(req.tenantId!, req.params.source_id, req.body),
@@ -52,7 +55,10 @@ export const sourcesRoutes =
 
     app.delete(
       '/documents/sources/:source_id',
-      { preHandler: guards.tenant, schema: { ...base, operationId: 'deleteUrlSource', params: SourceParams, response: { 204: Type.Null(), ...errors } } },
+      {
+        preHandler: guards.can('knowledge'),
+        schema: { ...base, operationId: 'deleteUrlSource', params: SourceParams, response: { 204: Type.Null(), ...errors } },
+      },
       async (req, reply) => {
         await sources.remove(req.tenantId!, req.params.source_id)
         return reply.code(204).send(null)
@@ -62,7 +68,7 @@ export const sourcesRoutes =
     app.post(
       '/documents/sources/:source_id/refresh',
       {
-        preHandler: guards.tenant,
+        preHandler: guards.can('knowledge'),
         schema: { ...base, operationId: 'refreshUrlSource', params: SourceParams, response: { 200: UrlSource, 409: ErrorBody, 429: ErrorBody, ...errors } },
       },
       async (req) => sources.refresh(req.tenantId!, req.params.source_id),
@@ -71,7 +77,7 @@ export const sourcesRoutes =
     app.delete(
       '/documents/sources/:source_id/pages/:document_id',
       {
-        preHandler: guards.tenant,
+        preHandler: guards.can('knowledge'),
         schema: { ...base, operationId: 'deleteUrlSourcePage', params: SourcePageParams, response: { 204: Type.Null(), ...errors } },
       },
       async (req, reply) => {

@@ -14,7 +14,7 @@ export const privacyRoutes =
     app.get(
       '/tenants/privacy/pii-events',
       {
-        preHandler: guards.tenant,
+        preHandler: guards.can('audit'),
         schema: {
           ...base,
           operationId: 'listPiiEvents',
@@ -30,12 +30,13 @@ export const privacyRoutes =
     app.delete(
       '/tenants/privacy/pii-events/retention',
       {
-        preHandler: guards.tenant,
+        preHandler: guards.can('settings'),
         schema: {
           ...base,
           operationId: 'applyPiiEventRetention',
           summary: 'Delete PII audit events older than retention_days',
-          description: 'Deletes now, and keeps retention_days as the tenant retention the daily cleanup applies (default 365).',
+          description:
+            'Deletes now, and keeps retention_days as the tenant retention the daily cleanup applies (default 365); the workspace audit log is kept as long.',
           querystring: RetentionQuery,
           response: { 200: RetentionResult, ...errors },
         },
