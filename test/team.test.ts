@@ -262,6 +262,25 @@ describe('ticket assignment', () => {
     expect(back.body.assignee_user_id).toBeNull()
   })
 
+  it('an agent limited to one bot sees only its tickets, takes one and replies; the owner sees both in the audit log', async () => {
+    const owner = await createTenant(t)
+    const other = await owner.api.post('/bots', { name: 'Other bot' })
+    expect(other.status).toBe(201)
+    const mine = await openTicket(owner)
+    await openTicket(owner, other.body)
+    const agent = await addMember(t, owner, 'agent', { botIds: [owner.bot.id] })
+    const inbox = await agent.api.get('/escalations?assignee=unassigned')
+    expect(inbox.body.tickets.map((x: { id: string }) => x.id)).toEqual([mine.id])
+    expect((await agent.api.patch(`/escalations/${mine.id}`, { assignee_user_id: agent.userId })).status).toBe(200)
+    expect((await agent.api.post(`/escalations/${mine.id}/resolve`, { resolution_text: 'On its way.' })).status).toBe(200)
+    const log = await owner.api.get(`/tenants/me/audit-log?member=${agent.userId}`)
+    expect(log.body.items.map((e: { action: string; item_id: string }) => [e.action, e.item_id])).toEqual([
+      ['resolved', mine.id],
+      ['assigned', mine.id],
+      ['joined', agent.userId],
+    ])
+  })
+
   it('no mail when the assignee turned the preference off', async () => {
     const owner = await createTenant(t)
     const quiet = await addMember(t, owner, 'agent')
