@@ -92,7 +92,7 @@ describe('embeddings', () => {
     const doc = await uploadReady(t, tenant.api, 'reuse.md', longDoc('quince'))
     const before = await embedded(doc.id)
     const calls = fake.embeddingCalls().length
-    const wired = wireDocuments(t.ctx, t.app as never, { llmKey: async () => 'sk-reuse-vectors-1' })
+    const wired = wireDocuments(t.ctx, t.app as never, { llmKey: async () => 'sk-reuse-vectors-1', audit: { record: async () => {} } })
     try {
       await wired.documents.indexDocument(tenant.tenantId, doc.id)
       const r = await wired.documents.embedPending(tenant.tenantId, { documentId: doc.id })

@@ -292,7 +292,7 @@ describe('indexing is idempotent and resumable', () => {
     const doc = await uploadReady(t, owner.api, 'parts.md', `# Parts\n\n${text}`)
     const first = await chunksOf(t, doc.id)
     expect(first.length).toBeGreaterThan(3)
-    const wired = wireDocuments(t.ctx, t.app as never, { llmKey: async () => null })
+    const wired = wireDocuments(t.ctx, t.app as never, { llmKey: async () => null, audit: { record: async () => {} } })
     try {
       await Promise.all([wired.documents.indexDocument(owner.tenantId, doc.id), wired.documents.indexDocument(owner.tenantId, doc.id)])
       await wired.documents.indexDocument(owner.tenantId, doc.id)

@@ -262,6 +262,25 @@ describe('ticket assignment', () => {
     expect(back.body.assignee_user_id).toBeNull()
   })
 
+  it('an agent limited to one bot sees only its tickets, takes one and replies; the owner sees both in the audit log', async () => {
+    const owner = await createTenant(t)
+    const other = await owner.api.post('/bots', { name: 'Other bot' })
+    expect(other.status).toBe(201)
+    const mine = await openTicket(owner)
+    await openTicket(owner, other.body)
+    const agent = await addMember(t, owner, 'agent', { botIds: [owner.bot.id] })
+    const inbox = await agent.api.get('/escalations?assignee=unassigned')
+    expect(inbox.body.tickets.map((x: { id: string }) => x.id)).toEqual([mine.id])
+    expect((await agent.api.patch(`/escalations/${mine.id}`, { assignee_user_id: agent.userId })).status).toBe(200)
+    expect((await agent.api.post(`/escalations/${mine.id}/resolve`, { resolution_text: 'On its way.' })).status).toBe(200)
+    const log = await owner.api.get(`/tenants/me/audit-log?member=${agent.userId}`)
+    expect(log.body.items.map((e: { action: string; item_id: string }) => [e.action, e.item_id])).toEqual([
+      ['resolved', mine.id],
+      ['assigned', mine.id],
+      ['joined', agent.userId],
+    ])
+  })
+
   it('no mail when the assignee turned the preference off', async () => {
     const owner = await createTenant(t)
     const quiet = await addMember(t, owner, 'agent')
@@ -288,6 +307,10 @@ describe('audit log', () => {
     expect((await owner.api.patch(`/tenants/me/members/${agent.userId}`, { role: 'editor' })).status).toBe(200)
     expect((await owner.api.post('/tenants/me/api-keys/rotate')).status).toBe(201)
     expect((await owner.api.post('/bots', { name: 'Audited bot' })).status).toBe(201)
+    const form = new FormData()
+    form.append('file', new Blob(['# Returns\n\nThirty days.'], { type: 'text/markdown' }), 'returns.md')
+    const upload = await owner.api.post('/documents', form)
+    expect(upload.status, upload.text).toBe(201)
 
     const all = await owner.api.get('/tenants/me/audit-log')
     expect(all.status, all.text).toBe(200)
@@ -302,6 +325,11 @@ describe('audit log', () => {
       detail: { from: 'agent', to: 'editor' },
     })
     expect(change.ip).toEqual(expect.any(String))
+    expect(all.body.items.find((e: { item_type: string }) => e.item_type === 'document')).toMatchObject({
+      action: 'created',
+      item_id: upload.body.id,
+      detail: { filename: 'returns.md' },
+    })
 
     const joined = await owner.api.get(`/tenants/me/audit-log?member=${agent.userId}`)
     expect(joined.body.items.map((e: { action: string }) => e.action)).toEqual(['joined'])
@@ -326,5 +354,20 @@ describe('audit log', () => {
     expect((await agent.api.get('/tenants/me/audit-log')).status).toBe(403)
     // append-only
     await expect(t.ctx.db.updateTable('audit_log').set({ action: 'x' }).where('tenant_id', '=', owner.tenantId).execute()).rejects.toThrow()
+  })
+})
+
+describe('audit retention', () => {
+  it('the daily sweep deletes entries older than the retention setting', async () => {
+    const owner = await createTenant(t)
+    expect((await owner.api.post('/bots', { name: 'Old news' })).status).toBe(201)
+    expect((await owner.api.delete('/tenants/privacy/pii-events/retention?retention_days=1')).status).toBe(200)
+    t.clock.advance(2 * 86_400_000)
+    const login = await t.api().post('/auth/login', { email: owner.email, password: PASSWORD })
+    owner.api.withToken(login.body.token)
+    await t.ctx.queue.enqueue('audit.retention', {})
+    await expect
+      .poll(async () => (await owner.api.get('/tenants/me/audit-log')).body.items.map((e: { action: string }) => e.action), { timeout: 10_000 })
+      .toEqual(['signed_in'])
   })
 })

@@ -54,11 +54,12 @@ export interface Viewer extends Actor {
   scope: readonly string[] | null
   canViewOriginal: boolean
 }
+/** Fails closed (no bots, no originals) on a route that forgot `guards.can`. */
 export const viewerOf = (req: FastifyRequest): Viewer => ({
   ...actorOf(req),
-  role: req.member?.role ?? 'owner',
-  scope: req.member?.botIds ?? null,
-  canViewOriginal: req.member?.canViewOriginal ?? true,
+  role: req.member?.role ?? 'analyst',
+  scope: req.member ? req.member.botIds : [],
+  canViewOriginal: req.member?.canViewOriginal ?? false,
 })
 /** The bots the caller is limited to (null: all); every repository read of bot-owned rows takes it. */
 export const scopeOf = (req: FastifyRequest): string[] | null => req.member?.botIds ?? null

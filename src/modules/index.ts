@@ -84,7 +84,7 @@ export function wireModules(ctx: AppContext): Modules {
     profileFor: knowledge.knowledge.profileFor,
   })
   const widget = wireWidget(ctx, { repo: widgetRepo, bots: botsRepo, tenants: tenants.service, chat: chat.service })
-  const documents = wireDocuments(ctx, guards, { llmKey: tenants.service.llmKey, onDocumentIndexed: knowledge.onDocumentIndexed })
+  const documents = wireDocuments(ctx, guards, { llmKey: tenants.service.llmKey, onDocumentIndexed: knowledge.onDocumentIndexed, audit })
   const gaps = wireGaps(ctx, guards, {
     llmKey: tenants.service.llmKey,
     retrieval: chat.retrieval,
@@ -95,6 +95,7 @@ export function wireModules(ctx: AppContext): Modules {
     parseFile: (name, bytes) => documents.parser.parse(name, bytes),
     extractHtml: (html, url) => documents.parser.extractHtml(html, url),
     present: documents.documents.present,
+    audit,
   })
 
   const analytics = wireAnalytics(ctx, guards, { audit })

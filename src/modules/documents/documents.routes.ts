@@ -1,3 +1,4 @@
+import { auditRequest, type AuditPort } from '../shared/audit.port.js'
 import multipart from '@fastify/multipart'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
@@ -19,7 +20,7 @@ import type { DocumentsService } from './documents.service.js'
 const MB = 1024 * 1024
 
 export const documentsRoutes =
-  (deps: { guards: Guards; documents: DocumentsService; maxUploadBytes: number; uploadRatePerHour: number }): FastifyPluginAsyncTypebox =>
+  (deps: { guards: Guards; documents: DocumentsService; audit: AuditPort; maxUploadBytes: number; uploadRatePerHour: number }): FastifyPluginAsyncTypebox =>
   async (app) => {
     const { guards, documents, maxUploadBytes, uploadRatePerHour } = deps
     const base = { tags: ['documents'], security: bearerSecurity }
@@ -69,6 +70,7 @@ export const documentsRoutes =
           throw uploadError(err, maxUploadBytes)
         }
         const doc = await documents.upload(req.tenantId!, { filename: file.filename, bytes })
+        await auditRequest(deps.audit, req, { action: 'created', itemType: 'document', itemId: doc.id, detail: { filename: file.filename } })
         return reply.code(201).send((await documents.present(req.tenantId!, [doc]))[0])
       },
     )
@@ -88,6 +90,7 @@ export const documentsRoutes =
       { ...pre, schema: { ...base, operationId: 'deleteDocument', params: DocumentParams, response: { 204: Type.Null(), ...errors } } },
       async (req, reply) => {
         await documents.remove(req.tenantId!, req.params.document_id)
+        await auditRequest(deps.audit, req, { action: 'deleted', itemType: 'document', itemId: req.params.document_id })
         return reply.code(204).send(null)
       },
     )

@@ -1,3 +1,4 @@
+import type { AuditPort } from '../shared/audit.port.js'
 import type { FastifyPluginAsync } from 'fastify'
 import type { AppContext } from '../../context.js'
 import type { Guards } from '../../http/auth.js'
@@ -12,7 +13,11 @@ import { createParserPool } from './parsers/pool.js'
 export function wireDocuments(
   ctx: AppContext,
   guards: Guards,
-  deps: { llmKey: (tenantId: string) => Promise<string | null>; onDocumentIndexed?: (tenantId: string, documentId: string) => Promise<void> },
+  deps: {
+    llmKey: (tenantId: string) => Promise<string | null>
+    onDocumentIndexed?: (tenantId: string, documentId: string) => Promise<void>
+    audit: AuditPort
+  },
 ) {
   const { db, clock, queue, config, llm } = ctx
   const repo = createDocumentsRepo(db)
@@ -42,7 +47,13 @@ export function wireDocuments(
       chunk: { targetTokens: config.CHUNK_TARGET_TOKENS, overlapTokens: config.CHUNK_OVERLAP_TOKENS },
     },
   })
-  const routes = documentsRoutes({ guards, documents, maxUploadBytes: config.MAX_UPLOAD_BYTES, uploadRatePerHour: config.UPLOAD_RATE_PER_HOUR })
+  const routes = documentsRoutes({
+    guards,
+    documents,
+    audit: deps.audit,
+    maxUploadBytes: config.MAX_UPLOAD_BYTES,
+    uploadRatePerHour: config.UPLOAD_RATE_PER_HOUR,
+  })
   const withShutdown: FastifyPluginAsync = async (app, opts) => {
     app.addHook('onClose', async () => parser.close())
     await routes(app as never, opts as never)

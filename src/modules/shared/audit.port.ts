@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify'
 import type { Logger } from 'pino'
 
 /**
@@ -26,4 +27,9 @@ export function logAudit(log: Pick<Logger, 'info'>): AuditPort {
       log.info({ tenantId, actor: e.actorUserId, action: e.action, itemType: e.itemType, itemId: e.itemId }, 'audit')
     },
   }
+}
+
+/** Records what the signed-in caller of `req` just did (after the change succeeded), from its address. */
+export function auditRequest(audit: AuditPort, req: FastifyRequest, e: Omit<AuditEntry, 'actorUserId' | 'ip'>): Promise<void> {
+  return audit.record(req.tenantId!, { actorUserId: req.authUser?.id ?? null, ip: req.ip ?? null, ...e })
 }

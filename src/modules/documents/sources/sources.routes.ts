@@ -1,3 +1,4 @@
+import { auditRequest, type AuditPort } from '../../shared/audit.port.js'
 import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { bearerSecurity, type Guards } from '../../../http/auth.js'
@@ -11,7 +12,7 @@ import type { SourcesService } from './sources.service.js'
  * Fastify's router, so "sources" is never taken for a document id.
  */
 export const sourcesRoutes =
-  (deps: { guards: Guards; sources: SourcesService; present: DocumentsService['present'] }): FastifyPluginAsyncTypebox =>
+  (deps: { guards: Guards; sources: SourcesService; present: DocumentsService['present']; audit: AuditPort }): FastifyPluginAsyncTypebox =>
   async (app) => {
     const { guards, sources } = deps
     const base = { tags: ['documents'], security: bearerSecurity }
@@ -32,7 +33,11 @@ export const sourcesRoutes =
         preHandler: guards.can('knowledge'),
         schema: { ...base, operationId: 'createUrlSource', body: UrlSourceCreate, response: { 201: UrlSource, 400: ErrorBody, 409: ErrorBody, ...errors } },
       },
-      async (req, reply) => reply.code(201).send(await sources.create(req.tenantId!, req.body)),
+      async (req, reply) => {
+        const created = await sources.create(req.tenantId!, req.body)
+        await auditRequest(deps.audit, req, { action: 'created', itemType: 'source', itemId: created.id, detail: { url: req.body.url } })
+        return reply.code(201).send(created)
+      },
     )
 
     app.get(
@@ -50,7 +55,11 @@ export const sourcesRoutes =
         preHandler: guards.can('knowledge'),
         schema: { ...base, operationId: 'updateUrlSource', params: SourceParams, body: UrlSourceUpdate, response: { 200: UrlSource, ...errors } },
       },
-      async (req) => sources.update(req.tenantId!, req.params.source_id, req.body),
+      async (req) => {
+        const updated = await sources.update(req.tenantId!, req.params.source_id, req.body)
+        await auditRequest(deps.audit, req, { action: 'updated', itemType: 'source', itemId: req.params.source_id, detail: { fields: Object.keys(req.body) } })
+        return updated
+      },
     )
 
     app.delete(
@@ -61,6 +70,7 @@ export const sourcesRoutes =
       },
       async (req, reply) => {
         await sources.remove(req.tenantId!, req.params.source_id)
+        await auditRequest(deps.audit, req, { action: 'deleted', itemType: 'source', itemId: req.params.source_id })
         return reply.code(204).send(null)
       },
     )

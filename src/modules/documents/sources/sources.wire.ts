@@ -1,3 +1,4 @@
+import type { AuditPort } from '../../shared/audit.port.js'
 import type { FastifyPluginAsync } from 'fastify'
 import type { AppContext } from '../../../context.js'
 import type { Guards } from '../../../http/auth.js'
@@ -22,7 +23,11 @@ export const crawlerUserAgent = (configured: string, publicBaseUrl: string): str
   configured || `SupportBotCrawler/0.1${publicBaseUrl ? ` (+${publicBaseUrl})` : ''}`
 
 /** The URL sources module: crawler (one fetcher per process, so host politeness is process-wide), service, routes, jobs. */
-export function wireSources(ctx: AppContext, guards: Guards, deps: Pick<CrawlerDeps, 'parseFile' | 'extractHtml'> & { present: DocumentsService['present'] }) {
+export function wireSources(
+  ctx: AppContext,
+  guards: Guards,
+  deps: Pick<CrawlerDeps, 'parseFile' | 'extractHtml'> & { present: DocumentsService['present']; audit: AuditPort },
+) {
   const { db, clock, queue, config } = ctx
   const repo = createSourcesRepo(db)
   const userAgent = crawlerUserAgent(config.CRAWLER_USER_AGENT, config.PUBLIC_BASE_URL)
@@ -63,7 +68,7 @@ export function wireSources(ctx: AppContext, guards: Guards, deps: Pick<CrawlerD
   const sources = createSourcesService({ db, clock, queue, repo, defaultMaxPages: config.CRAWLER_DEFAULT_MAX_PAGES })
   return {
     sources,
-    routes: withFetcherClosed(sourcesRoutes({ guards, sources, present: deps.present }), fetcher),
+    routes: withFetcherClosed(sourcesRoutes({ guards, sources, present: deps.present, audit: deps.audit }), fetcher),
     jobs: sourcesJobs({ crawler, sources }),
   }
 }
