@@ -18,6 +18,7 @@ const OWNER: readonly Role[] = ['owner']
 const MANAGE: readonly Role[] = ['owner', 'admin']
 const KNOWLEDGE: readonly Role[] = ['owner', 'admin', 'editor']
 const TICKETS: readonly Role[] = ['owner', 'admin', 'agent']
+const ANALYTICS: readonly Role[] = ['owner', 'admin', 'analyst']
 
 const RULES: Record<string, readonly Role[]> = {
   // oneself and the workspace's name, bots (read), members (the inbox names assignees), model status
@@ -58,6 +59,14 @@ const RULES: Record<string, readonly Role[]> = {
   rotateApiKey: OWNER,
   revokeApiKey: OWNER,
   transferOwnership: OWNER,
+  // analytics and exports
+  getAnalyticsSummary: ANALYTICS,
+  getAnalyticsTimeseries: ANALYTICS,
+  getUnansweredTopics: ANALYTICS,
+  createExport: ANALYTICS,
+  listExports: ANALYTICS,
+  getExport: ANALYTICS,
+  downloadExport: ANALYTICS,
   // knowledge
   listDocuments: KNOWLEDGE,
   uploadDocument: KNOWLEDGE,
@@ -168,6 +177,7 @@ function sample(s: Schema | undefined, doc: { components?: { schemas?: Record<st
       if (s.format === 'email') return uniqueEmail('sample')
       if (s.format === 'date-time') return new Date().toISOString()
       if (s.format === 'uri') return 'https://example.test/'
+      if (s.format === 'date' || s.pattern === '^\\d{4}-\\d{2}-\\d{2}$') return new Date().toISOString().slice(0, 10)
       return 'x'.repeat(Math.max(s.minLength ?? 1, 1))
   }
 }

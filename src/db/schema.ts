@@ -11,4 +11,12 @@ import type { TeamTables } from './schema/team.js'
  * The whole database as Kysely sees it. Each area keeps its tables in `schema/<area>.ts`; add the area
  * here when it gets tables.
  */
-export interface Database extends FoundationTables, IngestionTables, SourcesTables, ChatTables, EscalationsTables, KnowledgeTables, AnalyticsTables, TeamTables {}
+export interface Database
+  extends FoundationTables,
+    IngestionTables,
+    SourcesTables,
+    ChatTables,
+    EscalationsTables,
+    KnowledgeTables,
+    AnalyticsTables,
+    TeamTables {}
