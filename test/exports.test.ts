@@ -178,8 +178,11 @@ describe('exports', () => {
 
   it('records every export in the audit log', async () => {
     const { status } = await exportOf({ kind: 'tickets', format: 'jsonl' })
-    const audit = logs.lines().filter((l) => l.msg === 'audit' && l.itemId === status.id)
-    expect(audit).toEqual([expect.objectContaining({ action: 'exported', tenantId: owner.tenantId, actor: owner.userId, itemType: 'export' })])
+    // the workspace's stored audit log (GET /tenants/me/audit-log), visible to owners and admins
+    const log = await owner.api.get('/tenants/me/audit-log?action=exported')
+    expect(log.status, log.text).toBe(200)
+    const mine = log.body.items.filter((i: { item_id: string | null }) => i.item_id === status.id)
+    expect(mine).toEqual([expect.objectContaining({ action: 'exported', actor_user_id: owner.userId, item_type: 'export' })])
   })
 
   it('refuses bad requests naming the field', async () => {

@@ -139,7 +139,7 @@ function Start() {
     <>
       <h1>Welcome</h1>
       <Forbidden text={`Your role (${role}) has no screens in this dashboard yet.`}>
-        <p>Analytics and exports will appear here. Ask an owner or admin if you need another role.</p>
+        <p>Ask an owner or admin if you need another role.</p>
       </Forbidden>
     </>
   )
