@@ -1,5 +1,6 @@
 import { sql, type RawBuilder } from 'kysely'
 import type { Db } from '../../db/client.js'
+import type { AnalyticsRollupTable } from '../../db/schema/analytics.js'
 import { FINAL_AFTER_MS, type RollupRead } from './analytics.fns.js'
 
 /** Which conversations a figure covers: started in [start, end), of these bots (null: all), of one channel. */
@@ -14,20 +15,21 @@ export interface FigureFilter {
   reads: RollupRead[]
 }
 
-export interface RollupSums {
-  day: string | null
-  conversations: number
-  questions: number
-  handed_off: number
-  resolved_confirmed: number
-  resolved_assumed: number
-  unresolved: number
-  bot_up: number
-  bot_down: number
-  op_up: number
-  op_down: number
-  tokens: number
-}
+/** The rollup's counters summed over a local day (or the whole range: `day` null). */
+export type RollupSums = { day: string | null } & Pick<
+  AnalyticsRollupTable,
+  | 'conversations'
+  | 'questions'
+  | 'handed_off'
+  | 'resolved_confirmed'
+  | 'resolved_assumed'
+  | 'unresolved'
+  | 'bot_up'
+  | 'bot_down'
+  | 'op_up'
+  | 'op_down'
+  | 'tokens'
+>
 
 const ALL = sql<string | null>`null::text`
 const dayOf = (tz: string | null, col: RawBuilder<unknown>) => (tz ? sql<string>`to_char(${col} AT TIME ZONE ${tz}, 'YYYY-MM-DD')` : ALL)
