@@ -4,9 +4,10 @@ import type { FoundationTables } from './schema/foundation.js'
 import type { IngestionTables } from './schema/ingestion.js'
 import type { KnowledgeTables } from './schema/knowledge.js'
 import type { SourcesTables } from './schema/sources.js'
+import type { WebhooksTables } from './schema/webhooks.js'
 
 /**
  * The whole database as Kysely sees it. Each area keeps its tables in `schema/<area>.ts`; add the area
  * here when it gets tables.
  */
-export interface Database extends FoundationTables, IngestionTables, SourcesTables, ChatTables, EscalationsTables, KnowledgeTables {}
+export interface Database extends FoundationTables, IngestionTables, SourcesTables, ChatTables, EscalationsTables, KnowledgeTables, WebhooksTables {}

@@ -21,10 +21,10 @@ import { healthRoutes } from './health/health.routes.js'
 import { wireKnowledge } from './knowledge/knowledge.wire.js'
 import { llmRoutes } from './llm/llm.routes.js'
 import { logAudit, type AuditPort } from './shared/audit.port.js'
-import { noEvents, type EventsPort } from './shared/events.port.js'
 import { wirePrivacy } from './tenants/privacy/privacy.wire.js'
 import { createTenantsRepo } from './tenants/tenants.repo.js'
 import { wireTenants } from './tenants/tenants.wire.js'
+import { wireWebhooks } from './webhooks/webhooks.wire.js'
 import { createWidgetRepo } from './widget/widget.repo.js'
 import { wireWidget } from './widget/widget.wire.js'
 
@@ -52,13 +52,12 @@ export function wireModules(ctx: AppContext): Modules {
   const guards = createGuards({ jwt, authRepo, tenantsRepo, changes, clock: ctx.clock })
 
   // The workspace audit log and the outbound events outbox, as ports every module may write to inside its
-  // own transaction (their stored implementations come with the team workspace and webhooks modules).
+  // own transaction (the audit log's stored implementation comes with the team workspace module).
   const audit: AuditPort = logAudit(ctx.log)
-  const events: EventsPort = noEvents
-  void audit
-  void events
-
   const email = createEmailService({ queue, cipher })
+  const webhooks = wireWebhooks(ctx, guards, { audit, email })
+  const events = webhooks.events
+
   const tenants = wireTenants(ctx, guards, {
     repo: tenantsRepo,
     sessionStats: widgetRepo.sessionStats,
@@ -68,7 +67,7 @@ export function wireModules(ctx: AppContext): Modules {
   const bots = wireBots(ctx, guards, { repo: botsRepo })
   const auth = wireAuth(ctx, guards, { jwt, repo: authRepo, email, tenants: tenants.service, bots: bots.service, botsRepo })
   const privacy = wirePrivacy(ctx, guards)
-  const escalations = wireEscalations(ctx, guards, { tenants: tenants.service, email, privacy: privacy.repo })
+  const escalations = wireEscalations(ctx, guards, { tenants: tenants.service, email, privacy: privacy.repo, events })
   const knowledge = wireKnowledge(ctx, guards, { llmKey: tenants.service.llmKey })
   const chat = wireChat(ctx, guards, {
     bots: bots.service.lookups,
@@ -76,9 +75,10 @@ export function wireModules(ctx: AppContext): Modules {
     handOff: escalations.handOff,
     faqSearch: knowledge.faqSearch,
     profileFor: knowledge.knowledge.profileFor,
+    events,
   })
   const widget = wireWidget(ctx, { repo: widgetRepo, bots: botsRepo, tenants: tenants.service, chat: chat.service })
-  const documents = wireDocuments(ctx, guards, { llmKey: tenants.service.llmKey, onDocumentIndexed: knowledge.onDocumentIndexed })
+  const documents = wireDocuments(ctx, guards, { llmKey: tenants.service.llmKey, onDocumentIndexed: knowledge.onDocumentIndexed, events })
   const gaps = wireGaps(ctx, guards, {
     llmKey: tenants.service.llmKey,
     retrieval: chat.retrieval,
@@ -89,6 +89,7 @@ export function wireModules(ctx: AppContext): Modules {
     parseFile: (name, bytes) => documents.parser.parse(name, bytes),
     extractHtml: (html, url) => documents.parser.extractHtml(html, url),
     present: documents.documents.present,
+    events,
   })
 
   return {
@@ -107,6 +108,7 @@ export function wireModules(ctx: AppContext): Modules {
       privacy.routes,
       knowledge.routes,
       gaps.routes,
+      webhooks.routes,
       dashboardRoutes(),
     ],
     jobs: [
@@ -118,6 +120,7 @@ export function wireModules(ctx: AppContext): Modules {
       ...privacy.jobs,
       ...knowledge.jobs,
       ...gaps.jobs,
+      ...webhooks.jobs,
     ],
     widgetCors: widget.corsOptions,
   }

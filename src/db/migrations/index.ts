@@ -8,6 +8,7 @@ import * as m0201 from './0201_retrieval_stats.js'
 import * as m0400 from './0400_escalations.js'
 import * as m0500 from './0500_knowledge.js'
 import * as m0510 from './0510_embedding_failures.js'
+import * as m0700 from './0700_webhooks.js'
 
 /**
  * The one migration history, for PGlite and PostgreSQL alike. Names sort in the order they run; never
@@ -23,4 +24,5 @@ export const migrations: Record<string, Migration> = {
   '0400_escalations': m0400,
   '0500_knowledge': m0500,
   '0510_embedding_failures': m0510,
+  '0700_webhooks': m0700,
 }

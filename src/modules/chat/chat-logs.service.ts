@@ -7,6 +7,7 @@ import { badRequest, notFound } from '../../lib/errors.js'
 import type { HandOffPort } from '../escalations/handoff.js'
 import type { ChatRepo } from './chat.repo.js'
 import { piiEvents, sumCounts } from '../shared/pii-events.js'
+import type { EventsPort } from '../shared/events.port.js'
 
 /**
  * The dashboard's view of conversations (JWT): session list, message logs with the encrypted originals on
@@ -19,6 +20,7 @@ export function createChatLogsService(deps: {
   repo: ChatRepo
   handOff: Pick<HandOffPort, 'latestTicketNumber'>
   privacy: Pick<PrivacyRepo, 'insertEvents'>
+  events?: EventsPort
 }) {
   const { db, clock, cipher, repo, privacy } = deps
 
@@ -112,7 +114,13 @@ export function createChatLogsService(deps: {
       if (!m) throw notFound('Message not found')
       if (m.role !== 'assistant') throw badRequest('Feedback can only be given on assistant messages', 'not_assistant_message')
       const ideal = input.ideal_answer === undefined ? m.ideal_answer : input.ideal_answer?.trim() || null
-      const row = await db.transaction().execute((trx) => repo.setFeedback(tenantId, messageId, input.feedback, ideal, trx))
+      const session = deps.events ? await repo.findSession(tenantId, m.session_id) : null
+      const row = await db.transaction().execute(async (trx) => {
+        const r = await repo.setFeedback(tenantId, messageId, input.feedback, ideal, trx)
+        const data = { message_id: messageId, session_id: m.session_id, bot_id: session?.bot_id ?? null, feedback: input.feedback, ideal_answer: ideal }
+        await deps.events?.emit(tenantId, { type: 'feedback.received', botId: session?.bot_id ?? null, data }, trx)
+        return r
+      })
       return { id: row!.id, feedback: row!.feedback, ideal_answer: row!.ideal_answer }
     },
 

@@ -8,6 +8,7 @@ import { createRetrievalService, type FaqSearch } from '../retrieval/retrieval.s
 import { NoticeCache } from '../../db/change-feed.js'
 import { TENANTS_TOPIC } from '../tenants/tenants.repo.js'
 import type { PrivacyRepo } from '../tenants/privacy/privacy.repo.js'
+import type { EventsPort } from '../shared/events.port.js'
 import { createChatLogsService } from './chat-logs.service.js'
 import { chatJobs } from './chat.jobs.js'
 import { createChatRepo } from './chat.repo.js'
@@ -30,6 +31,7 @@ export function wireChat(
     faqSearch?: FaqSearch
     profileFor?: ChatServiceDeps['profileFor']
     handOff: HandOffPort
+    events?: EventsPort
   },
 ) {
   const { db, clock, cipher, config, log } = ctx
@@ -68,8 +70,9 @@ export function wireChat(
     config,
     profileFor: deps.profileFor,
     tenantSettings,
+    events: deps.events,
   })
-  const logs = createChatLogsService({ db, clock, cipher, repo, handOff: deps.handOff, privacy: deps.privacy })
+  const logs = createChatLogsService({ db, clock, cipher, repo, handOff: deps.handOff, privacy: deps.privacy, events: deps.events })
   const idempotency = createIdempotency({ db, redis: ctx.redis, prefix: config.REDIS_PREFIX, clock, waitMs: config.IDEMPOTENCY_WAIT_MS, log })
   return {
     service,

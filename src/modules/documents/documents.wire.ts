@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify'
 import type { AppContext } from '../../context.js'
 import type { Guards } from '../../http/auth.js'
+import type { EventsPort } from '../shared/events.port.js'
 import { documentsJobs } from './documents.jobs.js'
 import { createDocumentsRepo } from './documents.repo.js'
 import { documentsRoutes } from './documents.routes.js'
@@ -12,7 +13,11 @@ import { createParserPool } from './parsers/pool.js'
 export function wireDocuments(
   ctx: AppContext,
   guards: Guards,
-  deps: { llmKey: (tenantId: string) => Promise<string | null>; onDocumentIndexed?: (tenantId: string, documentId: string) => Promise<void> },
+  deps: {
+    llmKey: (tenantId: string) => Promise<string | null>
+    onDocumentIndexed?: (tenantId: string, documentId: string) => Promise<void>
+    events?: EventsPort
+  },
 ) {
   const { db, clock, queue, config, llm } = ctx
   const repo = createDocumentsRepo(db)
@@ -31,6 +36,7 @@ export function wireDocuments(
     parser,
     llm,
     llmKey: deps.llmKey,
+    events: deps.events,
     settings: {
       maxUploadBytes: config.MAX_UPLOAD_BYTES,
       maxDocuments: config.MAX_DOCUMENTS_PER_TENANT,
@@ -55,6 +61,8 @@ export function wireDocuments(
     jobs: documentsJobs({
       documents,
       repo,
+      db,
+      events: deps.events,
       queue,
       clock,
       log: ctx.log,

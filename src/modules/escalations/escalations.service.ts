@@ -7,6 +7,7 @@ import { decryptOrNull as decrypt, type Cipher } from '../../lib/crypto.js'
 import { notFound, ValidationError } from '../../lib/errors.js'
 import type { EmailService } from '../email/email.service.js'
 import type { NewPiiEvent, PrivacyRepo } from '../tenants/privacy/privacy.repo.js'
+import type { EventsPort } from '../shared/events.port.js'
 import { readIdentity } from '../shared/identity.js'
 import { localeLanguage, visitorLanguage } from '../shared/language.js'
 import { piiEvents } from '../shared/pii-events.js'
@@ -15,6 +16,7 @@ import type { TenantsService } from '../tenants/tenants.service.js'
 import { emailAddedMail, mailLanguage, notificationMail, operatorReplyMail } from './escalations.fns.js'
 import type { EscalationsRepo, TicketView } from './escalations.repo.js'
 import type { NotifyKind } from './handoff.js'
+import { ticketEvent } from './tickets.fns.js'
 
 /**
  * Operator workflows: the ticket views (originals only on request, each viewing and erasure audited with
@@ -30,6 +32,7 @@ export function createEscalationsService(deps: {
   email: Pick<EmailService, 'queue'>
   queue: Pick<JobQueue, 'enqueue'>
   tenants: Pick<TenantsService, 'notificationAddress'>
+  events: EventsPort
   graceSeconds: number
   /** Where the dashboard lives, for links in notification mails; null for none. */
   dashboardUrl: string | null
@@ -151,6 +154,9 @@ export function createEscalationsService(deps: {
           )
         }
         await repo.resolve(tenantId, ticketId, reply, now, trx)
+        // the reply reaches the visitor's chat only when the ticket came from one
+        if (t.session_id) await deps.events.emit(tenantId, ticketEvent('ticket.replied', t, 'resolved', { reply }), trx)
+        await deps.events.emit(tenantId, ticketEvent('ticket.resolved', t, 'resolved', { resolution_text: reply }), trx)
       })
       return present(await ticketOr404(tenantId, ticketId), null)
     },

@@ -1,6 +1,7 @@
 import type { AppContext } from '../../context.js'
 import type { Guards } from '../../http/auth.js'
 import type { EmailService } from '../email/email.service.js'
+import type { EventsPort } from '../shared/events.port.js'
 import type { PrivacyRepo } from '../tenants/privacy/privacy.repo.js'
 import type { TenantsService } from '../tenants/tenants.service.js'
 import { escalationsJobs } from './escalations.jobs.js'
@@ -9,6 +10,7 @@ import { escalationsRoutes } from './escalations.routes.js'
 import { createEscalationsService } from './escalations.service.js'
 import { createHandOff, enqueueTicketNotification } from './handoff.js'
 import { createTicketsRepo } from './tickets.repo.js'
+import { ticketEvent } from './tickets.fns.js'
 import { createTicketsService } from './tickets.service.js'
 
 /**
@@ -18,7 +20,12 @@ import { createTicketsService } from './tickets.service.js'
 export function wireEscalations(
   ctx: AppContext,
   guards: Guards,
-  deps: { tenants: Pick<TenantsService, 'notificationAddress'>; email: Pick<EmailService, 'queue'>; privacy: Pick<PrivacyRepo, 'insertEvents'> },
+  deps: {
+    tenants: Pick<TenantsService, 'notificationAddress'>
+    email: Pick<EmailService, 'queue'>
+    privacy: Pick<PrivacyRepo, 'insertEvents'>
+    events: EventsPort
+  },
 ) {
   const { config, db, clock, cipher, queue } = ctx
   const repo = createEscalationsRepo(db)
@@ -27,7 +34,10 @@ export function wireEscalations(
     clock,
     cipher,
     repo: ticketsRepo,
-    afterCreate: (tenantId, ticket, trx) => enqueueTicketNotification(queue, tenantId, ticket.id, 'opened', trx).then(() => {}),
+    afterCreate: async (tenantId, ticket, trx) => {
+      await enqueueTicketNotification(queue, tenantId, ticket.id, 'opened', trx)
+      await deps.events.emit(tenantId, ticketEvent('ticket.created', ticket, ticket.status), trx)
+    },
   })
   const handOff = createHandOff({ db, clock, cipher, tickets, ticketsRepo, repo, queue })
   const escalations = createEscalationsService({
@@ -39,6 +49,7 @@ export function wireEscalations(
     email: deps.email,
     queue: ctx.queue,
     tenants: deps.tenants,
+    events: deps.events,
     graceSeconds: config.OPERATOR_REPLY_GRACE_SECONDS,
     dashboardUrl: config.FRONTEND_URL || config.PUBLIC_BASE_URL || null,
   })

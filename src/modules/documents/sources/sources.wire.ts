@@ -22,7 +22,11 @@ export const crawlerUserAgent = (configured: string, publicBaseUrl: string): str
   configured || `SupportBotCrawler/0.1${publicBaseUrl ? ` (+${publicBaseUrl})` : ''}`
 
 /** The URL sources module: crawler (one fetcher per process, so host politeness is process-wide), service, routes, jobs. */
-export function wireSources(ctx: AppContext, guards: Guards, deps: Pick<CrawlerDeps, 'parseFile' | 'extractHtml'> & { present: DocumentsService['present'] }) {
+export function wireSources(
+  ctx: AppContext,
+  guards: Guards,
+  deps: Pick<CrawlerDeps, 'parseFile' | 'extractHtml' | 'events'> & { present: DocumentsService['present'] },
+) {
   const { db, clock, queue, config } = ctx
   const repo = createSourcesRepo(db)
   const userAgent = crawlerUserAgent(config.CRAWLER_USER_AGENT, config.PUBLIC_BASE_URL)
@@ -53,6 +57,7 @@ export function wireSources(ctx: AppContext, guards: Guards, deps: Pick<CrawlerD
     log: ctx.log,
     parseFile: deps.parseFile,
     extractHtml: deps.extractHtml,
+    events: deps.events,
     settings: {
       userAgent,
       concurrency: config.CRAWLER_CONCURRENCY,
