@@ -135,6 +135,7 @@ describe('delivery', () => {
     expect(got.body).not.toContain('jane.doe@example.com')
     expect(got.json.data.question).toContain('order 1234')
     expect(r.ofType('conversation.ended')[0]!.json.data).toMatchObject({ session_id: sid, reason: 'handed_off' })
+    await until('both settled', async () => (await deliveries(owner, ep.id)).every((d) => d.status === 'delivered'))
     const log = await deliveries(owner, ep.id)
     expect(log).toHaveLength(2)
     expect(log[0]).toMatchObject({ status: 'delivered', attempts: 1, last_status_code: 204, next_attempt_at: null })
@@ -248,7 +249,7 @@ describe('delivery', () => {
     const owner = await createTenant(t)
     const r = await receiver()
     const ep = await endpoint(owner, r)
-    r.next = ['fail']
+    r.nextOfType = { 'ticket.created': ['fail'] }
     const { ticket } = await escalate(owner)
     await until('first attempt failed', async () => (await deliveries(owner, ep.id)).some((d) => d.type === 'ticket.created' && d.attempts === 1))
     const resolved = await owner.api.post(`/escalations/${ticket.id}/resolve`, { resolution_text: 'Done, sorry for the wait.' })

@@ -21,6 +21,7 @@ const screens = {
   Gaps: lazy(() => import('./screens/gaps')),
   Profile: lazy(() => import('./screens/profile')),
   Settings: lazy(() => import('./screens/settings')),
+  Integrations: lazy(() => import('./screens/integrations')),
 }
 
 const NAV: [string, string][] = [
@@ -33,6 +34,7 @@ const NAV: [string, string][] = [
   ['/gaps', 'Gaps'],
   ['/profile', 'Profile'],
   ['/settings', 'Settings'],
+  ['/integrations', 'Integrations'],
 ]
 
 function NavLinks({ onNavigate }: { onNavigate?: () => void }) {
@@ -124,6 +126,7 @@ function Private() {
         <Route path="/gaps">{() => <Screen c={screens.Gaps} />}</Route>
         <Route path="/profile">{() => <Screen c={screens.Profile} />}</Route>
         <Route path="/settings">{() => <Screen c={screens.Settings} />}</Route>
+        <Route path="/integrations">{() => <Screen c={screens.Integrations} />}</Route>
         <Route>
           <div className="empty">
             <p className="empty-title">This page does not exist.</p>

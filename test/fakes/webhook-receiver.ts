@@ -22,6 +22,8 @@ export class WebhookReceiver {
   readonly received: Received[] = []
   mode: ReceiverMode = 'ok'
   next: ReceiverMode[] = []
+  /** Modes for the next requests of one event type, used before `next`. */
+  nextOfType: Record<string, ReceiverMode[]> = {}
   secrets: string[] = []
   private server: Server | null = null
   url = ''
@@ -44,7 +46,8 @@ export class WebhookReceiver {
         try {
           json = JSON.parse(body)
         } catch {}
-        const mode = this.next.shift() ?? this.mode
+        const type = (json as { type?: string } | null)?.type ?? ''
+        const mode = this.nextOfType[type]?.shift() ?? this.next.shift() ?? this.mode
         this.received.push({ headers: req.headers, body, json, verifiedWith, at: Date.now() })
         if (mode === 'hang') return // never answers; the sender's timeout ends it
         if (mode === 'gone') return void res.writeHead(410).end('gone')
