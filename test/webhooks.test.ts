@@ -4,6 +4,7 @@ import { RETRY_SCHEDULE_SECONDS } from '../src/modules/webhooks/webhooks.fns.js'
 import { createWebhooksRepo } from '../src/modules/webhooks/webhooks.repo.js'
 import { WebhookReceiver } from './fakes/webhook-receiver.js'
 import { startApp, type TestApp } from './helpers/app.js'
+import { uploadReady } from './helpers/documents.js'
 import { createTenant, type Tenant } from './helpers/factories.js'
 import { until } from './helpers/wait.js'
 
@@ -340,4 +341,30 @@ describe('SSRF', () => {
       await strict.close()
     }
   })
+})
+
+describe('other events', () => {
+  it('feedback.received, document.ready and source.crawl_failed reach an endpoint that takes them', async () => {
+    const owner = await createTenant(t)
+    const r = await receiver()
+    await endpoint(owner, r, { events: ['feedback.received', 'document.ready', 'source.crawl_failed'] })
+    const { sid } = await escalate(owner)
+    const log = await owner.api.get(`/chat/logs/session/${sid}`)
+    expect(log.status, log.text).toBe(200)
+    const said = log.body.messages.find((m: { role: string }) => m.role === 'assistant')
+    expect((await owner.api.post(`/chat/messages/${said.id}/feedback`, { feedback: 'down', ideal_answer: 'Be quicker' })).status).toBe(200)
+    await until('feedback', async () => r.ofType('feedback.received').length === 1)
+    expect(r.ofType('feedback.received')[0]!.json.data).toMatchObject({ message_id: said.id, session_id: sid, feedback: 'down', ideal_answer: 'Be quicker' })
+
+    const doc = await uploadReady(t, owner.api, 'returns.md', '# Returns\n\nReturns are accepted within 30 days of delivery.\n')
+    await until('document.ready', async () => r.ofType('document.ready').length === 1)
+    expect(r.ofType('document.ready')[0]!.json.data).toMatchObject({ document_id: doc.id, filename: 'returns.md' })
+
+    // nothing listens on port 9 of loopback: the crawl fails
+    const source = await owner.api.post('/documents/sources/url', { url: 'http://127.0.0.1:9/', schedule: 'manual' })
+    expect(source.status, source.text).toBe(201)
+    await until('source.crawl_failed', async () => r.ofType('source.crawl_failed').length === 1, 30_000)
+    expect(r.ofType('source.crawl_failed')[0]!.json.data).toMatchObject({ source_id: source.body.id, url: 'http://127.0.0.1:9/' })
+    expect(r.received.every((x) => x.verifiedWith.length === 1)).toBe(true)
+  }, 60_000)
 })
