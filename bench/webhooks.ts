@@ -128,10 +128,16 @@ async function main(): Promise<void> {
     worker = startWorker(env)
 
     // Time compression: waiting retries (and jobs held back by them) run now instead of in minutes or hours.
+    // Deliveries first, then their jobs, in one transaction: a job never runs before its delivery is due.
     const compress = setInterval(() => {
-      void sql`UPDATE webhook_deliveries SET next_attempt_at = now() WHERE status = 'pending' AND next_attempt_at > now()`.execute(db).catch(() => {})
-      void sql`UPDATE jobs SET run_at = now() WHERE kind = 'webhooks.deliver' AND status = 'queued' AND run_at > now()`.execute(db).catch(() => {})
-    }, 200)
+      void db
+        .transaction()
+        .execute(async (trx) => {
+          await sql`UPDATE webhook_deliveries SET next_attempt_at = now() WHERE status = 'pending' AND next_attempt_at > now()`.execute(trx)
+          await sql`UPDATE jobs SET run_at = now() WHERE kind = 'webhooks.deliver' AND status = 'queued' AND run_at > now()`.execute(trx)
+        })
+        .catch(() => {})
+    }, 500)
 
     // Emission: EMITTERS loops, each a share of the tickets, so the events of one ticket are emitted in order.
     const committedAt = new Map<number, number>()

@@ -108,9 +108,12 @@ export function createDelivery(deps: DeliveryDeps) {
       const d = await repo.claim(tenantId, deliveryId, now, addSeconds(now, ATTEMPT_LOCK_SECONDS))
       if (!d) {
         const row = await repo.findDelivery(tenantId, deliveryId)
+        if (row?.status !== 'pending') return // finished, or gone with its endpoint
         // in flight elsewhere, or left by a crashed attempt: the queue tries again after the lock lapses
-        if (row?.status === 'pending' && row.locked_until && row.locked_until.getTime() > now.getTime()) throw new Error('delivery attempt in flight')
-        return // finished, not due (its own job comes later) or waiting for an earlier event of its ticket
+        if (row.locked_until && row.locked_until.getTime() > now.getTime()) throw new Error('delivery attempt in flight')
+        // not due yet (a job that ran early): a job at its time, so a pending delivery never stays without one
+        if (row.next_attempt_at && row.next_attempt_at.getTime() > now.getTime()) await enqueueDelivery(queue, tenantId, deliveryId, db, row.next_attempt_at)
+        return // or waiting for an earlier event of its ticket, whose end wakes it
       }
       if (!d.enabled) {
         await db.transaction().execute(async (trx) => {
