@@ -60,7 +60,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     );
     CREATE UNIQUE INDEX webhook_deliveries_seq_idx ON webhook_deliveries (seq);
     CREATE INDEX webhook_deliveries_endpoint_idx ON webhook_deliveries (tenant_id, endpoint_id, seq DESC);
-    CREATE INDEX webhook_deliveries_ticket_idx ON webhook_deliveries (endpoint_id, ticket_id, seq) WHERE status = 'pending' AND ticket_id IS NOT NULL;
+    CREATE INDEX webhook_deliveries_ticket_idx ON webhook_deliveries (ticket_id, endpoint_id, seq) WHERE status = 'pending' AND ticket_id IS NOT NULL;
     CREATE INDEX webhook_deliveries_finished_idx ON webhook_deliveries (finished_at) WHERE status <> 'pending';
 
     CREATE TABLE webhook_attempts (

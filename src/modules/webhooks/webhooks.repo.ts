@@ -131,22 +131,31 @@ export function createWebhooksRepo(db: Db) {
 
     /**
      * The outbox write: the event and one pending delivery per matching endpoint, in one statement on the
-     * caller's transaction. Nothing is written when no endpoint takes the event. Returns the deliveries' ids.
+     * caller's transaction. Nothing is written when no endpoint takes the event. `blocked`: an earlier event of
+     * the same ticket is still pending for that endpoint, so this delivery waits for it (whose end wakes it).
+     * Those earlier deliveries are locked: one that is settling right now either commits first (and is seen
+     * finished here) or waits for this transaction (and then sees the new delivery to wake).
      */
-    async fanOut(tenantId: string, e: EmittedEvent, trx: Db): Promise<string[]> {
-      const { rows } = await sql<{ id: string }>`
+    async fanOut(tenantId: string, e: EmittedEvent, trx: Db): Promise<{ id: string; blocked: boolean }[]> {
+      const { rows } = await sql<{ id: string; blocked: boolean }>`
         WITH ev AS (
           INSERT INTO webhook_events (tenant_id, type, bot_id, ticket_id, body, created_at)
           SELECT ${tenantId}::uuid, ${e.type}, ${e.botId}::uuid, ${e.ticketId}::uuid, ${e.body}, ${e.now}
           WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE ${matching(tenantId, e.type, e.botId)})
           RETURNING id
+        ), prev AS (
+          SELECT p.endpoint_id FROM webhook_deliveries p
+          WHERE p.ticket_id = ${e.ticketId}::uuid AND p.status = 'pending' AND p.tenant_id = ${tenantId}::uuid
+          FOR UPDATE
+        ), ins AS (
+          INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, type, ticket_id, next_attempt_at, created_at, updated_at)
+          SELECT ${tenantId}::uuid, e.id, ev.id, ${e.type}, ${e.ticketId}::uuid, ${e.now}, ${e.now}, ${e.now}
+          FROM ev, webhook_endpoints e WHERE ${matching(tenantId, e.type, e.botId)}
+          ORDER BY e.created_at, e.id
+          RETURNING id, endpoint_id
         )
-        INSERT INTO webhook_deliveries (tenant_id, endpoint_id, event_id, type, ticket_id, next_attempt_at, created_at, updated_at)
-        SELECT ${tenantId}::uuid, e.id, ev.id, ${e.type}, ${e.ticketId}::uuid, ${e.now}, ${e.now}, ${e.now}
-        FROM ev, webhook_endpoints e WHERE ${matching(tenantId, e.type, e.botId)}
-        ORDER BY e.created_at, e.id
-        RETURNING id`.execute(trx)
-      return rows.map((r) => r.id)
+        SELECT ins.id, EXISTS (SELECT 1 FROM prev WHERE prev.endpoint_id = ins.endpoint_id) AS blocked FROM ins`.execute(trx)
+      return rows
     },
 
     /** An event for one endpoint only (the test button), whatever events it takes. */
