@@ -4,13 +4,15 @@
  * which answers 500 half of the time; every 25th transaction emits and then rolls back. The job worker runs in
  * a process of its own (`src/worker.ts`, WORKER_CONCURRENCY 16) and is killed with SIGKILL once a third of the
  * deliveries is done, then started again. The retry schedule (5 s, 5 min, ...) is compressed: the bench moves
- * the run time of waiting retries to now every 200 ms, as the tests move the clock. What the last retry still
+ * the run time of waiting retries to now every 500 ms, as the tests move the clock. What the last retry still
  * failed is sent again with "resend failed", as an operator would.
  *
  * Checks: every committed event reached every receiver at least once (signature verified with the reference
  * package), no rolled-back event reached any, and per receiver and ticket the first successful receipts are in
- * emission order. Prints events/s (events delivered to all 5 / wall time) and the p50/p95 delay from the commit
- * of the change to its first successful delivery. Env: DATABASE_URL (server for the scratch database; default
+ * emission order (but for events whose delivery failed 8 times: their ticket's later events went on, as specified,
+ * and they arrive when resent). Prints events/s (events delivered to all 5 / wall time) and the p50/p95 delay from the commit
+ * of the change to its first successful delivery. BENCH_RATE paces the emission (events/s; default as fast as it
+ * goes, when the delay is mostly the backlog). Env: DATABASE_URL (server for the scratch database; default
  * postgres://root@127.0.0.1:5432/test). The machine is shared: figures move with whatever else runs.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
@@ -24,6 +26,7 @@ import { Webhook } from 'standardwebhooks'
 import { loadConfig } from '../src/config.js'
 import { closeContext, createContext } from '../src/context.js'
 import { createOutbox, enqueueDelivery } from '../src/modules/webhooks/webhooks.delivery.js'
+import { RETRY_SCHEDULE_SECONDS } from '../src/modules/webhooks/webhooks.fns.js'
 import { createWebhooksRepo } from '../src/modules/webhooks/webhooks.repo.js'
 import { scratchDatabase } from './support.js'
 
@@ -33,6 +36,7 @@ const TICKETS = Number(process.env.BENCH_TICKETS ?? 500)
 const RECEIVERS = 5
 const ROLLBACK_EVERY = 25
 const EMITTERS = 4
+const RATE = Number(process.env.BENCH_RATE ?? 0)
 const ENCRYPTION_KEY = randomBytes(32).toString('hex')
 const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_SECONDS ?? 600) * 1000
 
@@ -151,6 +155,7 @@ async function main(): Promise<void> {
       const mine = lanes[lane]!
       for (let i = 0, n = lane; n < EVENTS; i++, n += EMITTERS) {
         const t = mine[i % mine.length]!
+        if (RATE > 0) await new Promise((r) => setTimeout(r, Math.max(0, started + (n / RATE) * 1000 - Date.now())))
         if (++txn % ROLLBACK_EVERY === 0) {
           await db
             .transaction()
@@ -214,6 +219,17 @@ async function main(): Promise<void> {
     clearInterval(compress)
     clearInterval(killer)
 
+    // An event whose delivery failed for good (8 attempts) let the ticket's later events go, as specified; it
+    // was resent afterwards, so it arrives out of order by design and is left out of the order check.
+    const gaveUp = await db
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('webhook_events as e', 'e.id', 'd.event_id')
+      .select(['d.endpoint_id', 'e.body'])
+      .where('d.attempts', '>', RETRY_SCHEDULE_SECONDS.length + 1)
+      .execute()
+    const resentEvents = new Map<number, Set<number>>(endpoints.map((_, i) => [i, new Set<number>()]))
+    for (const g of gaveUp) resentEvents.get(endpoints.indexOf(g.endpoint_id))?.add((JSON.parse(g.body) as { data: { n: number } }).data.n)
+
     // checks
     const problems: string[] = []
     const delays: number[] = []
@@ -226,10 +242,11 @@ async function main(): Promise<void> {
       duplicates += r.receipts.filter((x) => x.ok && x.n >= 0).length - first.size
       const lastK = new Map<number, { k: number; at: number }>()
       for (const x of [...first.values()].sort((a, b) => a.at - b.at || a.k - b.k)) {
+        delays.push(x.at - committedAt.get(x.n)!)
+        if (resentEvents.get(i)!.has(x.n)) continue
         const prev = lastK.get(x.ticket)
         if (prev && prev.k > x.k) problems.push(`receiver ${i}: ticket ${x.ticket} event ${x.k} after ${prev.k}`)
         lastK.set(x.ticket, { k: x.k, at: x.at })
-        delays.push(x.at - committedAt.get(x.n)!)
       }
       if (first.size < EVENTS) problems.push(`receiver ${i}: ${EVENTS - first.size} events never delivered`)
     })
@@ -244,7 +261,10 @@ async function main(): Promise<void> {
     if (problems.length) {
       console.log(`FAILED:\n${problems.slice(0, 20).join('\n')}`)
       process.exitCode = 1
-    } else console.log('checks: every event delivered at least once, none for a rolled-back change, order kept per ticket')
+    } else
+      console.log(
+        'checks: every event delivered at least once, none for a rolled-back change, order kept per ticket (events that failed 8 times and were resent aside)',
+      )
   } finally {
     worker?.kill('SIGKILL')
     for (const r of receivers) r.server.close()
