@@ -59,6 +59,17 @@ const RULES: Record<string, readonly Role[]> = {
   rotateApiKey: OWNER,
   revokeApiKey: OWNER,
   transferOwnership: OWNER,
+  // outbound webhooks and Slack
+  listWebhookEndpoints: MANAGE,
+  createWebhookEndpoint: MANAGE,
+  updateWebhookEndpoint: MANAGE,
+  deleteWebhookEndpoint: MANAGE,
+  rotateWebhookSecret: MANAGE,
+  testWebhookEndpoint: MANAGE,
+  listWebhookDeliveries: MANAGE,
+  resendFailedWebhookDeliveries: MANAGE,
+  listWebhookAttempts: MANAGE,
+  resendWebhookDelivery: MANAGE,
   // analytics and exports
   getAnalyticsSummary: ANALYTICS,
   getAnalyticsTimeseries: ANALYTICS,

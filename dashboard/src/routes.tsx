@@ -25,6 +25,7 @@ const screens = {
   Settings: lazy(() => import('./screens/settings')),
   Members: lazy(() => import('./screens/members')),
   AuditLog: lazy(() => import('./screens/audit-log')),
+  Integrations: lazy(() => import('./screens/integrations')),
 }
 
 /** Each menu entry with what the role needs to use it: the menu shows only what the member may do. */
@@ -41,6 +42,7 @@ const NAV: [string, string, Permission][] = [
   ['/members', 'Members', 'members'],
   ['/audit-log', 'Audit log', 'audit'],
   ['/settings', 'Settings', 'settings'],
+  ['/integrations', 'Integrations', 'integrations'],
 ]
 
 const START_FIRST = ['/knowledge', '/tickets']
@@ -250,6 +252,13 @@ function Private() {
           {() => (
             <Allowed p="knowledge">
               <Screen c={screens.Profile} />
+            </Allowed>
+          )}
+        </Route>
+        <Route path="/integrations">
+          {() => (
+            <Allowed p="integrations">
+              <Screen c={screens.Integrations} />
             </Allowed>
           )}
         </Route>

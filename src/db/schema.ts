@@ -6,6 +6,7 @@ import type { IngestionTables } from './schema/ingestion.js'
 import type { KnowledgeTables } from './schema/knowledge.js'
 import type { SourcesTables } from './schema/sources.js'
 import type { TeamTables } from './schema/team.js'
+import type { WebhooksTables } from './schema/webhooks.js'
 
 /**
  * The whole database as Kysely sees it. Each area keeps its tables in `schema/<area>.ts`; add the area
@@ -19,4 +20,5 @@ export interface Database
     EscalationsTables,
     KnowledgeTables,
     AnalyticsTables,
-    TeamTables {}
+    TeamTables,
+    WebhooksTables {}

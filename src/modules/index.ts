@@ -23,11 +23,11 @@ import { healthRoutes } from './health/health.routes.js'
 import { wireKnowledge } from './knowledge/knowledge.wire.js'
 import { llmRoutes } from './llm/llm.routes.js'
 import type { AuditPort } from './shared/audit.port.js'
-import { noEvents, type EventsPort } from './shared/events.port.js'
 import { wirePrivacy } from './tenants/privacy/privacy.wire.js'
 import { createTenantsRepo } from './tenants/tenants.repo.js'
 import { wireTeam } from './team/team.wire.js'
 import { wireTenants } from './tenants/tenants.wire.js'
+import { wireWebhooks } from './webhooks/webhooks.wire.js'
 import { createWidgetRepo } from './widget/widget.repo.js'
 import { wireWidget } from './widget/widget.wire.js'
 
@@ -55,12 +55,13 @@ export function wireModules(ctx: AppContext): Modules {
   const guards = createGuards({ jwt, authRepo, tenantsRepo, changes, clock: ctx.clock })
 
   // The workspace audit log and the outbound events outbox, as ports every module may write to inside its
-  // own transaction (their stored implementations come with the team workspace and webhooks modules).
+  // own transaction: the stored audit log (team workspace) and the webhooks outbox.
   const auditLog = wireAudit(ctx, guards)
   const audit: AuditPort = auditLog.port
-  const events: EventsPort = noEvents
-
   const email = createEmailService({ queue, cipher })
+  const webhooks = wireWebhooks(ctx, guards, { audit, email })
+  const events = webhooks.events
+
   const tenants = wireTenants(ctx, guards, {
     repo: tenantsRepo,
     sessionStats: widgetRepo.sessionStats,
@@ -82,9 +83,10 @@ export function wireModules(ctx: AppContext): Modules {
     onFeedback: analyticsMarker(ctx),
     faqSearch: knowledge.faqSearch,
     profileFor: knowledge.knowledge.profileFor,
+    events,
   })
   const widget = wireWidget(ctx, { repo: widgetRepo, bots: botsRepo, tenants: tenants.service, chat: chat.service })
-  const documents = wireDocuments(ctx, guards, { llmKey: tenants.service.llmKey, onDocumentIndexed: knowledge.onDocumentIndexed, audit })
+  const documents = wireDocuments(ctx, guards, { llmKey: tenants.service.llmKey, onDocumentIndexed: knowledge.onDocumentIndexed, audit, events })
   const gaps = wireGaps(ctx, guards, {
     llmKey: tenants.service.llmKey,
     retrieval: chat.retrieval,
@@ -96,6 +98,7 @@ export function wireModules(ctx: AppContext): Modules {
     extractHtml: (html, url) => documents.parser.extractHtml(html, url),
     present: documents.documents.present,
     audit,
+    events,
   })
 
   const analytics = wireAnalytics(ctx, guards, { audit })
@@ -119,6 +122,7 @@ export function wireModules(ctx: AppContext): Modules {
       knowledge.routes,
       gaps.routes,
       ...analytics.routes,
+      webhooks.routes,
       dashboardRoutes(),
     ],
     jobs: [
@@ -132,6 +136,7 @@ export function wireModules(ctx: AppContext): Modules {
       ...knowledge.jobs,
       ...gaps.jobs,
       ...analytics.jobs,
+      ...webhooks.jobs,
     ],
     widgetCors: widget.corsOptions,
   }

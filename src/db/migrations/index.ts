@@ -9,6 +9,7 @@ import * as m0400 from './0400_escalations.js'
 import * as m0500 from './0500_knowledge.js'
 import * as m0510 from './0510_embedding_failures.js'
 import * as m0600 from './0600_team.js'
+import * as m0700 from './0700_webhooks.js'
 import * as m0800 from './0800_analytics.js'
 
 /**
@@ -26,5 +27,6 @@ export const migrations: Record<string, Migration> = {
   '0500_knowledge': m0500,
   '0510_embedding_failures': m0510,
   '0600_team': m0600,
+  '0700_webhooks': m0700,
   '0800_analytics': m0800,
 }

@@ -10,6 +10,7 @@ import { inScope, type BotScope } from '../shared/bot-scope.js'
 import type { HandOffPort } from '../escalations/handoff.js'
 import type { ChatRepo } from './chat.repo.js'
 import { piiEvents, sumCounts } from '../shared/pii-events.js'
+import type { EventsPort } from '../shared/events.port.js'
 
 /**
  * The dashboard's view of conversations (JWT): session list, message logs with the encrypted originals on
@@ -25,6 +26,7 @@ export function createChatLogsService(deps: {
   /** A visitor's verdict changed a conversation (analytics marks it for its next refresh, in this transaction). */
   onFeedback?: (tenantId: string, sessionId: string, trx: Db) => Promise<void>
   audit: AuditPort
+  events?: EventsPort
 }) {
   const { db, clock, cipher, repo, privacy } = deps
 
@@ -134,9 +136,12 @@ export function createChatLogsService(deps: {
       if (!m || (viewer.scope !== null && !inScope(viewer.scope, (await repo.findSession(tenantId, m.session_id))?.bot_id))) throw notFound('Message not found')
       if (m.role !== 'assistant') throw badRequest('Feedback can only be given on assistant messages', 'not_assistant_message')
       const ideal = input.ideal_answer === undefined ? m.ideal_answer : input.ideal_answer?.trim() || null
+      const session = deps.events ? await repo.findSession(tenantId, m.session_id) : null
       const row = await db.transaction().execute(async (trx) => {
         const r = await repo.setFeedback(tenantId, messageId, input.feedback, ideal, trx)
         await deps.onFeedback?.(tenantId, m.session_id, trx)
+        const data = { message_id: messageId, session_id: m.session_id, bot_id: session?.bot_id ?? null, feedback: input.feedback, ideal_answer: ideal }
+        await deps.events?.emit(tenantId, { type: 'feedback.received', botId: session?.bot_id ?? null, data }, trx)
         return r
       })
       return { id: row!.id, feedback: row!.feedback, ideal_answer: row!.ideal_answer }

@@ -9,7 +9,7 @@ import { localeLanguage, visitorLanguage } from '../shared/language.js'
 import { piiEvents, sumCounts } from '../shared/pii-events.js'
 import { redactMessage } from '../shared/redaction.js'
 import type { ChatRepo } from './chat.repo.js'
-import { preview, transcriptOf } from './stages/10-persist.js'
+import { conversationEnded, preview, transcriptOf } from './stages/10-persist.js'
 import type { TurnDeps } from './turn.context.js'
 import { runTurn } from './turn.js'
 
@@ -141,6 +141,7 @@ async function escalateSession(deps: ChatServiceDeps, tenantId: string, sessionI
     const counts = sumCounts([original?.counts, note?.counts])
     await deps.privacy.insertEvents(tenantId, piiEvents(counts, { action: 'redacted', direction: 'ticket', sessionId, ticketId: ticket.ticketId }), now, trx)
     await repo.markLastQuestionEscalated(tenantId, sessionId, trigger, trx)
+    if (!session.chat_ended) await deps.events?.emit(tenantId, conversationEnded(session, 'handed_off'), trx)
     return { message, ticket_number: ticket.ticketNumber, created: ticket.created }
   })
   return { message: result.message, ticket_number: result.ticket_number, chat_ended: true, delivered_to_operator: true, ticket_created: result.created }

@@ -10,6 +10,7 @@ import { NoticeCache } from '../../db/change-feed.js'
 import { TENANTS_TOPIC } from '../tenants/tenants.repo.js'
 import type { PrivacyRepo } from '../tenants/privacy/privacy.repo.js'
 import type { AuditPort } from '../shared/audit.port.js'
+import type { EventsPort } from '../shared/events.port.js'
 import { createChatLogsService } from './chat-logs.service.js'
 import { chatJobs } from './chat.jobs.js'
 import { createChatRepo } from './chat.repo.js'
@@ -34,6 +35,7 @@ export function wireChat(
     profileFor?: ChatServiceDeps['profileFor']
     handOff: HandOffPort
     onFeedback?: (tenantId: string, sessionId: string, trx: Db) => Promise<void>
+    events?: EventsPort
   },
 ) {
   const { db, clock, cipher, config, log } = ctx
@@ -72,8 +74,19 @@ export function wireChat(
     config,
     profileFor: deps.profileFor,
     tenantSettings,
+    events: deps.events,
   })
-  const logs = createChatLogsService({ db, clock, cipher, repo, handOff: deps.handOff, privacy: deps.privacy, onFeedback: deps.onFeedback, audit: deps.audit })
+  const logs = createChatLogsService({
+    db,
+    clock,
+    cipher,
+    repo,
+    handOff: deps.handOff,
+    privacy: deps.privacy,
+    onFeedback: deps.onFeedback,
+    audit: deps.audit,
+    events: deps.events,
+  })
   const idempotency = createIdempotency({ db, redis: ctx.redis, prefix: config.REDIS_PREFIX, clock, waitMs: config.IDEMPOTENCY_WAIT_MS, log })
   return {
     service,

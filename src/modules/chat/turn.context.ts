@@ -10,6 +10,7 @@ import type { LlmClient } from '../llm/llm.js'
 import type { RetrievalService } from '../retrieval/retrieval.service.js'
 import type { Redaction } from '../shared/redaction.js'
 import type { ChatRepo, SessionRow } from './chat.repo.js'
+import type { EventsPort } from '../shared/events.port.js'
 
 /** What a turn is given and what it yields: the chat routes and the widget use these. */
 export type TurnEvent = { type: 'status'; stage: 'thinking' | 'searching' | 'writing' } | { type: 'chunk'; text: string }
@@ -83,6 +84,8 @@ export interface TurnDeps {
   measure?: <T>(fn: (modelMs: () => number) => Promise<T>) => Promise<T>
   /** Told each stage's time at the end of a turn (the Prometheus stage histogram). */
   observeStage?: (stage: string, ms: number) => void
+  /** The outbound events outbox (conversation.ended), written in the turn's transaction. */
+  events?: EventsPort
 }
 
 /** Timings of the stages of one turn, in ms. */

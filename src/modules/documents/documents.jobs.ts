@@ -1,8 +1,11 @@
 import type { FastifyBaseLogger } from 'fastify'
+import type { Db } from '../../db/client.js'
 import type { JobQueue } from '../../jobs/queue.js'
 import { defineJob } from '../../jobs/types.js'
 import type { Clock } from '../../lib/clock.js'
 import { addSeconds } from '../../lib/clock.js'
+import type { EventsPort } from '../shared/events.port.js'
+import { documentEvent } from './documents.fns.js'
 import type { DocumentsRepo } from './documents.repo.js'
 import type { DocumentsService, EmbedOutcome } from './documents.service.js'
 import { probeDelaySeconds } from './embedding-status.fns.js'
@@ -58,8 +61,10 @@ export const documentsJobs = (deps: {
   backfillEverySeconds: number
   /** Called once a document is indexed (the knowledge module schedules its profile and FAQ extraction). */
   onIndexed?: (tenantId: string, documentId: string) => Promise<void>
+  db: Db
+  events?: EventsPort
 }) => {
-  const { documents, repo, queue, clock, log } = deps
+  const { documents, repo, queue, clock, log, db } = deps
 
   /**
    * What follows an embedding run: a provider failure hands over to the probe (one call with backoff for
@@ -89,10 +94,11 @@ export const documentsJobs = (deps: {
           } catch (err) {
             if (ctx.attempt >= INDEX_MAX_ATTEMPTS) {
               // the last attempt: the status must not stay 'processing' forever
-              await repo.markStatus(tenantId, documentId, {
-                status: 'error',
-                error_message: 'Indexing failed; delete the document and upload it again',
-                now: clock.now(),
+              const error = 'Indexing failed; delete the document and upload it again'
+              const doc = await repo.find(tenantId, documentId)
+              await db.transaction().execute(async (trx) => {
+                await repo.markStatus(tenantId, documentId, { status: 'error', error_message: error, now: clock.now() }, trx)
+                if (doc) await deps.events?.emit(tenantId, documentEvent('document.failed', doc, { error }), trx)
               })
             }
             throw err

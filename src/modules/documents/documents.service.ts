@@ -27,6 +27,8 @@ import { classifyEmbeddingFailure, documentEmbeddings, withEmbeddingsWarning, ty
 import { checkHealth } from './health.fns.js'
 import { ParseFailure, UnsupportedFile } from './parsers/errors.js'
 import type { ParserPool } from './parsers/pool.js'
+import type { EventsPort } from '../shared/events.port.js'
+import { documentEvent } from './documents.fns.js'
 
 export interface DocumentsSettings {
   maxUploadBytes: number
@@ -99,6 +101,7 @@ export function createDocumentsService(deps: {
   llm: LlmClient
   llmKey: (tenantId: string) => Promise<string | null>
   settings: DocumentsSettings
+  events?: EventsPort
 }) {
   const { db, clock, log, repo, queue, parser, llm, settings } = deps
   let storage: Promise<EmbeddingStorage> | null = null
@@ -209,6 +212,7 @@ export function createDocumentsService(deps: {
         const refusal = await chunkCapProblem(tenantId, documentId, chunks.length, trx)
         if (refusal) {
           await repo.refuseIndex(tenantId, documentId, refusal, now, trx)
+          await deps.events?.emit(tenantId, documentEvent('document.failed', doc, { error: refusal }), trx)
           return 'ready' as const
         }
         await repo.replaceChunks(tenantId, documentId, chunks, { title: doc.title ?? doc.filename, now }, trx)
@@ -218,6 +222,7 @@ export function createDocumentsService(deps: {
           { chunk_count: chunks.length, lang: chunks[0]?.lang ?? documentLanguage(doc.parsed_text), health, now },
           trx,
         )
+        await deps.events?.emit(tenantId, documentEvent('document.ready', doc, { chunk_count: chunks.length }), trx)
         return 'ready' as const
       })
       if (outcome !== 'changed') return outcome

@@ -2,6 +2,7 @@ import type { AuditPort } from '../shared/audit.port.js'
 import type { FastifyPluginAsync } from 'fastify'
 import type { AppContext } from '../../context.js'
 import type { Guards } from '../../http/auth.js'
+import type { EventsPort } from '../shared/events.port.js'
 import { documentsJobs } from './documents.jobs.js'
 import { createDocumentsRepo } from './documents.repo.js'
 import { documentsRoutes } from './documents.routes.js'
@@ -17,6 +18,7 @@ export function wireDocuments(
     llmKey: (tenantId: string) => Promise<string | null>
     onDocumentIndexed?: (tenantId: string, documentId: string) => Promise<void>
     audit: AuditPort
+    events?: EventsPort
   },
 ) {
   const { db, clock, queue, config, llm } = ctx
@@ -36,6 +38,7 @@ export function wireDocuments(
     parser,
     llm,
     llmKey: deps.llmKey,
+    events: deps.events,
     settings: {
       maxUploadBytes: config.MAX_UPLOAD_BYTES,
       maxDocuments: config.MAX_DOCUMENTS_PER_TENANT,
@@ -66,6 +69,8 @@ export function wireDocuments(
     jobs: documentsJobs({
       documents,
       repo,
+      db,
+      events: deps.events,
       queue,
       clock,
       log: ctx.log,

@@ -21,6 +21,7 @@ import type { TenantsService } from '../tenants/tenants.service.js'
 import { emailAddedMail, mailLanguage, notificationMail, operatorReplyMail } from './escalations.fns.js'
 import type { EscalationsRepo, TicketView } from './escalations.repo.js'
 import type { NotifyKind } from './handoff.js'
+import { ticketEvent } from './tickets.fns.js'
 
 /**
  * Operator workflows: the ticket views (originals only on request, each viewing and erasure audited with
@@ -36,11 +37,11 @@ export function createEscalationsService(deps: {
   email: Pick<EmailService, 'queue'>
   queue: Pick<JobQueue, 'enqueue'>
   tenants: Pick<TenantsService, 'notificationAddress'>
+  events: EventsPort
   graceSeconds: number
   /** Where the dashboard lives, for links in notification mails; null for none. */
   dashboardUrl: string | null
   audit: AuditPort
-  events: EventsPort
 }) {
   const { db, clock, cipher, repo, privacy, email, queue, tenants, audit } = deps
 
@@ -221,6 +222,9 @@ export function createEscalationsService(deps: {
           { ...actorEntry(viewer), action: 'resolved', itemType: 'ticket', itemId: ticketId, detail: { ticket_number: t.ticket_number } },
           trx,
         )
+        // the reply reaches the visitor's chat only when the ticket came from one
+        if (t.session_id) await deps.events.emit(tenantId, ticketEvent('ticket.replied', t, 'resolved', { reply }), trx)
+        await deps.events.emit(tenantId, ticketEvent('ticket.resolved', t, 'resolved', { resolution_text: reply }), trx)
       })
       return present(await ticketOr404(tenantId, ticketId), null)
     },

@@ -11,6 +11,7 @@ import { escalationsRoutes } from './escalations.routes.js'
 import { createEscalationsService } from './escalations.service.js'
 import { createHandOff, enqueueTicketNotification } from './handoff.js'
 import { createTicketsRepo } from './tickets.repo.js'
+import { ticketEvent } from './tickets.fns.js'
 import { createTicketsService } from './tickets.service.js'
 
 /**
@@ -35,7 +36,10 @@ export function wireEscalations(
     clock,
     cipher,
     repo: ticketsRepo,
-    afterCreate: (tenantId, ticket, trx) => enqueueTicketNotification(queue, tenantId, ticket.id, 'opened', trx).then(() => {}),
+    afterCreate: async (tenantId, ticket, trx) => {
+      await enqueueTicketNotification(queue, tenantId, ticket.id, 'opened', trx)
+      await deps.events.emit(tenantId, ticketEvent('ticket.created', ticket, ticket.status), trx)
+    },
   })
   const handOff = createHandOff({ db, clock, cipher, tickets, ticketsRepo, repo, queue })
   const escalations = createEscalationsService({
@@ -47,10 +51,10 @@ export function wireEscalations(
     email: deps.email,
     queue: ctx.queue,
     tenants: deps.tenants,
+    events: deps.events,
     graceSeconds: config.OPERATOR_REPLY_GRACE_SECONDS,
     dashboardUrl: config.FRONTEND_URL || config.PUBLIC_BASE_URL || null,
     audit: deps.audit,
-    events: deps.events,
   })
   return {
     service: escalations,

@@ -30,3 +30,28 @@ export function ticketPriority(trigger: TicketTrigger, planTier?: string | null)
 
 /** ESC-0001 ... ESC-9999, then ESC-10000 and on. */
 export const formatTicketNumber = (seq: number) => `ESC-${String(seq).padStart(4, '0')}`
+
+/** A ticket as outbound events carry it: the redacted question only, never the original or the visitor's e-mail. */
+export function ticketEvent(
+  type: 'ticket.created' | 'ticket.replied' | 'ticket.resolved',
+  t: { id: string; ticket_number: string; bot_id: string | null; session_id: string | null; priority: string; trigger: string; primary_question: string },
+  status: string,
+  extra: Record<string, unknown> = {},
+) {
+  return {
+    type,
+    botId: t.bot_id,
+    ticketId: t.id,
+    data: {
+      ticket_id: t.id,
+      ticket_number: t.ticket_number,
+      bot_id: t.bot_id,
+      session_id: t.session_id,
+      status,
+      priority: t.priority,
+      trigger: t.trigger,
+      question: t.primary_question,
+      ...extra,
+    },
+  }
+}

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Db } from '../../../db/client.js'
 import type { QuestionOutcome, SourceRef, TicketTrigger, TranscriptEntry } from '../../../db/schema/chat.js'
 import type { HandOffInput } from '../../escalations/handoff.js'
+import type { OutboundEvent } from '../../shared/events.port.js'
 import { piiEvents } from '../../shared/pii-events.js'
 import type { Redaction } from '../../shared/redaction.js'
 import type { ChatRepo, SessionRow } from '../chat.repo.js'
@@ -88,7 +89,14 @@ export interface Finish {
   ticketNumber?: string
 }
 
-type PersistDeps = Pick<TurnDeps, 'db' | 'clock' | 'repo' | 'handOff'>
+type PersistDeps = Pick<TurnDeps, 'db' | 'clock' | 'repo' | 'handOff' | 'events'>
+
+/** The outbound event of a chat that ended (the visitor said goodbye, or a hand-off closed it). */
+export const conversationEnded = (session: { id: string; bot_id: string }, reason: 'visitor_done' | 'handed_off'): OutboundEvent => ({
+  type: 'conversation.ended',
+  botId: session.bot_id,
+  data: { session_id: session.id, bot_id: session.bot_id, reason },
+})
 
 const TRANSCRIPT_MESSAGES = 50
 
@@ -162,8 +170,15 @@ export async function persistTurn(deps: PersistDeps, f: Finish): Promise<TurnRes
       trx,
     )
   const handOff = f.handOff
-  if (!handOff) {
+  const ends = !!f.chatEnded && !session.chat_ended && !!deps.events
+  if (!handOff && !ends) {
     await write()
+  } else if (!handOff) {
+    // the chat ends with this turn: its event commits with the turn
+    await deps.db.transaction().execute(async (trx) => {
+      await write(trx)
+      await deps.events!.emit(tenantId, conversationEnded(session, 'visitor_done'), trx)
+    })
   } else {
     // a ticket needs the session lock (one open ticket per session) and the tenant's counter: a transaction
     await deps.db.transaction().execute(async (trx) => {
@@ -191,6 +206,7 @@ export async function persistTurn(deps: PersistDeps, f: Finish): Promise<TurnRes
       delivered = true
       f.debug.ticket = { number: ticket.ticketNumber, created: ticket.created, priority: ticket.priority }
       await write(trx)
+      if (ends) await deps.events!.emit(tenantId, conversationEnded(session, 'visitor_done'), trx)
     })
   }
   return {

@@ -26,7 +26,7 @@ export const crawlerUserAgent = (configured: string, publicBaseUrl: string): str
 export function wireSources(
   ctx: AppContext,
   guards: Guards,
-  deps: Pick<CrawlerDeps, 'parseFile' | 'extractHtml'> & { present: DocumentsService['present']; audit: AuditPort },
+  deps: Pick<CrawlerDeps, 'parseFile' | 'extractHtml' | 'events'> & { present: DocumentsService['present']; audit: AuditPort },
 ) {
   const { db, clock, queue, config } = ctx
   const repo = createSourcesRepo(db)
@@ -58,6 +58,7 @@ export function wireSources(
     log: ctx.log,
     parseFile: deps.parseFile,
     extractHtml: deps.extractHtml,
+    events: deps.events,
     settings: {
       userAgent,
       concurrency: config.CRAWLER_CONCURRENCY,

@@ -433,6 +433,8 @@ export function createCrawler(deps: CrawlerDeps) {
           trx,
         )
         await repo.clearQueue(runId, trx)
+        const data = { source_id: sourceId, run_id: runId, url: locked.url, error: errorMessage }
+        if (status === 'failed') await deps.events?.emit(tenantId, { type: 'source.crawl_failed', botId: null, data }, trx)
       })
       log.info({ sourceId, runId, pages: current!.pages_found, failed: failed.length, ms }, 'crawl finished')
     }

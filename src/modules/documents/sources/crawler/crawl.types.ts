@@ -2,6 +2,7 @@ import type { Logger } from 'pino'
 import type { Db } from '../../../../db/client.js'
 import type { JobQueue } from '../../../../jobs/queue.js'
 import type { Clock } from '../../../../lib/clock.js'
+import type { EventsPort } from '../../../shared/events.port.js'
 import type { ExtractedPage } from '../../parsers/html-extract.js'
 import type { SourcesRepo } from '../sources.repo.js'
 import type { Fetcher } from './fetcher.js'
@@ -29,6 +30,8 @@ export interface CrawlerDeps {
    * budget): a multi-megabyte page takes seconds and hundreds of MB of heap. Without it, extraction runs here.
    */
   extractHtml?: (html: string, url: string) => Promise<ExtractedPage>
+  /** The outbound events outbox (source.crawl_failed), written with the run's outcome. */
+  events?: EventsPort
 }
 
 /** Thrown when the worker stops mid-crawl; the job is retried and the run resumes from its frontier. */
