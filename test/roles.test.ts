@@ -134,6 +134,9 @@ const BODIES: Record<string, () => unknown> = {
   updateMember: () => ({ role: 'analyst' }),
   createUrlSource: () => ({ url: 'https://docs.example.test/' }),
   assignEscalation: () => ({ assignee_user_id: null }),
+  // a receiver on loopback (the app allows private networks here, as the crawler's setting says); nothing listens
+  createWebhookEndpoint: () => ({ url: 'http://127.0.0.1:9/hook', events: ['ticket.created'] }),
+  updateWebhookEndpoint: () => ({ description: 'Matrix' }),
   uploadDocument: () => {
     const form = new FormData()
     form.append('file', new Blob(['# Matrix\n\nA page of the role matrix.'], { type: 'text/markdown' }), 'matrix.md')
@@ -209,7 +212,7 @@ const members = {} as Record<Role, Api>
 
 beforeAll(async () => {
   fake = await startFakeLlm()
-  t = await startApp({ env: { LLM_BASE_URL: fake.url } })
+  t = await startApp({ env: { LLM_BASE_URL: fake.url, CRAWLER_ALLOW_PRIVATE_NETWORKS: 'true' } })
   owner = await createTenant(t)
   members.owner = owner.api
   for (const role of ['admin', 'editor', 'agent', 'analyst'] as const) members[role] = (await addMember(t, owner, role)).api

@@ -362,14 +362,9 @@ export function createWebhooksRepo(db: Db) {
       return rows.map((r) => r.id)
     },
 
-    /** The addresses told when an endpoint is disabled: the workspace owner's. */
+    /** The addresses told when an endpoint is disabled: the workspace's owners (team workspace roles). */
     async ownerEmails(tenantId: string, trx: Db = db): Promise<string[]> {
-      const rows = await trx
-        .selectFrom('tenants as t')
-        .innerJoin('users as u', 'u.id', 't.owner_user_id')
-        .select('u.email')
-        .where('t.id', '=', tenantId)
-        .execute()
+      const rows = await trx.selectFrom('users').select('email').where('tenant_id', '=', tenantId).where('role', '=', 'owner').orderBy('email').execute()
       return rows.map((r) => r.email)
     },
 
