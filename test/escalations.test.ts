@@ -90,6 +90,9 @@ describe('a ticket opens with a notification to the support address', () => {
     expect(mail.text).toContain('Visitor: How do I change my delivery address? Call me on [PHONE]')
     expect(mail.text).not.toContain('1234567')
     expect(mail.text).toContain('no documentation yet')
+    // the link opens the ticket in the dashboard the service serves, not the JSON API route
+    const ticketId = (await ticketByNumber(owner, 'ESC-0001')).id
+    expect(mail.text).toMatch(new RegExp(`Open the ticket: https?://[^\\s]+/app/tickets/${ticketId}`))
     const ticket = await ticketByNumber(owner, 'ESC-0001')
     expect(ticket).toMatchObject({
       trigger: 'no_documents',

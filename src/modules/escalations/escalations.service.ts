@@ -127,7 +127,7 @@ export function createEscalationsService(deps: {
     return t
   }
 
-  const dashboardLink = (ticketId: string) => (deps.dashboardUrl ? `${deps.dashboardUrl}/escalations/${ticketId}` : null)
+  const dashboardLink = (ticketId: string) => (deps.dashboardUrl ? `${deps.dashboardUrl}/app/tickets/${ticketId}` : null)
 
   return {
     /** Tickets of the viewer's bots; `assignee` is 'me', 'unassigned' or a member's id. */
