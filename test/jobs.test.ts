@@ -234,6 +234,38 @@ describe('concurrency', () => {
     expect(byWorker[1]).toBeGreaterThan(0)
   })
 
+  it('never runs more jobs at once than its concurrency, however many wake-ups overlap a claim', async () => {
+    const id = run()
+    let now = 0
+    let most = 0
+    let done = 0
+    const w = workerWith(
+      [
+        defineJob<'test.count'>({
+          kind: 'test.count',
+          async handler(p) {
+            if (p.run !== id) return
+            now++
+            most = Math.max(most, now)
+            await sleep(15)
+            now--
+            done++
+          },
+        }),
+      ],
+      { concurrency: 2 },
+    )
+    await w.start()
+    try {
+      // every enqueue wakes the worker while earlier claims are still in flight
+      await Promise.all(Array.from({ length: 40 }, (_, n) => t.ctx.queue.enqueue('test.count', { n, run: id })))
+      await expect.poll(() => done, { timeout: 20_000, interval: 20 }).toBe(40)
+    } finally {
+      await w.stop(2000)
+    }
+    expect(most).toBeLessThanOrEqual(2)
+  })
+
   it("takes over a crashed worker's job once its lease has lapsed", async () => {
     const id = run()
     const ran: string[] = []

@@ -37,6 +37,8 @@ export class Worker {
   readonly id = `w-${randomUUID().slice(0, 8)}`
   private readonly defs = new Map<string, JobDefinition<any>>()
   private running = 0
+  /** Slots a claim in flight may fill: ticks overlap (timer, wake-ups, notices), and each must count the others' claims. */
+  private reserved = 0
   private stopped = true
   private timer: NodeJS.Timeout | null = null
   private wakeScheduled = false
@@ -119,11 +121,13 @@ export class Worker {
 
   private async tick(): Promise<void> {
     if (this.stopped) return
-    const free = this.opts.concurrency - this.running
+    const free = this.opts.concurrency - this.running - this.reserved
     if (free > 0) {
+      this.reserved += free
       try {
         const jobs = await this.claim(free)
         for (const job of jobs) {
+          // run() counts itself as running before its first await, so the slot passes from reserved to running
           const p = this.run(job).finally(() => {
             this.inFlight.delete(p)
             this.wake()
@@ -132,6 +136,8 @@ export class Worker {
         }
       } catch (err) {
         this.log.warn({ err: { message: (err as Error).message } }, 'job claim failed')
+      } finally {
+        this.reserved -= free
       }
     }
     this.schedule(this.opts.pollMs)
