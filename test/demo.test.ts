@@ -103,6 +103,16 @@ it('seeds a demo workspace, answers with a citation like the widget, and a secon
   expect(done.text).toMatch(/crawl/i)
   expect(done.sources).toContainEqual({ title: expect.any(String), url: `http://127.0.0.1:${pagePort}/help/knowledge.html` })
 
+  // Every question the demo page suggests is answered with a cited help page, not handed off (issue 21).
+  const suggested = [...page.matchAll(/<li>([^<]+\?)<\/li>/g)].map((m) => m[1]!)
+  expect(suggested.length).toBe(4)
+  for (const question of suggested) {
+    const s = await visitor.post('/widget/session/init', { bot_id: first.botId }, origin)
+    const r = await visitor.post(`/widget/chat?bot_id=${first.botId}&session_id=${s.body.session_id}`, { message: question }, origin)
+    const end = sseFrames(r.text).find((f) => f.type === 'done')
+    expect(end?.sources?.length, `${question} -> ${end?.text}`).toBeGreaterThan(0)
+  }
+
   const owner = new Api(base)
   const login = await owner.post('/auth/login', { email: 'demo@example.com', password })
   expect(login.status).toBe(200)
