@@ -6,7 +6,7 @@ import { ROLES, type Role } from '../roles'
 import { useBots, useRole } from '../session'
 import { Badge, Button, Check, ErrorBox, Field, fieldError, focusSoon, Loading, When } from '../ui/kit'
 import type { Tone } from '../ui/ops'
-import { BotScopePicker, botScopeText, RoleBadge, RoleField, unscoped } from '../ui/team'
+import { AccessFields, botScopeText, RoleBadge, unscoped } from '../ui/team'
 import { useToast } from '../ui/toast'
 
 const STATUS_TONE: Record<Invitation['status'], Tone> = { pending: 'warn', accepted: 'ok', revoked: 'neutral', expired: 'neutral' }
@@ -67,16 +67,7 @@ export function InviteForm() {
           error={eErr}
           hint="We mail a link that is valid for 7 days. Only this address can accept it."
         />
-        <RoleField value={role} onChange={setRole} roles={roles} />
-        {role === 'agent' && (
-          <Check
-            label="May show original text"
-            hint="Agents see visitors' messages with personal data masked; this lets them show the original."
-            checked={original}
-            onChange={setOriginal}
-          />
-        )}
-        {!unscoped(role) && <BotScopePicker value={bots} onChange={setBots} error={bErr} />}
+        <AccessFields role={role} onRole={setRole} roles={roles} original={original} onOriginal={setOriginal} bots={bots} onBots={setBots} botError={bErr} />
         <ErrorBox error={invite.error && !eErr && !bErr ? invite.error : null} />
         <Button type="submit" variant="primary" busy={invite.isPending} disabled={!email.trim()}>
           Send invitation

@@ -4,8 +4,8 @@ import { api, call } from '../api/client'
 import type { Member } from '../api/types'
 import { ROLES, type Role } from '../roles'
 import { useBots, useRole } from '../session'
-import { Button, Check, Empty, ErrorBox, fieldError, focusSoon, Loading, PageHeader, Select, When } from '../ui/kit'
-import { BotScopePicker, botScopeText, RoleBadge, RoleField, unscoped, useMembers } from '../ui/team'
+import { Button, Empty, ErrorBox, fieldError, focusSoon, Loading, PageHeader, Select, When } from '../ui/kit'
+import { AccessFields, botScopeText, RoleBadge, unscoped, useMembers } from '../ui/team'
 import { useToast } from '../ui/toast'
 import { Invitations, InviteForm } from './members-invitations'
 
@@ -58,16 +58,7 @@ function MemberEditor({ m, onClose }: { m: Member; onClose: (focusId: string) =>
         }}
         noValidate
       >
-        <RoleField value={role} onChange={setRole} roles={roles} />
-        {role === 'agent' && (
-          <Check
-            label="May show original text"
-            hint="Agents see visitors' messages with personal data masked; this lets them show the original."
-            checked={original}
-            onChange={setOriginal}
-          />
-        )}
-        {!unscoped(role) && <BotScopePicker value={bots} onChange={setBots} error={botErr} />}
+        <AccessFields role={role} onRole={setRole} roles={roles} original={original} onOriginal={setOriginal} bots={bots} onBots={setBots} botError={botErr} />
         <ErrorBox error={save.error && !botErr ? save.error : null} />
         <div className="row">
           <Button type="submit" variant="primary" busy={save.isPending}>

@@ -4,7 +4,7 @@ import { api, call } from '../api/client'
 import type { Bot } from '../api/types'
 import { ROLE_HINTS, ROLE_WORDS, ROLES, type Role } from '../roles'
 import { useBots, useRole } from '../session'
-import { Badge } from './kit'
+import { Badge, Check } from './kit'
 
 /** Helpers of the members, ticket assignment and audit log screens. */
 
@@ -101,5 +101,35 @@ export function RoleField({
         {ROLE_HINTS[value]}
       </p>
     </div>
+  )
+}
+
+/**
+ * What a member may reach, as an invitation and the member editor both ask it: the role, for an agent the grant
+ * to show original text, and for a role that can be limited the bots it is limited to.
+ */
+export function AccessFields(p: {
+  role: Role
+  onRole: (r: Role) => void
+  roles: readonly Role[]
+  original: boolean
+  onOriginal: (v: boolean) => void
+  bots: string[] | null
+  onBots: (ids: string[] | null) => void
+  botError?: string
+}) {
+  return (
+    <>
+      <RoleField value={p.role} onChange={p.onRole} roles={p.roles} />
+      {p.role === 'agent' && (
+        <Check
+          label="May show original text"
+          hint="Agents see visitors' messages with personal data masked; this lets them show the original."
+          checked={p.original}
+          onChange={p.onOriginal}
+        />
+      )}
+      {!unscoped(p.role) && <BotScopePicker value={p.bots} onChange={p.onBots} error={p.botError} />}
+    </>
   )
 }
