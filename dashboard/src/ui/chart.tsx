@@ -126,6 +126,7 @@ export function DailyChart({
     }
   }, [dates, lines, format, yRange])
   const head = ['Date', ...lines.map((l) => l.label)]
+  const empty = lines.every((l) => l.values.every((v) => v === null || v === undefined))
   const text = dates.map((d, i) => [d, ...lines.map((l) => (l.values[i] === null || l.values[i] === undefined ? '' : format(l.values[i]!)))])
   return (
     <section className="card chart-card" aria-labelledby={id}>
@@ -138,6 +139,7 @@ export function DailyChart({
           </li>
         ))}
       </ul>
+      {empty && <p className="hint">Nothing to show for these days yet.</p>}
       <div className="chart" ref={box} aria-hidden="true" data-testid="chart" />
       <details>
         <summary>Data table</summary>
