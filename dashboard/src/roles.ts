@@ -3,7 +3,7 @@
  * dashboard bundles it as it is). The service refuses anything else with a 403; the dashboard only uses it to
  * show each member the menus and controls they can use, so a forbidden action is never offered.
  */
-import { PERMISSIONS, ROLES, type Permission, type Role, roleMay } from '../../src/http/permissions'
+import { PERMISSIONS, ROLES, type Permission, type Role, roleMay } from '../../src/http/permissions.js'
 
 export { PERMISSIONS, ROLES, roleMay, type Permission, type Role }
 
