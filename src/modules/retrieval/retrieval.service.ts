@@ -94,6 +94,13 @@ export interface RetrievalDeps {
 /** Lists fed to fusion are this long; the final top-k is picked from the fused pool by MMR. */
 const LIST_K = 30
 const POOL_K = 20
+/**
+ * MMR's weight of relevance against novelty. 0.7 (the common default) traded too much relevance for variety:
+ * tuned on SciFact train (hybrid without vectors, nDCG@10 0.7052 at 0.7, 0.7087 at 0.8, 0.7100 at 0.9, 0.7103 at
+ * 1.0, BM25 alone 0.7108) and the visitor questions' dev split (answering page among the six, lexical 71.5 % at
+ * 0.7, 74.4 % at 0.9, 75.0 % at 1.0; hybrid 74.4 / 75.6 / 74.4 %). 0.9 keeps near-duplicates apart at almost no cost.
+ */
+const MMR_LAMBDA = 0.9
 
 const ms = (start: number) => Math.round((performance.now() - start) * 100) / 100
 
@@ -296,6 +303,7 @@ export function createRetrievalService(deps: RetrievalDeps) {
       const picked = mmr(
         candidates.map((c) => ({ ...c, relevance: c.score, terms: c.kind === 'chunk' ? termsOf(c.id, c.text) : wordHashes(c.text) })),
         k,
+        MMR_LAMBDA,
       ).map(({ relevance: _r, terms: _t, ...hit }) => hit as RetrievalHit)
       timings.fuse = ms(tf)
       timings.total = ms(t0)
