@@ -104,6 +104,29 @@ describe('relevance floor', () => {
     expect(ticket.trigger).toBe('low_similarity')
   })
 
+  it('reads the verdict written after some words: the marker is never shown, and an answer citing nothing hands off', async () => {
+    fake.script((req) => (!req.json && system(req).includes('=== Sources ===') ? { text: 'Sorry, I could not find that in our help pages. NOT_IN_SOURCES' } : undefined))
+    try {
+      const res = await fetch(`${t.url}/widget/chat?bot_id=${owner.bot.public_id}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': '10.21.3.9' },
+        body: JSON.stringify({ message: 'How long do refunds take for gift cards?' }),
+      })
+      const frames = sseFrames(await res.text())
+      const shown = frames
+        .filter((f) => f.type === 'chunk')
+        .map((f) => f.text)
+        .join('')
+      expect(shown).not.toContain('NOT_IN')
+      const done = frames.find((f) => f.type === 'done')
+      expect(done.text).toMatch(/documentation doesn't cover this/)
+      expect(done.sources).toEqual([])
+      expect(await ticketOf(done.ticket_number)).toMatchObject({ trigger: 'low_similarity' })
+    } finally {
+      fake.reset()
+    }
+  })
+
   it('answers, with its citation, the questions a refund page answers in other words than its own', async () => {
     const shop = await createTenant(t)
     const pages = await withDocs(t, shop, {

@@ -147,7 +147,10 @@ export async function writeAnswer(
     )
     t.tokens += gen.tokens
     const verdict = gate.end()
-    t.debug.generation = { attempts: gen.attempts, first_token_ms: gen.firstTokenMs, verdict }
+    const rest = gate.flush()
+    const piece = rest && cleaner.push(rest)
+    if (piece) t.reply(piece)
+    t.debug.generation = { attempts: gen.attempts, first_token_ms: gen.firstTokenMs, verdict, ...(gate.late ? { late_verdict: true } : {}) }
     if (verdict === 'not_covered') return { kind: 'not_covered' }
     const tail = cleaner.end()
     if (tail) t.reply(tail)
@@ -166,5 +169,8 @@ export async function writeAnswer(
   }
   if (cleaner.result.removed.length) t.debug.links_removed = cleaner.result.removed.length
   const text = cleaner.result.text
-  return { kind: 'answer', text, cited: citedSources(text, cleaner.result.cited, citable) }
+  const cited = citedSources(text, cleaner.result.cited, citable)
+  // the verdict written after some words ("Sorry, I can't find that. NOT_IN_SOURCES"): no source cited, no answer
+  if (gate.late && cited.length === 0) return { kind: 'not_covered' }
+  return { kind: 'answer', text, cited }
 }

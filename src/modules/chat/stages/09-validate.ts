@@ -120,13 +120,15 @@ async function regenerate(
         if (shown) cleaner.push(shown)
       },
     })
-    cleaner.end()
     tokens += gen.tokens
   } catch {
     return { text: null, cited: [], supported: null, tokens }
   }
   if (gate.end() === 'not_covered') return { text: null, cited: [], supported: null, tokens, notCovered: true }
+  cleaner.push(gate.flush())
+  cleaner.end()
   const text = cleaner.result.text
+  if (gate.late && citedSources(text, cleaner.result.cited, citable).length === 0) return { text: null, cited: [], supported: null, tokens, notCovered: true }
   const v = await validateAnswer(llm, { ...checker(config, apiKey, signal), question: prompt.question, answer: text, sources: prompt.sources })
   return { text, cited: citedSources(text, cleaner.result.cited, citable), supported: v.supported, tokens: tokens + v.tokens }
 }

@@ -26,6 +26,25 @@ describe('the answer model verdict', () => {
     expect(run(['NOT_IN_SOURCES', ' sorry'])).toEqual({ shown: ['', ''], state: 'not_covered' })
   })
 
+  it('never shows a marker written later in the reply, and says it came', () => {
+    const g = createVerdictGate()
+    const shown = ['I could not ', 'find this. NOT_', 'IN_SOURCES', '\n'].map((p) => g.push(p))
+    expect(g.end()).toBe('answer')
+    expect(shown.join('') + g.flush()).toBe('I could not find this. \n')
+    expect(g.late).toBe(true)
+    // a beginning of the marker that turns out to be other text is shown, only later
+    const h = createVerdictGate()
+    const out = ['Use NOT', '_NULL here [1]'].map((p) => h.push(p))
+    h.end()
+    expect(out).toEqual(['Use ', 'NOT_NULL here [1]'])
+    expect(h.flush()).toBe('')
+    expect(h.late).toBe(false)
+    const e = createVerdictGate()
+    expect(e.push('Done [1]. NOT')).toBe('Done [1]. ')
+    e.end()
+    expect(e.flush()).toBe('NOT')
+  })
+
   it('takes an empty or cut-off marker as no answer', () => {
     expect(run([]).state).toBe('not_covered')
     expect(run(['NOT_I']).state).toBe('not_covered')
