@@ -314,7 +314,7 @@ export const CONFIG_DOCS: { readonly [K in keyof Env]-?: string } = {
   GUARD_TIMEOUT_MS: 'time allowed to each guard-model call; on timeout the turn goes on without it',
   VALIDATION_ENABLED: 'check each answer on GUARD_MODEL (one regeneration, else a safe fallback)',
   CHAT_SPECULATIVE_ANSWER:
-    'request the answer while the guards and the query embedding run (tokens held back; aborted unless the guards pass and the final sources give the same prompt)',
+    'request the answer while the guards and the query embedding run (tokens held back; aborted unless the guards pass and the final sources give the same prompt, or hold its first three sources)',
   CHAT_QUERY_EMBEDDING_CACHE: 'query embeddings kept in memory for repeated questions (about 6 KB each at 1536 dimensions; 0: off)',
   CHAT_FIRST_TOKEN_TIMEOUT_MS: 'time to the first token of an answer (then one retry)',
   CHAT_TIMEOUT_MS: 'total time for an answer',

@@ -89,6 +89,22 @@ describe('speculative answer', () => {
     expect(log.body.messages[1].debug.speculation).toBe('used')
   })
 
+  it("starts a new question's answer from the lexical evidence while its embedding is in flight, and keeps it when the vectors agree", async () => {
+    await widgetTurn('Do you ship abroad?') // warm paths, another question
+    fake.reset()
+    fake.fail('slow_first_token', { delayMs: CALL_MS })
+    const one = await oneCallMs()
+    const { frames, firstChunkMs } = await widgetTurn('How long does a refund take to be processed?')
+    const done = frames.find((f) => f.type === 'done')
+    expect(done.text).toContain('5 business days')
+    expect(fake.embeddingCalls()).toHaveLength(1) // a new question: its embedding was a real call
+    // the embedding, then the answer, would be two calls
+    expect(firstChunkMs!, `first chunk ${firstChunkMs} ms, one call ${one} ms`).toBeLessThan(1.3 * one + 120)
+    expect(fake.chatCalls().filter(isAnswer)).toHaveLength(1)
+    const log = await owner.api.get(`/chat/logs/session/${done.session_id}`)
+    expect(log.body.messages[1].debug.speculation).toMatch(/^used/)
+  })
+
   it.each([
     ['an injection', { injection: true, wants_human: false, relevant: true }, 'How long do refunds take?', /can't help with that/],
     ['a request for a person', { injection: false, wants_human: true, relevant: true }, 'How long do refunds take?', /./],

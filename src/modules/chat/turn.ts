@@ -11,7 +11,7 @@ import { evidence, promptSources, retrieve, usableHits } from './stages/05-retri
 import { decide, type DecideInput, type Decision, type EscalationTrigger } from './stages/06-decide.js'
 import type { BusinessProfile, PromptInput } from './stages/07-prompt.js'
 import { writeAnswer } from './stages/08-generate.js'
-import { promptKey, speculate, type Speculation } from './stages/08-speculate.js'
+import { holdsLead, promptKey, speculate, type Speculation } from './stages/08-speculate.js'
 import { checkAnswer } from './stages/09-validate.js'
 import { persistTurn, type CitableSource, type Finish } from './stages/10-persist.js'
 import { linkPolicy } from './stages/links.js'
@@ -40,7 +40,7 @@ async function turn(deps: TurnDeps, input: TurnInput, modelMs: () => number): Pr
     return await answerTurn(deps, t, history, profile, ev)
   } finally {
     // a turn that failed on the way still aborts the request it started early
-    ev.early()?.cancel()
+    ev.early()?.run.cancel()
   }
 }
 
@@ -63,14 +63,16 @@ async function answerTurn(
   }
   // 7. prompt, when the turn is answered by the model
   const faq = decision.kind === 'answer' ? directFaq(deps, found!) : undefined
-  const plan = decision.kind === 'answer' && !faq ? answerPlan(deps, t, found!, decision.caveat, history, profile) : null
-  // 8 (early). the answer requested while the guards ran is used only for this very prompt
+  const finalPlan = decision.kind === 'answer' && !faq ? answerPlan(deps, t, found!, decision.caveat, history, profile) : null
+  // 8 (early). the answer requested while the guards ran is used only for this prompt (or one holding its lead sources)
   const spec = early()
-  const adopted = spec && plan && spec.key === promptKey(plan.prompt) ? spec : null
+  const adopted = spec && finalPlan && adoptable(spec, finalPlan) ? spec : null
   if (spec) {
-    t.debug.speculation = adopted ? 'used' : plan ? 'restarted' : 'discarded'
-    if (!adopted) t.tokens += spec.cancel()
+    t.debug.speculation = adopted ? (adopted.run.key === promptKey(finalPlan!.prompt) ? 'used' : 'used_lexical') : finalPlan ? 'restarted' : 'discarded'
+    if (!adopted) t.tokens += spec.run.cancel()
   }
+  // an adopted early answer keeps the sources it was asked with
+  const plan = adopted ? adopted.plan : finalPlan
 
   if (decision.kind === 'refuse') {
     return say({ text: canned(decision.reason === 'injection' ? 'refuse_injection' : 'refuse_off_topic', t.language, { bot: t.bot.name }), outcome: 'refused' })
@@ -91,7 +93,7 @@ async function answerTurn(
   const { prompt, hits, citable } = plan!
   t.emit({ type: 'status', stage: 'writing' })
   const policy = linkPolicy(hits, t.bot.allowed_domains ?? [])
-  const written = await writeAnswer(deps, t, prompt, policy, citable, adopted)
+  const written = await writeAnswer(deps, t, prompt, policy, citable, adopted?.run)
   if (written.kind === 'interrupted') return done({ text: written.text, outcome: 'answered', cited: [] })
   // the answer model's verdict: the sources do not hold the answer (the contract's low_similarity path)
   if (written.kind === 'not_covered') return notCoveredTurn(deps, t, found)
@@ -213,7 +215,21 @@ interface Evidence {
   guard: GuardVerdict
   found: RetrievalResult | null
   /** The answer requested before the guards and retrieval were done, if any (see 08-speculate.ts). */
-  early: () => Speculation | null
+  early: () => EarlyAnswer | null
+}
+
+type AnswerPlan = ReturnType<typeof answerPlan>
+
+/** An answer requested early, with the plan it was requested for; `lexical` when from the evidence before the vectors. */
+interface EarlyAnswer {
+  run: Speculation
+  plan: AnswerPlan
+  lexical: boolean
+}
+
+/** The early answer serves the final plan: the very same prompt, or (from the lexical evidence) one holding its lead sources. */
+function adoptable(early: EarlyAnswer, plan: AnswerPlan): boolean {
+  return early.run.key === promptKey(plan.prompt) || (early.lexical && holdsLead(early.plan.prompt, plan.prompt))
 }
 
 /** What the guards are assumed to say while they run: the speculative answer is only kept if they do. */
@@ -229,14 +245,20 @@ const PASSING = { injection: false, wantsHuman: false, relevant: true, smalltalk
 async function gatherEvidence(deps: TurnDeps, t: Turn, history: HistoryTurn[], profile: BusinessProfile | null): Promise<Evidence> {
   const text = t.question.text
   const decisiveByPattern = matchesInjection(text) || matchesHuman(text) || isSmalltalk(text)
-  let spec: Speculation | null = null
+  let spec: EarlyAnswer | null = null
   let guardNow: GuardVerdict | null = null
   const speculateOn = (found: RetrievalResult) => {
     // once the guards are in too, the answer starts the ordinary way
     if (!deps.config.CHAT_SPECULATIVE_ANSWER || guardNow) return
     const d = decide(decideInput(deps, PASSING, found).input)
     const plan = d.kind === 'answer' && !directFaq(deps, found) ? answerPlan(deps, t, found, d.caveat, history, profile) : null
-    spec = plan ? speculate(deps, t, plan.prompt) : null
+    if (spec) {
+      // the final evidence after an answer started from the lexical one: it goes on if its sources hold the final's lead
+      if (plan && adoptable(spec, plan)) return
+      t.tokens += spec.run.cancel()
+      t.debug.speculation_restarts = 1
+    }
+    spec = plan ? { run: speculate(deps, t, plan.prompt), plan, lexical: found.preliminary === true } : null
   }
   const guardP = guardTurn(deps, t, profile)
   guardP.then(
@@ -248,7 +270,8 @@ async function gatherEvidence(deps: TurnDeps, t: Turn, history: HistoryTurn[], p
     ? Promise.resolve(null)
     : rewriteP.then(async (rw) => {
         t.emit({ type: 'status', stage: 'searching' })
-        const opts = { apiKey: t.apiKey, k: deps.config.RETRIEVAL_TOP_K, signal: t.input.signal }
+        // a new question's embedding takes a provider call: the answer can start from the lexical evidence meanwhile
+        const opts = { apiKey: t.apiKey, k: deps.config.RETRIEVAL_TOP_K, signal: t.input.signal, onLexical: speculateOn }
         const found = await t.sw.time('retrieval', () => retrieve(deps.retrieval, t.tenantId, rw.query, opts))
         speculateOn(found)
         return found
@@ -266,7 +289,7 @@ async function gatherEvidence(deps: TurnDeps, t: Turn, history: HistoryTurn[], p
   try {
     found = await retrievalP
   } catch (err) {
-    early()?.cancel()
+    early()?.run.cancel()
     throw err
   }
   if (found) {

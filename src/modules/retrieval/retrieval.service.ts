@@ -12,7 +12,7 @@ import {
   type TermStat,
 } from './bm25.fns.js'
 import { cosine, mmr, rrf, wordHashes } from './fusion.fns.js'
-import type { CorpusRow, RetrievalRepo, ScoredChunk } from './retrieval.repo.js'
+import type { ChunkDetail, CorpusRow, RetrievalRepo, ScoredChunk } from './retrieval.repo.js'
 import { LexicalCache, scoreBm25, vocabularyOf } from './lexical-cache.js'
 import { corrections, unknownTerms } from './spelling.fns.js'
 import { normalize, topK, VectorCache } from './vector-cache.js'
@@ -60,6 +60,8 @@ export interface RetrievalResult {
   queryTerms: TermStat[]
   /** The query searched (the floor reads its words). */
   query: string
+  /** Lexical and FAQ evidence only, given while the query embedding is still in flight (SearchOptions.onLexical). */
+  preliminary?: boolean
 }
 
 export interface SearchOptions {
@@ -69,6 +71,14 @@ export interface SearchOptions {
   signal?: AbortSignal
   /** Time allowed to the query embedding; on failure retrieval goes on lexically. */
   embedTimeoutMs?: number
+  /**
+   * Called once with the lexical (and FAQ) evidence when it is ready before the query embedding: a result marked
+   * `preliminary`, so a caller can start on it (the chat turn's early answer) while the vectors come. Not called
+   * when the vectors are in first or not used.
+   */
+  onLexical?: (preliminary: RetrievalResult) => void
+  /** How long the embedding may still take before onLexical is called (a fast embedder makes it unnecessary). */
+  lexicalGraceMs?: number
 }
 
 export interface RetrievalDeps {
@@ -180,19 +190,22 @@ export function createRetrievalService(deps: RetrievalDeps) {
     corpus: CorpusRow,
     opts: SearchOptions,
     lexicalIds: () => Promise<string[]>,
+    embedded: () => void,
   ): Promise<{ rows: ScoredChunk[]; tokens: number } | null> {
     if (!opts.apiKey || corpus.nEmbedded === 0) return null
     let q: number[]
     let tokens = 0
     try {
-      const r = await deps.llm.embed({
-        apiKey: opts.apiKey,
-        model: deps.embeddingModel,
-        input: [query],
-        ...(deps.embeddingDimensions ? { dimensions: deps.embeddingDimensions } : {}),
-        timeoutMs: opts.embedTimeoutMs ?? 5000,
-        signal: opts.signal,
-      })
+      const r = await deps.llm
+        .embed({
+          apiKey: opts.apiKey,
+          model: deps.embeddingModel,
+          input: [query],
+          ...(deps.embeddingDimensions ? { dimensions: deps.embeddingDimensions } : {}),
+          timeoutMs: opts.embedTimeoutMs ?? 5000,
+          signal: opts.signal,
+        })
+        .finally(embedded)
       q = r.vectors[0] ?? []
       tokens = r.usage.total_tokens
     } catch (err) {
@@ -259,64 +272,97 @@ export function createRetrievalService(deps: RetrievalDeps) {
         return r
       })
       const tv = performance.now()
-      const vecP = vectors(tenantId, query, corpus, opts, async () => (await lexP).rows.map((r) => r.id)).then((v) => {
+      // a cached query embedding (a repeated question) is back at once: only a real call is worth not waiting for
+      let embedding = true
+      const vecP = vectors(
+        tenantId,
+        query,
+        corpus,
+        opts,
+        async () => (await lexP).rows.map((r) => r.id),
+        () => (embedding = false),
+      ).then((v) => {
         timings.vector = ms(tv)
+        embedding = false
         return v
       })
-      const [lex, vec, faqs] = await Promise.all([lexP, vecP, faqP])
-
-      const tf = performance.now()
-      const lexById = new Map(lex.rows.map((r) => [r.id, r]))
-      const vecById = new Map((vec?.rows ?? []).map((r) => [r.id, r]))
-      const fused = rrf([{ items: lex.rows }, { items: vec?.rows ?? [] }, { items: faqs.map((f) => ({ id: `faq:${f.id}` })) }])
-      const pool = [...fused.entries()].sort((a, b) => b[1] - a[1]).slice(0, POOL_K)
-      const chunkIds = pool.map(([id]) => id).filter((id) => !id.startsWith('faq:'))
-      const details = new Map((await repo.details(tenantId, chunkIds)).map((d) => [d.id, d]))
-      const faqById = new Map(faqs.map((f) => [`faq:${f.id}`, f]))
-      const candidates: RetrievalHit[] = []
-      for (const [id, score] of pool) {
-        const faq = faqById.get(id)
-        if (faq) {
-          candidates.push({ ...faqHit(faq), score })
-          continue
+      // chunk details are read once per search, for the preliminary result and the final one
+      const details = new Map<string, ChunkDetail>()
+      const assemble = async (
+        lex: { rows: ScoredChunk[]; plan: QueryPlan },
+        vec: { rows: ScoredChunk[]; tokens: number } | null,
+        faqs: FaqHit[],
+        preliminary: boolean,
+      ): Promise<RetrievalResult> => {
+        const tf = performance.now()
+        const lexById = new Map(lex.rows.map((r) => [r.id, r]))
+        const vecById = new Map((vec?.rows ?? []).map((r) => [r.id, r]))
+        const fused = rrf([{ items: lex.rows }, { items: vec?.rows ?? [] }, { items: faqs.map((f) => ({ id: `faq:${f.id}` })) }])
+        const pool = [...fused.entries()].sort((a, b) => b[1] - a[1]).slice(0, POOL_K)
+        const missing = pool.map(([id]) => id).filter((id) => !id.startsWith('faq:') && !details.has(id))
+        if (missing.length) for (const d of await repo.details(tenantId, missing)) details.set(d.id, d)
+        const faqById = new Map(faqs.map((f) => [`faq:${f.id}`, f]))
+        const candidates: RetrievalHit[] = []
+        for (const [id, score] of pool) {
+          const faq = faqById.get(id)
+          if (faq) {
+            candidates.push({ ...faqHit(faq), score })
+            continue
+          }
+          const d = details.get(id)
+          if (!d) continue
+          const l = lexById.get(id)
+          const v = vecById.get(id)
+          const lexConf = l ? lexicalConfidence(l.score, lex.plan) : null
+          const title = hitTitle(d.doc_title || d.filename, d.heading_path || d.section_title)
+          candidates.push({
+            id,
+            kind: 'chunk',
+            documentId: d.document_id,
+            title,
+            url: d.source_url ?? d.doc_url ?? null,
+            text: d.content,
+            score,
+            confidence: Math.max(lexConf ?? 0, v ? Math.max(v.score, 0) : 0),
+            bm25: l?.score ?? null,
+            lexical: lexConf,
+            vector: v?.score ?? null,
+          })
         }
-        const d = details.get(id)
-        if (!d) continue
-        const l = lexById.get(id)
-        const v = vecById.get(id)
-        const lexConf = l ? lexicalConfidence(l.score, lex.plan) : null
-        const title = hitTitle(d.doc_title || d.filename, d.heading_path || d.section_title)
-        candidates.push({
-          id,
-          kind: 'chunk',
-          documentId: d.document_id,
-          title,
-          url: d.source_url ?? d.doc_url ?? null,
-          text: d.content,
-          score,
-          confidence: Math.max(lexConf ?? 0, v ? Math.max(v.score, 0) : 0),
-          bm25: l?.score ?? null,
-          lexical: lexConf,
-          vector: v?.score ?? null,
-        })
+        const picked = mmr(
+          candidates.map((c) => ({ ...c, relevance: c.score, terms: c.kind === 'chunk' ? termsOf(c.id, c.text) : wordHashes(c.text) })),
+          k,
+          MMR_LAMBDA,
+        ).map(({ relevance: _r, terms: _t, ...hit }) => hit as RetrievalHit)
+        timings.fuse = ms(tf)
+        timings.total = ms(t0)
+        return {
+          hits: picked,
+          corpusChunks: corpus.n,
+          bestScore: Math.max(0, ...picked.map((h) => h.confidence)),
+          tokens: vec?.tokens ?? 0,
+          timings: { ...timings },
+          vectorUsed: vec !== null,
+          queryTerms: terms,
+          query,
+          ...(preliminary ? { preliminary } : {}),
+        }
       }
-      const picked = mmr(
-        candidates.map((c) => ({ ...c, relevance: c.score, terms: c.kind === 'chunk' ? termsOf(c.id, c.text) : wordHashes(c.text) })),
-        k,
-        MMR_LAMBDA,
-      ).map(({ relevance: _r, terms: _t, ...hit }) => hit as RetrievalHit)
-      timings.fuse = ms(tf)
-      timings.total = ms(t0)
-      return {
-        hits: picked,
-        corpusChunks: corpus.n,
-        bestScore: Math.max(0, ...picked.map((h) => h.confidence)),
-        tokens: vec?.tokens ?? 0,
-        timings,
-        vectorUsed: vec !== null,
-        queryTerms: terms,
-        query,
+      const [lex, faqs] = await Promise.all([lexP, faqP])
+      // the query embedding still in flight after the grace: what BM25 and the FAQs found goes out first (SearchOptions.onLexical)
+      if (opts.onLexical && embedding && opts.apiKey && corpus.nEmbedded > 0 && opts.lexicalGraceMs) {
+        let timer: NodeJS.Timeout | undefined
+        await Promise.race([vecP, new Promise((r) => (timer = setTimeout(r, opts.lexicalGraceMs)))])
+        clearTimeout(timer)
       }
+      if (opts.onLexical && embedding && opts.apiKey && corpus.nEmbedded > 0) {
+        try {
+          opts.onLexical(await assemble(lex, null, faqs, true))
+        } catch (err) {
+          deps.log?.warn({ err: { message: (err as Error).message } }, 'preliminary retrieval result failed')
+        }
+      }
+      return assemble(lex, await vecP, faqs, false)
     },
   }
 }

@@ -7,9 +7,29 @@ import { answerOptions, generateAnswer, type Generation } from './08-generate.js
  * Stage 8, started early: the answer is requested while the guards (and the query embedding) are still
  * in flight, from the evidence at hand, and every token it sends is held back. The turn adopts it only
  * when the guards let the question through and the final evidence builds the very same prompt (same
- * sources in the same order, same caveat), so the visitor gets what the sequential path would give;
- * otherwise the request is aborted and nothing of it (token, source or status) is shown.
+ * sources in the same order, same caveat), so the visitor gets what the sequential path would give; or,
+ * for an answer started from the lexical evidence while a new question's embedding is in flight, when its
+ * sources already hold the final evidence's lead (holdsLead). Otherwise the request is aborted and nothing
+ * of it (token, source or status) is shown.
  */
+
+/**
+ * How many of the final evidence's first sources an answer started from the lexical evidence must already hold
+ * to be kept (see holdsLead).
+ */
+export const LEAD_SOURCES = 3
+
+/**
+ * An answer started from the lexical evidence, before the query embedding was back, serves the final prompt when
+ * everything but the sources is the same (question, history, caveat, language, business) and its sources already
+ * hold the final evidence's first LEAD_SOURCES (by title and text, in any order): the vectors then found nothing
+ * the answer lacks at the top, only reordered or added lower sources. Anything else restarts the answer.
+ */
+export function holdsLead(early: PromptInput, final: PromptInput, lead = LEAD_SOURCES): boolean {
+  if (promptKey({ ...early, sources: [] }) !== promptKey({ ...final, sources: [] })) return false
+  const have = new Set(early.sources.map((s) => `${s.title}\n${s.text}`))
+  return final.sources.slice(0, lead).every((s) => have.has(`${s.title}\n${s.text}`))
+}
 
 /** A prompt's identity: two turns that would send the same messages get the same answer. */
 export const promptKey = (prompt: PromptInput | LlmMessage[]): string => JSON.stringify(Array.isArray(prompt) ? prompt : buildAnswerPrompt(prompt))
