@@ -105,7 +105,9 @@ describe('relevance floor', () => {
   })
 
   it('reads the verdict written after some words: the marker is never shown, and an answer citing nothing hands off', async () => {
-    fake.script((req) => (!req.json && system(req).includes('=== Sources ===') ? { text: 'Sorry, I could not find that in our help pages. NOT_IN_SOURCES' } : undefined))
+    fake.script((req) =>
+      !req.json && system(req).includes('=== Sources ===') ? { text: 'Sorry, I could not find that in our help pages. NOT_IN_SOURCES' } : undefined,
+    )
     try {
       const res = await fetch(`${t.url}/widget/chat?bot_id=${owner.bot.public_id}`, {
         method: 'POST',
