@@ -5,6 +5,7 @@
  * top-k stays exact while only the rarer terms' posting lists are read), and normalise a score into a
  * 0..1 confidence the answer decision can use.
  */
+import { ALT_WEIGHT } from './ui-words.fns.js'
 
 export interface Bm25Params {
   k1: number
@@ -29,6 +30,8 @@ export interface TermStat {
   df: number
   /** A spelling correction (spelling.fns.ts): the unknown query lexeme this known one stands for. */
   corrects?: string
+  /** Another wording of an interface action the question names (ui-words.fns.ts): weighs ALT_WEIGHT, not in coverage. */
+  alt?: boolean
 }
 
 /** A query lexeme under one of the text-search configurations the tenant's chunks use. */
@@ -50,7 +53,7 @@ export function chooseQueryTerms(stats: ConfigTermStat[], detected: string | nul
   for (const s of stats) {
     let list = byCfg.get(s.cfg)
     if (!list) byCfg.set(s.cfg, (list = []))
-    list.push({ term: s.term, df: s.df })
+    list.push(s.alt ? { term: s.term, df: s.df, alt: true } : { term: s.term, df: s.df })
   }
   if (byCfg.size <= 1) return [...byCfg.values()][0] ?? []
   if (detected && detected !== 'simple' && byCfg.has(detected)) return byCfg.get(detected)!
@@ -92,6 +95,8 @@ export interface WeightedTerm {
   idf: number
   /** The most one chunk can get from this term (tf -> infinity). */
   upperBound: number
+  /** Another wording the question did not use (TermStat.alt). */
+  alt?: boolean
 }
 
 export interface QueryPlan {
@@ -143,14 +148,16 @@ export function planQuery(stats: TermStat[], corpus: CorpusStats, budget: number
   for (const s of withoutCompounds(stats)) {
     if (seen.has(s.term)) continue
     seen.add(s.term)
-    const w = idf(Math.min(s.df, n), n)
-    if (s.df > 0) terms.push({ term: s.term, df: s.df, idf: w, upperBound: w * (p.k1 + 1) })
-    else absent.push(w)
+    const w = idf(Math.min(s.df, n), n) * (s.alt ? ALT_WEIGHT : 1)
+    if (s.df > 0) terms.push({ term: s.term, df: s.df, idf: w, upperBound: w * (p.k1 + 1), ...(s.alt ? { alt: true } : {}) })
+    else if (!s.alt) absent.push(w)
   }
   // A word the knowledge never uses counts against coverage, but no more than the rarest word it does use
-  // (in a small corpus every unknown word would otherwise outweigh everything found).
-  const cap = terms.length ? Math.max(...terms.map((t) => t.idf)) : Infinity
-  let idfMass = terms.reduce((a, t) => a + t.idf, 0)
+  // (in a small corpus every unknown word would otherwise outweigh everything found). Other wordings
+  // (ui-words.fns.ts) rank but are not part of what the question asked, so not of its coverage either.
+  const asked = terms.filter((t) => !t.alt)
+  const cap = asked.length ? Math.max(...asked.map((t) => t.idf)) : Infinity
+  let idfMass = asked.reduce((a, t) => a + t.idf, 0)
   for (const w of absent) idfMass += Math.min(w, cap)
   terms.sort((a, b) => a.df - b.df || (a.term < b.term ? -1 : 1))
   const essential: WeightedTerm[] = []

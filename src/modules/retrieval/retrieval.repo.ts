@@ -52,25 +52,35 @@ export function createRetrievalRepo(db: Db, features: { vector: boolean }) {
      * lexeme) pairs and hash-joined them against every one of the tenant's lexical_terms rows (14,600 rows for
      * 1,000 chunks: 2.8 ms of PostgreSQL per turn instead of 0.2 ms, growing with the vocabulary).
      */
-    async corpusAndTerms(tenantId: string, query: string): Promise<{ corpus: CorpusRow | null; terms: ConfigTermStat[] }> {
+    /**
+     * The tenant's corpus statistics and the query's lexemes with their document frequencies, under each text-search
+     * configuration the tenant's chunks use. Lexemes only `alternates` yields (other wordings, ui-words.fns.ts) are
+     * marked `alt`.
+     */
+    async corpusAndTerms(tenantId: string, query: string, alternates = ''): Promise<{ corpus: CorpusRow | null; terms: ConfigTermStat[] }> {
       const { rows } = await sql<{
         n_chunks: number
         total_len: number
         n_embedded: number
         version: number
-        terms: { c: string; t: string; df: number }[] | null
+        terms: { c: string; t: string; df: number; a: boolean }[] | null
       }>`
         SELECT c.n_chunks, c.total_len, c.n_embedded, c.version,
-          (SELECT json_agg(json_build_object('c', q.cfg, 't', q.term, 'df',
+          (SELECT json_agg(json_build_object('c', q.cfg, 't', q.term, 'a', q.alt, 'df',
                     coalesce((SELECT s.df FROM lexical_terms s WHERE s.tenant_id = c.tenant_id AND s.term = q.term), 0)))
-             FROM (SELECT DISTINCT cfg, u.lexeme AS term FROM unnest(c.langs) cfg, unnest(to_tsvector(cfg::regconfig, ${query})) u) q) AS terms
+             FROM (SELECT cfg, u.lexeme AS term, bool_and(u.alt) AS alt
+                     FROM unnest(c.langs) cfg,
+                          LATERAL (SELECT lexeme, false AS alt FROM unnest(to_tsvector(cfg::regconfig, ${query}))
+                                   UNION ALL
+                                   SELECT lexeme, true FROM unnest(to_tsvector(cfg::regconfig, ${alternates}))) u
+                    GROUP BY cfg, u.lexeme) q) AS terms
         FROM lexical_corpus c WHERE c.tenant_id = ${tenantId}
       `.execute(db)
       const r = rows[0]
       if (!r || r.n_chunks <= 0) return { corpus: null, terms: [] }
       return {
         corpus: { n: Number(r.n_chunks), totalLen: Number(r.total_len), nEmbedded: Number(r.n_embedded), version: Number(r.version) },
-        terms: (r.terms ?? []).map((x) => ({ cfg: x.c, term: x.t, df: Number(x.df) })),
+        terms: (r.terms ?? []).map((x) => ({ cfg: x.c, term: x.t, df: Number(x.df), ...(x.a ? { alt: true } : {}) })),
       }
     },
 

@@ -15,6 +15,7 @@ import { cosine, mmr, rrf, wordHashes } from './fusion.fns.js'
 import type { ChunkDetail, CorpusRow, RetrievalRepo, ScoredChunk } from './retrieval.repo.js'
 import { LexicalCache, scoreBm25, vocabularyOf } from './lexical-cache.js'
 import { corrections, unknownTerms } from './spelling.fns.js'
+import { uiAlternates } from './ui-words.fns.js'
 import { normalize, topK, VectorCache } from './vector-cache.js'
 import { setBounded } from '../../lib/bounded.js'
 import { regconfigFor } from '../documents/language.fns.js'
@@ -174,7 +175,7 @@ export function createRetrievalService(deps: RetrievalDeps) {
    * process when the tenant's are loaded, else one look at the tenant's lexemes near the unknown ones.
    */
   async function queryTerms(tenantId: string, query: string): Promise<{ corpus: CorpusRow | null; terms: TermStat[] }> {
-    const { corpus, terms: all } = await repo.corpusAndTerms(tenantId, query)
+    const { corpus, terms: all } = await repo.corpusAndTerms(tenantId, query, uiAlternates(query))
     const terms = chooseQueryTerms(all, regconfigFor(query))
     const unknown = corpus ? unknownTerms(terms) : []
     if (!corpus || unknown.length === 0) return { corpus, terms }
