@@ -22,10 +22,10 @@ const GROUPS: string[][] = [
 /** A search term from the groups weighs this much of a question word. */
 export const ALT_WEIGHT = 0.5
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+const literal = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 const MATCHERS = GROUPS.map((g) => ({
   group: g,
-  re: new RegExp(`(?<![\\p{L}\\p{N}])(?:${g.map((p) => escape(p).replace(/ /g, '\\s+')).join('|')})(?![\\p{L}\\p{N}])`, 'iu'),
+  re: new RegExp(`(?<![\\p{L}\\p{N}])(?:${g.map((p) => literal(p).replace(/ /g, '\\s+')).join('|')})(?![\\p{L}\\p{N}])`, 'iu'),
 }))
 
 /** The other wordings of the interface actions a question names, as one text to search with (empty: none). */
