@@ -125,6 +125,23 @@ export function coverage(text: string, terms: { re: LexemeMatcher; w: number }[]
  * its chunks use, so a word one configuration drops ("how", "the") comes back from another (`simple`)
  * with the tiny document frequency of the few chunks indexed that way, and would weigh like a rare word.
  */
+/** Question phrasing, not subject: "how long does it take", "is it possible", "I want to know". */
+const PHRASING =
+  'long much many take takes need want please know tell possible way able like often frequently usually soon quickly ever still really ' +
+  'exactly actually currently work works working happen happens mean means thing things'
+const PHRASING_WORDS = new Set(PHRASING.split(' '))
+
+/** The query lexemes that only question phrasing made (see PHRASING): "way" of "is there a way to ...". */
+export function phrasingLexemes(query: string, lexemes: string[]): Set<string> {
+  const words = foldText(query).match(WORD) ?? []
+  const out = new Set<string>()
+  for (const l of lexemes) {
+    const from = words.filter((w) => stemOf(foldText(l), w))
+    if (from.length > 0 && from.every((w) => PHRASING_WORDS.has(w))) out.add(l)
+  }
+  return out
+}
+
 const STOP = new Set(
   (
     'a about above after again against all also am an and any are as at be because been before being below between both but by can could ' +
@@ -134,9 +151,8 @@ const STOP = new Set(
     'while who whom why will with would you your yours yourself s t ll re ve d m ' +
     // the first halves of contractions ("doesn't" is split into "doesn" and "t")
     'don doesn didn isn aren wasn weren won wouldn couldn shouldn haven hasn hadn can cannot ain ' +
-    // question phrasing, not subject: "how long does it take", "is it possible", "I want to know"
-    'long much many take takes need want please know tell possible way able like often frequently usually soon quickly ever still really ' +
-    'exactly actually currently work works working happen happens mean means thing things ' +
+    PHRASING +
+    ' ' +
     'aber alle als am an auch auf aus bei bin bis bist da dann das dass dem den der des die dies doch du durch ein eine einem einen einer eines ' +
     'er es für gibt hat habe haben ich ihr im in ist ja kann kein keine man mein mit nach nicht noch nur ob oder sein sich sie sind so über ' +
     'um und uns von vor was wenn wer wie wir wird wo zu zum zur ' +

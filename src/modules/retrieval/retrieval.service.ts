@@ -16,6 +16,7 @@ import type { ChunkDetail, CorpusRow, RetrievalRepo, ScoredChunk } from './retri
 import { LexicalCache, scoreBm25, vocabularyOf } from './lexical-cache.js'
 import { corrections, unknownTerms } from './spelling.fns.js'
 import { uiAlternates } from './ui-words.fns.js'
+import { phrasingLexemes } from './relevance.fns.js'
 import { normalize, topK, VectorCache } from './vector-cache.js'
 import { setBounded } from '../../lib/bounded.js'
 import { regconfigFor } from '../documents/language.fns.js'
@@ -176,7 +177,13 @@ export function createRetrievalService(deps: RetrievalDeps) {
    */
   async function queryTerms(tenantId: string, query: string): Promise<{ corpus: CorpusRow | null; terms: TermStat[] }> {
     const { corpus, terms: all } = await repo.corpusAndTerms(tenantId, query, uiAlternates(query))
-    const terms = chooseQueryTerms(all, regconfigFor(query))
+    const chosen = chooseQueryTerms(all, regconfigFor(query))
+    // "is there a way to ...": a lexeme only question phrasing made ranks at half weight, outside the coverage
+    const phrasing = phrasingLexemes(
+      query,
+      chosen.map((t) => t.term),
+    )
+    const terms = phrasing.size ? chosen.map((t) => (phrasing.has(t.term) ? { ...t, phrasing: true } : t)) : chosen
     const unknown = corpus ? unknownTerms(terms) : []
     if (!corpus || unknown.length === 0) return { corpus, terms }
     const entry = await postings.get(tenantId, corpus.version, corpus.n, corpus.totalLen, () => repo.allTermVectors(tenantId, params.titleWeight ?? 1))
