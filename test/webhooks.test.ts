@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createOutbox } from '../src/modules/webhooks/webhooks.delivery.js'
 import { RETRY_SCHEDULE_SECONDS } from '../src/modules/webhooks/webhooks.fns.js'
 import { createWebhooksRepo } from '../src/modules/webhooks/webhooks.repo.js'
+import { startFakeLlm, type FakeLlm } from './fakes/fake-llm.js'
 import { WebhookReceiver } from './fakes/webhook-receiver.js'
 import { startApp, type TestApp } from './helpers/app.js'
 import { uploadReady } from './helpers/documents.js'
@@ -9,14 +10,17 @@ import { createTenant, type Tenant } from './helpers/factories.js'
 import { until } from './helpers/wait.js'
 
 let t: TestApp
+let fake: FakeLlm
 const receivers: WebhookReceiver[] = []
 
 beforeAll(async () => {
+  fake = await startFakeLlm()
   // the receivers listen on 127.0.0.1: this app may reach loopback, as the crawler may with the same setting
-  t = await startApp({ env: { CRAWLER_ALLOW_PRIVATE_NETWORKS: 'true' } })
+  t = await startApp({ env: { CRAWLER_ALLOW_PRIVATE_NETWORKS: 'true', LLM_BASE_URL: fake.url } })
 })
 afterAll(async () => {
   await t?.close()
+  await fake?.close()
   for (const r of receivers) await r.close()
 })
 
@@ -344,6 +348,39 @@ describe('SSRF', () => {
 })
 
 describe('other events', () => {
+  it('a conversation that needs a person again within 7 days reopens its resolved ticket (ticket.reopened); later, a new one opens', async () => {
+    const owner = await createTenant(t)
+    const r = await receiver()
+    await endpoint(owner, r, { events: ['ticket.created', 'ticket.resolved', 'ticket.reopened'] })
+    const chat = t.api().withApiKey(owner.apiKey)
+    const first = await chat.post('/chat', { question: 'I want to talk to a human about my invoice' })
+    expect(first.status, first.text).toBe(200)
+    const number = first.body.ticket_number as string
+    expect(number).toMatch(/^ESC-\d{4}$/)
+    const ticket = (await owner.api.get('/escalations')).body.tickets.find((x: { ticket_number: string }) => x.ticket_number === number)
+    expect((await owner.api.post(`/escalations/${ticket.id}/resolve`, { resolution_text: 'The invoice is corrected.' })).status).toBe(200)
+
+    const again = await chat.post('/chat', { question: 'Sorry, I need a person again, the invoice is still wrong', session_id: first.body.session_id })
+    expect(again.status, again.text).toBe(200)
+    expect(again.body.text).toContain(`open support ticket ${number}`)
+    const listed = (await owner.api.get('/escalations?status=open')).body.tickets.find((x: { id: string }) => x.id === ticket.id)
+    expect(listed).toMatchObject({ status: 'open', resolved_at: null })
+    const reopened = await owner.api.get(`/escalations/${ticket.id}`)
+    expect(JSON.stringify(reopened.body.transcript)).toContain('still wrong')
+    await until('ticket.reopened', async () => r.ofType('ticket.reopened').length === 1)
+    expect(r.ofType('ticket.reopened')[0]!.json.data).toMatchObject({ ticket_id: ticket.id, ticket_number: number, status: 'open' })
+
+    // resolved again, and the conversation comes back 8 days later: a new ticket
+    expect((await owner.api.post(`/escalations/${ticket.id}/resolve`, { resolution_text: 'Fixed for good.' })).status).toBe(200)
+    await advance(8 * 24 * 3600_000, owner)
+    const later = await chat.post('/chat', { question: 'I want to talk to a human once more', session_id: first.body.session_id })
+    expect(later.status, later.text).toBe(200)
+    expect(later.body.ticket_number).not.toBe(number)
+    expect((await owner.api.get(`/escalations/${ticket.id}`)).body.status).toBe('resolved')
+    await until('second ticket.created', async () => r.ofType('ticket.created').length === 2)
+    expect(r.ofType('ticket.reopened')).toHaveLength(1)
+  }, 60_000)
+
   it('feedback.received, document.ready and source.crawl_failed reach an endpoint that takes them', async () => {
     const owner = await createTenant(t)
     const r = await receiver()

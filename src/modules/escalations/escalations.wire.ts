@@ -40,6 +40,7 @@ export function wireEscalations(
       await enqueueTicketNotification(queue, tenantId, ticket.id, 'opened', trx)
       await deps.events.emit(tenantId, ticketEvent('ticket.created', ticket, ticket.status), trx)
     },
+    afterReopen: (tenantId, ticket, trx) => deps.events.emit(tenantId, ticketEvent('ticket.reopened', ticket, ticket.status), trx),
   })
   const handOff = createHandOff({ db, clock, cipher, tickets, ticketsRepo, repo, queue })
   const escalations = createEscalationsService({

@@ -33,7 +33,7 @@ export const formatTicketNumber = (seq: number) => `ESC-${String(seq).padStart(4
 
 /** A ticket as outbound events carry it: the redacted question only, never the original or the visitor's e-mail. */
 export function ticketEvent(
-  type: 'ticket.created' | 'ticket.replied' | 'ticket.resolved',
+  type: 'ticket.created' | 'ticket.replied' | 'ticket.resolved' | 'ticket.reopened',
   t: { id: string; ticket_number: string; bot_id: string | null; session_id: string | null; priority: string; trigger: string; primary_question: string },
   status: string,
   extra: Record<string, unknown> = {},

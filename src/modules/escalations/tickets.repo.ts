@@ -73,6 +73,37 @@ export function createTicketsRepo(db: Db) {
         .executeTakeFirst()
     },
 
+    /** The session's newest ticket when it was resolved at or after `since` (a candidate to reopen). */
+    resolvedSinceForSession(tenantId: string, sessionId: string, since: Date, trx: Db = db) {
+      return trx
+        .selectFrom('escalation_tickets')
+        .selectAll()
+        .where('tenant_id', '=', tenantId)
+        .where('session_id', '=', sessionId)
+        .orderBy('created_at', 'desc')
+        .limit(1)
+        .executeTakeFirst()
+        .then((t) => (t && t.status === 'resolved' && t.resolved_at && t.resolved_at >= since ? t : undefined))
+    },
+
+    /** Open again, with the conversation since: the resolution stays on record, the assignee keeps it. */
+    reopen(tenantId: string, ticketId: string, patch: { transcript: TranscriptEntry[]; userNote: string | null; now: Date }, trx: Db = db) {
+      return trx
+        .updateTable('escalation_tickets')
+        .set({
+          status: 'open',
+          resolved_at: null,
+          transcript: JSON.stringify(patch.transcript),
+          ...(patch.userNote ? { user_note: patch.userNote } : {}),
+          updated_at: patch.now,
+        })
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', ticketId)
+        .where('status', '=', 'resolved')
+        .returningAll()
+        .executeTakeFirst()
+    },
+
     latestNumberForSession(tenantId: string, sessionId: string, trx: Db = db) {
       return trx
         .selectFrom('escalation_tickets')

@@ -30,6 +30,12 @@ export interface OpenTicketInput {
 }
 
 /**
+ * A hand-off in a conversation whose ticket was resolved less than this long ago reopens that ticket (with its
+ * number, history and assignee) instead of opening another: what help desks do when a customer writes back.
+ */
+export const REOPEN_WINDOW_MS = 7 * 24 * 3600 * 1000
+
+/**
  * Ticket creation (the /escalations endpoints and notifications live in their own module and build on
  * the same table). `afterCreate` runs inside the creating transaction: enqueue notifications there, so a
  * ticket and its notification commit together.
@@ -39,6 +45,8 @@ export function createTicketsService(deps: {
   cipher: Pick<Cipher, 'encrypt'>
   repo: TicketsRepo
   afterCreate?: (tenantId: string, ticket: TicketRow, trx: Db) => Promise<void>
+  /** Runs inside the transaction that reopened a resolved ticket. */
+  afterReopen?: (tenantId: string, ticket: TicketRow, trx: Db) => Promise<void>
 }) {
   const { clock, cipher, repo } = deps
   return {
@@ -54,6 +62,13 @@ export function createTicketsService(deps: {
         if (existing) {
           const ticket = await repo.appendToTicket(tenantId, existing.id, { transcript: input.transcript, userNote: input.userNote ?? null, now }, trx)
           return { ticket, created: false }
+        }
+        // the same conversation needs help again soon after its ticket was resolved: that ticket reopens
+        const resolved = await repo.resolvedSinceForSession(tenantId, input.sessionId, new Date(now.getTime() - REOPEN_WINDOW_MS), trx)
+        const reopened = resolved && (await repo.reopen(tenantId, resolved.id, { transcript: input.transcript, userNote: input.userNote ?? null, now }, trx))
+        if (reopened) {
+          await deps.afterReopen?.(tenantId, reopened, trx)
+          return { ticket: reopened, created: false }
         }
       }
       const seq = await repo.nextSeq(tenantId, trx)
