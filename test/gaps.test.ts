@@ -198,6 +198,12 @@ describe('mode A: documentation topics', () => {
     expect((await owner.api.post(`/gap-analyzer/mode_c/${warranty.id}/dismiss`, { reason: 'other' })).status).toBe(422)
     expect((await owner.api.post(`/gap-analyzer/mode_a/${warranty.id}/dismiss`, { reason: 'because' })).status).toBe(422)
     expect((await owner.api.post(`/gap-analyzer/mode_a/${warranty.id}/dismiss`, {})).status).toBe(422)
+    // the dismissal and the reactivation are in the workspace audit log; the refused attempts are not
+    const log = (await owner.api.get('/tenants/me/audit-log?limit=50')).body.items.filter((e: { item_type: string }) => e.item_type === 'gap')
+    expect(log.map((e: { action: string; item_id: string; detail: unknown }) => [e.action, e.item_id, e.detail]).reverse()).toEqual([
+      ['dismissed', warranty.id, { source: 'mode_a' }],
+      ['reactivated', warranty.id, { source: 'mode_a' }],
+    ])
     expect((await owner.api.get('/gap-analyzer?mode_a_status=closed')).status).toBe(422)
     expect((await owner.api.get('/gap-analyzer?mode_b_sort=alphabetical')).status).toBe(422)
   })

@@ -213,6 +213,24 @@ describe('FAQ candidates', () => {
     }
     expect((await owner.api.put(`/knowledge/faq/${create.id}`, { question: '' })).status).toBe(422)
     expect((await owner.api.post('/knowledge/faq/not-a-uuid/approve')).status).toBe(422)
+
+    // every review step is in the workspace audit log, the refused ones are not
+    expect((await owner.api.patch('/knowledge/profile', { product_name: 'Acme Projects' })).status).toBe(200)
+    const log = await owner.api.get('/tenants/me/audit-log?limit=50')
+    expect(log.status, log.text).toBe(200)
+    const steps = log.body.items
+      .filter((e: { item_type: string }) => e.item_type === 'faq' || e.item_type === 'knowledge_profile')
+      .map((e: { action: string; item_type: string; item_id: string | null; actor_email: string }) => [e.action, e.item_type, e.item_id, e.actor_email])
+      .reverse()
+    expect(steps).toEqual([
+      ['approved', 'faq', create.id, owner.email],
+      ['updated', 'faq', create.id, owner.email],
+      ['updated', 'faq', create.id, owner.email],
+      ['rejected', 'faq', del.id, owner.email],
+      ['deleted', 'faq', listQ.id, owner.email],
+      ['approved_all', 'faq', null, owner.email],
+      ['updated', 'knowledge_profile', null, owner.email],
+    ])
   })
 
   it('are approved automatically above the confidence threshold when the tenant switches it on', async () => {

@@ -74,7 +74,7 @@ export function wireModules(ctx: AppContext): Modules {
   const team = wireTeam(ctx, guards, { users: authRepo, auth: auth.service, email, audit })
   const privacy = wirePrivacy(ctx, guards)
   const escalations = wireEscalations(ctx, guards, { tenants: tenants.service, email, privacy: privacy.repo, audit, events })
-  const knowledge = wireKnowledge(ctx, guards, { llmKey: tenants.service.llmKey })
+  const knowledge = wireKnowledge(ctx, guards, { llmKey: tenants.service.llmKey, audit })
   const chat = wireChat(ctx, guards, {
     bots: bots.service.lookups,
     privacy: privacy.repo,
@@ -92,6 +92,7 @@ export function wireModules(ctx: AppContext): Modules {
     retrieval: chat.retrieval,
     profileFor: knowledge.knowledge.profileFor,
     addFaqCandidates: (tenantId, drafts, source, documentId) => knowledge.knowledge.addCandidates(tenantId, drafts, source, documentId),
+    audit,
   })
   const urlSources = wireSources(ctx, guards, {
     parseFile: (name, bytes) => documents.parser.parse(name, bytes),

@@ -26,6 +26,11 @@ const ACTION_WORDS: Record<string, string> = {
   deleted_original: 'Deleted original text',
   replied: 'Replied to a ticket',
   resolved: 'Resolved a ticket',
+  approved: 'Approved an FAQ',
+  approved_all: 'Approved all FAQ candidates',
+  rejected: 'Rejected an FAQ candidate',
+  dismissed: 'Dismissed a gap',
+  reactivated: 'Reactivated a gap',
 }
 const actionText = (a: string) => ACTION_WORDS[a] ?? a.replace(/[_.]/g, ' ')
 

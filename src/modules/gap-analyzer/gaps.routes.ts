@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { bearerSecurity, type Guards } from '../../http/auth.js'
 import { ErrorBody, commonErrors } from '../../http/schemas.js'
+import { auditRequest, type AuditPort } from '../shared/audit.port.js'
 import {
   GapActionResponse,
   GapAnalyzerResponse,
@@ -15,7 +16,7 @@ import {
 import type { GapsService } from './gaps.service.js'
 
 export const gapsRoutes =
-  (deps: { guards: Guards; gaps: GapsService }): FastifyPluginAsyncTypebox =>
+  (deps: { guards: Guards; gaps: GapsService; audit: AuditPort }): FastifyPluginAsyncTypebox =>
   async (app) => {
     const { guards, gaps } = deps
     const base = { tags: ['gap-analyzer'], security: bearerSecurity }
@@ -40,12 +41,20 @@ export const gapsRoutes =
     app.post(
       '/gap-analyzer/:source/:gap_id/dismiss',
       { ...pre, schema: { ...base, operationId: 'dismissGap', params: GapParams, body: GapDismissRequest, response: { 200: GapActionResponse, ...errors } } },
-      async (req) => gaps.setStatus(req.tenantId!, req.params.source, req.params.gap_id, 'dismissed', req.body.reason),
+      async (req) => {
+        const r = await gaps.setStatus(req.tenantId!, req.params.source, req.params.gap_id, 'dismissed', req.body.reason)
+        await auditRequest(deps.audit, req, { action: 'dismissed', itemType: 'gap', itemId: req.params.gap_id, detail: { source: req.params.source } })
+        return r
+      },
     )
     app.post(
       '/gap-analyzer/:source/:gap_id/reactivate',
       { ...pre, schema: { ...base, operationId: 'reactivateGap', params: GapParams, response: { 200: GapActionResponse, ...errors } } },
-      async (req) => gaps.setStatus(req.tenantId!, req.params.source, req.params.gap_id, 'active', null),
+      async (req) => {
+        const r = await gaps.setStatus(req.tenantId!, req.params.source, req.params.gap_id, 'active', null)
+        await auditRequest(deps.audit, req, { action: 'reactivated', itemType: 'gap', itemId: req.params.gap_id, detail: { source: req.params.source } })
+        return r
+      },
     )
     app.post(
       '/gap-analyzer/:source/:gap_id/draft',

@@ -1,3 +1,4 @@
+import type { AuditPort } from '../shared/audit.port.js'
 import type { AppContext } from '../../context.js'
 import type { Guards } from '../../http/auth.js'
 import type { FaqDraft, ProfileData } from '../knowledge/knowledge.fns.js'
@@ -17,6 +18,7 @@ export function wireGaps(
     retrieval: Pick<RetrievalService, 'search'>
     profileFor: (tenantId: string) => Promise<ProfileData | null>
     addFaqCandidates: (tenantId: string, drafts: FaqDraft[], source: 'logs', documentId: null) => Promise<number>
+    audit: AuditPort
   },
 ) {
   const { db, clock, queue, config, log } = ctx
@@ -56,5 +58,5 @@ export function wireGaps(
     retrieval: deps.retrieval,
     settings: { guardModel: config.GUARD_MODEL, llmTimeoutMs: config.KNOWLEDGE_LLM_TIMEOUT_MS },
   })
-  return { gaps, analyzer, repo, routes: gapsRoutes({ guards, gaps }), jobs: gapsJobs({ analyzer, repo, clock, log }) }
+  return { gaps, analyzer, repo, routes: gapsRoutes({ guards, gaps, audit: deps.audit }), jobs: gapsJobs({ analyzer, repo, clock, log }) }
 }

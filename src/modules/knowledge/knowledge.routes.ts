@@ -3,6 +3,7 @@ import type { FastifyRequest, HTTPMethods } from 'fastify'
 import { bearerSecurity, type Guards } from '../../http/auth.js'
 import { ErrorBody, commonErrors } from '../../http/schemas.js'
 import { notFound } from '../../lib/errors.js'
+import { auditRequest, type AuditPort } from '../shared/audit.port.js'
 import {
   FaqListQuery,
   FaqPathParams,
@@ -42,9 +43,22 @@ function paramsOf(path: string) {
 }
 
 export const knowledgeRoutes =
-  (deps: { guards: Guards; knowledge: KnowledgeService }): FastifyPluginAsyncTypebox =>
+  (deps: { guards: Guards; knowledge: KnowledgeService; audit: AuditPort }): FastifyPluginAsyncTypebox =>
   async (app) => {
     const { guards, knowledge } = deps
+    /** The change, then its audit entry (the workspace audit log: who edited the bot's knowledge). */
+    const audited = async <T>(
+      req: FastifyRequest,
+      action: string,
+      itemType: string,
+      itemId: string | null,
+      change: Promise<T>,
+      detail?: Record<string, unknown>,
+    ): Promise<T> => {
+      const result = await change
+      await auditRequest(deps.audit, req, { action, itemType, itemId, ...(detail ? { detail } : {}) })
+      return result
+    }
     const base = { tags: ['knowledge'], security: bearerSecurity }
     const errors = { ...commonErrors, 403: ErrorBody, 404: ErrorBody }
     const preHandler = [guards.can('knowledge'), sameTenant]
@@ -72,7 +86,10 @@ export const knowledgeRoutes =
         body: KnowledgeProfilePatchRequest,
         response: { 200: KnowledgeProfileResponse, ...errors },
       },
-      async (req) => knowledge.patchProfile(req.tenantId!, req.body as KnowledgeProfilePatch),
+      async (req) =>
+        audited(req, 'updated', 'knowledge_profile', null, knowledge.patchProfile(req.tenantId!, req.body as KnowledgeProfilePatch), {
+          fields: Object.keys(req.body as object).slice(0, 10),
+        }),
     )
     both(
       'GET',
@@ -91,7 +108,7 @@ export const knowledgeRoutes =
         operationId: 'approveAllKnowledgeFaq',
         response: { 200: KnowledgeFaqApproveAllResponse, ...errors },
       },
-      async (req) => knowledge.approveAll(req.tenantId!),
+      async (req) => audited(req, 'approved_all', 'faq', null, knowledge.approveAll(req.tenantId!)),
     )
     both(
       'PUT',
@@ -101,7 +118,8 @@ export const knowledgeRoutes =
         body: KnowledgeFaqUpdateRequest,
         response: { 200: KnowledgeFaqItemResponse, ...errors },
       },
-      async (req) => knowledge.updateFaq(req.tenantId!, faqId(req), req.body as { question?: string; answer?: string }),
+      async (req) =>
+        audited(req, 'updated', 'faq', faqId(req), knowledge.updateFaq(req.tenantId!, faqId(req), req.body as { question?: string; answer?: string })),
     )
     both(
       'DELETE',
@@ -110,7 +128,7 @@ export const knowledgeRoutes =
         operationId: 'deleteKnowledgeFaq',
         response: { 200: KnowledgeFaqRejectResponse, ...errors },
       },
-      async (req) => knowledge.removeFaq(req.tenantId!, faqId(req), 'deleted'),
+      async (req) => audited(req, 'deleted', 'faq', faqId(req), knowledge.removeFaq(req.tenantId!, faqId(req), 'deleted')),
     )
     both(
       'POST',
@@ -119,7 +137,7 @@ export const knowledgeRoutes =
         operationId: 'approveKnowledgeFaq',
         response: { 200: KnowledgeFaqApproveResponse, ...errors },
       },
-      async (req) => knowledge.approveFaq(req.tenantId!, faqId(req)),
+      async (req) => audited(req, 'approved', 'faq', faqId(req), knowledge.approveFaq(req.tenantId!, faqId(req))),
     )
     both(
       'POST',
@@ -128,7 +146,7 @@ export const knowledgeRoutes =
         operationId: 'rejectKnowledgeFaq',
         response: { 200: KnowledgeFaqRejectResponse, ...errors },
       },
-      async (req) => knowledge.removeFaq(req.tenantId!, faqId(req), 'rejected'),
+      async (req) => audited(req, 'rejected', 'faq', faqId(req), knowledge.removeFaq(req.tenantId!, faqId(req), 'rejected')),
     )
 
     // every short form first, then the tenant forms (the order of the OpenAPI document)

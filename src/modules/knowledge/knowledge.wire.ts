@@ -1,5 +1,6 @@
 import type { AppContext } from '../../context.js'
 import type { Guards } from '../../http/auth.js'
+import type { AuditPort } from '../shared/audit.port.js'
 import { createExtractionService } from './extraction.service.js'
 import { knowledgeJobs } from './knowledge.jobs.js'
 import { createKnowledgeRepo } from './knowledge.repo.js'
@@ -10,7 +11,7 @@ import { createKnowledgeService } from './knowledge.service.js'
  * The knowledge module: profile and FAQ candidates (routes), the extraction after indexing (jobs), and
  * the two things other modules plug in: `onDocumentIndexed` (documents) and `faqSearch` (retrieval).
  */
-export function wireKnowledge(ctx: AppContext, guards: Guards, deps: { llmKey: (tenantId: string) => Promise<string | null> }) {
+export function wireKnowledge(ctx: AppContext, guards: Guards, deps: { llmKey: (tenantId: string) => Promise<string | null>; audit: AuditPort }) {
   const { db, clock, queue, config, log } = ctx
   const repo = createKnowledgeRepo(db, ctx.database.changes)
   const knowledge = createKnowledgeService({
@@ -52,7 +53,7 @@ export function wireKnowledge(ctx: AppContext, guards: Guards, deps: { llmKey: (
         .onDocumentIndexed(tenantId)
         .catch((err) => log.warn({ tenantId, err: { message: (err as Error).message } }, 'could not schedule the knowledge extraction'))
     },
-    routes: knowledgeRoutes({ guards, knowledge }),
+    routes: knowledgeRoutes({ guards, knowledge, audit: deps.audit }),
     jobs: knowledgeJobs({
       extraction,
       repo,
