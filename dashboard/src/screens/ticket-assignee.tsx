@@ -8,13 +8,13 @@ import { Button, Check, ErrorBox, focusSoon, Select } from '../ui/kit'
 import { useMembers } from '../ui/team'
 import { useToast } from '../ui/toast'
 
-/** Who a ticket is assigned to, in words: you, a member's address, or "another member" for roles that may not list members. */
+/** Who a ticket is assigned to, in words: you, a member's address, or "a former member" once they left the workspace. */
 export function AssigneeName({ id, members }: { id: string | null | undefined; members?: readonly Member[] }) {
   const { me } = useRole()
   if (!id) return <span className="muted">Unassigned</span>
   if (id === me?.id) return <strong>You</strong>
   const m = members?.find((x) => x.user_id === id)
-  return <span className="kc-url">{m ? m.email : 'Another member'}</span>
+  return <span className="kc-url">{m ? m.email : members ? 'A former member' : 'Another member'}</span>
 }
 
 const UNASSIGNED = 'none'

@@ -3,7 +3,7 @@ import { useId } from 'react'
 import { api, call } from '../api/client'
 import type { Bot } from '../api/types'
 import { ROLE_HINTS, ROLE_WORDS, ROLES, type Role } from '../roles'
-import { useBots, useRole } from '../session'
+import { useBots } from '../session'
 import { Badge, Check } from './kit'
 
 /** Helpers of the members, ticket assignment and audit log screens. */
@@ -17,10 +17,9 @@ export function RoleBadge({ role }: { role: Role }) {
   return <Badge tone={role === 'owner' ? 'info' : 'neutral'}>{ROLE_WORDS[role]}</Badge>
 }
 
-/** The workspace's members when the role may list them (owners and admins); otherwise nothing is asked. */
+/** The workspace's members: every role may read the list (the inbox names assignees); only owners and admins change it. */
 export function useMembers() {
-  const { may } = useRole()
-  return useQuery({ queryKey: ['members'], queryFn: () => call(api.GET('/tenants/me/members')), enabled: may('members') })
+  return useQuery({ queryKey: ['members'], queryFn: () => call(api.GET('/tenants/me/members')) })
 }
 
 /** Bot names for a member's scope: "All bots", or the names of the bots they are limited to. */
