@@ -198,6 +198,18 @@ async function main() {
       `knowledge: ${pages.length} pages, ${chunks.n} chunks, indexed in ${((performance.now() - t0) / 1000).toFixed(1)} s; questions: ${questions.filter((q) => q.covered).length} covered, ${questions.filter((q) => !q.covered).length} not (dev ${questions.filter((q) => q.split === 'dev').length}, held-out ${questions.filter((q) => q.split === 'heldout').length})`,
     )
 
+    // BENCH_EXPLAIN="question|question": each question's lexemes and its six hits with their scores, then stop
+    if (process.env.BENCH_EXPLAIN) {
+      for (const q of process.env.BENCH_EXPLAIN.split('|')) {
+        const found = await retrieval.search(tenantId, q, { apiKey: null, k: config.RETRIEVAL_TOP_K })
+        console.log(
+          `${q}\n  terms: ${found.queryTerms.map((t) => `${t.term}:${t.df}${t.alt ? ' (alt)' : ''}${t.phrasing ? ' (phrasing)' : ''}${t.corrects ? ` (for ${t.corrects})` : ''}`).join(' ')}`,
+        )
+        for (const h of found.hits) console.log(`  ${(h.bm25 ?? 0).toFixed(2)} ${h.text.length} chars  ${h.title}`)
+      }
+      return
+    }
+
     // 1. calibration on the floor's inputs (BENCH_CALIBRATE=1)
     if (process.env.BENCH_CALIBRATE === '1' || process.env.BENCH_ONLY_CALIBRATION === '1')
       await calibrate(questions, async (q, vectors) => {

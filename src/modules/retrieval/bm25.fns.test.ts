@@ -111,6 +111,17 @@ describe('bm25', () => {
     expect(terms(null)).toEqual(['biomateri', 'properti'])
     expect(terms('simple')).toEqual(['biomateri', 'properti'])
     expect(terms('german')).toEqual(['biomateri', 'properti'])
+    // function words `simple` keeps do not win it the question: "what's new in search" over English chunks and a few `simple` ones
+    const short = [
+      { cfg: 'english', term: 'new', df: 34 },
+      { cfg: 'english', term: 'search', df: 225 },
+      { cfg: 'simple', term: 'what', df: 5 },
+      { cfg: 'simple', term: 's', df: 3 },
+      { cfg: 'simple', term: 'new', df: 34 },
+      { cfg: 'simple', term: 'in', df: 2 },
+      { cfg: 'simple', term: 'search', df: 225 },
+    ]
+    expect(chooseQueryTerms(short, null).map((t) => t.term)).toEqual(['new', 'search'])
     // one configuration: as is
     expect(chooseQueryTerms([{ cfg: 'simple', term: 'npm', df: 2 }], 'english')).toEqual([{ term: 'npm', df: 2 }])
     expect(chooseQueryTerms([], null)).toEqual([])

@@ -5,6 +5,7 @@
  * top-k stays exact while only the rarer terms' posting lists are read), and normalise a score into a
  * 0..1 confidence the answer decision can use.
  */
+import { isFunctionWord } from './relevance.fns.js'
 import { ALT_WEIGHT } from './ui-words.fns.js'
 
 export interface Bm25Params {
@@ -62,15 +63,28 @@ export function chooseQueryTerms(stats: ConfigTermStat[], detected: string | nul
   for (const s of stats) {
     let list = byCfg.get(s.cfg)
     if (!list) byCfg.set(s.cfg, (list = []))
+    if (s.alt && isFunctionWord(s.term)) continue // "get" of "get rid of" is no wording of anything
     list.push(s.alt ? { term: s.term, df: s.df, alt: true } : { term: s.term, df: s.df })
   }
   if (byCfg.size <= 1) return [...byCfg.values()][0] ?? []
   if (detected && detected !== 'simple' && byCfg.has(detected)) return byCfg.get(detected)!
   let best: TermStat[] = []
-  let bestKey: [number, number, string] = [-1, -1, '']
+  let bestKey: [number, number, number, string] = [-1, -1, -1, '']
   for (const [cfg, list] of byCfg) {
-    const key: [number, number, string] = [list.filter((t) => t.df > 0).length, list.reduce((a, t) => a + t.df, 0), cfg]
-    const better = key[0] !== bestKey[0] ? key[0] > bestKey[0] : key[1] !== bestKey[1] ? key[1] > bestKey[1] : key[2] < bestKey[2]
+    // the function words `simple` keeps ("what", "in") and a language configuration drops do not count for it:
+    // a few chunks indexed as `simple` give them a tiny document frequency, and a short English question once
+    // went to `simple` on them alone, its "what" outweighing every subject word (the DuckDuckGo help centre's
+    // "what's new in search" ranked a page for its "what")
+    const subject = list.filter((t) => t.df > 0 && !isFunctionWord(t.term))
+    const key: [number, number, number, string] = [subject.length, subject.reduce((a, t) => a + t.df, 0), cfg === 'simple' ? 0 : 1, cfg]
+    const better =
+      key[0] !== bestKey[0]
+        ? key[0] > bestKey[0]
+        : key[1] !== bestKey[1]
+          ? key[1] > bestKey[1]
+          : key[2] !== bestKey[2]
+            ? key[2] > bestKey[2]
+            : key[3] < bestKey[3]
     if (better) {
       best = list
       bestKey = key

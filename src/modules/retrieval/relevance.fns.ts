@@ -142,6 +142,9 @@ export function phrasingLexemes(query: string, lexemes: string[]): Set<string> {
   return out
 }
 
+/** A function word (or question phrasing) of the languages the widget speaks: no subject of its own. */
+export const isFunctionWord = (word: string): boolean => STOP.has(word)
+
 const STOP = new Set(
   (
     'a about above after again against all also am an and any are as at be because been before being below between both but by can could ' +

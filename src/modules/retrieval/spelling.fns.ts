@@ -1,4 +1,5 @@
 import type { TermStat } from './bm25.fns.js'
+import { isFunctionWord } from './relevance.fns.js'
 
 /**
  * Typing slips in a question ("pasword", "duckducgko", "wieguard"): a query lexeme the tenant's chunks never use,
@@ -49,7 +50,8 @@ export function corrections(unknown: string[], vocabulary: Iterable<[string, num
   const best = new Map<string, { term: string; df: number; d: number }>()
   const wanted = unknown.map((u) => ({ u, max: slipsFor(u.length) }))
   for (const [term, df] of vocabulary) {
-    if (df <= 0) continue
+    // a function word is no correction ("whhats" is not "what": the few chunks indexed as `simple` keep it)
+    if (df <= 0 || isFunctionWord(term)) continue
     for (const { u, max } of wanted) {
       if (Math.abs(term.length - u.length) > max || term === u) continue
       const d = slipDistance(u, term, max)
