@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { chunkDocument, chunkMarkdown, estimateTokens, scanBlocks } from './chunking.fns.js'
+import { chunkDocument, chunkMarkdown, estimateTokens, plainHeading, scanBlocks } from './chunking.fns.js'
 
 const para = (words: number, seed = 'alpha') =>
   Array.from({ length: Math.ceil(words / 10) }, (_, i) => `Sentence ${i} about ${seed} explains how the product works in practice.`).join(' ')
@@ -37,6 +37,14 @@ describe('scanBlocks', () => {
     expect(blocks[2]).toMatchObject({ level: 2, title: 'Setext Heading' })
     expect(blocks[3]!.text).toContain('# not a heading')
     expect(blocks[5]!.text).toContain('continued item')
+  })
+
+  it("drops a heading's attribute block (kramdown, Pandoc, MkDocs anchors), not braces in its words", () => {
+    expect(plainHeading('Is it available outside the U.S.? {#pir-outside-us}')).toBe('Is it available outside the U.S.?')
+    expect(plainHeading('Notes {: .warning}')).toBe('Notes')
+    expect(plainHeading('Install {#install .tabbed data-x=1}')).toBe('Install')
+    expect(plainHeading('The {id} placeholder')).toBe('The {id} placeholder')
+    expect(plainHeading('Map {key}')).toBe('Map {key}')
   })
 
   it('closes an unterminated code fence', () => {

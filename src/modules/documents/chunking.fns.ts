@@ -87,8 +87,16 @@ const QUOTE = /^ {0,3}>/
 const BLANK = /^[ \t]*$/
 
 /** Heading text as a reader sees it: emphasis, code ticks, links and images reduced to their words. */
+/**
+ * A heading's attribute block at its end, as kramdown, Pandoc and MkDocs write anchors and classes
+ * ("## Is it available outside the U.S.? {#pir-outside-us}", "{: .note}"): markup, not part of the title a
+ * citation shows.
+ */
+const HEADING_ATTRIBUTES = /\s*\{:?\s*[#.][^{}]*\}\s*$/
+
 export function plainHeading(raw: string): string {
   return raw
+    .replace(HEADING_ATTRIBUTES, '')
     .replace(/!\[([^\]]*)\]\([^)]*\)/g, '$1')
     .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
     .replace(/<[^>]+>/g, '')
