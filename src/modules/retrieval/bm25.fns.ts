@@ -63,7 +63,10 @@ export function chooseQueryTerms(stats: ConfigTermStat[], detected: string | nul
   for (const s of stats) {
     let list = byCfg.get(s.cfg)
     if (!list) byCfg.set(s.cfg, (list = []))
-    if (s.alt && isFunctionWord(s.term)) continue // "get" of "get rid of" is no wording of anything
+    // A function word is never a search term. `simple` keeps them, and a language configuration can make one of
+    // another word ("whats" -> "what"); either way it has the tiny document frequency of the few chunks indexed
+    // as `simple` and would outweigh every subject word ("whats the catch with duckduckgo" ranked pages for "what").
+    if (isFunctionWord(s.term)) continue
     list.push(s.alt ? { term: s.term, df: s.df, alt: true } : { term: s.term, df: s.df })
   }
   if (byCfg.size <= 1) return [...byCfg.values()][0] ?? []
@@ -71,11 +74,10 @@ export function chooseQueryTerms(stats: ConfigTermStat[], detected: string | nul
   let best: TermStat[] = []
   let bestKey: [number, number, number, string] = [-1, -1, -1, '']
   for (const [cfg, list] of byCfg) {
-    // the function words `simple` keeps ("what", "in") and a language configuration drops do not count for it:
-    // a few chunks indexed as `simple` give them a tiny document frequency, and a short English question once
-    // went to `simple` on them alone, its "what" outweighing every subject word (the DuckDuckGo help centre's
-    // "what's new in search" ranked a page for its "what")
-    const subject = list.filter((t) => t.df > 0 && !isFunctionWord(t.term))
+    // (function words are out already: a short English question once went to `simple` on the "what" and "in"
+    // it keeps, the DuckDuckGo help centre's "what's new in search" ranking a page for its "what"); a tie goes
+    // to a language's configuration
+    const subject = list.filter((t) => t.df > 0)
     const key: [number, number, number, string] = [subject.length, subject.reduce((a, t) => a + t.df, 0), cfg === 'simple' ? 0 : 1, cfg]
     const better =
       key[0] !== bestKey[0]

@@ -142,8 +142,8 @@ export function phrasingLexemes(query: string, lexemes: string[]): Set<string> {
   return out
 }
 
-/** A function word (or question phrasing) of the languages the widget speaks: no subject of its own. */
-export const isFunctionWord = (word: string): boolean => STOP.has(word)
+/** A function word of the languages the widget speaks (question phrasing not included): no subject of its own. */
+export const isFunctionWord = (word: string): boolean => STOP.has(word) && !PHRASING_WORDS.has(word)
 
 const STOP = new Set(
   (
