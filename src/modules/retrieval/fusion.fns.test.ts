@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { cosine, jaccard, mmr, rrf, wordHashes } from './fusion.fns.js'
+import { capPerDocument, cosine, jaccard, mmr, rrf, wordHashes } from './fusion.fns.js'
 import { normalize, topK } from './vector-cache.js'
 
 describe('fusion', () => {
@@ -48,5 +48,15 @@ describe('fusion', () => {
     const res = topK({ data, dims: 3, ids: ['a', 'b', 'c', 'd'] }, normalize([1, 0.05, 0]), 2)
     expect(res.map((r) => r.index)).toEqual([0, 1])
     expect(res[0]!.score).toBeGreaterThan(res[1]!.score)
+  })
+})
+
+describe('capPerDocument', () => {
+  const hit = (id: string, documentId: string | null) => ({ id, documentId })
+  it('keeps at most `cap` chunks of one document while others remain, then fills with the rest', () => {
+    const hits = [hit('a1', 'a'), hit('a2', 'a'), hit('a3', 'a'), hit('a4', 'a'), hit('b1', 'b'), hit('f1', null), hit('c1', 'c')]
+    expect(capPerDocument(hits, 5, 3).map((h) => h.id)).toEqual(['a1', 'a2', 'a3', 'b1', 'f1'])
+    expect(capPerDocument(hits, 6, 2).map((h) => h.id)).toEqual(['a1', 'a2', 'b1', 'f1', 'c1', 'a3'])
+    expect(capPerDocument(hits.slice(0, 4), 4, 3).map((h) => h.id)).toEqual(['a1', 'a2', 'a3', 'a4'])
   })
 })

@@ -128,3 +128,22 @@ export function wordHashes(text: string): Uint32Array {
   for (let i = 0; i < n; i++) if (i === 0 || out[i] !== out[i - 1]) out[k++] = out[i]!
   return out.slice(0, k)
 }
+
+/** The first `k` hits with at most `cap` chunks of one document; the others fill in only when nothing else is left. */
+export function capPerDocument<T extends { documentId: string | null }>(hits: T[], k: number, cap: number): T[] {
+  const out: T[] = []
+  const over: T[] = []
+  const perDoc = new Map<string, number>()
+  for (const h of hits) {
+    if (out.length >= k) break
+    const n = h.documentId ? (perDoc.get(h.documentId) ?? 0) : 0
+    if (h.documentId && n >= cap) {
+      over.push(h)
+      continue
+    }
+    if (h.documentId) perDoc.set(h.documentId, n + 1)
+    out.push(h)
+  }
+  for (const h of over) if (out.length < k) out.push(h)
+  return out
+}

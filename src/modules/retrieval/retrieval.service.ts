@@ -11,7 +11,7 @@ import {
   type QueryPlan,
   type TermStat,
 } from './bm25.fns.js'
-import { cosine, mmr, rrf, wordHashes } from './fusion.fns.js'
+import { capPerDocument, cosine, mmr, rrf, wordHashes } from './fusion.fns.js'
 import type { ChunkDetail, CorpusRow, RetrievalRepo, ScoredChunk } from './retrieval.repo.js'
 import { LexicalCache, scoreBm25, vocabularyOf } from './lexical-cache.js'
 import { corrections, unknownTerms } from './spelling.fns.js'
@@ -113,6 +113,13 @@ const POOL_K = 20
  * 0.7, 74.4 % at 0.9, 75.0 % at 1.0; hybrid 74.4 / 75.6 / 74.4 %). 0.9 keeps near-duplicates apart at almost no cost.
  */
 const MMR_LAMBDA = 0.9
+/**
+ * At most this many of the k hits from one document while other documents' candidates remain: a long section
+ * cut into four chunks filled four of six sources ("whats the catch with duckduckgo" got four chunks of one page
+ * on data brokers). Three keeps a multi-chunk answer whole. Visitor dev, answering page among six, hybrid 74.4 ->
+ * 75.0 % (two per page: 75.6 %), lexical and held-out unchanged; SciFact train unchanged (0.7113).
+ */
+const PER_DOCUMENT = 3
 
 const ms = (start: number) => Math.round((performance.now() - start) * 100) / 100
 
@@ -337,11 +344,12 @@ export function createRetrievalService(deps: RetrievalDeps) {
             vector: v?.score ?? null,
           })
         }
-        const picked = mmr(
+        const ordered = mmr(
           candidates.map((c) => ({ ...c, relevance: c.score, terms: c.kind === 'chunk' ? termsOf(c.id, c.text) : wordHashes(c.text) })),
-          k,
+          candidates.length,
           MMR_LAMBDA,
         ).map(({ relevance: _r, terms: _t, ...hit }) => hit as RetrievalHit)
+        const picked = capPerDocument(ordered, k, PER_DOCUMENT)
         timings.fuse = ms(tf)
         timings.total = ms(t0)
         return {
