@@ -82,6 +82,18 @@ suite('dashboard: tickets inbox and ticket detail in Chromium', { timeout: 90_00
     await page.getByLabel('Priority').selectOption('critical')
     await page.getByText('No tickets with this priority').waitFor()
     await expectScreenHealthy(w, 'tickets (resolved filter)')
+
+    // The visitor asks for a person again the same day: the ticket reopens, marked so, its earlier reply shown.
+    const again = await visitor.post(`/widget/escalate?bot_id=${bot}&session_id=${sid}`, { user_note: 'Still wrong, sorry', trigger: 'user_request' })
+    expect(again.status, again.text).toBe(200)
+    await page.getByLabel('Priority').selectOption('all')
+    await page.getByLabel('Status').selectOption('open')
+    const reopenedRow = page.locator('tr', { has: page.getByRole('link', { name: number }) })
+    await expect.poll(() => reopenedRow.textContent(), { timeout: 15_000 }).toMatch(/Reopened/)
+    await page.getByRole('link', { name: number }).click()
+    await page.locator('.ticket-badges', { hasText: 'Reopened' }).waitFor()
+    await page.getByText('The visitor asked for help again after this earlier resolution').waitFor()
+    await expectScreenHealthy(w, 'ticket detail (reopened)')
     await page.close()
   })
 

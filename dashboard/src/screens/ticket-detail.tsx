@@ -4,7 +4,7 @@ import { Link } from 'wouter'
 import { api, call } from '../api/client'
 import type { Ticket } from '../api/types'
 import { Badge, Button, Check, Empty, ErrorBox, fieldError, Loading, PageHeader, TextArea, When } from '../ui/kit'
-import { PriorityBadge, score, StatusBadge, TRIGGER_WORDS } from '../ui/ops'
+import { isReopened, PriorityBadge, score, StatusBadge, TRIGGER_WORDS } from '../ui/ops'
 import { useMaySeeOriginal } from '../session'
 import { useToast } from '../ui/toast'
 import { Assignment } from './ticket-assignee'
@@ -140,6 +140,11 @@ function Resolve({ t }: { t: Ticket }) {
       noValidate
     >
       <h2>Reply and resolve</h2>
+      {isReopened(t) && (
+        <p className="muted">
+          The visitor asked for help again after this earlier resolution: <span className="msg-text">{t.resolution_text}</span>
+        </p>
+      )}
       <TextArea
         label="Reply to the visitor"
         hint="Sent into the visitor's chat as your reply, and mailed to them if they do not read it there. Plain text."
@@ -214,6 +219,7 @@ export default function TicketDetail({ params }: { params: Record<string, string
       <ErrorBox error={delOriginal.error} />
       <div className="row ticket-badges">
         <StatusBadge status={t.status} />
+        {isReopened(t) && <Badge tone="warn">Reopened</Badge>}
         <PriorityBadge priority={t.priority} />
         <Badge>{TRIGGER_WORDS[t.trigger] ?? t.trigger}</Badge>
       </div>

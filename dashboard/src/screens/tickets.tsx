@@ -4,7 +4,7 @@ import { Link } from 'wouter'
 import { api, call } from '../api/client'
 import type { Ticket } from '../api/types'
 import { Badge, Empty, ErrorBox, Loading, PageHeader, Pager, Select, When } from '../ui/kit'
-import { PriorityBadge, StatusBadge, TRIGGER_WORDS, Visitor } from '../ui/ops'
+import { isReopened, PriorityBadge, StatusBadge, TRIGGER_WORDS, Visitor } from '../ui/ops'
 import { useMembers } from '../ui/team'
 import { AssigneeName, AssignmentMailPref } from './ticket-assignee'
 
@@ -141,7 +141,7 @@ export default function Tickets() {
                       <PriorityBadge priority={t.priority} />
                     </td>
                     <td>
-                      <StatusBadge status={t.status} />
+                      <StatusBadge status={t.status} /> {isReopened(t) && <Badge tone="warn">Reopened</Badge>}
                     </td>
                     <td>{TRIGGER_WORDS[t.trigger] ?? t.trigger}</td>
                     <td className="cell-clip" title={t.primary_question}>

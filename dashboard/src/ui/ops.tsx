@@ -25,6 +25,9 @@ export function StatusBadge({ status }: { status: string }) {
   return <Badge tone={STATUS_TONE[status] ?? 'neutral'}>{STATUS_WORDS[status] ?? status}</Badge>
 }
 
+/** Open again after a resolution (the conversation asked for help again within 7 days): its earlier resolution stays on record. */
+export const isReopened = (t: { status: string; resolution_text?: string | null }) => t.status !== 'resolved' && !!t.resolution_text
+
 /** A score with two decimals, or a dash when the service gave none. */
 export function score(n: number | null | undefined): string {
   return typeof n === 'number' && Number.isFinite(n) ? n.toFixed(2) : '–'
