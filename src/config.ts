@@ -96,6 +96,11 @@ const EnvSchema = Type.Object({
   /** Generation: time to the first token (then one retry) and total time for the answer. */
   /** Request the answer while the guards and the query embedding run; keep it only if they pass and the prompt is unchanged. */
   CHAT_SPECULATIVE_ANSWER: Type.Boolean({ default: true }),
+  /**
+   * A new question's answer may start from the BM25 evidence when its query embedding is not back 25 ms later
+   * (kept if the hybrid evidence agrees at the top, else restarted: the restarted ones cost their prompt twice).
+   */
+  CHAT_EARLY_ANSWER_FROM_BM25: Type.Boolean({ default: true }),
   /** Query embeddings kept for repeated questions (entries of float32; 0 turns the cache off). */
   CHAT_QUERY_EMBEDDING_CACHE: Type.Integer({ minimum: 0, maximum: 100000, default: 1000 }),
   CHAT_FIRST_TOKEN_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120000, default: 15000 }),
@@ -315,6 +320,8 @@ export const CONFIG_DOCS: { readonly [K in keyof Env]-?: string } = {
   VALIDATION_ENABLED: 'check each answer on GUARD_MODEL (one regeneration, else a safe fallback)',
   CHAT_SPECULATIVE_ANSWER:
     'request the answer while the guards and the query embedding run (tokens held back; aborted unless the guards pass and the final sources give the same prompt, or hold its first three sources)',
+  CHAT_EARLY_ANSWER_FROM_BM25:
+    "with the speculative answer on: start a new question's answer from the BM25 evidence when its embedding is not back 25 ms later (first token at about one model call instead of two; an answer the hybrid evidence does not agree with is restarted, its prompt tokens spent twice)",
   CHAT_QUERY_EMBEDDING_CACHE: 'query embeddings kept in memory for repeated questions (about 6 KB each at 1536 dimensions; 0: off)',
   CHAT_FIRST_TOKEN_TIMEOUT_MS: 'time to the first token of an answer (then one retry)',
   CHAT_TIMEOUT_MS: 'total time for an answer',

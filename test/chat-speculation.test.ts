@@ -105,6 +105,25 @@ describe('speculative answer', () => {
     expect(log.body.messages[1].debug.speculation).toMatch(/^used/)
   })
 
+  it('with CHAT_EARLY_ANSWER_FROM_BM25=false, a new question waits for its embedding: no answer from the BM25 evidence', async () => {
+    const off = await startApp({ env: { LLM_BASE_URL: fake.url, RETRIEVAL_CAVEAT_SCORE: '0.95', CHAT_EARLY_ANSWER_FROM_BM25: 'false' } })
+    try {
+      const tenant = await createTenant(off)
+      await withDocs(off, tenant, { 'refunds.md': REFUNDS_MD, 'shipping.md': SHIPPING_MD })
+      fake.reset()
+      fake.fail('slow_first_token', { delayMs: CALL_MS })
+      const r = await tenant.api.withApiKey(tenant.apiKey).post('/chat', { question: 'How long does a refund take to be processed?' })
+      expect(r.status, r.text).toBe(200)
+      const log = await tenant.api.get(`/chat/logs/session/${r.body.session_id}`)
+      const debug = log.body.messages[1].debug
+      expect(debug.speculation ?? 'none').not.toBe('used_lexical')
+      expect(debug.timings.retrieval).toBeGreaterThan(CALL_MS * 0.9) // the embedding was waited for
+      expect(fake.chatCalls().filter(isAnswer)).toHaveLength(1)
+    } finally {
+      await off.close()
+    }
+  })
+
   it.each([
     ['an injection', { injection: true, wants_human: false, relevant: true }, 'How long do refunds take?', /can't help with that/],
     ['a request for a person', { injection: false, wants_human: true, relevant: true }, 'How long do refunds take?', /./],
