@@ -135,8 +135,11 @@ it.skipIf(!onPostgres)(
           // the key is held by the dead process (a live one answers within the wait): it persisted the turn before
           // the kill or never will, so the client looks and asks again under a new key only if it is not there
           inFlight.push({ session: s, question })
-          const { messages } = (await tenant.api.get(`/chat/history/${sessionId}`)).body as { messages: { content: string }[] }
-          if (!messages.some((m) => m.content === question)) {
+          const { messages } = (await tenant.api.get(`/chat/history/${sessionId}`)).body as { messages: { id: string; content: string }[] }
+          // persisted (both messages go in one statement) before the kill took the process that held the key: answered
+          const asked = messages.findIndex((m) => m.content === question)
+          if (asked >= 0) o = { state: 'answered', messageId: messages[asked + 1]?.id ?? '' }
+          else {
             // the new key's owner is alive (the victim is dead by now): an attempt that outlived the client's 5 s on a
             // loaded machine is still running there, and the same key gets its answer once it is done
             const key = randomUUID()
