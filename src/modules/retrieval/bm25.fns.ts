@@ -39,10 +39,14 @@ export interface TermStat {
    * SciFact train unchanged.
    */
   phrasing?: boolean
+  /** A function word's lexeme ("what" of "whats", "own" of "owns"): weighs FUNCTION_WEIGHT, not in coverage. */
+  functionWord?: boolean
 }
 
 /** A phrasing lexeme's weight against a subject word's. */
 export const PHRASING_WEIGHT = 0.5
+/** A function word's lexeme's weight against a subject word's. */
+export const FUNCTION_WEIGHT = 0.25
 
 /** A query lexeme under one of the text-search configurations the tenant's chunks use. */
 export interface ConfigTermStat extends TermStat {
@@ -63,10 +67,14 @@ export function chooseQueryTerms(stats: ConfigTermStat[], detected: string | nul
   for (const s of stats) {
     let list = byCfg.get(s.cfg)
     if (!list) byCfg.set(s.cfg, (list = []))
-    // A function word is never a search term. `simple` keeps them, and a language configuration can make one of
-    // another word ("whats" -> "what"); either way it has the tiny document frequency of the few chunks indexed
-    // as `simple` and would outweigh every subject word ("whats the catch with duckduckgo" ranked pages for "what").
-    if (isFunctionWord(s.term)) continue
+    // A lexeme that is a function word weighs little (FUNCTION_WEIGHT). `simple` keeps function words, and a
+    // language configuration makes one of another word ("whats" -> "what"): it then has the tiny document
+    // frequency of the few chunks indexed as `simple` and outweighed every subject word ("whats the catch with
+    // duckduckgo" ranked pages for "what"). Not dropped: "owns" -> "own" is the subject of "who owns duckduckgo".
+    if (isFunctionWord(s.term)) {
+      if (!s.alt) list.push({ term: s.term, df: s.df, functionWord: true })
+      continue
+    }
     list.push(s.alt ? { term: s.term, df: s.df, alt: true } : { term: s.term, df: s.df })
   }
   if (byCfg.size <= 1) return [...byCfg.values()][0] ?? []
@@ -77,7 +85,7 @@ export function chooseQueryTerms(stats: ConfigTermStat[], detected: string | nul
     // (function words are out already: a short English question once went to `simple` on the "what" and "in"
     // it keeps, the DuckDuckGo help centre's "what's new in search" ranking a page for its "what"); a tie goes
     // to a language's configuration
-    const subject = list.filter((t) => t.df > 0)
+    const subject = list.filter((t) => t.df > 0 && !t.functionWord)
     const key: [number, number, number, string] = [subject.length, subject.reduce((a, t) => a + t.df, 0), cfg === 'simple' ? 0 : 1, cfg]
     const better =
       key[0] !== bestKey[0]
@@ -120,7 +128,7 @@ export interface WeightedTerm {
   idf: number
   /** The most one chunk can get from this term (tf -> infinity). */
   upperBound: number
-  /** Ranks but is not part of the question's coverage (TermStat.alt or .phrasing). */
+  /** Ranks but is not part of the question's coverage (TermStat.alt, .phrasing or .functionWord). */
   alt?: boolean
 }
 
@@ -173,8 +181,8 @@ export function planQuery(stats: TermStat[], corpus: CorpusStats, budget: number
   for (const s of withoutCompounds(stats)) {
     if (seen.has(s.term)) continue
     seen.add(s.term)
-    const aside = s.alt || s.phrasing
-    const w = idf(Math.min(s.df, n), n) * (s.alt ? ALT_WEIGHT : s.phrasing ? PHRASING_WEIGHT : 1)
+    const aside = s.alt || s.phrasing || s.functionWord
+    const w = idf(Math.min(s.df, n), n) * (s.alt ? ALT_WEIGHT : s.phrasing ? PHRASING_WEIGHT : s.functionWord ? FUNCTION_WEIGHT : 1)
     if (s.df > 0) terms.push({ term: s.term, df: s.df, idf: w, upperBound: w * (p.k1 + 1), ...(aside ? { alt: true } : {}) })
     else if (!aside) absent.push(w)
   }

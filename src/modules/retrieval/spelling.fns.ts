@@ -14,7 +14,9 @@ export const MIN_SLIP_LENGTH = 5
 
 /** Query lexemes worth correcting: unknown to the knowledge, long enough to tell a slip from another word. */
 export function unknownTerms(terms: TermStat[]): string[] {
-  return terms.filter((t) => t.df === 0 && !t.alt && !t.phrasing && [...t.term].length >= MIN_SLIP_LENGTH && !/\d/.test(t.term)).map((t) => t.term)
+  return terms
+    .filter((t) => t.df === 0 && !t.alt && !t.phrasing && !t.functionWord && [...t.term].length >= MIN_SLIP_LENGTH && !/\d/.test(t.term))
+    .map((t) => t.term)
 }
 
 /** Slips allowed for a word of this length. */

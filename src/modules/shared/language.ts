@@ -57,6 +57,22 @@ const FUNCTION_WORDS: Record<string, string[]> = {
     'have',
     'get',
     'not',
+    // the article, shared with Portuguese, Spanish and Italian: alone it no longer tips "whats a vpn" to Portuguese
+    'a',
+    'who',
+    // contractions as visitors type them, without the apostrophe
+    'whats',
+    'whos',
+    'hows',
+    'wheres',
+    'dont',
+    'doesnt',
+    'didnt',
+    'cant',
+    'isnt',
+    'wont',
+    'youre',
+    'theres',
   ],
   de: [
     'der',
