@@ -172,6 +172,10 @@ describe('language', () => {
     expect(detectLanguage('Как изменить пароль?')).toBe('ru')
     expect(detectLanguage('パスワードを変更するには')).toBe('ja')
     expect(detectLanguage('ok')).toBeNull()
+    // short English as visitors type it: the article alone is no Portuguese, contractions come without apostrophes
+    expect(detectLanguage('whats a vpn')).toBe('en')
+    expect(detectLanguage('who owns duckduckgo')).toBe('en')
+    expect(detectLanguage('como funciona a entrega')).toBe('pt')
     expect(localeLanguage('de-DE')).toBe('de')
     expect(localeLanguage('<script>')).toBeNull()
     expect(visitorLanguage('ok', 'fr-CA')).toBe('fr')
