@@ -352,6 +352,7 @@ async function main() {
       const rss: number[] = []
       const cpu0 = { server: treeCpu(pid), fake: cpuSeconds(fake.pid!), pg: backendsOf(dbName).reduce((a, p) => a + cpuSeconds(p), 0) }
       const sampler = setInterval(() => rss.push(treeRss(pid)), 250)
+      const loggedBefore = logged.length
       const result = await autocannon({
         url: `${base}/chat`,
         method: 'POST',
@@ -371,6 +372,10 @@ async function main() {
       console.log(
         `POST /chat, ${CONNECTIONS} clients, ${DURATION} s: ${(ok / DURATION).toFixed(0)} turns/s (${ok} ok, ${result.non2xx} non-2xx, ${result.errors} errors); latency p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms`,
       )
+      const byOutcome: Record<string, number> = {}
+      for (const l of logged.slice(loggedBefore))
+        byOutcome[`${l.decision}/${l.speculation ?? 'none'}`] = (byOutcome[`${l.decision}/${l.speculation ?? 'none'}`] ?? 0) + 1
+      console.log(`  turns by decision/speculation: ${JSON.stringify(byOutcome)}`)
       const service = turns.map((t) => t.service)
       console.log(
         `${CONNECTIONS} clients: time the service adds on top of the model (per turn, total - model in flight): p50 ${pct(service, 50).toFixed(1)} ms, p95 ${pct(service, 95).toFixed(1)} ms; model in flight p50 ${pct(
