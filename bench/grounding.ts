@@ -38,7 +38,17 @@ import { scratchDatabase, serveInProcess } from './support.js'
 
 const DOCS = process.env.BENCH_DOCS ?? '../shared/data/docs-corpus/duckduckgo-help-pages'
 const PG_URL = process.env.BENCH_DATABASE_URL
-const LLM_KEY = 'sk-bench-0123456789'
+/**
+ * A real model instead of the fake (BENCH_LLM_BASE_URL, an OpenAI-compatible /v1, with BENCH_LLM_API_KEY; CHAT_MODEL,
+ * GUARD_MODEL, EMBEDDING_MODEL and EMBEDDING_DIMENSIONS from the environment): the same questions through the same
+ * pipeline, with the relevance guard switched off (GUARD_RELEVANCE_ENABLED=false: "relevant" to everything) and
+ * vectors only (the lexical pass needs the fake to fail embeddings). About four model calls a question.
+ */
+const REAL_LLM = process.env.BENCH_LLM_BASE_URL
+const LLM_KEY = REAL_LLM ? (process.env.BENCH_LLM_API_KEY ?? '') : 'sk-bench-0123456789'
+const MODEL_ENV = Object.fromEntries(
+  Object.entries(process.env).filter(([k]) => REAL_LLM && ['CHAT_MODEL', 'GUARD_MODEL', 'EMBEDDING_MODEL', 'EMBEDDING_DIMENSIONS'].includes(k)),
+) as Record<string, string>
 /** The visitor-like set (written from titles before reading pages) by default; bench/grounding-questions.json is the older page-read set. */
 const QUESTIONS = process.env.BENCH_QUESTIONS ?? 'bench/grounding-visitor-questions.json'
 const MODES = (process.env.BENCH_MODES ?? 'vectors,lexical').split(',') as ('vectors' | 'lexical')[]
@@ -126,7 +136,8 @@ async function main() {
       JWT_SECRET: randomBytes(32).toString('hex'),
       ENCRYPTION_KEY: randomBytes(32).toString('hex'),
       SMTP_URL: smtp.url,
-      LLM_BASE_URL: fake.url,
+      LLM_BASE_URL: REAL_LLM ?? fake.url,
+      ...(REAL_LLM ? { GUARD_RELEVANCE_ENABLED: 'false', ...MODEL_ENV } : {}),
       LOG_LEVEL: 'error',
       RATE_LIMIT_ENABLED: 'false',
       UPLOAD_RATE_PER_HOUR: '10000',
@@ -255,7 +266,12 @@ async function main() {
     console.log(
       `\nPOST /chat, guard says "relevant" to everything; RETRIEVAL_FLOOR_LEXICAL ${config.RETRIEVAL_FLOOR_LEXICAL}, cosine ${cosine ?? 'none'} for ${config.EMBEDDING_MODEL}`,
     )
+    if (REAL_LLM) console.log(`model: ${config.CHAT_MODEL} (guard ${config.GUARD_MODEL}, embeddings ${config.EMBEDDING_MODEL}) at ${REAL_LLM}`)
     for (const mode of MODES) {
+      if (REAL_LLM && mode === 'lexical') {
+        console.log('lexical: skipped with a real model (it needs the fake to fail the query embeddings)')
+        continue
+      }
       fake.reset()
       if (mode === 'lexical') {
         fake.fail('malformed', { match: (r) => r.path.endsWith('/embeddings') })
