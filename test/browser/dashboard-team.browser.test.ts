@@ -89,7 +89,8 @@ suite('dashboard: team workspace in Chromium (members, invitation, roles, assign
       .locator('.card', { has: a.page.getByRole('heading', { name: 'Assignee' }) })
       .getByText('You', { exact: true })
       .waitFor()
-    expect(await a.page.evaluate(() => document.activeElement?.id)).toBe('assignee-heading')
+    // focus moves in the frame after the refetched ticket shows "You": polled, not read once
+    await expect.poll(() => a.page.evaluate(() => document.activeElement?.id)).toBe('assignee-heading')
     await expectScreenHealthy(a, 'ticket detail (agent, taken)')
     await a.page.getByLabel('Reply to the visitor').fill('Your parcel is on its way again; sorry for the wait.')
     await a.page.getByRole('button', { name: 'Send reply and resolve' }).click()
@@ -150,7 +151,7 @@ suite('dashboard: team workspace in Chromium (members, invitation, roles, assign
     // The agent becomes an admin.
     await o.page.getByRole('button', { name: `Edit ${agentEmail}` }).click()
     await o.page.getByRole('heading', { name: `Edit ${agentEmail}` }).waitFor()
-    expect(await o.page.evaluate(() => document.activeElement?.id)).toBe('member-editor-heading')
+    await expect.poll(() => o.page.evaluate(() => document.activeElement?.id)).toBe('member-editor-heading')
     await o.page
       .getByRole('region', { name: `Edit ${agentEmail}` })
       .getByLabel('Role')
