@@ -66,9 +66,10 @@ async function answerTurn(
   const finalPlan = decision.kind === 'answer' && !faq ? answerPlan(deps, t, found!, decision.caveat, history, profile) : null
   // 8 (early). the answer requested while the guards ran is used only for this prompt (or one holding its lead sources)
   const spec = early()
-  const adopted = spec && finalPlan && adoptable(spec, finalPlan) ? spec : null
+  const adoptedAs = spec && finalPlan ? adoption(spec, finalPlan) : null
+  const adopted = adoptedAs ? spec : null
   if (spec) {
-    t.debug.speculation = adopted ? (adopted.run.key === promptKey(finalPlan!.prompt) ? 'used' : 'used_lexical') : finalPlan ? 'restarted' : 'discarded'
+    t.debug.speculation = adoptedAs ?? (finalPlan ? 'restarted' : 'discarded')
     if (!adopted) t.tokens += spec.run.cancel()
   }
   // an adopted early answer keeps the sources it was asked with
@@ -227,9 +228,13 @@ interface EarlyAnswer {
   lexical: boolean
 }
 
-/** The early answer serves the final plan: the very same prompt, or (from the lexical evidence) one holding its lead sources. */
-function adoptable(early: EarlyAnswer, plan: AnswerPlan): boolean {
-  return early.run.key === promptKey(plan.prompt) || (early.lexical && holdsLead(early.plan.prompt, plan.prompt))
+/**
+ * Whether the early answer serves the final plan: 'used' for the very same prompt, 'used_lexical' for one from the
+ * lexical evidence holding its lead sources, null otherwise.
+ */
+function adoption(early: EarlyAnswer, plan: AnswerPlan): 'used' | 'used_lexical' | null {
+  if (early.run.key === promptKey(plan.prompt)) return 'used'
+  return early.lexical && holdsLead(early.plan.prompt, plan.prompt) ? 'used_lexical' : null
 }
 
 /** What the guards are assumed to say while they run: the speculative answer is only kept if they do. */
@@ -238,9 +243,9 @@ const PASSING = { injection: false, wantsHuman: false, relevant: true, smalltalk
 /**
  * Stages 3, 4 and 5 overlap: retrieval waits only for a rewrite it needs, and is skipped when a pattern
  * decides. When the evidence is in before the guard call, the answer for it is requested at once
- * (08-speculate.ts). Not from the lexical evidence while the query embedding runs: measured on SciFact
- * (bench:chat), the vectors changed the prompt's sources in 104 of 105 turns, so it would only double
- * the prompt tokens; a repeated question's embedding comes from a cache instead (chat.wire.ts).
+ * (08-speculate.ts). A new question's answer may start from the lexical evidence while its embedding is in
+ * flight (CHAT_EARLY_ANSWER_FROM_BM25): kept when the final sources' lead is among its own (holdsLead), else
+ * restarted; a repeated question's embedding comes from a cache instead (chat.wire.ts).
  */
 async function gatherEvidence(deps: TurnDeps, t: Turn, history: HistoryTurn[], profile: BusinessProfile | null): Promise<Evidence> {
   const text = t.question.text
@@ -254,7 +259,7 @@ async function gatherEvidence(deps: TurnDeps, t: Turn, history: HistoryTurn[], p
     const plan = d.kind === 'answer' && !directFaq(deps, found) ? answerPlan(deps, t, found, d.caveat, history, profile) : null
     if (spec) {
       // the final evidence after an answer started from the lexical one: it goes on if its sources hold the final's lead
-      if (plan && adoptable(spec, plan)) return
+      if (plan && adoption(spec, plan)) return
       t.tokens += spec.run.cancel()
       t.debug.speculation_restarts = 1
     }

@@ -120,11 +120,6 @@ export function coverage(text: string, terms: { re: LexemeMatcher; w: number }[]
   return total > 0 ? found / total : 0
 }
 
-/**
- * Function words of the languages the widget speaks. The index stems a query under every configuration
- * its chunks use, so a word one configuration drops ("how", "the") comes back from another (`simple`)
- * with the tiny document frequency of the few chunks indexed that way, and would weigh like a rare word.
- */
 /** Question phrasing, not subject: "how long does it take", "is it possible", "I want to know". */
 const PHRASING =
   'long much many take takes need want please know tell possible way able like often frequently usually soon quickly ever still really ' +
@@ -145,6 +140,11 @@ export function phrasingLexemes(query: string, lexemes: string[]): Set<string> {
 /** A function word of the languages the widget speaks (question phrasing not included): no subject of its own. */
 export const isFunctionWord = (word: string): boolean => STOP.has(word) && !PHRASING_WORDS.has(word)
 
+/**
+ * Function words of the languages the widget speaks. The index stems a query under every configuration
+ * its chunks use, so a word one configuration drops ("how", "the") comes back from another (`simple`)
+ * with the tiny document frequency of the few chunks indexed that way, and would weigh like a rare word.
+ */
 const STOP = new Set(
   (
     'a about above after again against all also am an and any are as at be because been before being below between both but by can could ' +

@@ -287,8 +287,8 @@ export function createRetrievalService(deps: RetrievalDeps) {
         return r
       })
       const tv = performance.now()
-      // a cached query embedding (a repeated question) is back at once: only a real call is worth not waiting for
-      let embedding = true
+      // a query embedding in flight: a cached one (a repeated question) is back at once, so only a real call counts
+      let embedding = !!opts.apiKey && corpus.nEmbedded > 0
       const vecP = vectors(
         tenantId,
         query,
@@ -298,7 +298,6 @@ export function createRetrievalService(deps: RetrievalDeps) {
         () => (embedding = false),
       ).then((v) => {
         timings.vector = ms(tv)
-        embedding = false
         return v
       })
       // chunk details are read once per search, for the preliminary result and the final one
@@ -366,12 +365,12 @@ export function createRetrievalService(deps: RetrievalDeps) {
       }
       const [lex, faqs] = await Promise.all([lexP, faqP])
       // the query embedding still in flight after the grace: what BM25 and the FAQs found goes out first (SearchOptions.onLexical)
-      if (opts.onLexical && embedding && opts.apiKey && corpus.nEmbedded > 0 && opts.lexicalGraceMs) {
+      if (opts.onLexical && embedding && opts.lexicalGraceMs) {
         let timer: NodeJS.Timeout | undefined
         await Promise.race([vecP, new Promise((r) => (timer = setTimeout(r, opts.lexicalGraceMs)))])
         clearTimeout(timer)
       }
-      if (opts.onLexical && embedding && opts.apiKey && corpus.nEmbedded > 0) {
+      if (opts.onLexical && embedding) {
         try {
           opts.onLexical(await assemble(lex, null, faqs, true))
         } catch (err) {
