@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Tenant } from '../helpers/factories.js'
 import { hasChromium } from './harness.js'
-import { expectScreenHealthy, openScreen, signedInTenant, startDashboardEnv, watchedPage, type DashboardEnv } from './dashboard-harness.js'
+import { expectScreenHealthy, openScreen, screenshot, signedInTenant, startDashboardEnv, watchedPage, type DashboardEnv } from './dashboard-harness.js'
 
 const suite = hasChromium ? describe : describe.skip
 
@@ -90,10 +90,12 @@ suite('dashboard: tickets inbox and ticket detail in Chromium', { timeout: 90_00
     await page.getByLabel('Status').selectOption('open')
     const reopenedRow = page.locator('tr', { has: page.getByRole('link', { name: number }) })
     await expect.poll(() => reopenedRow.textContent(), { timeout: 15_000 }).toMatch(/Reopened/)
+    await screenshot(env, page, 'tickets-reopened')
     await page.getByRole('link', { name: number }).click()
     await page.locator('.ticket-badges', { hasText: 'Reopened' }).waitFor()
     await page.getByText('The visitor asked for help again after this earlier resolution').waitFor()
     await expectScreenHealthy(w, 'ticket detail (reopened)')
+    await screenshot(env, page, 'ticket-reopened')
     await page.close()
   })
 
