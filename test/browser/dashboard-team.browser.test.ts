@@ -158,7 +158,7 @@ suite('dashboard: team workspace in Chromium (members, invitation, roles, assign
       .selectOption('admin')
     await o.page.getByRole('button', { name: 'Save changes' }).click()
     await expect.poll(() => o.page.locator('tr', { hasText: agentEmail }).first().textContent()).toMatch(/Admin/)
-    expect(await o.page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe(`Edit ${agentEmail}`)
+    await expect.poll(() => o.page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe(`Edit ${agentEmail}`)
     await expectScreenHealthy(o, 'members (role changed)')
 
     // Ownership goes to the admin; the old owner is an admin now, and the menus follow.
