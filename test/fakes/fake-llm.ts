@@ -35,7 +35,9 @@
  *    ("I don't know based on the available documentation."). An answer prompt that asks for the
  *    NOT_IN_SOURCES verdict is answered like an instructed model: only from a source that holds at least half
  *    of the question's topic words (its content words less phrasing and those every source shares), each
- *    weighted by how specific it is in everyday English and read through a typing slip, citing its [n];
+ *    weighted by how specific it is in everyday English and read through a typing slip (a contraction without
+ *    its apostrophe or a misspelt function word, "whats", "whhat", is no topic word; "ddg" reads as the initials of
+ *    "DuckDuckGo"), citing its [n];
  *    NOT_IN_SOURCES when none does.
  * 3. Embeddings are feature-hashed (signed) bags of stemmed words plus character trigrams, L2-normalised,
  *    of `dimensions` (request) or opts.embeddingDims (default 1536): cosine similarity tracks word overlap.
@@ -334,13 +336,30 @@ export const NOT_IN_SOURCES = 'NOT_IN_SOURCES'
  * nothing about which page answers). A question made only of such words keeps them all.
  */
 function topicTerms(q: Set<string>, sources: ParsedSource[]): Set<string> {
-  const asked = new Set([...q].filter((t) => !PHRASING.has(t)))
+  const asked = new Set([...q].filter((t) => !PHRASING.has(t) && !readsAsFunctionWord(t)))
   if (asked.size === 0) return q
   if (sources.length < 2) return asked
   const texts = sources.map((s) => new Set(contentTerms(s.text)))
   const topic = new Set([...asked].filter((t) => !texts.every((x) => x.has(t))))
   return topic.size ? topic : asked
 }
+
+/**
+ * A word a reader takes for a function word, not a subject: a contraction typed without its apostrophe ("whats",
+ * "dont"), or a slip of a longer function word that is no word of its own ("whhat", "doess").
+ */
+function readsAsFunctionWord(term: string): boolean {
+  if (STOP.has(term) || CONTRACTIONS.has(term)) return true
+  if (term.length < 4 || isKnownWord(term)) return false
+  for (const w of STOP) if (w.length >= 4 && oneSlip(term, w)) return true
+  return false
+}
+
+const CONTRACTIONS = new Set(
+  'whats thats theres heres hows whos wheres whys dont doesnt didnt cant couldnt wont wouldnt shouldnt isnt arent wasnt werent havent hasnt im ive id ill youre youve theyre weve lets'.split(
+    ' ',
+  ),
+)
 
 /** How a question is asked, not what about ("how long does it take", "is it possible"): no topic word. */
 const PHRASING = new Set(
@@ -354,19 +373,51 @@ const PHRASING = new Set(
  * An instructed model's judgement, simulated: a source answers the question when it speaks of the question's
  * subject, at least half of its topic words weighted by how specific each is (a name or a rare word the sources
  * never mention, "spotify" in "spotify family plan price", weighs more than everyday "plan" and "price"). Words
- * are read through a typing slip (one letter swapped, dropped, added or changed in a word of five letters or more),
- * as a model reads "pasword".
+ * are read through a typing slip (one letter swapped, dropped, added or changed in a word of five letters or more,
+ * or of four that is no English word), as a model reads "pasword" and "emal"; a contraction typed without its
+ * apostrophe or a misspelt function word ("whats", "whhat") is no topic word.
  */
 function coversTopic(text: string, topic: Set<string>): boolean {
   const terms = new Set(contentTerms(text))
+  for (const a of initialisms(text)) terms.add(a)
   let total = 0
   let hit = 0
   for (const t of topic) {
     const w = specificity(t)
     total += w
-    if (terms.has(t) || (t.length >= 5 && [...terms].some((x) => oneSlip(t, x)))) hit += w
+    if (terms.has(t) || (readsAsSlip(t) && [...terms].some((x) => oneSlip(t, x)))) hit += w
   }
   return total > 0 && hit >= total / 2
+}
+
+/**
+ * The abbreviations a reader knows for the names a text uses: the initials of a name's capitalised parts
+ * ("DuckDuckGo" -> "ddg") or of a run of capitalised words ("Global Privacy Control" -> "gpc").
+ */
+function initialisms(text: string): Set<string> {
+  const out = new Set<string>()
+  for (const m of text.matchAll(/\b(?:[A-Z][a-z]+){2,}\b/g)) out.add((m[0].match(/[A-Z]/g) ?? []).join('').toLowerCase())
+  for (const m of text.matchAll(/\b[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+\b/g))
+    out.add(
+      m[0]
+        .split(/\s+/)
+        .map((w) => w[0])
+        .join('')
+        .toLowerCase(),
+    )
+  return out
+}
+
+/** A word the reader takes for a typing slip of another: five letters or more, or four that are no English word ("emal"). */
+function readsAsSlip(term: string): boolean {
+  return term.length >= 5 || (term.length === 4 && !isKnownWord(term))
+}
+
+/** Among the 10,000 most frequent English words (by stem). */
+function isKnownWord(term: string): boolean {
+  specificity(term)
+  const r = englishRanks?.get(term)
+  return r !== undefined && r < 10_000
 }
 
 let englishRanks: Map<string, number> | null = null
