@@ -129,6 +129,23 @@ describe('relevance floor', () => {
     }
   })
 
+  it('hands off a reply that says in its own words that the sources lack the answer: no marker, no citation, a ticket', async () => {
+    fake.script((req) =>
+      !req.json && system(req).includes('=== Sources ===')
+        ? { text: "I'm sorry, but I couldn't find anything about that. Please reach out to our team." }
+        : undefined,
+    )
+    try {
+      const r = await chatApi(t, owner).post('/chat', { question: 'How long do refunds take for gift cards?' })
+      expect(r.status, r.text).toBe(200)
+      expect(r.body.text).toMatch(/documentation doesn't cover this/)
+      expect(r.body.source_documents).toEqual([])
+      expect(await ticketOf(r.body.ticket_number)).toMatchObject({ trigger: 'low_similarity' })
+    } finally {
+      fake.reset()
+    }
+  })
+
   it('answers, with its citation, the questions a refund page answers in other words than its own', async () => {
     const shop = await createTenant(t)
     const pages = await withDocs(t, shop, {

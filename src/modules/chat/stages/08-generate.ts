@@ -170,7 +170,12 @@ export async function writeAnswer(
   if (cleaner.result.removed.length) t.debug.links_removed = cleaner.result.removed.length
   const text = cleaner.result.text
   const cited = citedSources(text, cleaner.result.cited, citable)
-  // the verdict written after some words ("Sorry, I can't find that. NOT_IN_SOURCES"): no source cited, no answer
-  if (gate.late && cited.length === 0) return { kind: 'not_covered' }
+  // A reply that cites no source and shares no source's words is no answer from the knowledge: the verdict
+  // written after some words ("Sorry, I can't find that. NOT_IN_SOURCES"), or a model that says so in its own
+  // words without the marker. It takes the not-covered hand-off (a ticket), not the place of an answer.
+  if (cited.length === 0 && citable.length > 0) {
+    t.debug.uncited = true
+    return { kind: 'not_covered' }
+  }
   return { kind: 'answer', text, cited }
 }

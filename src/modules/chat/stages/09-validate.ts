@@ -128,7 +128,9 @@ async function regenerate(
   cleaner.push(gate.flush())
   cleaner.end()
   const text = cleaner.result.text
-  if (gate.late && citedSources(text, cleaner.result.cited, citable).length === 0) return { text: null, cited: [], supported: null, tokens, notCovered: true }
+  // as in writeAnswer: a reply that cites no source is no answer from the knowledge
+  const cited = citedSources(text, cleaner.result.cited, citable)
+  if (cited.length === 0 && citable.length > 0) return { text: null, cited: [], supported: null, tokens, notCovered: true }
   const v = await validateAnswer(llm, { ...checker(config, apiKey, signal), question: prompt.question, answer: text, sources: prompt.sources })
-  return { text, cited: citedSources(text, cleaner.result.cited, citable), supported: v.supported, tokens: tokens + v.tokens }
+  return { text, cited, supported: v.supported, tokens: tokens + v.tokens }
 }
