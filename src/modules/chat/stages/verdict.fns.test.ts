@@ -16,6 +16,11 @@ describe('the answer model verdict', () => {
     expect(readVerdict('')).toBe('pending')
     expect(readVerdict('No, refunds')).toBe('answer')
     expect(readVerdict('To remove')).toBe('answer')
+    expect(readVerdict('Not in sources.')).toBe('not_covered')
+    expect(readVerdict('not_in_sources')).toBe('not_covered')
+    expect(readVerdict('Not sure')).toBe('answer')
+    expect(readVerdict('Not in the')).toBe('answer')
+    expect(readVerdict('Note')).toBe('answer')
   })
 
   it('holds tokens only while the reply could still be the marker', () => {

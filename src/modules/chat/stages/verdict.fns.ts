@@ -2,7 +2,8 @@ import { NOT_IN_SOURCES } from './07-prompt.js'
 
 /**
  * The answer model's verdict, read from the start of its stream: a reply that begins with NOT_IN_SOURCES
- * (after blanks, quotes or markdown emphasis a model may wrap it in) says the sources do not hold the answer;
+ * (after blanks, quotes or markdown emphasis a model may wrap it in; in any case, with spaces or hyphens for its
+ * underscores) says the sources do not hold the answer;
  * any other first characters make it an answer. Tokens are held back only while the reply could still be the
  * marker, so an answer's first token goes out as soon as it differs ("To ..." at once, "No, ..." after "No,").
  */
@@ -11,7 +12,8 @@ export type VerdictState = 'pending' | 'answer' | 'not_covered'
 const WRAP = /^[\s*_`"'>]*/
 
 export function readVerdict(text: string): VerdictState {
-  const rest = text.replace(WRAP, '')
+  // a smaller model may change the marker's case or write its underscores as spaces ("Not in sources")
+  const rest = text.replace(WRAP, '').toUpperCase().replace(/[ -]/g, '_')
   if (rest.startsWith(NOT_IN_SOURCES)) return 'not_covered'
   if (rest.length === 0 || NOT_IN_SOURCES.startsWith(rest)) return 'pending'
   return 'answer'
