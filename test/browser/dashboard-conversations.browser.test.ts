@@ -103,4 +103,31 @@ suite('dashboard: conversations, transcript and bad answers in Chromium', { time
     await page.getByRole('heading', { level: 1, name: 'Conversation' }).waitFor()
     await page.close()
   })
+
+  it('says why a turn handed off: the pages the answer model read, or that no page speaks of the question', async () => {
+    const w = await watchedPage(env)
+    const { page } = w
+    const chat = chatApi(env.t, tenant)
+    // the refunds page shares "refund" with the question, so the answer model reads it and finds no answer
+    const read = await chat.post('/chat', { question: 'Can I get my refund paid out in bitcoin?' })
+    expect(read.status, read.text).toBe(200)
+    expect(read.body.ticket_number, JSON.stringify(read.body)).toBeTruthy()
+    // nothing in the knowledge speaks of shipping abroad: the relevance floor hands it off before any model call
+    const none = await chat.post('/chat', { question: 'Do you ship parcels to Canada?' })
+    expect(none.status, none.text).toBe(200)
+    expect(none.body.ticket_number, JSON.stringify(none.body)).toBeTruthy()
+
+    await openScreen(page, env, `/conversations/${read.body.session_id}`, 'Conversation')
+    const messages = page.getByRole('list', { name: 'Messages' }).locator(':scope > li')
+    await expect.poll(() => messages.count()).toBe(2)
+    const why = messages.nth(1).locator('.handoff-why')
+    await why.getByText('The bot read these pages and found no answer to the question in them:').waitFor()
+    await why.getByRole('link', { name: 'Refunds' }).waitFor()
+    await screenshot(env, page, 'transcript-handoff')
+    await openScreen(page, env, `/conversations/${none.body.session_id}`, 'Conversation')
+    await expect.poll(() => messages.count()).toBe(2)
+    await messages.nth(1).locator('.handoff-why').getByText('No page of the knowledge speaks of what the question asks.').waitFor()
+    await expectScreenHealthy(w, 'transcript (hand-off)')
+    await page.close()
+  })
 })

@@ -19,6 +19,56 @@ function Feedback({ value }: { value: LogMessage['feedback'] }) {
   return null
 }
 
+/** Why a turn handed off instead of answering, read from its debug record (what the pipeline decided and saw). */
+export function handOffReason(debug: LogMessage['debug']): { text: string; read: { id: string; title: string }[] } | null {
+  const d = (debug ?? {}) as {
+    decision?: { kind?: string; trigger?: string }
+    generation?: { verdict?: string; late_verdict?: boolean }
+    uncited?: boolean
+    validation?: { regenerated?: boolean }
+    retrieval?: { hits?: { document_id?: string | null; title?: string }[] }
+  }
+  if (d.decision?.kind !== 'escalate') return null
+  const read: { id: string; title: string }[] = []
+  for (const h of d.retrieval?.hits ?? []) {
+    if (h.document_id && !read.some((r) => r.id === h.document_id)) read.push({ id: h.document_id, title: (h.title ?? '').split(' — ')[0] || 'Untitled' })
+  }
+  switch (d.decision.trigger) {
+    case 'user_request':
+      return { text: 'The visitor asked for a person.', read: [] }
+    case 'no_documents':
+      return { text: 'The bot had no knowledge to answer from yet.', read: [] }
+    case 'llm_unavailable':
+      return { text: 'The language model could not be reached.', read: [] }
+    case 'low_similarity':
+      if (d.generation?.verdict === 'not_covered' || d.uncited || d.generation?.late_verdict || d.validation?.regenerated)
+        return { text: 'The bot read these pages and found no answer to the question in them:', read }
+      return { text: 'No page of the knowledge speaks of what the question asks.', read: [] }
+    default:
+      return null
+  }
+}
+
+function HandOffWhy({ m, titles }: { m: LogMessage; titles: Map<string, string> | null }) {
+  const found = handOffReason(m.debug)
+  if (!found) return null
+  // the pages read come from the knowledge, which only roles that edit it may list (as the sources above)
+  const why = titles ? found : { ...found, read: [], text: found.read.length ? 'The bot read the closest pages and found no answer in them.' : found.text }
+  return (
+    <div className="sources handoff-why">
+      <span className="ideal-label">Why the bot handed off:</span> {why.text}
+      {why.read.length > 0 && (
+        <ul>
+          {why.read.map((r) => (
+            <li key={r.id}>{titles?.has(r.id) ? <Link href={`/knowledge/documents/${r.id}`}>{titles.get(r.id)}</Link> : r.title}</li>
+          ))}
+        </ul>
+      )}
+      {why.read.length > 0 && <p className="hint">Add the answer to one of these pages, or write the ideal answer below.</p>}
+    </div>
+  )
+}
+
 function Message({ m, showOriginal, titles }: { m: LogMessage; showOriginal: boolean; titles: Map<string, string> | null }) {
   const kind = m.from_operator ? 'operator' : m.role
   const isAnswer = m.role === 'assistant' && !m.from_operator
@@ -59,6 +109,7 @@ function Message({ m, showOriginal, titles }: { m: LogMessage; showOriginal: boo
           </ul>
         </div>
       )}
+      {isAnswer && <HandOffWhy m={m} titles={titles} />}
       {isAnswer && (
         <div className="msg-foot">
           <Feedback value={m.feedback} />
