@@ -1,4 +1,5 @@
 import { LlmUnavailableError, type LlmClient, type LlmMessage } from '../../llm/llm.js'
+import { detectLanguage } from '../../shared/language.js'
 import type { Turn, TurnDeps } from '../turn.context.js'
 import { buildAnswerPrompt, type PromptInput } from './07-prompt.js'
 import { citedSources, persistQuestionOnly, type CitableSource } from './10-persist.js'
@@ -116,6 +117,17 @@ export function answerOptions(config: TurnDeps['config'], apiKey: string, prompt
   }
 }
 
+/**
+ * A reply that cites no source, shares half its words with none (citedSources' fallback), and is written in
+ * the sources' own language, where that word test means something: an answer translated for the visitor shares
+ * no words with its sources whether it is grounded or not, so it is not judged by them.
+ */
+export function uncitedNoAnswer(text: string, cited: CitableSource[], citable: CitableSource[]): boolean {
+  if (cited.length > 0 || citable.length === 0) return false
+  const mine = detectLanguage(text)
+  return mine !== null && mine === detectLanguage(citable[0]!.text.slice(0, 1500))
+}
+
 export type Written = { kind: 'answer'; text: string; cited: CitableSource[] } | { kind: 'interrupted'; text: string } | { kind: 'not_covered' }
 
 /**
@@ -173,7 +185,8 @@ export async function writeAnswer(
   // A reply that cites no source and shares no source's words is no answer from the knowledge: the verdict
   // written after some words ("Sorry, I can't find that. NOT_IN_SOURCES"), or a model that says so in its own
   // words without the marker. It takes the not-covered hand-off (a ticket), not the place of an answer.
-  if (cited.length === 0 && citable.length > 0) {
+  if (gate.late && cited.length === 0) return { kind: 'not_covered' }
+  if (uncitedNoAnswer(text, cited, citable)) {
     t.debug.uncited = true
     return { kind: 'not_covered' }
   }

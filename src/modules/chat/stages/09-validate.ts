@@ -1,7 +1,7 @@
 import type { LlmClient } from '../../llm/llm.js'
 import type { Turn, TurnDeps } from '../turn.context.js'
 import type { PromptInput, PromptSource } from './07-prompt.js'
-import { answerOptions, generateAnswer } from './08-generate.js'
+import { answerOptions, generateAnswer, uncitedNoAnswer } from './08-generate.js'
 import { citedSources, type CitableSource } from './10-persist.js'
 import { createStreamCleaner, type LinkPolicy } from './links.js'
 import { canned } from './messages.js'
@@ -130,7 +130,7 @@ async function regenerate(
   const text = cleaner.result.text
   // as in writeAnswer: a reply that cites no source is no answer from the knowledge
   const cited = citedSources(text, cleaner.result.cited, citable)
-  if (cited.length === 0 && citable.length > 0) return { text: null, cited: [], supported: null, tokens, notCovered: true }
+  if ((gate.late && cited.length === 0) || uncitedNoAnswer(text, cited, citable)) return { text: null, cited: [], supported: null, tokens, notCovered: true }
   const v = await validateAnswer(llm, { ...checker(config, apiKey, signal), question: prompt.question, answer: text, sources: prompt.sources })
   return { text, cited, supported: v.supported, tokens: tokens + v.tokens }
 }

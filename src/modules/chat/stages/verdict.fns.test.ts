@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { createVerdictGate, readVerdict } from './verdict.fns.js'
+import { uncitedNoAnswer } from './08-generate.js'
 
 const run = (pieces: string[]) => {
   const g = createVerdictGate()
@@ -53,5 +54,20 @@ describe('the answer model verdict', () => {
   it('takes an empty or cut-off marker as no answer', () => {
     expect(run([]).state).toBe('not_covered')
     expect(run(['NOT_I']).state).toBe('not_covered')
+  })
+})
+
+describe('a reply that cites nothing', () => {
+  const refunds = [
+    { n: 1, documentId: 'd1', title: 'Refunds', url: null, text: 'Refunds are processed within 5 business days after we receive the returned item.' },
+  ]
+  it('is no answer when written in the sources language and sharing no words with them', () => {
+    expect(uncitedNoAnswer("I'm sorry, but I couldn't find anything about that. Please reach out to our team.", [], refunds)).toBe(true)
+  })
+  it('is not judged by words when the visitor reads it in another language than the sources', () => {
+    expect(uncitedNoAnswer('Rückerstattungen werden innerhalb von fünf Werktagen nach Eingang der Ware bearbeitet.', [], refunds)).toBe(false)
+  })
+  it('is an answer when it cites a source', () => {
+    expect(uncitedNoAnswer('Within 5 business days.', refunds, refunds)).toBe(false)
   })
 })
