@@ -39,7 +39,7 @@ import { createDocumentsService } from '../src/modules/documents/documents.servi
 import { createOpenAiClient } from '../src/modules/llm/openai-client.js'
 import { createRetrievalRepo } from '../src/modules/retrieval/retrieval.repo.js'
 import { createRetrievalService } from '../src/modules/retrieval/retrieval.service.js'
-import { fakeEmbedding } from '../test/fakes/fake-llm.js'
+import { FAKE_EMBEDDING_FLOOR, fakeEmbedding } from '../test/fakes/fake-llm.js'
 import { oneCallMs, ttftLine, widgetTtft, type TurnLog } from './chat-ttft.js'
 import { freePort, readJsonl, scratchDatabase, startNodeFlags } from './support.js'
 
@@ -235,6 +235,7 @@ async function main() {
             PORT: String(port),
             DATABASE_URL: dbUrl,
             LLM_BASE_URL: llmUrl,
+            ...FAKE_EMBEDDING_FLOOR,
             RATE_LIMIT_ENABLED: 'false',
             RUN_WORKER: 'false',
             LOG_LEVEL: 'info',

@@ -17,6 +17,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import autocannon from 'autocannon'
 import { FakeSmtp } from '../test/fakes/smtp.js'
+import { FAKE_EMBEDDING_FLOOR } from '../test/fakes/fake-llm.js'
 import type { TestApp } from '../test/helpers/app.js'
 import { upload } from '../test/helpers/documents.js'
 import { createTenant } from '../test/helpers/factories.js'
@@ -118,6 +119,7 @@ async function main() {
     REDIS_URL,
     REDIS_PREFIX: `scb:bench-cluster-${randomBytes(3).toString('hex')}:`,
     LLM_BASE_URL: `http://127.0.0.1:${fakePort}/v1`,
+    ...FAKE_EMBEDDING_FLOOR,
     SMTP_URL: smtp.url,
     RATE_LIMIT_ENABLED: 'false',
     LOG_LEVEL: 'warn',

@@ -32,7 +32,7 @@ import { closeContext, createContext } from '../src/context.js'
 import { cosineFor, relevance } from '../src/modules/retrieval/relevance.fns.js'
 import { createRetrievalRepo } from '../src/modules/retrieval/retrieval.repo.js'
 import { createRetrievalService } from '../src/modules/retrieval/retrieval.service.js'
-import { startFakeLlm } from '../test/fakes/fake-llm.js'
+import { FAKE_EMBEDDING_FLOOR, startFakeLlm } from '../test/fakes/fake-llm.js'
 import { FakeSmtp, tokenFromMail } from '../test/fakes/smtp.js'
 import { scratchDatabase, serveInProcess } from './support.js'
 
@@ -143,6 +143,8 @@ async function main() {
       UPLOAD_RATE_PER_HOUR: '10000',
       WORKER_POLL_MS: '50',
       KNOWLEDGE_EXTRACT_DELAY_SECONDS: '86400',
+      // the fake's hashed vectors are not text-embedding-3-small's scale (BENCH_CALIBRATE finds theirs)
+      ...(REAL_LLM ? {} : FAKE_EMBEDDING_FLOOR),
       ...floorEnv,
     },
     () => {},

@@ -30,7 +30,7 @@ import { createBotsRepo } from '../src/modules/bots/bots.repo.js'
 import { createBotsService } from '../src/modules/bots/bots.service.js'
 import { createTenantsRepo } from '../src/modules/tenants/tenants.repo.js'
 import { createTenantsService } from '../src/modules/tenants/tenants.service.js'
-import { defaultAnswer, defaultJson, fakeEmbedding, wordChunks } from '../test/fakes/fake-llm.js'
+import { defaultAnswer, defaultJson, FAKE_EMBEDDING_FLOOR, fakeEmbedding, wordChunks } from '../test/fakes/fake-llm.js'
 import { reads } from '../test/helpers/http.js'
 import { SseParser } from '../widget/src/sse.js'
 import { scratchDatabase, serveInProcess } from './support.js'
@@ -113,6 +113,7 @@ async function startService(env: Record<string, string>) {
       JWT_SECRET: randomBytes(32).toString('hex'),
       ENCRYPTION_KEY: randomBytes(32).toString('hex'),
       LLM_BASE_URL: modelUrl,
+      ...FAKE_EMBEDDING_FLOOR,
       RATE_LIMIT_ENABLED: 'false',
       DATABASE_URL: scratch?.url,
       REDIS_URL: process.env.REDIS_URL,

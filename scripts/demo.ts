@@ -24,7 +24,7 @@ import { questionKey } from '../src/modules/knowledge/knowledge.fns.js'
 import { createKnowledgeRepo } from '../src/modules/knowledge/knowledge.repo.js'
 import { wireModules } from '../src/modules/index.js'
 import { createWorker } from '../src/runtime.js'
-import { startFakeLlm } from '../test/fakes/fake-llm.js'
+import { FAKE_EMBEDDING_FLOOR, startFakeLlm } from '../test/fakes/fake-llm.js'
 
 // Seconds since this process started (performance.now() counts from the process's time origin), so the
 // figures printed include loading the code.
@@ -66,6 +66,7 @@ try {
       HOST: host,
       DATA_DIR: dataDir,
       LLM_BASE_URL: fake.url,
+      ...FAKE_EMBEDDING_FLOOR,
       LOG_LEVEL: env.LOG_LEVEL || 'warn',
       // The help center is served on this machine; the crawler refuses loopback addresses otherwise.
       CRAWLER_ALLOW_PRIVATE_NETWORKS: 'true',

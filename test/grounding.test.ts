@@ -180,3 +180,36 @@ describe('relevance floor', () => {
     expect(r.body.source_documents).toEqual([])
   })
 })
+
+describe('relevance floor with vectors of a known scale', () => {
+  // OpenAI's text-embedding-3-small puts a question this close to a passage only when they mean the same thing;
+  // the fake embeds the question as the passage (embedAs), as such a model would
+  const QUESTION = 'Can I send back something I never unwrapped and get my cash?'
+  const answers = (req: { json: boolean; messages: { role: string; content: string }[] }) =>
+    !req.json && system(req).includes('=== Sources ===')
+      ? { text: 'Yes: unused items can be returned, and refunds are processed within 5 business days [1].' }
+      : undefined
+
+  it('lets a question that shares no word with the page reach the answer model when the vectors place it there (default 0.3)', async () => {
+    const app = await startApp({ env: { LLM_BASE_URL: fake.url, RETRIEVAL_FLOOR_COSINE: '' } })
+    try {
+      const shop = await createTenant(app)
+      const pages = await withDocs(app, shop, { 'refunds.md': REFUNDS_PAGE })
+      fake.embedAs((text) => (text === QUESTION ? REFUNDS_PAGE : undefined))
+      fake.script(answers)
+      const r = await chatApi(app, shop).post('/chat', { question: QUESTION })
+      expect(r.status, r.text).toBe(200)
+      expect(r.body.text).toMatch(/refunds are processed within 5 business days/)
+      expect(r.body.source_documents).toEqual([pages['refunds.md']])
+      expect(r.body).not.toHaveProperty('ticket_number')
+      // the same question is still no answer where the model's vectors are switched off: words only, none shared
+      const before = fake.chatCalls().filter((c) => !c.json).length
+      const words = await chatApi(t, owner).post('/chat', { question: QUESTION })
+      expect(words.body.ticket_number).toMatch(/^ESC-/)
+      expect(fake.chatCalls().filter((c) => !c.json).length).toBe(before)
+    } finally {
+      fake.reset()
+      await app.close()
+    }
+  })
+})

@@ -139,10 +139,15 @@ export interface FakeLlm {
   chatCalls(): ChatCall[]
   embeddingCalls(): RecordedRequest[]
   script(fn: ScriptFn): void
+  /**
+   * Embeds a text as if it were another, as a model that reads meaning would: `fn` returns the text whose
+   * vector to give (undefined: the text's own). Lets a test place a question near a passage it shares no word with.
+   */
+  embedAs(fn: (text: string) => string | undefined): void
   fail(mode: FaultMode | 500 | 429, opts?: FailOptions): void
   /** Polls until fn returns a truthy value (default 5 s), for things the server sees asynchronously. */
   waitFor<T>(fn: () => T | undefined | null | false, timeoutMs?: number): Promise<T>
-  /** Forget requests, scripts and faults. */
+  /** Forget requests, scripts, embedAs rules and faults. */
   reset(): void
   close(): Promise<void>
 }
@@ -327,6 +332,13 @@ export function defaultAnswer(messages: FakeMessage[]): string {
   if (!best) return idk
   return `${best.picked.join(' ')} [${best.n}]`
 }
+
+/**
+ * The service configuration for this fake's vectors: they go by the default embedding model's name
+ * (text-embedding-3-small) but are hashed words, not that model's scale, so the relevance floor reads words
+ * only (src/modules/retrieval/relevance.fns.ts, KNOWN_FLOOR_COSINES). Used by the tests, benches and the demo.
+ */
+export const FAKE_EMBEDDING_FLOOR = { RETRIEVAL_FLOOR_COSINE: 'text-embedding-3-small=none' } as const
 
 /** The verdict an answer prompt asks for when its sources do not hold the answer (src/modules/chat/stages/07-prompt.ts). */
 export const NOT_IN_SOURCES = 'NOT_IN_SOURCES'
@@ -520,6 +532,7 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
   const maxRecorded = opts.maxRecorded ?? 10_000
   const requests: RecordedRequest[] = []
   let scripts: ScriptFn[] = []
+  let embedAs: ((text: string) => string | undefined)[] = []
   let faults: Fault[] = []
   let seq = 0
 
@@ -716,7 +729,9 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
     const data = inputs.map((input, index) => {
       const text = typeof input === 'string' ? input : Array.isArray(input) ? input.join(' ') : String(input)
       tokens += estimateTokens(text)
-      const vec = fakeEmbedding(text, dims)
+      let meaning: string | undefined
+      for (let i = embedAs.length - 1; i >= 0 && meaning === undefined; i--) meaning = embedAs[i]!(text)
+      const vec = fakeEmbedding(meaning ?? text, dims)
       const embedding = base64 ? Buffer.from(vec.buffer, vec.byteOffset, vec.byteLength).toString('base64') : Array.from(vec, (x) => Math.round(x * 1e7) / 1e7)
       return { object: 'embedding', index, embedding }
     })
@@ -835,6 +850,9 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
     script(fn) {
       scripts.push(fn)
     },
+    embedAs(fn) {
+      embedAs.push(fn)
+    },
     fail(mode, o = {}) {
       const m: FaultMode = mode === 500 ? 'http500' : mode === 429 ? 'http429' : mode
       faults.push({ mode: m, remaining: o.times ?? Number.POSITIVE_INFINITY, match: o.match, delayMs: o.delayMs })
@@ -851,6 +869,7 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
     reset() {
       requests.length = 0
       scripts = []
+      embedAs = []
       faults = []
     },
     async close() {

@@ -8,6 +8,7 @@ import { buildApp, type App } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { closeContext, createContext, type AppContext } from '../../src/context.js'
 import type { Worker } from '../../src/jobs/worker.js'
+import { FAKE_EMBEDDING_FLOOR } from '../fakes/fake-llm.js'
 import { ManualClock } from '../../src/lib/clock.js'
 import { wireModules } from '../../src/modules/index.js'
 import { createWorker } from '../../src/runtime.js'
@@ -88,6 +89,7 @@ export async function startApp(opts: StartOptions = {}): Promise<TestApp> {
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
       TRUST_PROXY: 'true',
       WORKER_POLL_MS: '50',
+      ...FAKE_EMBEDDING_FLOOR,
       ...opts.env,
     },
     () => {},

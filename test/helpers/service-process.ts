@@ -1,3 +1,4 @@
+import { FAKE_EMBEDDING_FLOOR } from '../fakes/fake-llm.js'
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { request } from 'node:http'
 import { createServer } from 'node:net'
@@ -36,7 +37,7 @@ export interface ServiceProcess {
 export async function spawnService(out: string, env: Record<string, string>, entry = 'server.js'): Promise<ServiceProcess> {
   const port = await freePort()
   const child = spawn(process.execPath, [join(out, 'src', entry)], {
-    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), ...env },
+    env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: String(port), ...FAKE_EMBEDDING_FLOOR, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   const logs: LogLine[] = []

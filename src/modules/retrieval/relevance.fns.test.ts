@@ -198,5 +198,12 @@ describe('relevance floor', () => {
     expect(cosineFor('text-embedding-3-small=0.35', 'other')).toBeNull()
     expect(cosineFor('', 'x')).toBeNull()
     expect(cosineFor('x=abc', 'x')).toBeNull()
+    // models of a known scale have a default, which the setting overrides or switches off
+    expect(cosineFor('', 'text-embedding-3-small')).toBe(0.3)
+    expect(cosineFor('', 'openai/text-embedding-3-large')).toBe(0.3)
+    expect(cosineFor('', 'text-embedding-ada-002')).toBe(0.8)
+    expect(cosineFor('text-embedding-3-small=0.45', 'text-embedding-3-small')).toBe(0.45)
+    expect(cosineFor('text-embedding-3-small=none', 'text-embedding-3-small')).toBeNull()
+    expect(cosineFor('', 'nomic-embed-text')).toBeNull()
   })
 })

@@ -250,8 +250,22 @@ function crossLanguage(q: string | null, top: EvidenceHit[]): boolean {
 }
 
 /**
- * "text-embedding-3-small=0.35,my-model=0.6" -> the cosine for `model`, null when it has none (the
- * model's vectors then do not count towards the floor).
+ * The floor's cosine for embedding models whose scale is known, used when RETRIEVAL_FLOOR_COSINE does not name the
+ * model: a question the vectors place this close to a chunk is not clearly unrelated, whatever its words. From
+ * published measurements of these models: with the v3 models an unrelated question scores about 0.1-0.2 against a
+ * passage and a relevant one 0.35-0.6; ada-002 puts nearly any two texts above 0.7 and related ones above 0.8.
+ * Models not listed here have no say unless configured (their scales differ too much to guess).
+ */
+export const KNOWN_FLOOR_COSINES: Readonly<Record<string, number>> = {
+  'text-embedding-3-small': 0.3,
+  'text-embedding-3-large': 0.3,
+  'text-embedding-ada-002': 0.8,
+}
+
+/**
+ * "text-embedding-3-small=0.35,my-model=0.6" -> the cosine for `model`; "my-model=none" takes the model's vectors out
+ * of the floor; a model the setting does not name gets KNOWN_FLOOR_COSINES' value (matched on the name after a
+ * provider prefix, "openai/text-embedding-3-small"), else null (its vectors do not count towards the floor).
  */
 export function cosineFor(spec: string, model: string): number | null {
   for (const part of spec.split(',')) {
@@ -259,7 +273,7 @@ export function cosineFor(spec: string, model: string): number | null {
     if (i <= 0) continue
     if (part.slice(0, i).trim() !== model) continue
     const v = Number(part.slice(i + 1))
-    return Number.isFinite(v) ? v : null
+    return part.slice(i + 1).trim() !== '' && Number.isFinite(v) ? v : null
   }
-  return null
+  return KNOWN_FLOOR_COSINES[model.slice(model.lastIndexOf('/') + 1)] ?? null
 }
