@@ -168,6 +168,26 @@ describe('sessions, history, feedback and bad answers', () => {
     expect((await owner.api.get('/chat/bad-answers?limit=100&offset=5')).status).toBe(200)
   })
 
+  it('proposes an ideal answer as an FAQ candidate, which answers the question once approved', async () => {
+    const owner = await createTenant(t)
+    await withDocs(t, owner, { 'refunds.md': REFUNDS_MD })
+    const question = 'Can I get my refund paid out in bitcoin?'
+    const first = await chatApi(t, owner).post('/chat', { question })
+    expect(first.body.ticket_number).toMatch(/^ESC-/)
+    const ideal = 'Refunds go back to the card you paid with; we cannot pay them out in bitcoin.'
+    expect((await owner.api.post(`/chat/messages/${first.body.message_id}/feedback`, { feedback: 'down', ideal_answer: ideal })).status).toBe(200)
+    const faq = await owner.api.get('/knowledge/faq?source=logs')
+    expect(faq.body.items).toEqual([expect.objectContaining({ question, answer: ideal, source: 'logs', approved: false })])
+    // saving the same ideal answer again, or another answer to the same question, proposes nothing more
+    await owner.api.post(`/chat/messages/${first.body.message_id}/feedback`, { feedback: 'down', ideal_answer: `${ideal} ` })
+    expect((await owner.api.get('/knowledge/faq?source=logs')).body.items).toHaveLength(1)
+    expect((await owner.api.post(`/knowledge/faq/${faq.body.items[0].id}/approve`)).status).toBe(200)
+    const again = await chatApi(t, owner).post('/chat', { question })
+    expect(again.status, again.text).toBe(200)
+    expect(again.body.text).toContain('cannot pay them out in bitcoin')
+    expect(again.body).not.toHaveProperty('ticket_number')
+  })
+
   it('answers 404 for every id of another tenant, and shows no foreign session', async () => {
     const owner = await createTenant(t)
     const other = await createTenant(t)

@@ -81,6 +81,7 @@ export function wireModules(ctx: AppContext): Modules {
     audit,
     handOff: escalations.handOff,
     onFeedback: analyticsMarker(ctx),
+    onIdealAnswer: knowledge.knowledge.proposeIdealAnswer,
     faqSearch: knowledge.faqSearch,
     profileFor: knowledge.knowledge.profileFor,
     events,

@@ -96,7 +96,11 @@ export function IdealAnswerEditor({
     onSuccess: async () => {
       setOpen(false)
       toast('Ideal answer saved')
-      await Promise.all([qc.invalidateQueries({ queryKey: ['transcript'] }), qc.invalidateQueries({ queryKey: ['bad-answers'] })])
+      await Promise.all([
+        qc.invalidateQueries({ queryKey: ['transcript'] }),
+        qc.invalidateQueries({ queryKey: ['bad-answers'] }),
+        qc.invalidateQueries({ queryKey: ['faq'] }),
+      ])
       onSaved?.()
     },
   })
@@ -124,7 +128,7 @@ export function IdealAnswerEditor({
     >
       <TextArea
         label={label}
-        hint="What the bot should have answered. Saving marks this answer as bad."
+        hint="What the bot should have answered. Saving marks this answer as bad and proposes the question with this answer as an FAQ: once approved (FAQ, Candidates), the bot answers it so."
         value={text}
         rows={4}
         autoFocus

@@ -27,6 +27,11 @@ export function createChatLogsService(deps: {
   onFeedback?: (tenantId: string, sessionId: string, trx: Db) => Promise<void>
   audit: AuditPort
   events?: EventsPort
+  /**
+   * An operator wrote the ideal answer to a visitor's question: the knowledge module proposes it as an FAQ
+   * candidate (in this transaction), which answers the question once approved.
+   */
+  onIdealAnswer?: (tenantId: string, draft: { question: string; answer: string }, trx: Db) => Promise<number>
 }) {
   const { db, clock, cipher, repo, privacy } = deps
 
@@ -140,6 +145,10 @@ export function createChatLogsService(deps: {
       const row = await db.transaction().execute(async (trx) => {
         const r = await repo.setFeedback(tenantId, messageId, input.feedback, ideal, trx)
         await deps.onFeedback?.(tenantId, m.session_id, trx)
+        if (ideal && ideal !== m.ideal_answer && deps.onIdealAnswer) {
+          const question = await repo.questionBefore(tenantId, m, trx)
+          if (question) await deps.onIdealAnswer(tenantId, { question, answer: ideal }, trx)
+        }
         const data = { message_id: messageId, session_id: m.session_id, bot_id: session?.bot_id ?? null, feedback: input.feedback, ideal_answer: ideal }
         await deps.events?.emit(tenantId, { type: 'feedback.received', botId: session?.bot_id ?? null, data }, trx)
         return r

@@ -341,6 +341,22 @@ export function createChatRepo(db: Db) {
       return trx.selectFrom('chat_messages').selectAll().where('tenant_id', '=', tenantId).where('id', '=', messageId).executeTakeFirst()
     },
 
+    /** The visitor message an answer replied to: the session's last user message before it. */
+    async questionBefore(tenantId: string, m: { session_id: string; created_at: Date; id: string }, trx: Db = db): Promise<string | null> {
+      const row = await trx
+        .selectFrom('chat_messages')
+        .select('content')
+        .where('tenant_id', '=', tenantId)
+        .where('session_id', '=', m.session_id)
+        .where('role', '=', 'user')
+        .where((w) => w.or([w('created_at', '<', m.created_at), w.and([w('created_at', '=', m.created_at), w('id', '<', m.id)])]))
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(1)
+        .executeTakeFirst()
+      return row?.content ?? null
+    },
+
     async setFeedback(tenantId: string, messageId: string, feedback: Feedback, idealAnswer: string | null, trx: Db = db) {
       const row = await trx
         .updateTable('chat_messages')

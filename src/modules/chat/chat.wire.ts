@@ -35,6 +35,7 @@ export function wireChat(
     profileFor?: ChatServiceDeps['profileFor']
     handOff: HandOffPort
     onFeedback?: (tenantId: string, sessionId: string, trx: Db) => Promise<void>
+    onIdealAnswer?: (tenantId: string, draft: { question: string; answer: string }, trx: Db) => Promise<number>
     events?: EventsPort
   },
 ) {
@@ -84,6 +85,7 @@ export function wireChat(
     handOff: deps.handOff,
     privacy: deps.privacy,
     onFeedback: deps.onFeedback,
+    onIdealAnswer: deps.onIdealAnswer,
     audit: deps.audit,
     events: deps.events,
   })

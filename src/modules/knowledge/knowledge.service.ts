@@ -5,7 +5,7 @@ import type { JobQueue } from '../../jobs/queue.js'
 import { addSeconds, type Clock } from '../../lib/clock.js'
 import { notFound, ValidationError } from '../../lib/errors.js'
 import type { FaqHit } from '../retrieval/retrieval.service.js'
-import { cleanUrl, dedupeFaqs, faqScore, PROFILE_FIELDS, questionKey, type FaqDraft, type ProfileData } from './knowledge.fns.js'
+import { cleanUrl, dedupeFaqs, faqScore, PROFILE_FIELDS, questionKey, sanitizeFaqPairs, type FaqDraft, type ProfileData } from './knowledge.fns.js'
 import { FAQS_TOPIC, PROFILE_TOPIC, type FaqRow, type KnowledgeRepo, type ProfileRow, type ProfileWrite } from './knowledge.repo.js'
 import type { FaqListFilter, KnowledgeProfilePatch } from './knowledge.schemas.js'
 import { oneLine, terms } from './text.fns.js'
@@ -90,6 +90,31 @@ export function createKnowledgeService(deps: { db: Db; clock: Clock; queue: JobQ
     const f = await repo.findFaq(tenantId, id)
     if (!f) throw notFound('FAQ candidate not found')
     return f
+  }
+
+  /**
+   * New candidates from one source: near-duplicates of any candidate the tenant has or had are dropped;
+   * with auto-approve on, those at or above the confidence threshold are approved at once.
+   */
+  async function addCandidates(tenantId: string, drafts: FaqDraft[], source: FaqSource, documentId: string | null, trx: Db = db): Promise<number> {
+    if (drafts.length === 0) return 0
+    const [keys, profile] = await Promise.all([repo.faqKeys(tenantId, trx), repo.findProfile(tenantId, trx)])
+    const fresh = dedupeFaqs(drafts, keys)
+    const auto = profile?.faq_auto_approve ?? false
+    return repo.insertFaqs(
+      tenantId,
+      fresh.map((d) => ({
+        question: d.question,
+        answer: d.answer,
+        confidence: d.confidence,
+        source,
+        questionKey: d.key,
+        documentId,
+        approved: auto && d.confidence >= settings.autoApproveConfidence,
+      })),
+      clock.now(),
+      trx,
+    )
   }
 
   return {
@@ -213,29 +238,16 @@ export function createKnowledgeService(deps: { db: Db; clock: Clock; queue: JobQ
       return { approved_count: await repo.approveAll(tenantId, clock.now()) }
     },
 
+    addCandidates,
+
     /**
-     * New candidates from one source: near-duplicates of any candidate the tenant has or had are dropped;
-     * with auto-approve on, those at or above the confidence threshold are approved at once.
+     * An operator's ideal answer to a visitor's question, proposed as an FAQ candidate from the logs (approved at
+     * once when the tenant auto-approves): once approved, retrieval answers the question with it. A question an FAQ
+     * already asks (dedupeFaqs, tombstones included) adds nothing.
      */
-    async addCandidates(tenantId: string, drafts: FaqDraft[], source: FaqSource, documentId: string | null, trx: Db = db): Promise<number> {
-      if (drafts.length === 0) return 0
-      const [keys, profile] = await Promise.all([repo.faqKeys(tenantId, trx), repo.findProfile(tenantId, trx)])
-      const fresh = dedupeFaqs(drafts, keys)
-      const auto = profile?.faq_auto_approve ?? false
-      return repo.insertFaqs(
-        tenantId,
-        fresh.map((d) => ({
-          question: d.question,
-          answer: d.answer,
-          confidence: d.confidence,
-          source,
-          questionKey: d.key,
-          documentId,
-          approved: auto && d.confidence >= settings.autoApproveConfidence,
-        })),
-        clock.now(),
-        trx,
-      )
+    proposeIdealAnswer: async (tenantId: string, draft: { question: string; answer: string }, trx: Db = db): Promise<number> => {
+      const drafts = sanitizeFaqPairs({ faqs: [{ ...draft, confidence: 1 }] }, 1)
+      return drafts.length ? addCandidates(tenantId, drafts, 'logs', null, trx) : 0
     },
 
     /**
