@@ -138,6 +138,8 @@ async function main() {
       SMTP_URL: smtp.url,
       LLM_BASE_URL: REAL_LLM ?? fake.url,
       ...(REAL_LLM ? { GUARD_RELEVANCE_ENABLED: 'false', ...MODEL_ENV } : {}),
+      // BENCH_EMBEDDING_MODEL: the fake's vectors under another name; one of unknown scale has its floor measured with probes
+      ...(!REAL_LLM && process.env.BENCH_EMBEDDING_MODEL ? { EMBEDDING_MODEL: process.env.BENCH_EMBEDDING_MODEL } : {}),
       LOG_LEVEL: 'error',
       RATE_LIMIT_ENABLED: 'false',
       UPLOAD_RATE_PER_HOUR: '10000',
@@ -266,7 +268,7 @@ async function main() {
     // 2. end to end through POST /chat
     const cosine = cosineFor(config.RETRIEVAL_FLOOR_COSINE, config.EMBEDDING_MODEL)
     console.log(
-      `\nPOST /chat, guard says "relevant" to everything; RETRIEVAL_FLOOR_LEXICAL ${config.RETRIEVAL_FLOOR_LEXICAL}, cosine ${cosine ?? 'none'} for ${config.EMBEDDING_MODEL}`,
+      `\nPOST /chat, guard says "relevant" to everything; RETRIEVAL_FLOOR_LEXICAL ${config.RETRIEVAL_FLOOR_LEXICAL}, cosine ${cosine === undefined ? 'measured with off-topic probes' : (cosine ?? 'none')} for ${config.EMBEDDING_MODEL}`,
     )
     if (REAL_LLM) console.log(`model: ${config.CHAT_MODEL} (guard ${config.GUARD_MODEL}, embeddings ${config.EMBEDDING_MODEL}) at ${REAL_LLM}`)
     for (const mode of MODES) {

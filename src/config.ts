@@ -118,7 +118,7 @@ const EnvSchema = Type.Object({
    * model only when a top chunk holds one of its topical words (and, above 0, this idf-weighted share of its content terms),
    * or the top cosine reaches the embedding model's value in RETRIEVAL_FLOOR_COSINE ("model=cosine,..."; "model=none"
    * switches a model's vectors off; a model not listed takes KNOWN_FLOOR_COSINES' value for OpenAI's models, else
-   * has no say). The answer model then gives its "not in the sources" verdict. Measured by bench:grounding.
+   * one measured on the tenant's knowledge with off-topic probes, retrieval/floor-probes.ts). The answer model then gives its "not in the sources" verdict. Measured by bench:grounding.
    */
   RETRIEVAL_FLOOR_LEXICAL: Type.Number({ minimum: 0, maximum: 1, default: 0 }),
   RETRIEVAL_FLOOR_COSINE: Type.String({ default: '' }),
@@ -335,7 +335,7 @@ export const CONFIG_DOCS: { readonly [K in keyof Env]-?: string } = {
   RETRIEVAL_FLOOR_LEXICAL:
     "share (0..1) of the question's idf-weighted terms one top chunk must hold besides one topical word (0: any topical word of the question in a top chunk lets the answer model judge; it says when the sources do not hold the answer)",
   RETRIEVAL_FLOOR_COSINE:
-    'per embedding model, "model=cosine,...": a top cosine at least this also passes the floor ("model=none": words only); OpenAI\'s text-embedding-3-small/-large (0.3) and ada-002 (0.8) have defaults, other models not listed count lexically only',
+    'per embedding model, "model=cosine,...": a top cosine at least this also passes the floor ("model=none": words only); OpenAI\'s text-embedding-3-small/-large (0.3) and ada-002 (0.8) have defaults; for other models not listed it is measured on each knowledge with off-topic probes',
   RETRIEVAL_LEXICAL_BUDGET: 'candidate rows the BM25 search scores, taken from the rarest query terms',
   RETRIEVAL_VECTOR_CACHE_MB: 'memory for per-tenant embedding caches when pgvector is absent',
   RETRIEVAL_LEXICAL_CACHE_MB: 'memory for per-tenant BM25 postings scored in process; 0 always uses SQL',

@@ -212,4 +212,34 @@ describe('relevance floor with vectors of a known scale', () => {
       await app.close()
     }
   })
+
+  it('measures the floor of a model of unknown scale on the knowledge with off-topic probes, once per corpus version', async () => {
+    const app = await startApp({ env: { LLM_BASE_URL: fake.url, EMBEDDING_MODEL: 'acme-embed-v2', RETRIEVAL_FLOOR_COSINE: '' } })
+    try {
+      const shop = await createTenant(app)
+      const pages = await withDocs(app, shop, { 'refunds.md': REFUNDS_PAGE })
+      fake.embedAs((text) => (text === QUESTION ? REFUNDS_PAGE : undefined))
+      fake.script(answers)
+      const probes = () => fake.embeddingCalls().filter((c) => JSON.stringify(c.body).includes('Andromeda')).length
+      const r = await chatApi(app, shop).post('/chat', { question: QUESTION })
+      expect(r.status, r.text).toBe(200)
+      expect(r.body.source_documents).toEqual([pages['refunds.md']])
+      expect(probes()).toBe(1)
+      // clearly unrelated: no closer to the knowledge than the probes, so still handed off before any answer call
+      const before = fake.chatCalls().filter((c) => !c.json).length
+      const off = await chatApi(app, shop).post('/chat', { question: 'How far is the moon from Jupiter?' })
+      expect(off.body.ticket_number).toMatch(/^ESC-/)
+      expect(fake.chatCalls().filter((c) => !c.json).length).toBe(before)
+      // the measured floor is kept: the probes were embedded once
+      expect(probes()).toBe(1)
+      const log = await shop.api.get(`/chat/logs/session/${off.body.session_id}`)
+      const floor = log.body.messages.find((m: { debug: unknown }) => m.debug)?.debug?.floor
+      expect(floor.measured_cosine).toBeGreaterThan(0)
+      expect(floor.measured_cosine).toBeLessThan(1)
+      expect(floor.grounded).toBe(false)
+    } finally {
+      fake.reset()
+      await app.close()
+    }
+  })
 })

@@ -75,7 +75,7 @@ export interface TurnDeps {
   repo: ChatRepo
   /** The escalations module's port: tickets, hand-off texts and what follows a hand-off. */
   handOff: Pick<HandOffPort, 'open' | 'onAwaiting'>
-  retrieval: Pick<RetrievalService, 'search'>
+  retrieval: Pick<RetrievalService, 'search' | 'probeFloor'>
   config: ChatConfig
   /** The tenant's settings a turn needs (the wiring passes a cached read). */
   tenantSettings: ChatRepo['tenantSettings']

@@ -279,6 +279,7 @@ async function gatherEvidence(deps: TurnDeps, t: Turn, history: HistoryTurn[], p
         const early = deps.config.CHAT_SPECULATIVE_ANSWER && deps.config.CHAT_EARLY_ANSWER_FROM_BM25
         const opts = { apiKey: t.apiKey, k: deps.config.RETRIEVAL_TOP_K, signal: t.input.signal, ...(early ? { onLexical: speculateOn } : {}) }
         const found = await t.sw.time('retrieval', () => retrieve(deps.retrieval, t.tenantId, rw.query, opts))
+        await measureFloor(deps, t, found)
         speculateOn(found)
         return found
       })
@@ -316,12 +317,25 @@ function floorOf(config: TurnDeps['config'], found: RetrievalResult): Relevance 
   if (!floor) {
     floor = relevance(found.query, found.queryTerms, found.corpusChunks, found.hits, {
       lexical: config.RETRIEVAL_FLOOR_LEXICAL,
-      cosine: cosineFor(config.RETRIEVAL_FLOOR_COSINE, config.EMBEDDING_MODEL),
+      cosine: cosineFor(config.RETRIEVAL_FLOOR_COSINE, config.EMBEDDING_MODEL) ?? found.floorCosine ?? null,
       faq: config.FAQ_CONTEXT_SCORE,
     })
     floors.set(found, floor)
   }
   return floor
+}
+
+/**
+ * An embedding model of unknown scale (cosineFor: undefined): when the question's words alone do not pass the
+ * floor but its vectors were searched, the floor's cosine is measured on this knowledge (probeFloor, once per
+ * corpus version), so a question in other words than the knowledge's can still pass on its vectors.
+ */
+async function measureFloor(deps: Pick<TurnDeps, 'config' | 'retrieval'>, t: Turn, found: RetrievalResult): Promise<void> {
+  const { config } = deps
+  if (!found.vectorUsed || !found.corpus || !t.apiKey) return
+  if (cosineFor(config.RETRIEVAL_FLOOR_COSINE, config.EMBEDDING_MODEL) !== undefined || floorOf(config, found).grounded) return
+  found.floorCosine = await t.sw.time('floor_probes', () => deps.retrieval.probeFloor(t.tenantId, found.corpus!, t.apiKey!))
+  floors.delete(found)
 }
 
 /** What stage 6 decides on, with the relevance floor's reading of the evidence (a pure function of it). */
@@ -343,7 +357,10 @@ function decideInput(deps: Pick<TurnDeps, 'config'>, guard: DecideInput['guard']
 function decideTurn(deps: Pick<TurnDeps, 'config'>, t: Turn, guard: GuardVerdict, found: RetrievalResult | null): Decision {
   const { input, floor } = decideInput(deps, guard, found)
   const decision = decide(input)
-  if (floor) t.debug.floor = { lexical: Math.round(floor.lexical * 10000) / 10000, vector: floor.vector, terms: floor.terms, grounded: floor.grounded }
+  if (floor) {
+    const measured = found?.floorCosine !== undefined ? { measured_cosine: found.floorCosine } : {}
+    t.debug.floor = { lexical: Math.round(floor.lexical * 10000) / 10000, vector: floor.vector, terms: floor.terms, grounded: floor.grounded, ...measured }
+  }
   t.debug.decision = decision
   return decision
 }

@@ -254,7 +254,7 @@ function crossLanguage(q: string | null, top: EvidenceHit[]): boolean {
  * model: a question the vectors place this close to a chunk is not clearly unrelated, whatever its words. From
  * published measurements of these models: with the v3 models an unrelated question scores about 0.1-0.2 against a
  * passage and a relevant one 0.35-0.6; ada-002 puts nearly any two texts above 0.7 and related ones above 0.8.
- * Models not listed here have no say unless configured (their scales differ too much to guess).
+ * Other models' floors are measured on each tenant's knowledge with off-topic probes (floor-probes.ts).
  */
 export const KNOWN_FLOOR_COSINES: Readonly<Record<string, number>> = {
   'text-embedding-3-small': 0.3,
@@ -263,11 +263,12 @@ export const KNOWN_FLOOR_COSINES: Readonly<Record<string, number>> = {
 }
 
 /**
- * "text-embedding-3-small=0.35,my-model=0.6" -> the cosine for `model`; "my-model=none" takes the model's vectors out
- * of the floor; a model the setting does not name gets KNOWN_FLOOR_COSINES' value (matched on the name after a
- * provider prefix, "openai/text-embedding-3-small"), else null (its vectors do not count towards the floor).
+ * "text-embedding-3-small=0.35,my-model=0.6" -> the cosine for `model`; "my-model=none" (or a value that is no
+ * number) takes the model's vectors out of the floor (null); a model the setting does not name gets
+ * KNOWN_FLOOR_COSINES' value (matched on the name after a provider prefix, "openai/text-embedding-3-small"), else
+ * undefined: its floor is measured on each tenant's knowledge (floor-probes.ts).
  */
-export function cosineFor(spec: string, model: string): number | null {
+export function cosineFor(spec: string, model: string): number | null | undefined {
   for (const part of spec.split(',')) {
     const i = part.lastIndexOf('=')
     if (i <= 0) continue
@@ -275,5 +276,5 @@ export function cosineFor(spec: string, model: string): number | null {
     const v = Number(part.slice(i + 1))
     return part.slice(i + 1).trim() !== '' && Number.isFinite(v) ? v : null
   }
-  return KNOWN_FLOOR_COSINES[model.slice(model.lastIndexOf('/') + 1)] ?? null
+  return KNOWN_FLOOR_COSINES[model.slice(model.lastIndexOf('/') + 1)]
 }

@@ -18,6 +18,7 @@ import { corrections, unknownTerms } from './spelling.fns.js'
 import { uiAlternates } from './ui-words.fns.js'
 import { phrasingLexemes } from './relevance.fns.js'
 import { normalize, topK, VectorCache } from './vector-cache.js'
+import { createProbeFloors } from './floor-probes.js'
 import { setBounded } from '../../lib/bounded.js'
 import { regconfigFor } from '../documents/language.fns.js'
 
@@ -64,6 +65,10 @@ export interface RetrievalResult {
   query: string
   /** Lexical and FAQ evidence only, given while the query embedding is still in flight (SearchOptions.onLexical). */
   preliminary?: boolean
+  /** The tenant's corpus searched (absent: nothing indexed). */
+  corpus?: CorpusRow
+  /** The floor cosine measured for this knowledge (probeFloor), set by the turn when the words alone do not pass. */
+  floorCosine?: number | null
 }
 
 export interface SearchOptions {
@@ -199,6 +204,30 @@ export function createRetrievalService(deps: RetrievalDeps) {
     return { corpus, terms: [...terms, ...corrections(unknown, vocabulary).filter((c) => !known.has(c.term))] }
   }
 
+  /** The k chunks nearest a vector: pgvector, else the in-process cache; null when the tenant's vectors do not fit it. */
+  async function nearest(tenantId: string, corpus: CorpusRow, q: number[], k: number): Promise<ScoredChunk[] | null> {
+    if (deps.features.vector) return repo.vectorSearch(tenantId, q, deps.embeddingModel, k)
+    const entry = await cache.get(tenantId, corpus.version, deps.embeddingModel, q.length, corpus.nEmbedded, () =>
+      repo.allEmbeddings(tenantId, deps.embeddingModel),
+    )
+    if (!entry) return null
+    return topK(entry, normalize(q), k).map((t) => ({ id: entry.ids[t.index]!, document_id: entry.docIds[t.index]!, score: t.score }))
+  }
+
+  const probeFloor = createProbeFloors({
+    embed: async (apiKey, texts) =>
+      (
+        await deps.llm.embed({
+          apiKey,
+          model: deps.embeddingModel,
+          input: texts,
+          ...(deps.embeddingDimensions ? { dimensions: deps.embeddingDimensions } : {}),
+          timeoutMs: 10_000,
+        })
+      ).vectors,
+    nearest: async (tenantId, corpus, v) => (await nearest(tenantId, corpus, v, 1))?.[0]?.score ?? null,
+  })
+
   async function vectors(
     tenantId: string,
     query: string,
@@ -228,13 +257,8 @@ export function createRetrievalService(deps: RetrievalDeps) {
       return null
     }
     if (q.length === 0) return null
-    if (deps.features.vector) return { rows: await repo.vectorSearch(tenantId, q, deps.embeddingModel, LIST_K), tokens }
-    const entry = await cache.get(tenantId, corpus.version, deps.embeddingModel, q.length, corpus.nEmbedded, () =>
-      repo.allEmbeddings(tenantId, deps.embeddingModel),
-    )
-    if (entry) {
-      return { rows: topK(entry, normalize(q), LIST_K).map((t) => ({ id: entry.ids[t.index]!, document_id: entry.docIds[t.index]!, score: t.score })), tokens }
-    }
+    const near = await nearest(tenantId, corpus, q, LIST_K)
+    if (near) return { rows: near, tokens }
     // too large for the cache: exact cosine over the lexical candidates only
     const rows = (await repo.embeddingsOf(tenantId, await lexicalIds(), deps.embeddingModel))
       .map((r) => ({ id: r.id, document_id: r.document_id, score: cosine(q, r.embedding) }))
@@ -243,6 +267,12 @@ export function createRetrievalService(deps: RetrievalDeps) {
   }
 
   return {
+    /**
+     * The relevance floor's cosine for an embedding model of unknown scale, measured with off-topic probes against
+     * the tenant's knowledge (floor-probes.ts); null when it cannot be (no vectors, none fit the cache, no provider).
+     */
+    probeFloor,
+
     /** BM25 only, chunk level (the retrieval benchmark uses it). */
     async lexical(tenantId: string, query: string, k: number): Promise<{ corpus: CorpusRow | null; rows: ScoredChunk[]; plan: QueryPlan | null }> {
       const { corpus, terms } = await queryTerms(tenantId, query)
@@ -360,6 +390,7 @@ export function createRetrievalService(deps: RetrievalDeps) {
           vectorUsed: vec !== null,
           queryTerms: terms,
           query,
+          corpus,
           ...(preliminary ? { preliminary } : {}),
         }
       }
