@@ -92,6 +92,17 @@ interface Outcome {
   refusedWithPage?: boolean
   /** A covered question's page was among the retrieved sources. */
   retrieved?: boolean
+  /** What refused a covered question: the relevance floor, the minimum score, or the answer model's verdict. */
+  refusedBy?: 'floor' | 'min_score' | 'verdict' | 'other'
+}
+
+/** Which stage refused a turn, from its debug record. */
+function refusedBy(debug: Record<string, any> | undefined): Outcome['refusedBy'] {
+  if (!debug) return 'other'
+  if (debug.floor && debug.floor.grounded === false) return 'floor'
+  if (debug.generation?.verdict === 'not_covered' || debug.uncited || debug.generation?.late_verdict || debug.validation?.regenerated) return 'verdict'
+  if (debug.decision?.kind === 'escalate' && debug.decision.trigger === 'low_similarity') return 'min_score'
+  return 'other'
 }
 
 function rates(outcomes: Outcome[]) {
@@ -102,7 +113,9 @@ function rates(outcomes: Outcome[]) {
   const rightPage = cov.filter((o) => o.rightPage).length / Math.max(1, cov.length)
   const withPage = cov.filter((o) => o.refusedWithPage).length
   const retrieved = cov.filter((o) => o.retrieved).length / Math.max(1, cov.length)
-  return { falseAnswer, falseRefusal, rightPage, withPage, retrieved, covered: cov.length, uncovered: unc.length }
+  const by = (k: Outcome['refusedBy']) => cov.filter((o) => !o.answered && o.refusedBy === k).length
+  const refusedBy = `floor ${by('floor')}, min score ${by('min_score')}, verdict ${by('verdict')}, other ${by('other')}`
+  return { falseAnswer, falseRefusal, rightPage, withPage, retrieved, refusedBy, covered: cov.length, uncovered: unc.length }
 }
 
 function byKind(outcomes: Outcome[]): string {
@@ -297,6 +310,7 @@ async function main() {
           const seen = ((debug?.retrieval?.hits ?? []) as { document_id: string | null }[]).map((h) => pageOf.get(h.document_id ?? ''))
           o.retrieved = q.pages.some((p) => seen.includes(p))
           o.refusedWithPage = !o.answered && o.retrieved
+          if (!o.answered) o.refusedBy = refusedBy(debug)
         }
         if (process.env.BENCH_DUMP === '1' && q.covered !== cited.length > 0) {
           const log = await call('GET', `/chat/logs/session/${r.body.session_id}`, jwt)
@@ -311,7 +325,7 @@ async function main() {
         const xs = outcomes.filter((o) => o.q.split === split)
         const r = rates(xs)
         console.log(
-          `${mode.padEnd(8)} ${split.padEnd(8)} false answers ${pc(r.falseAnswer).padStart(7)} (of ${r.uncovered})  false refusals ${pc(r.falseRefusal).padStart(7)} (of ${r.covered}; ${r.withPage} with the page retrieved)  page retrieved ${pc(r.retrieved)}, cited ${pc(r.rightPage)}  answered: ${byKind(xs)}`,
+          `${mode.padEnd(8)} ${split.padEnd(8)} false answers ${pc(r.falseAnswer).padStart(7)} (of ${r.uncovered})  false refusals ${pc(r.falseRefusal).padStart(7)} (of ${r.covered}; ${r.withPage} with the page retrieved; refused by ${r.refusedBy})  page retrieved ${pc(r.retrieved)}, cited ${pc(r.rightPage)}  answered: ${byKind(xs)}`,
         )
       }
       console.log(`${mode.padEnd(8)} ${ms.toFixed(1)} ms per turn`)
