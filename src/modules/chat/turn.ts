@@ -315,9 +315,11 @@ const floors = new WeakMap<RetrievalResult, Relevance>()
 function floorOf(config: TurnDeps['config'], found: RetrievalResult): Relevance {
   let floor = floors.get(found)
   if (!floor) {
+    // configured or known (a number, or null: the model's vectors switched off), else measured (measureFloor)
+    const set = cosineFor(config.RETRIEVAL_FLOOR_COSINE, config.EMBEDDING_MODEL)
     floor = relevance(found.query, found.queryTerms, found.corpusChunks, found.hits, {
       lexical: config.RETRIEVAL_FLOOR_LEXICAL,
-      cosine: cosineFor(config.RETRIEVAL_FLOOR_COSINE, config.EMBEDDING_MODEL) ?? found.floorCosine ?? null,
+      cosine: set === undefined ? (found.floorCosine ?? null) : set,
       faq: config.FAQ_CONTEXT_SCORE,
     })
     floors.set(found, floor)
