@@ -100,7 +100,7 @@ interface Outcome {
 function refusedBy(debug: Record<string, any> | undefined): Outcome['refusedBy'] {
   if (!debug) return 'other'
   if (debug.floor && debug.floor.grounded === false) return 'floor'
-  if (debug.generation?.verdict === 'not_covered' || debug.uncited || debug.generation?.late_verdict || debug.validation?.regenerated) return 'verdict'
+  if (debug.decision?.by === 'answer_model') return 'verdict'
   if (debug.decision?.kind === 'escalate' && debug.decision.trigger === 'low_similarity') return 'min_score'
   return 'other'
 }

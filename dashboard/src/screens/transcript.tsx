@@ -20,12 +20,10 @@ function Feedback({ value }: { value: LogMessage['feedback'] }) {
 }
 
 /** Why a turn handed off instead of answering, read from its debug record (what the pipeline decided and saw). */
-export function handOffReason(debug: LogMessage['debug']): { text: string; read: { id: string; title: string }[] } | null {
+function handOffReason(debug: LogMessage['debug']): { text: string; read: { id: string; title: string }[] } | null {
   const d = (debug ?? {}) as {
-    decision?: { kind?: string; trigger?: string }
-    generation?: { verdict?: string; late_verdict?: boolean }
-    uncited?: boolean
-    validation?: { regenerated?: boolean }
+    decision?: { kind?: string; trigger?: string; by?: string }
+    generation?: { verdict?: string }
     retrieval?: { hits?: { document_id?: string | null; title?: string }[] }
   }
   if (d.decision?.kind !== 'escalate') return null
@@ -41,7 +39,8 @@ export function handOffReason(debug: LogMessage['debug']): { text: string; read:
     case 'llm_unavailable':
       return { text: 'The language model could not be reached.', read: [] }
     case 'low_similarity':
-      if (d.generation?.verdict === 'not_covered' || d.uncited || d.generation?.late_verdict || d.validation?.regenerated)
+      // turns logged before `by` was recorded: the marker at the start of the reply
+      if (d.decision.by === 'answer_model' || d.generation?.verdict === 'not_covered')
         return { text: 'The bot read these pages and found no answer to the question in them:', read }
       return { text: 'No page of the knowledge speaks of what the question asks.', read: [] }
     default:

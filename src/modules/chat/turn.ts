@@ -135,7 +135,8 @@ function answerPlan(
 /** The answer model found no answer in the sources: the localised "not covered" text, a ticket, no sources. */
 async function notCoveredTurn(deps: TurnDeps, t: Turn, found: RetrievalResult | null): Promise<TurnResult> {
   const decision: Decision = { kind: 'escalate', trigger: 'low_similarity' }
-  t.debug.decision = decision
+  // `by` tells this hand-off from the floor's in the log (the dashboard's "why", bench:grounding)
+  t.debug.decision = { ...decision, by: 'answer_model' }
   const bestScore = found ? found.bestScore : null
   const r = await finishTurn(deps, t, decision, { ...turnParts(t), tokens: t.tokens, debug: t.debug, bestScore, ...handOffFinish(t, 'low_similarity', found) })
   t.reply(r.text)
@@ -312,11 +313,17 @@ async function gatherEvidence(deps: TurnDeps, t: Turn, history: HistoryTurn[], p
  * evidence before the guards are in (the floor scans the six top chunks; about a third of a millisecond).
  */
 const floors = new WeakMap<RetrievalResult, Relevance>()
+/** The floor's cosine the configuration gives (cosineFor), read once per configuration rather than every turn. */
+const configured = new WeakMap<TurnDeps['config'], number | null | undefined>()
+function configuredCosine(config: TurnDeps['config']): number | null | undefined {
+  if (!configured.has(config)) configured.set(config, cosineFor(config.RETRIEVAL_FLOOR_COSINE, config.EMBEDDING_MODEL))
+  return configured.get(config)
+}
 function floorOf(config: TurnDeps['config'], found: RetrievalResult): Relevance {
   let floor = floors.get(found)
   if (!floor) {
     // configured or known (a number, or null: the model's vectors switched off), else measured (measureFloor)
-    const set = cosineFor(config.RETRIEVAL_FLOOR_COSINE, config.EMBEDDING_MODEL)
+    const set = configuredCosine(config)
     floor = relevance(found.query, found.queryTerms, found.corpusChunks, found.hits, {
       lexical: config.RETRIEVAL_FLOOR_LEXICAL,
       cosine: set === undefined ? (found.floorCosine ?? null) : set,
@@ -335,7 +342,7 @@ function floorOf(config: TurnDeps['config'], found: RetrievalResult): Relevance 
 async function measureFloor(deps: Pick<TurnDeps, 'config' | 'retrieval'>, t: Turn, found: RetrievalResult): Promise<void> {
   const { config } = deps
   if (!found.vectorUsed || !found.corpus || !t.apiKey) return
-  if (cosineFor(config.RETRIEVAL_FLOOR_COSINE, config.EMBEDDING_MODEL) !== undefined || floorOf(config, found).grounded) return
+  if (configuredCosine(config) !== undefined || floorOf(config, found).grounded) return
   found.floorCosine = await t.sw.time('floor_probes', () => deps.retrieval.probeFloor(t.tenantId, found.corpus!, t.apiKey!))
   floors.delete(found)
 }

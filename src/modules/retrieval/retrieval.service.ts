@@ -214,17 +214,19 @@ export function createRetrievalService(deps: RetrievalDeps) {
     return topK(entry, normalize(q), k).map((t) => ({ id: entry.ids[t.index]!, document_id: entry.docIds[t.index]!, score: t.score }))
   }
 
+  /** Texts embedded under the service's model, at the indexer's dimensions. */
+  const embed = (apiKey: string, input: string[], timeoutMs: number, signal?: AbortSignal) =>
+    deps.llm.embed({
+      apiKey,
+      model: deps.embeddingModel,
+      input,
+      ...(deps.embeddingDimensions ? { dimensions: deps.embeddingDimensions } : {}),
+      timeoutMs,
+      signal,
+    })
+
   const probeFloor = createProbeFloors({
-    embed: async (apiKey, texts) =>
-      (
-        await deps.llm.embed({
-          apiKey,
-          model: deps.embeddingModel,
-          input: texts,
-          ...(deps.embeddingDimensions ? { dimensions: deps.embeddingDimensions } : {}),
-          timeoutMs: 10_000,
-        })
-      ).vectors,
+    embed: async (apiKey, texts) => (await embed(apiKey, texts, 10_000)).vectors,
     nearest: async (tenantId, corpus, v) => (await nearest(tenantId, corpus, v, 1))?.[0]?.score ?? null,
   })
 
@@ -240,16 +242,7 @@ export function createRetrievalService(deps: RetrievalDeps) {
     let q: number[]
     let tokens = 0
     try {
-      const r = await deps.llm
-        .embed({
-          apiKey: opts.apiKey,
-          model: deps.embeddingModel,
-          input: [query],
-          ...(deps.embeddingDimensions ? { dimensions: deps.embeddingDimensions } : {}),
-          timeoutMs: opts.embedTimeoutMs ?? 5000,
-          signal: opts.signal,
-        })
-        .finally(embedded)
+      const r = await embed(opts.apiKey, [query], opts.embedTimeoutMs ?? 5000, opts.signal).finally(embedded)
       q = r.vectors[0] ?? []
       tokens = r.usage.total_tokens
     } catch (err) {

@@ -118,12 +118,15 @@ export function answerOptions(config: TurnDeps['config'], apiKey: string, prompt
 }
 
 /**
- * A reply that cites no source, shares half its words with none (citedSources' fallback), and is written in
- * the sources' own language, where that word test means something: an answer translated for the visitor shares
- * no words with its sources whether it is grounded or not, so it is not judged by them.
+ * A reply that cites no source (nor shares half its words with one: citedSources' fallback) is no answer from the
+ * knowledge when the model also wrote the NOT_IN_SOURCES marker late in it (`late`), or when it is written in the
+ * sources' own language, where that word test means something: an answer translated for the visitor shares no
+ * words with its sources whether it is grounded or not, so it is not judged by them.
  */
-export function uncitedNoAnswer(text: string, cited: CitableSource[], citable: CitableSource[]): boolean {
-  if (cited.length > 0 || citable.length === 0) return false
+export function uncitedNoAnswer(text: string, cited: CitableSource[], citable: CitableSource[], late: boolean): boolean {
+  if (cited.length > 0) return false
+  if (late) return true
+  if (citable.length === 0) return false
   const mine = detectLanguage(text)
   return mine !== null && mine === detectLanguage(citable[0]!.text.slice(0, 1500))
 }
@@ -185,9 +188,8 @@ export async function writeAnswer(
   // A reply that cites no source and shares no source's words is no answer from the knowledge: the verdict
   // written after some words ("Sorry, I can't find that. NOT_IN_SOURCES"), or a model that says so in its own
   // words without the marker. It takes the not-covered hand-off (a ticket), not the place of an answer.
-  if (gate.late && cited.length === 0) return { kind: 'not_covered' }
-  if (uncitedNoAnswer(text, cited, citable)) {
-    t.debug.uncited = true
+  if (uncitedNoAnswer(text, cited, citable, gate.late)) {
+    if (!gate.late) t.debug.uncited = true
     return { kind: 'not_covered' }
   }
   return { kind: 'answer', text, cited }

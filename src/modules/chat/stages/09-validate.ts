@@ -130,7 +130,7 @@ async function regenerate(
   const text = cleaner.result.text
   // as in writeAnswer: a reply that cites no source is no answer from the knowledge
   const cited = citedSources(text, cleaner.result.cited, citable)
-  if ((gate.late && cited.length === 0) || uncitedNoAnswer(text, cited, citable)) return { text: null, cited: [], supported: null, tokens, notCovered: true }
+  if (uncitedNoAnswer(text, cited, citable, gate.late)) return { text: null, cited: [], supported: null, tokens, notCovered: true }
   const v = await validateAnswer(llm, { ...checker(config, apiKey, signal), question: prompt.question, answer: text, sources: prompt.sources })
   return { text, cited, supported: v.supported, tokens: tokens + v.tokens }
 }

@@ -62,12 +62,12 @@ describe('a reply that cites nothing', () => {
     { n: 1, documentId: 'd1', title: 'Refunds', url: null, text: 'Refunds are processed within 5 business days after we receive the returned item.' },
   ]
   it('is no answer when written in the sources language and sharing no words with them', () => {
-    expect(uncitedNoAnswer("I'm sorry, but I couldn't find anything about that. Please reach out to our team.", [], refunds)).toBe(true)
+    expect(uncitedNoAnswer("I'm sorry, but I couldn't find anything about that. Please reach out to our team.", [], refunds, false)).toBe(true)
   })
   it('is not judged by words when the visitor reads it in another language than the sources', () => {
-    expect(uncitedNoAnswer('Rückerstattungen werden innerhalb von fünf Werktagen nach Eingang der Ware bearbeitet.', [], refunds)).toBe(false)
+    expect(uncitedNoAnswer('Rückerstattungen werden innerhalb von fünf Werktagen nach Eingang der Ware bearbeitet.', [], refunds, false)).toBe(false)
   })
   it('is an answer when it cites a source', () => {
-    expect(uncitedNoAnswer('Within 5 business days.', refunds, refunds)).toBe(false)
+    expect(uncitedNoAnswer('Within 5 business days.', refunds, refunds, false)).toBe(false)
   })
 })
