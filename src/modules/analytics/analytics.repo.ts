@@ -1,3 +1,4 @@
+import { scopeIds } from '../shared/bot-scope.js'
 import { sql, type RawBuilder } from 'kysely'
 import type { Db } from '../../db/client.js'
 import type { AnalyticsRollupTable } from '../../db/schema/analytics.js'
@@ -121,6 +122,33 @@ export function createAnalyticsRepo(db: Db) {
         .where('classification', '!=', 'covered')
         .orderBy('question_count', 'desc')
         .orderBy('id')
+        .limit(limit)
+        .execute()
+    },
+
+    /** The gaps a scoped view matches its bots' questions to (as many as the analyzer keeps active). */
+    gapTerms(tenantId: string, limit: number) {
+      return db
+        .selectFrom('gaps')
+        .select(['id', 'source', 'classification', 'terms'])
+        .where('tenant_id', '=', tenantId)
+        .where('status', '=', 'active')
+        .where('classification', '!=', 'covered')
+        .orderBy('question_count', 'desc')
+        .orderBy('id')
+        .limit(limit)
+        .execute()
+    },
+
+    /** These bots' logged (redacted) questions since a time, newest first. */
+    botQuestions(tenantId: string, botIds: readonly string[], since: Date, limit: number) {
+      return db
+        .selectFrom('question_log')
+        .select(['question', 'session_id', 'created_at'])
+        .where('tenant_id', '=', tenantId)
+        .where('bot_id', 'in', scopeIds(botIds))
+        .where('created_at', '>=', since)
+        .orderBy('created_at', 'desc')
         .limit(limit)
         .execute()
     },

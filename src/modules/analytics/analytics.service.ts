@@ -14,6 +14,7 @@ import {
   type OutcomeCounts,
 } from './analytics.fns.js'
 import type { AnalyticsRepo, FigureFilter, RollupSums } from './analytics.repo.js'
+import { scopedTopics } from './unanswered.fns.js'
 import type { Metric } from './analytics.schemas.js'
 
 export interface RangeInput {
@@ -31,7 +32,7 @@ const round = (x: number | null, digits = 1) => (x === null || x === undefined ?
 const positiveShare = (up: number, down: number) => (up + down === 0 ? null : round(up / (up + down), 4))
 
 /** The figures (GET /analytics/summary, /timeseries, /unanswered): the rollup for sums, the facts for the rest. */
-export function createAnalyticsService(deps: { repo: AnalyticsRepo; clock: Clock }) {
+export function createAnalyticsService(deps: { repo: AnalyticsRepo; clock: Clock; lookbackDays: number }) {
   const { repo, clock } = deps
 
   /** The query's range and bots, checked: a bad field is a 422 naming it, a bot outside the caller's scope a 404. */
@@ -133,11 +134,26 @@ export function createAnalyticsService(deps: { repo: AnalyticsRepo; clock: Clock
     },
 
     /** The gap analyzer's open topics with most questions, each example linked to the newest conversation that asked it. */
+    /**
+     * Unanswered topics. The workspace's gaps cluster every bot's questions, so a view limited to some bots (a
+     * member's scope or `bot_id`) is rebuilt from those bots' questions alone (unanswered.fns.ts).
+     */
     async unanswered(tenantId: string, q: { limit: number; bot_id?: string }, scope: BotScope) {
       let botIds = scope
       if (q.bot_id) {
         if (scope && !scope.includes(q.bot_id)) throw notFound('Bot not found')
+        if ((await repo.knownBots(tenantId, [q.bot_id])).length === 0) throw notFound('Bot not found')
         botIds = [q.bot_id]
+      }
+      if (botIds) {
+        const since = new Date(clock.now().getTime() - deps.lookbackDays * 86_400_000)
+        const [gaps, questions] = await Promise.all([repo.gapTerms(tenantId, 500), repo.botQuestions(tenantId, botIds, since, 5000)])
+        const topics = await scopedTopics(
+          gaps.map((g) => ({ ...g, terms: g.terms ?? {} })),
+          questions,
+          q.limit,
+        )
+        return { items: topics.map((t) => ({ ...t, last_question_at: t.last_question_at ? t.last_question_at.toISOString() : null })) }
       }
       const gaps = await repo.topGaps(tenantId, q.limit)
       const examples = gaps.flatMap((g) => g.example_questions.slice(0, 5))

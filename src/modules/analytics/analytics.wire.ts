@@ -27,7 +27,7 @@ export function wireAnalytics(ctx: AppContext, guards: Guards, deps: { audit: Au
   const refresher = createRefresher({ repo: createRollupRepo(db), clock, log })
   const exportsRepo = createExportsRepo(db)
   const runner = createExportRunner({ repo: exportsRepo, clock, log, dir: join(ctx.config.dataDir, 'exports'), refresh: () => refresher.run() })
-  const analytics = createAnalyticsService({ repo, clock })
+  const analytics = createAnalyticsService({ repo, clock, lookbackDays: ctx.config.GAP_LOOKBACK_DAYS })
   const exports = createExportsService({ db, clock, queue, audit: deps.audit, repo: exportsRepo, bots: repo, runner })
   return {
     refresher,

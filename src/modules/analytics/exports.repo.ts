@@ -1,5 +1,6 @@
 import { sql, type Selectable } from 'kysely'
 import type { Db } from '../../db/client.js'
+import type { BotScope } from '../shared/bot-scope.js'
 import type { AnalyticsExportsTable, ExportFormat, ExportKind } from '../../db/schema/analytics.js'
 
 export type ExportRow = Selectable<AnalyticsExportsTable>
@@ -17,6 +18,10 @@ export interface Keyset {
 
 const botsIn = (col: string, botIds: readonly string[]) =>
   sql<boolean>`${sql.ref(col)} IN (SELECT x::uuid FROM jsonb_array_elements_text(${JSON.stringify(botIds)}::jsonb) x)`
+
+// bot_ids <@ scope: every bot of the export is in the scope; a null bot_ids (all bots) never is.
+const withinScope = (scope: BotScope) =>
+  scope === null ? sql<boolean>`true` : sql<boolean>`(bot_ids IS NOT NULL AND bot_ids <@ ${JSON.stringify([...scope])}::jsonb)`
 
 export function createExportsRepo(db: Db) {
   return {
@@ -44,12 +49,21 @@ export function createExportsRepo(db: Db) {
         .executeTakeFirstOrThrow()
     },
 
-    find(tenantId: string, id: string) {
-      return db.selectFrom('analytics_exports').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()
+    /** One export the caller may see: with a bot scope, only one whose bots are all within it (an all-bot export never is). */
+    find(tenantId: string, id: string, scope: BotScope = null) {
+      return db.selectFrom('analytics_exports').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).where(withinScope(scope)).executeTakeFirst()
     },
 
-    list(tenantId: string, limit: number) {
-      return db.selectFrom('analytics_exports').selectAll().where('tenant_id', '=', tenantId).orderBy('created_at', 'desc').orderBy('id').limit(limit).execute()
+    list(tenantId: string, limit: number, scope: BotScope = null) {
+      return db
+        .selectFrom('analytics_exports')
+        .selectAll()
+        .where('tenant_id', '=', tenantId)
+        .where(withinScope(scope))
+        .orderBy('created_at', 'desc')
+        .orderBy('id')
+        .limit(limit)
+        .execute()
     },
 
     async update(
@@ -58,6 +72,12 @@ export function createExportsRepo(db: Db) {
       set: Partial<Pick<ExportRow, 'status' | 'progress' | 'rows' | 'file_name' | 'error' | 'finished_at' | 'expires_at'>>,
     ) {
       await db.updateTable('analytics_exports').set(set).where('tenant_id', '=', tenantId).where('id', '=', id).execute()
+    },
+
+    /** The workspace's optional PII types (operator text in an export is redacted as visitor text is). */
+    async optionalPiiTypes(tenantId: string): Promise<string[]> {
+      const t = await db.selectFrom('tenants').select('pii_optional_types').where('id', '=', tenantId).executeTakeFirst()
+      return (t?.pii_optional_types as string[] | null) ?? []
     },
 
     /** Files whose link has expired (across tenants: the sweep's view). */

@@ -22,12 +22,12 @@ export const exportsRoutes =
         reply.code(202).send(await exports.create(req.tenantId!, req.body, { userId: req.authUser?.id ?? null, ip: req.ip }, req.member?.botIds ?? null)),
     )
     app.get('/exports', { ...pre, schema: { ...base, operationId: 'listExports', response: { 200: ExportListResponse, ...errors } } }, async (req) =>
-      exports.list(req.tenantId!),
+      exports.list(req.tenantId!, req.member?.botIds ?? null),
     )
     app.get(
       '/exports/:id',
       { ...pre, schema: { ...base, operationId: 'getExport', params: ExportParams, response: { 200: ExportStatusResponse, ...errors } } },
-      async (req) => exports.get(req.tenantId!, req.params.id),
+      async (req) => exports.get(req.tenantId!, req.params.id, req.member?.botIds ?? null),
     )
     app.get(
       '/exports/:id/download',
@@ -42,7 +42,7 @@ export const exportsRoutes =
         },
       },
       async (req, reply) => {
-        const file = await exports.download(req.tenantId!, req.params.id)
+        const file = await exports.download(req.tenantId!, req.params.id, req.member?.botIds ?? null)
         return reply
           .type(file.contentType)
           .header('content-length', file.size)

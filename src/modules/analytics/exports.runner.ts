@@ -9,6 +9,7 @@ import type { ExportKind } from '../../db/schema/analytics.js'
 import type { Clock } from '../../lib/clock.js'
 import { localMidnight, neutraliseCell, nextDay, outcomeAt, type FinalOutcome } from './analytics.fns.js'
 import type { ExportRow, ExportsRepo, Keyset } from './exports.repo.js'
+import { redactOperatorText } from '../shared/redaction.js'
 
 /** A download link lives this long after the export finished; the sweep deletes the file then. */
 export const EXPORT_TTL_MS = 24 * 3600 * 1000
@@ -53,7 +54,8 @@ export const EXPORT_COLUMNS: Record<ExportKind, readonly string[]> = {
   questions: ['question_id', 'session_id', 'bot_id', 'message_id', 'question', 'outcome', 'trigger', 'best_score', 'feedback', 'created_at'],
 }
 
-export function presentRow(kind: ExportKind, r: Record<string, unknown>, now: Date): Record<string, unknown> {
+/** `optional`: the workspace's optional PII types, for operator-written text (visitor text is stored redacted). */
+export function presentRow(kind: ExportKind, r: Record<string, unknown>, now: Date, optional: readonly string[] = []): Record<string, unknown> {
   switch (kind) {
     case 'conversations':
       return {
@@ -82,7 +84,7 @@ export function presentRow(kind: ExportKind, r: Record<string, unknown>, now: Da
         channel: r.channel,
         created_at: iso(r.created_at),
         role: r.from_operator ? 'operator' : r.role,
-        content: r.content,
+        content: r.from_operator && typeof r.content === 'string' ? redactOperatorText(r.content, optional) : r.content,
         feedback: r.feedback,
         tokens: num(r.tokens_used),
         model_ms: num(r.model_ms),
@@ -142,11 +144,12 @@ export function createExportRunner(deps: {
     let after: Keyset | null = null
     let done = 0
     let pages = 0
+    const optional = e.kind === 'messages' ? await repo.optionalPiiTypes(e.tenant_id) : []
     for (;;) {
       if (signal?.aborted) throw new Error('export interrupted')
       const rows = await repo.rows(e.tenant_id, e.kind, scope, after, PAGE)
       const now = clock.now()
-      for (const r of rows) yield presentRow(e.kind, r, now)
+      for (const r of rows) yield presentRow(e.kind, r, now, optional)
       done += rows.length
       if (rows.length < PAGE) break
       const last = rows[rows.length - 1]!

@@ -53,8 +53,8 @@ export function createExportsService(deps: {
     }
   }
 
-  async function exportOr404(tenantId: string, id: string) {
-    const e = await repo.find(tenantId, id)
+  async function exportOr404(tenantId: string, id: string, scope: BotScope) {
+    const e = await repo.find(tenantId, id, scope)
     if (!e) throw notFound('Export not found')
     return e
   }
@@ -98,17 +98,18 @@ export function createExportsService(deps: {
       return { id: row.id, status: row.status }
     },
 
-    async get(tenantId: string, id: string) {
-      return present(await exportOr404(tenantId, id))
+    /** A member limited to some bots sees only exports whose bots are all theirs; any other is a 404. */
+    async get(tenantId: string, id: string, scope: BotScope) {
+      return present(await exportOr404(tenantId, id, scope))
     },
 
-    async list(tenantId: string) {
-      return { items: (await repo.list(tenantId, 20)).map(present) }
+    async list(tenantId: string, scope: BotScope) {
+      return { items: (await repo.list(tenantId, 20, scope)).map(present) }
     },
 
     /** The finished file to stream; 404 unknown or not finished, 410 once the link has expired. */
-    async download(tenantId: string, id: string) {
-      const e = await exportOr404(tenantId, id)
+    async download(tenantId: string, id: string, scope: BotScope) {
+      const e = await exportOr404(tenantId, id, scope)
       if (e.status !== 'done') throw new AppError(409, 'export_not_ready', `This export is ${e.status}`, { coded: true })
       if (!e.file_name || (e.expires_at && e.expires_at <= clock.now())) throw gone()
       const path = deps.runner.filePath(tenantId, e.file_name)

@@ -10,6 +10,7 @@ import { inScope, type BotScope } from '../shared/bot-scope.js'
 import type { HandOffPort } from '../escalations/handoff.js'
 import type { ChatRepo } from './chat.repo.js'
 import { piiEvents, sumCounts } from '../shared/pii-events.js'
+import { entityCounts, redactOperatorText } from '../shared/redaction.js'
 import type { EventsPort } from '../shared/events.port.js'
 
 /**
@@ -22,7 +23,7 @@ export function createChatLogsService(deps: {
   cipher: Pick<Cipher, 'decrypt'>
   repo: ChatRepo
   handOff: Pick<HandOffPort, 'latestTicketNumber'>
-  privacy: Pick<PrivacyRepo, 'insertEvents'>
+  privacy: Pick<PrivacyRepo, 'insertEvents' | 'optionalTypes'>
   /** A visitor's verdict changed a conversation (analytics marks it for its next refresh, in this transaction). */
   onFeedback?: (tenantId: string, sessionId: string, trx: Db) => Promise<void>
   audit: AuditPort
@@ -71,16 +72,20 @@ export function createChatLogsService(deps: {
       const docs = await repo.citedDocuments(tenantId, [...new Set(rows.flatMap((m) => m.source_documents ?? []))])
       const byId = new Map(docs.map((d) => [d.id, { id: d.id, title: d.title ?? d.filename, url: d.source_url }]))
       const shown: (Record<string, number> | null)[] = []
+      const optional = rows.some((m) => m.from_operator) ? await privacy.optionalTypes(tenantId) : []
       const messages = rows.map((m) => {
-        const original = opts.includeOriginal ? decryptOrNull(m.content_original_enc) : null
-        if (original !== null) shown.push(m.pii_counts)
+        // an operator's message is stored as sent to the visitor; this view redacts it as it does the visitor's text
+        const operator = m.from_operator ? redactOperatorText(m.content, optional) : null
+        const operatorChanged = operator !== null && operator !== m.content
+        const original = opts.includeOriginal ? (operatorChanged ? m.content : decryptOrNull(m.content_original_enc)) : null
+        if (original !== null) shown.push(operatorChanged ? entityCounts(m.content, optional) : m.pii_counts)
         return {
           id: m.id,
           session_id: m.session_id,
           role: m.role,
-          content: m.content,
+          content: operator ?? m.content,
           content_original: original,
-          content_original_available: m.content_original_enc !== null,
+          content_original_available: operatorChanged || m.content_original_enc !== null,
           feedback: m.feedback,
           ideal_answer: m.ideal_answer,
           created_at: m.created_at.toISOString(),
@@ -142,6 +147,8 @@ export function createChatLogsService(deps: {
       if (m.role !== 'assistant') throw badRequest('Feedback can only be given on assistant messages', 'not_assistant_message')
       const ideal = input.ideal_answer === undefined ? m.ideal_answer : input.ideal_answer?.trim() || null
       const session = deps.events ? await repo.findSession(tenantId, m.session_id) : null
+      // the payload carries the ideal answer redacted (read before the transaction: the embedded database has one connection)
+      const idealRedacted = ideal && deps.events ? redactOperatorText(ideal, await privacy.optionalTypes(tenantId)) : null
       const row = await db.transaction().execute(async (trx) => {
         const r = await repo.setFeedback(tenantId, messageId, input.feedback, ideal, trx)
         await deps.onFeedback?.(tenantId, m.session_id, trx)
@@ -149,7 +156,7 @@ export function createChatLogsService(deps: {
           const question = await repo.questionBefore(tenantId, m, trx)
           if (question) await deps.onIdealAnswer(tenantId, { question, answer: ideal }, trx)
         }
-        const data = { message_id: messageId, session_id: m.session_id, bot_id: session?.bot_id ?? null, feedback: input.feedback, ideal_answer: ideal }
+        const data = { message_id: messageId, session_id: m.session_id, bot_id: session?.bot_id ?? null, feedback: input.feedback, ideal_answer: idealRedacted }
         await deps.events?.emit(tenantId, { type: 'feedback.received', botId: session?.bot_id ?? null, data }, trx)
         return r
       })

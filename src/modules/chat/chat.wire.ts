@@ -29,7 +29,7 @@ export function wireChat(
   guards: Guards,
   deps: {
     bots: Pick<BotsRepo, 'findDefault' | 'findTenantBotByPublicId'>
-    privacy: Pick<PrivacyRepo, 'insertEvents'>
+    privacy: Pick<PrivacyRepo, 'insertEvents' | 'optionalTypes'>
     audit: AuditPort
     faqSearch?: FaqSearch
     profileFor?: ChatServiceDeps['profileFor']

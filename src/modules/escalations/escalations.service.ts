@@ -16,7 +16,7 @@ import type { NewPiiEvent, PrivacyRepo } from '../tenants/privacy/privacy.repo.j
 import { readIdentity } from '../shared/identity.js'
 import { localeLanguage, visitorLanguage } from '../shared/language.js'
 import { piiEvents } from '../shared/pii-events.js'
-import { entityCounts } from '../shared/redaction.js'
+import { entityCounts, redactOperatorText } from '../shared/redaction.js'
 import type { TenantsService } from '../tenants/tenants.service.js'
 import { emailAddedMail, mailLanguage, notificationMail, operatorReplyMail } from './escalations.fns.js'
 import type { EscalationsRepo, TicketView } from './escalations.repo.js'
@@ -200,6 +200,7 @@ export function createEscalationsService(deps: {
       const actorUserId = viewer.userId
       const reply = text.trim()
       if (!reply) throw new ValidationError(['body', 'resolution_text'], 'String should have at least 1 character', 'string_too_short')
+      const optional = (await repo.tenantPrivacy(tenantId))?.pii_optional_types ?? []
       const now = clock.now()
       await db.transaction().execute(async (trx) => {
         const t = await repo.lock(tenantId, ticketId, trx, viewer.scope)
@@ -222,9 +223,10 @@ export function createEscalationsService(deps: {
           { ...actorEntry(viewer), action: 'resolved', itemType: 'ticket', itemId: ticketId, detail: { ticket_number: t.ticket_number } },
           trx,
         )
-        // the reply reaches the visitor's chat only when the ticket came from one
-        if (t.session_id) await deps.events.emit(tenantId, ticketEvent('ticket.replied', t, 'resolved', { reply }), trx)
-        await deps.events.emit(tenantId, ticketEvent('ticket.resolved', t, 'resolved', { resolution_text: reply }), trx)
+        // the reply reaches the visitor's chat only when the ticket came from one; payloads carry redacted text only
+        const redacted = redactOperatorText(reply, optional)
+        if (t.session_id) await deps.events.emit(tenantId, ticketEvent('ticket.replied', t, 'resolved', { reply: redacted }), trx)
+        await deps.events.emit(tenantId, ticketEvent('ticket.resolved', t, 'resolved', { resolution_text: redacted }), trx)
       })
       return present(await ticketOr404(tenantId, ticketId), null)
     },

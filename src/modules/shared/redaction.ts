@@ -41,3 +41,12 @@ export function redactMessage(
 export function entityCounts(text: string, optional: readonly string[] | null | undefined): Record<string, number> {
   return nonZero(redact(text, { optional: optionalTypes(optional) }).counts)
 }
+
+/**
+ * Operator-written text (a reply, a resolution, an ideal answer) as its copies carry it: webhook payloads, the
+ * Slack message, exports and the views of roles that may not see originals get the same redaction as a
+ * visitor's text. The visitor it was written to, and roles that may see originals, get it as written.
+ */
+export function redactOperatorText(text: string, optional: readonly string[] | null | undefined): string {
+  return redact(text, { optional: optionalTypes(optional) }).text
+}

@@ -36,6 +36,12 @@ export function createPrivacyRepo(db: Db) {
     },
 
     /** Newest first; ties broken by id so pages never overlap. */
+    /** The workspace's optional PII types (for redacting operator-written text in its copies). */
+    async optionalTypes(tenantId: string): Promise<string[]> {
+      const t = await db.selectFrom('tenants').select('pii_optional_types').where('id', '=', tenantId).executeTakeFirst()
+      return (t?.pii_optional_types as string[] | null) ?? []
+    },
+
     listEvents(tenantId: string, limit: number, offset: number) {
       return db
         .selectFrom('pii_events')
