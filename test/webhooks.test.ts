@@ -331,6 +331,28 @@ describe('delivery', () => {
   })
 })
 
+describe('test events rate limit', () => {
+  it('allows 10 test events a minute per workspace (all its endpoints together), then the contract 429 with Retry-After; another workspace is unaffected', async () => {
+    const owner = await createTenant(t)
+    const r = await receiver()
+    const [one, two] = [await endpoint(owner, r), await endpoint(owner, r)]
+    const statuses: number[] = []
+    for (let i = 0; i < 10; i++) statuses.push((await owner.api.post(`/webhooks/endpoints/${i % 2 ? one.id : two.id}/test`)).status)
+    expect(statuses).toEqual(Array(10).fill(202))
+    for (const ep of [one, two]) {
+      const limited = await owner.api.post(`/webhooks/endpoints/${ep.id}/test`)
+      expect(limited.status).toBe(429)
+      expect(limited.body).toEqual({ error: 'Rate limit exceeded: 10 per 1 minute' })
+      const after = Number(limited.headers.get('retry-after'))
+      expect(after).toBeGreaterThan(0)
+      expect(after).toBeLessThanOrEqual(60)
+    }
+    const other = await createTenant(t)
+    const theirs = await endpoint(other, await receiver())
+    expect((await other.api.post(`/webhooks/endpoints/${theirs.id}/test`)).status).toBe(202)
+  })
+})
+
 describe('SSRF', () => {
   it('refuses private and loopback URLs with a 422 unless private networks are allowed', async () => {
     const strict = await startApp()
