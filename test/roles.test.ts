@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startFakeLlm, type FakeLlm } from './fakes/fake-llm.js'
 import { startApp, type TestApp } from './helpers/app.js'
@@ -287,6 +289,44 @@ describe('role/route matrix', () => {
     expect(key.status).toBe(403)
     expect(key.body.detail).toBe('Your role (admin) may not manage the workspace keys and ownership')
     expect((await members.owner.patch('/tenants/me', { llm_api_key: 'sk-owner-0123456789' })).status).toBe(200)
+  })
+
+  it("the signing secret is the owner's to create and rotate; owners and admins read its status (set or not, masked hint), never the secret", async () => {
+    const ws = await createTenant(t)
+    const [admin, editor] = [await addMember(t, ws, 'admin'), await addMember(t, ws, 'editor')]
+    expect((await admin.api.get('/tenants/me/kyc/status')).body).toMatchObject({ has_secret: false, masked_secret_hint: null })
+    const refused = await admin.api.post('/tenants/me/kyc/secret')
+    expect(refused.status).toBe(403)
+    expect(refused.body.detail).toBe('Your role (admin) may not manage the workspace keys and ownership')
+    const created = await ws.api.post('/tenants/me/kyc/secret')
+    expect(created.status, created.text).toBe(200)
+    const secret = created.body.secret_key as string
+    expect((await admin.api.post('/tenants/me/kyc/rotate')).status).toBe(403)
+    for (const api of [ws.api, admin.api]) {
+      const status = await api.get('/tenants/me/kyc/status')
+      expect(status.status).toBe(200)
+      expect(status.body.has_secret).toBe(true)
+      expect(status.body.masked_secret_hint).toMatch(/^•{8}.{1,8}$/)
+      expect(secret.endsWith(status.body.masked_secret_hint.replace(/^•+/, ''))).toBe(true)
+      expect(status.text).not.toContain(secret)
+    }
+    expect((await editor.api.get('/tenants/me/kyc/status')).status).toBe(403)
+  })
+
+  it("the README's role table says who may do what with the signing secret, as the rules above do", () => {
+    const readme = readFileSync(join(import.meta.dirname, '..', 'README.md'), 'utf8')
+    const rowOf = (words: string) => {
+      const row = readme.split('\n').find((l) => l.startsWith('|') && l.includes(words))
+      expect(row, `README role table row with "${words}"`).toBeDefined()
+      const cells = row!
+        .split('|')
+        .slice(2, 2 + ROLES.length)
+        .map((c) => c.trim())
+      return ROLES.filter((_, i) => cells[i] === 'Y')
+    }
+    expect(rowOf('create or rotate the signing secret')).toEqual([...RULES.createKycSecret!])
+    expect(rowOf('create or rotate the signing secret')).toEqual([...RULES.rotateKycSecret!])
+    expect(rowOf("read the signing secret's status")).toEqual([...RULES.getKycStatus!])
   })
 
   it('/auth/me tells each member its role and permissions, for the menus', async () => {

@@ -137,6 +137,34 @@ describe('invitations', () => {
   })
 })
 
+describe('invitation rate limit', () => {
+  it('sending and resending count together, 20 an hour per workspace, then the contract 429 with Retry-After; another workspace is unaffected', async () => {
+    const owner = await createTenant(t)
+    // an admin of the same workspace, on another IP, shares the allowance (this invitation counts: 1)
+    const admin = await addMember(t, owner, 'admin')
+    const first = await owner.api.post('/tenants/me/invitations', { email: uniqueEmail('burst'), role: 'agent' })
+    expect(first.status, first.text).toBe(201)
+    const statuses: number[] = []
+    for (let i = 0; i < 9; i++) statuses.push((await owner.api.post(`/tenants/me/invitations/${first.body.id}/resend`)).status)
+    for (let i = 0; i < 9; i++) statuses.push((await admin.api.post('/tenants/me/invitations', { email: uniqueEmail('burst'), role: 'analyst' })).status)
+    expect(statuses).toEqual([...Array(9).fill(200), ...Array(9).fill(201)])
+    for (const limited of [
+      await owner.api.post('/tenants/me/invitations', { email: uniqueEmail('burst'), role: 'agent' }),
+      await admin.api.post(`/tenants/me/invitations/${first.body.id}/resend`),
+    ]) {
+      expect(limited.status).toBe(429)
+      expect(limited.body).toEqual({ error: 'Rate limit exceeded: 20 per 1 hour' })
+      const after = Number(limited.headers.get('retry-after'))
+      expect(after).toBeGreaterThan(60)
+      expect(after).toBeLessThanOrEqual(3600)
+    }
+    // nothing was sent past the limit
+    expect((await owner.api.get('/tenants/me/invitations')).body.items).toHaveLength(11)
+    const other = await createTenant(t)
+    expect((await other.api.post('/tenants/me/invitations', { email: uniqueEmail('other'), role: 'agent' })).status).toBe(201)
+  })
+})
+
 describe('members', () => {
   it('a role change applies on the next request; a removed member is signed out at once', async () => {
     const owner = await createTenant(t)

@@ -331,6 +331,28 @@ describe('delivery', () => {
   })
 })
 
+describe('test events rate limit', () => {
+  it('allows 10 test events a minute per workspace (all its endpoints together), then the contract 429 with Retry-After; another workspace is unaffected', async () => {
+    const owner = await createTenant(t)
+    const r = await receiver()
+    const [one, two] = [await endpoint(owner, r), await endpoint(owner, r)]
+    const statuses: number[] = []
+    for (let i = 0; i < 10; i++) statuses.push((await owner.api.post(`/webhooks/endpoints/${i % 2 ? one.id : two.id}/test`)).status)
+    expect(statuses).toEqual(Array(10).fill(202))
+    for (const ep of [one, two]) {
+      const limited = await owner.api.post(`/webhooks/endpoints/${ep.id}/test`)
+      expect(limited.status).toBe(429)
+      expect(limited.body).toEqual({ error: 'Rate limit exceeded: 10 per 1 minute' })
+      const after = Number(limited.headers.get('retry-after'))
+      expect(after).toBeGreaterThan(0)
+      expect(after).toBeLessThanOrEqual(60)
+    }
+    const other = await createTenant(t)
+    const theirs = await endpoint(other, await receiver())
+    expect((await other.api.post(`/webhooks/endpoints/${theirs.id}/test`)).status).toBe(202)
+  })
+})
+
 describe('SSRF', () => {
   it('refuses private and loopback URLs with a 422 unless private networks are allowed', async () => {
     const strict = await startApp()
@@ -341,6 +363,44 @@ describe('SSRF', () => {
         expect(res.status, url).toBe(422)
         expect(res.text, url).toMatch(/may not reach|does not resolve/)
       }
+    } finally {
+      await strict.close()
+    }
+  })
+
+  it('refuses IPv6 forms that embed a loopback or metadata IPv4 address, and numeric IPv4 hosts, on create and on edit', async () => {
+    const strict = await startApp()
+    try {
+      const owner = await createTenant(strict)
+      // a literal public address passes without DNS; nothing is sent to it (no event happens)
+      const created = await owner.api.post('/webhooks/endpoints', { url: 'http://93.184.216.34/hook', events: ['ticket.created'] })
+      expect(created.status, created.text).toBe(201)
+      const refused: [string, string][] = [
+        ['http://[::7f00:1]/hook', '127.0.0.1'],
+        ['http://[::a9fe:a9fe]/latest/meta-data/', '169.254.169.254'],
+        ['http://[::ffff:7f00:1]/hook', '127.0.0.1'],
+        ['http://[64:ff9b::7f00:1]/hook', '127.0.0.1'],
+        ['http://[64:ff9b::a9fe:a9fe]/hook', '169.254.169.254'],
+        ['http://[2002:7f00:1::]/hook', '127.0.0.1'],
+        ['http://[2002:a9fe:a9fe::]/hook', '169.254.169.254'],
+        ['http://2130706433/hook', '127.0.0.1'],
+        ['http://0x7f.1/hook', '127.0.0.1'],
+        ['http://0xa9fea9fe/latest/meta-data/', '169.254.169.254'],
+      ]
+      for (const [url, inside] of refused) {
+        const post = await owner.api.post('/webhooks/endpoints', { url, events: ['ticket.created'] })
+        expect(post.status, url).toBe(422)
+        expect(post.body.detail[0].loc, url).toEqual(['body', 'url'])
+        expect(post.body.detail[0].msg, url).toMatch(
+          new RegExp(`^The URL points to ${inside.replaceAll('.', '\\.')}, a (loopback|linkLocal) address.*which webhooks may not reach$`),
+        )
+        const patch = await owner.api.patch(`/webhooks/endpoints/${created.body.id}`, { url })
+        expect(patch.status, url).toBe(422)
+        expect(patch.body.detail[0].msg, url).toContain(inside)
+      }
+      // the endpoint kept its URL, and no refused one was stored
+      const list = await owner.api.get('/webhooks/endpoints')
+      expect(list.body.items.map((e: { url: string }) => e.url)).toEqual(['http://93.184.216.34/hook'])
     } finally {
       await strict.close()
     }

@@ -8,9 +8,10 @@
  *   filter their inbox and figures; they see only their bots. Changing bots is `settings`.
  * - `GET /tenants/me` (the workspace's name), `GET /tenants/me/members` (the inbox names assignees),
  *   `GET /llm/status` and `GET /auth/me/widget-token` (their bots only) are `member`.
- * - `PATCH /tenants/me` is `settings`, or `workspace` when it sets the model key; the signing secret and API
- *   keys are `workspace`; the signing secret's status, privacy and support settings and the PII retention
- *   run are `settings`; the PII event trail is `audit`.
+ * - `PATCH /tenants/me` is `settings`, or `workspace` when it sets the model key; creating and rotating the
+ *   signing secret and the API keys are `workspace`; the signing secret's status (whether one is set, its
+ *   masked hint: admins need to know whether identity verification is on, and it gives nothing away), privacy
+ *   and support settings and the PII retention run are `settings`; the PII event trail is `audit`.
  * - Conversations, their feedback and the bad-answers list are `tickets` (they show visitors' words).
  * - Showing original (unredacted) text: owners and admins always, agents when granted (`can_view_original`
  *   on the member), else 403.
@@ -22,11 +23,11 @@ export const ROLES = ['owner', 'admin', 'editor', 'agent', 'analyst'] as const
 export type Role = (typeof ROLES)[number]
 
 export const PERMISSIONS = {
-  /** model key, API keys, signing secret, delete workspace, transfer ownership */
+  /** model key, API keys, creating and rotating the signing secret, delete workspace, transfer ownership */
   workspace: { roles: ['owner'], what: 'manage the workspace keys and ownership' },
   /** invite, change roles, remove members */
   members: { roles: ['owner', 'admin'], what: 'manage members' },
-  /** bots, privacy settings, support settings */
+  /** bots, privacy settings, support settings, the signing secret's status */
   settings: { roles: ['owner', 'admin'], what: 'change bots or settings' },
   /** outbound webhooks and Slack */
   integrations: { roles: ['owner', 'admin'], what: 'manage integrations' },

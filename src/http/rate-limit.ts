@@ -31,6 +31,10 @@ export const rateLimits = {
   widgetChat: preset(30, 'minute'),
   widgetHistory: preset(30, 'minute'),
   widgetEscalate: preset(20, 'minute'),
+  /** Each invitation sends a mail to an address the workspace chose: sending and resending count together. */
+  invitations: preset(20, 'hour', { ...byTenant, groupId: 'invitations' }),
+  /** Each test event is a request to the workspace's URL, from our servers. */
+  webhookTest: preset(10, 'minute', byTenant),
 } satisfies Record<string, RateLimitOptions>
 
 /** The contract's 429 text, e.g. "Rate limit exceeded: 10 per 1 minute". */
@@ -86,7 +90,9 @@ export function createRateLimitStore(redis: Redis | null, prefix: string, onRedi
       this.ns = typeof ns === 'string' ? ns : prefix
     }
 
-    child(routeOptions: { routeInfo: { method?: string; url?: string } }) {
+    // Routes that share a `groupId` share one counter; any other route counts on its own.
+    child(routeOptions: { groupId?: string; routeInfo: { method?: string; url?: string } }) {
+      if (routeOptions.groupId) return new RateLimitStore(`${this.ns}group:${routeOptions.groupId}:`)
       return new RateLimitStore(`${this.ns}${routeOptions.routeInfo.method ?? ''}${routeOptions.routeInfo.url ?? ''}:`)
     }
 

@@ -172,6 +172,10 @@ suite('dashboard: team workspace in Chromium (members, invitation, roles, assign
     expect(await o.page.getByRole('button', { name: `Edit ${agentEmail}` }).count()).toBe(0)
     await openScreen(o.page, env, '/settings', 'Settings')
     await o.page.getByText('Only the workspace owner creates, rotates and revokes API keys.', { exact: false }).waitFor()
+    // the signing secret's status is an admin's to see (is identity verification on?), creating or rotating it is not
+    await o.page.getByText('Identified chats (7 days)').waitFor()
+    await o.page.getByText('Only the workspace owner creates and rotates the signing secret.', { exact: false }).waitFor()
+    expect(await o.page.getByRole('button', { name: /signing secret/ }).count()).toBe(0)
     await expectScreenHealthy(o, 'settings (admin)')
     await o.page.close()
   })

@@ -208,7 +208,7 @@ export interface paths {
         /** @description Pending, accepted, revoked and expired invitations, newest first. */
         get: operations["listInvitations"];
         put?: never;
-        /** @description Invites an address with a role (and optional bots): mails a single-use link to the dashboard page /accept-invitation, valid 7 days. An earlier pending invitation to the address is revoked. 409 when the address already has a workspace. */
+        /** @description Invites an address with a role (and optional bots): mails a single-use link to the dashboard page /accept-invitation, valid 7 days. An earlier pending invitation to the address is revoked. 409 when the address already has a workspace. Sending and resending together: 20 an hour per workspace (429 with Retry-After beyond). */
         post: operations["createInvitation"];
         delete?: never;
         options?: never;
@@ -242,7 +242,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Mails a new link, valid 7 days from now (the earlier link stops working). 409 for a revoked or accepted invitation. */
+        /** @description Mails a new link, valid 7 days from now (the earlier link stops working). 409 for a revoked or accepted invitation. Counts with sending toward 20 an hour per workspace (429 with Retry-After beyond). */
         post: operations["resendInvitation"];
         delete?: never;
         options?: never;
@@ -1466,7 +1466,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Queues a webhook.test event for this endpoint. */
+        /** @description Queues a webhook.test event for this endpoint. 10 a minute per workspace (429 with Retry-After beyond). */
         post: operations["testWebhookEndpoint"];
         delete?: never;
         options?: never;
@@ -2870,6 +2870,17 @@ export interface operations {
                     };
                 };
             };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
         };
     };
     revokeInvitation: {
@@ -3081,6 +3092,17 @@ export interface operations {
                             msg: string;
                             type: string;
                         }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
                     };
                 };
             };
@@ -13193,6 +13215,17 @@ export interface operations {
                             msg: string;
                             type: string;
                         }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
                     };
                 };
             };

@@ -1,12 +1,12 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { useState } from 'react'
+import { type ReactNode, useState } from 'react'
 import { api, call } from '../api/client'
 import type { ApiKey, Res } from '../api/types'
 import { Badge, Button, Check, Empty, ErrorBox, Loading, Select, When } from '../ui/kit'
 import { SecretOnce, type Tone } from '../ui/ops'
 import { useToast } from '../ui/toast'
 
-/** The owner-only settings: widget API keys and the identity signing secret. */
+/** The owner's settings: widget API keys and the identity signing secret (whose status admins see too). */
 
 type Reason = 'scheduled' | 'leaked' | 'compromise' | 'other'
 type Rotated = Res<'/tenants/me/api-keys/rotate', 'post'>
@@ -148,7 +148,8 @@ export function ApiKeys() {
   )
 }
 
-export function SigningSecret() {
+/** The secret's status is for owners and admins (is identity verification on?); creating and rotating it, the owner's. */
+export function SigningSecret({ canChange, ownerOnly }: { canChange: boolean; ownerOnly?: ReactNode }) {
   const [fresh, setFresh] = useState<{ secret_key: string; message: string } | null>(null)
   const qc = useQueryClient()
   const q = useQuery({ queryKey: ['kyc'], queryFn: () => call(api.GET('/tenants/me/kyc/status')) })
@@ -187,18 +188,27 @@ export function SigningSecret() {
           <When at={s.last_identified_session} />
         </dd>
       </dl>
-      <ErrorBox error={make.error} />
-      <div className="row">
-        {s.has_secret ? (
-          <Button busy={make.isPending} onClick={() => confirm('Rotate the signing secret? The current one keeps working for one hour.') && make.mutate(true)}>
-            Rotate signing secret
-          </Button>
-        ) : (
-          <Button variant="primary" busy={make.isPending} onClick={() => make.mutate(false)}>
-            Create signing secret
-          </Button>
-        )}
-      </div>
+      {canChange ? (
+        <>
+          <ErrorBox error={make.error} />
+          <div className="row">
+            {s.has_secret ? (
+              <Button
+                busy={make.isPending}
+                onClick={() => confirm('Rotate the signing secret? The current one keeps working for one hour.') && make.mutate(true)}
+              >
+                Rotate signing secret
+              </Button>
+            ) : (
+              <Button variant="primary" busy={make.isPending} onClick={() => make.mutate(false)}>
+                Create signing secret
+              </Button>
+            )}
+          </div>
+        </>
+      ) : (
+        ownerOnly
+      )}
     </>
   )
 }

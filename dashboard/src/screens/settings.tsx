@@ -345,7 +345,7 @@ export default function Settings() {
         {owner ? <ApiKeys /> : <OwnerOnly what="creates, rotates and revokes API keys" />}
       </Section>
       <Section id="s-signing" title="Signing secret" hint="Your site signs visitor identity tokens with it, so tickets show who the visitor is.">
-        {owner ? <SigningSecret /> : <OwnerOnly what="creates and rotates the signing secret" />}
+        <SigningSecret canChange={owner} ownerOnly={<OwnerOnly what="creates and rotates the signing secret" />} />
       </Section>
     </>
   )

@@ -82,13 +82,13 @@ export const teamRoutes =
       '/tenants/me/invitations',
       {
         preHandler: guards.can('members'),
+        config: { rateLimit: rateLimits.invitations },
         schema: {
           ...base,
           operationId: 'createInvitation',
-          description:
-            'Invites an address with a role (and optional bots): mails a single-use link to the dashboard page /accept-invitation, valid 7 days. An earlier pending invitation to the address is revoked. 409 when the address already has a workspace.',
+          description: `Invites an address with a role (and optional bots): mails a single-use link to the dashboard page /accept-invitation, valid 7 days. An earlier pending invitation to the address is revoked. 409 when the address already has a workspace. Sending and resending together: ${rateLimits.invitations.max} an hour per workspace (429 with Retry-After beyond).`,
           body: CreateInvitationRequest,
-          response: { 201: Invitation, 409: ErrorBody, ...errors },
+          response: { 201: Invitation, 409: ErrorBody, 429: RateLimitBody, ...errors },
         },
       },
       async (req, reply) => reply.code(201).send(await team.invite(req.tenantId!, { ...actorOf(req), role: req.member!.role }, req.body)),
@@ -130,12 +130,13 @@ export const teamRoutes =
       '/tenants/me/invitations/:id/resend',
       {
         preHandler: guards.can('members'),
+        config: { rateLimit: rateLimits.invitations },
         schema: {
           ...base,
           operationId: 'resendInvitation',
-          description: 'Mails a new link, valid 7 days from now (the earlier link stops working). 409 for a revoked or accepted invitation.',
+          description: `Mails a new link, valid 7 days from now (the earlier link stops working). 409 for a revoked or accepted invitation. Counts with sending toward ${rateLimits.invitations.max} an hour per workspace (429 with Retry-After beyond).`,
           params: InvitationParams,
-          response: { 200: Invitation, 409: ErrorBody, ...errors },
+          response: { 200: Invitation, 409: ErrorBody, 429: RateLimitBody, ...errors },
         },
       },
       (req) => team.resendInvitation(req.tenantId!, actorOf(req), req.params.id),

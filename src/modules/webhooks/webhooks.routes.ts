@@ -2,7 +2,8 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { bearerSecurity, type Guards } from '../../http/auth.js'
-import { ErrorBody, commonErrors } from '../../http/schemas.js'
+import { rateLimits } from '../../http/rate-limit.js'
+import { ErrorBody, RateLimitBody, commonErrors } from '../../http/schemas.js'
 import {
   AttemptList,
   DeliveryList,
@@ -102,12 +103,13 @@ export const webhooksRoutes =
       '/webhooks/endpoints/:id/test',
       {
         ...pre,
+        config: { rateLimit: rateLimits.webhookTest },
         schema: {
           ...base,
           operationId: 'testWebhookEndpoint',
-          description: 'Queues a webhook.test event for this endpoint.',
+          description: `Queues a webhook.test event for this endpoint. ${rateLimits.webhookTest.max} a minute per workspace (429 with Retry-After beyond).`,
           params: EndpointParams,
-          response: { 202: TestResponse, 409: ErrorBody, ...errors },
+          response: { 202: TestResponse, 409: ErrorBody, 429: RateLimitBody, ...errors },
         },
       },
       async (req, reply) => reply.code(202).send(await webhooks.sendTest(req.tenantId!, req.params.id)),

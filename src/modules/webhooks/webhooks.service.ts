@@ -6,7 +6,7 @@ import type { JobQueue } from '../../jobs/queue.js'
 import { addSeconds, type Clock } from '../../lib/clock.js'
 import type { Cipher } from '../../lib/crypto.js'
 import { conflict, notFound, ValidationError } from '../../lib/errors.js'
-import { addressProblem, literalAddressProblem } from '../documents/sources/crawler/ssrf.js'
+import { judgeAddress, literalAddressProblem } from '../documents/sources/crawler/ssrf.js'
 import type { AuditPort } from '../shared/audit.port.js'
 import type { EventType } from '../shared/events.port.js'
 import { enqueueDelivery } from './webhooks.delivery.js'
@@ -71,18 +71,18 @@ export function createWebhooksService(deps: {
     const shape = endpointUrlProblem(url)
     if (shape) throw refuse(shape)
     const literal = literalAddressProblem(url, deps.allowPrivateNetworks)
-    if (literal) throw refuse(`The URL points to ${literal.address}, a ${literal.range} address, which webhooks may not reach`)
+    if (literal) throw refuse(`The URL points to ${literal.describe()}, which webhooks may not reach`)
     if (deps.allowPrivateNetworks) return
     const host = new URL(url).hostname.replace(/^\[|\]$/g, '')
     let addresses: string[]
     try {
       addresses = await resolve(host)
     } catch {
-      throw refuse(`The host name ${host} does not resolve`)
+      throw refuse("The URL's host name does not resolve")
     }
     for (const a of addresses) {
-      const problem = addressProblem(a)
-      if (problem) throw refuse(`The URL's host ${host} resolves to ${a}, a ${problem} address, which webhooks may not reach`)
+      const problem = judgeAddress(a)
+      if (problem) throw refuse(`The URL's host name resolves to ${problem.describe()}, which webhooks may not reach`)
     }
   }
 
