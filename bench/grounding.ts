@@ -35,6 +35,8 @@ import { createRetrievalService } from '../src/modules/retrieval/retrieval.servi
 import { FAKE_EMBEDDING_FLOOR, startFakeLlm } from '../test/fakes/fake-llm.js'
 import { FakeSmtp, tokenFromMail } from '../test/fakes/smtp.js'
 import { scratchDatabase, serveInProcess } from './support.js'
+import { loadPassages, median, reached } from './passages.js'
+import { packPassages } from '../src/modules/retrieval/passages.fns.js'
 
 const DOCS = process.env.BENCH_DOCS ?? '../shared/data/docs-corpus/duckduckgo-help-pages'
 const PG_URL = process.env.BENCH_DATABASE_URL
@@ -94,6 +96,10 @@ interface Outcome {
   retrieved?: boolean
   /** What refused a covered question: the relevance floor, the minimum score, or the answer model's verdict. */
   refusedBy?: 'floor' | 'min_score' | 'verdict' | 'other'
+  /** The labelled answering passage was in the prompt of the turn's last generation call (undefined: no label). */
+  reached?: boolean
+  /** That prompt's size in tokens (about four characters a token), when the turn called the answer model. */
+  promptTokens?: number
 }
 
 /** Which stage refused a turn, from its debug record. */
@@ -115,7 +121,23 @@ function rates(outcomes: Outcome[]) {
   const retrieved = cov.filter((o) => o.retrieved).length / Math.max(1, cov.length)
   const by = (k: Outcome['refusedBy']) => cov.filter((o) => !o.answered && o.refusedBy === k).length
   const refusedBy = `floor ${by('floor')}, min score ${by('min_score')}, verdict ${by('verdict')}, other ${by('other')}`
-  return { falseAnswer, falseRefusal, rightPage, withPage, retrieved, refusedBy, covered: cov.length, uncovered: unc.length }
+  const labelled = cov.filter((o) => o.reached !== undefined)
+  const reachedShare = labelled.filter((o) => o.reached).length / Math.max(1, labelled.length)
+  const sizes = outcomes.flatMap((o) => (o.promptTokens !== undefined ? [o.promptTokens] : []))
+  const prompt = `median ${median(sizes).toFixed(0)} tokens, p90 ${(sizes.sort((a, b) => a - b)[Math.floor(sizes.length * 0.9)] ?? 0).toFixed(0)} over ${sizes.length} generation turns`
+  return {
+    falseAnswer,
+    falseRefusal,
+    rightPage,
+    withPage,
+    retrieved,
+    refusedBy,
+    covered: cov.length,
+    uncovered: unc.length,
+    reached: reachedShare,
+    labelled: labelled.length,
+    prompt,
+  }
 }
 
 function byKind(outcomes: Outcome[]): string {
@@ -136,6 +158,12 @@ async function main() {
   const questions = JSON.parse(readFileSync(QUESTIONS, 'utf8')) as Question[]
   console.log(`questions: ${QUESTIONS}`)
   const pages = helpPages(DOCS)
+  const passages = loadPassages(DOCS)
+  console.log(
+    passages
+      ? `answering passages: ${passages.size} labelled (${[...passages.values()].filter((x) => !x).length} with none on the page)`
+      : 'answering passages: no labels',
+  )
   const fake = await startFakeLlm()
   const smtp = await new FakeSmtp().start()
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-grounding-'))
@@ -275,6 +303,53 @@ async function main() {
         console.log(
           `retrieval ${vectors ? 'hybrid' : 'lexical'}: answering page in the top ${config.RETRIEVAL_TOP_K}: dev ${pc(hit.dev[0] / hit.dev[1])}, held-out ${pc(hit.heldout[0] / hit.heldout[1])}`,
         )
+        // the answering passage among the top k hits' texts, and their size, for a few k (dev only: tuning)
+        if (passages)
+          for (const k of (process.env.BENCH_KS ?? '6,8,12,20').split(',').map(Number)) {
+            let n = 0
+            let got = 0
+            const sizes: number[] = []
+            for (const q of questions.filter((x) => x.covered && x.split === 'dev')) {
+              const passage = passages.get(q.id)
+              if (!passage) continue
+              const found = await retrieval.search(tenantId, q.q, { apiKey: vectors ? LLM_KEY : null, k })
+              const text = found.hits.map((h) => `${h.title}\n${h.text}`).join('\n')
+              n++
+              if (reached(passage, text)) got++
+              else if (process.env.BENCH_DUMP === '3' && vectors) {
+                const deep = await retrieval.search(tenantId, q.q, { apiKey: LLM_KEY, k: 20 })
+                const rank = deep.hits.findIndex((h) => q.pages.includes(pageOf.get(h.documentId ?? '') ?? ''))
+                console.log(`  miss rank ${rank} ${q.id}: ${q.q} (${q.pages[0]}) terms ${found.queryTerms.map((t) => `${t.term}:${t.df}`).join(' ')}`)
+              } else if (process.env.BENCH_DUMP === '2' && vectors)
+                console.log(
+                  `  k${k} miss ${q.id} [${found.hits.some((h) => q.pages.includes(pageOf.get(h.documentId ?? '') ?? '')) ? 'page in' : 'no page'}] ${q.q} (${q.pages[0]}) -> ${found.hits
+                    .slice(0, 3)
+                    .map((h) => h.title.slice(0, 50))
+                    .join(' | ')}`,
+                )
+              sizes.push(Math.ceil(text.length / 4))
+            }
+            console.log(`  k ${k}: answer passage in the hits ${pc(got / n)} (of ${n} dev), hits median ${median(sizes)} tokens`)
+          }
+        // BENCH_PACK="budget,max,whole,window;...": the passages packed from the top 20 under a token budget (dev)
+        if (passages && process.env.BENCH_PACK)
+          for (const spec of process.env.BENCH_PACK.split(';')) {
+            const [budgetTokens, maxPassages, windowTokens] = spec.split(',').map(Number) as [number, number, number]
+            let n = 0
+            let got = 0
+            const sizes: number[] = []
+            for (const q of questions.filter((x) => x.covered && x.split === (process.env.BENCH_SPLIT ?? 'dev'))) {
+              const passage = passages.get(q.id)
+              if (!passage) continue
+              const found = await retrieval.search(tenantId, q.q, { apiKey: vectors ? LLM_KEY : null, k: 20 })
+              const packed = packPassages(found.hits, found.queryTerms, { budgetTokens, maxPassages, windowTokens, corpusChunks: found.corpusChunks })
+              const text = packed.map((h) => `${h.title}\n${h.text}`).join('\n')
+              n++
+              if (reached(passage, text)) got++
+              sizes.push(Math.ceil(text.length / 4))
+            }
+            console.log(`  pack ${spec}: answer passage in the sources ${pc(got / n)} (of ${n}), median ${median(sizes)} tokens`)
+          }
       }
       return
     }
@@ -298,11 +373,23 @@ async function main() {
       const outcomes: Outcome[] = []
       const t1 = performance.now()
       for (const q of questions) {
+        const before = fake.chatCalls().length
         const r = await call('POST', '/chat', apiKey, { question: q.q })
         if (r.status !== 200) throw new Error(`chat ${q.id}: ${r.status} ${JSON.stringify(r.body)}`)
         const cited = (r.body.source_documents as string[]).map((id) => pageOf.get(id))
         const o: Outcome = { q, answered: cited.length > 0, rightPage: q.pages.some((p) => cited.includes(p)) }
         outcomes.push(o)
+        // the turn's last generation call: its prompt's size, and whether the labelled answer was in it
+        const generation = fake
+          .chatCalls()
+          .slice(before)
+          .filter((c) => !c.json && c.messages.some((m) => m.role === 'system' && m.content.includes('=== Sources ===')))
+          .pop()
+        const prompt = generation?.messages.map((m) => m.content).join('\n') ?? ''
+        if (generation) o.promptTokens = Math.ceil(prompt.length / 4)
+        const passage = passages?.get(q.id)
+        if (q.covered && passage) o.reached = reached(passage, prompt)
+        if (process.env.BENCH_DUMP_MISSES === '1' && q.covered && passage && !o.reached && q.split === 'dev') console.log(`  not reached ${q.id}: ${q.q}`)
         if (q.covered) {
           // was the answering page among the sources the model saw? (retrieval's miss, or the verdict's)
           const log = await call('GET', `/chat/logs/session/${r.body.session_id}`, jwt)
@@ -326,6 +413,9 @@ async function main() {
         const r = rates(xs)
         console.log(
           `${mode.padEnd(8)} ${split.padEnd(8)} false answers ${pc(r.falseAnswer).padStart(7)} (of ${r.uncovered})  false refusals ${pc(r.falseRefusal).padStart(7)} (of ${r.covered}; ${r.withPage} with the page retrieved; refused by ${r.refusedBy})  page retrieved ${pc(r.retrieved)}, cited ${pc(r.rightPage)}  answered: ${byKind(xs)}`,
+        )
+        console.log(
+          `${mode.padEnd(8)} ${split.padEnd(8)} answer passage in the generation prompt ${pc(r.reached)} (of ${r.labelled} labelled covered questions); prompt ${r.prompt}`,
         )
       }
       console.log(`${mode.padEnd(8)} ${ms.toFixed(1)} ms per turn`)

@@ -109,8 +109,12 @@ const EnvSchema = Type.Object({
   /** Turns of history given to rewriting and the prompt, and the characters kept of each. */
   CHAT_HISTORY_TURNS: Type.Integer({ minimum: 0, maximum: 50, default: 6 }),
   CHAT_HISTORY_MESSAGE_CHARS: Type.Integer({ minimum: 50, maximum: 20000, default: 1200 }),
-  /** Retrieval: chunks given to the model, the confidence (0..1) below which a ticket is opened, and below which the answer carries a caveat. */
-  RETRIEVAL_TOP_K: Type.Integer({ minimum: 1, maximum: 50, default: 6 }),
+  /**
+   * Retrieval: at most this many passages given to the model, within RETRIEVAL_SOURCE_TOKENS (0: RETRIEVAL_TOP_K whole
+   * chunks, the old fixed count); the confidence (0..1) below which a ticket is opened, and below which the answer carries a caveat.
+   */
+  RETRIEVAL_TOP_K: Type.Integer({ minimum: 1, maximum: 20, default: 10 }),
+  RETRIEVAL_SOURCE_TOKENS: Type.Integer({ minimum: 0, maximum: 100_000, default: 1500 }),
   RETRIEVAL_MIN_SCORE: Type.Number({ minimum: 0, maximum: 1, default: 0.2 }),
   RETRIEVAL_CAVEAT_SCORE: Type.Number({ minimum: 0, maximum: 1, default: 0.4 }),
   /**
@@ -329,7 +333,8 @@ export const CONFIG_DOCS: { readonly [K in keyof Env]-?: string } = {
   CHAT_MAX_ANSWER_TOKENS: 'answer length cap',
   CHAT_HISTORY_TURNS: 'turns of history given to the model',
   CHAT_HISTORY_MESSAGE_CHARS: 'characters kept of each history message',
-  RETRIEVAL_TOP_K: 'chunks given to the model',
+  RETRIEVAL_TOP_K: 'at most this many passages given to the model',
+  RETRIEVAL_SOURCE_TOKENS: 'token budget of the passages given to the model (0: RETRIEVAL_TOP_K whole chunks)',
   RETRIEVAL_MIN_SCORE: 'confidence (0..1) below which a ticket is opened',
   RETRIEVAL_CAVEAT_SCORE: 'confidence (0..1) below which the answer carries a caveat',
   RETRIEVAL_FLOOR_LEXICAL:

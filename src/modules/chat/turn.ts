@@ -278,7 +278,13 @@ async function gatherEvidence(deps: TurnDeps, t: Turn, history: HistoryTurn[], p
         t.emit({ type: 'status', stage: 'searching' })
         // a new question's embedding takes a provider call: the answer can start from the lexical evidence meanwhile
         const early = deps.config.CHAT_SPECULATIVE_ANSWER && deps.config.CHAT_EARLY_ANSWER_FROM_BM25
-        const opts = { apiKey: t.apiKey, k: deps.config.RETRIEVAL_TOP_K, signal: t.input.signal, ...(early ? { onLexical: speculateOn } : {}) }
+        const opts = {
+          apiKey: t.apiKey,
+          k: deps.config.RETRIEVAL_TOP_K,
+          budgetTokens: deps.config.RETRIEVAL_SOURCE_TOKENS,
+          signal: t.input.signal,
+          ...(early ? { onLexical: speculateOn } : {}),
+        }
         const found = await t.sw.time('retrieval', () => retrieve(deps.retrieval, t.tenantId, rw.query, opts))
         await measureFloor(deps, t, found)
         speculateOn(found)

@@ -14,6 +14,7 @@ import {
 import { capPerDocument, cosine, mmr, rrf, wordHashes } from './fusion.fns.js'
 import type { ChunkDetail, CorpusRow, RetrievalRepo, ScoredChunk } from './retrieval.repo.js'
 import { LexicalCache, scoreBm25, vocabularyOf } from './lexical-cache.js'
+import { packPassages } from './passages.fns.js'
 import { corrections, unknownTerms } from './spelling.fns.js'
 import { uiAlternates } from './ui-words.fns.js'
 import { phrasingLexemes } from './relevance.fns.js'
@@ -75,6 +76,8 @@ export interface SearchOptions {
   /** The tenant's provider key; without it only lexical (and FAQ) retrieval runs. */
   apiKey?: string | null
   k?: number
+  /** The passages' token budget: up to k hits packed within it (passages.fns.ts); absent or 0, k whole chunks. */
+  budgetTokens?: number
   signal?: AbortSignal
   /** Time allowed to the query embedding; on failure retrieval goes on lexically. */
   embedTimeoutMs?: number
@@ -125,6 +128,12 @@ const MMR_LAMBDA = 0.9
  * 75.0 % (two per page: 75.6 %), lexical and held-out unchanged; SciFact train unchanged (0.7113).
  */
 const PER_DOCUMENT = 3
+
+/**
+ * A hit that no longer fits the budget whole is given as its best window of this many tokens. Visitor dev,
+ * answering passage among the sources (hybrid, 1,500 tokens): 74.3 % with or without it, 67.3 % for six whole chunks.
+ */
+const WINDOW_TOKENS = 150
 
 const ms = (start: number) => Math.round((performance.now() - start) * 100) / 100
 
@@ -371,7 +380,10 @@ export function createRetrievalService(deps: RetrievalDeps) {
           candidates.length,
           MMR_LAMBDA,
         ).map(({ relevance: _r, terms: _t, ...hit }) => hit as RetrievalHit)
-        const picked = capPerDocument(ordered, k, PER_DOCUMENT)
+        const capped = capPerDocument(ordered, k, PER_DOCUMENT)
+        const picked = opts.budgetTokens
+          ? packPassages(capped, terms, { budgetTokens: opts.budgetTokens, maxPassages: k, windowTokens: WINDOW_TOKENS, corpusChunks: corpus.n })
+          : capped
         timings.fuse = ms(tf)
         timings.total = ms(t0)
         return {

@@ -30,4 +30,20 @@ describe('typing slips', () => {
   it('leaves a word with no close lexeme alone', () => {
     expect(corrections(['telemetri'], [['refund', 4]])).toEqual([])
   })
+
+  it('corrects a four-letter word only for a swap or a dropped letter, never a changed one', () => {
+    const vocab: [string, number][] = [
+      ['sync', 9],
+      ['block', 5],
+      ['boat', 7],
+      ['info', 4],
+    ]
+    expect(corrections(['snyc', 'blck', 'inof'], vocab).map((c) => [c.corrects, c.term])).toEqual([
+      ['snyc', 'sync'],
+      ['blck', 'block'],
+      ['inof', 'info'],
+    ])
+    // 'bolt' is one changed letter from 'boat', and a word in its own right
+    expect(corrections(['bolt'], vocab)).toEqual([])
+  })
 })

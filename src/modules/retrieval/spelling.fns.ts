@@ -4,13 +4,17 @@ import { isFunctionWord } from './relevance.fns.js'
 /**
  * Typing slips in a question ("pasword", "duckducgko", "wieguard"): a query lexeme the tenant's chunks never use,
  * five letters or more, that is one slip away from a lexeme they do use (one letter changed, dropped, added, or
- * two neighbours swapped; two slips from eight letters on) gets that lexeme beside it, the most frequent one when
+ * two neighbours swapped; two slips from eight letters on) gets that lexeme beside it; a four-letter one only for
+ * the two slips that leave its letters telling ("snyc" for sync, "blck" for block: neighbours swapped, or a letter
+ * dropped), since one changed letter turns most short words into another word, the most frequent one when
  * several are that close. The knowledge's own vocabulary is the dictionary, so product names are spelt as the
  * pages spell them and no language's word list is needed. Only unknown words are looked at: a question spelt
  * right costs nothing.
  */
 
-export const MIN_SLIP_LENGTH = 5
+export const MIN_SLIP_LENGTH = 4
+/** From this length any single slip counts; shorter words only a swap or a dropped letter. */
+export const ANY_SLIP_LENGTH = 5
 
 /** Query lexemes worth correcting: unknown to the knowledge, long enough to tell a slip from another word. */
 export function unknownTerms(terms: TermStat[]): string[] {
@@ -58,6 +62,7 @@ export function corrections(unknown: string[], vocabulary: Iterable<[string, num
       if (Math.abs(term.length - u.length) > max || term === u) continue
       const d = slipDistance(u, term, max)
       if (d > max) continue
+      if (u.length < ANY_SLIP_LENGTH && !(term.length === u.length + 1 || [...term].sort().join('') === [...u].sort().join(''))) continue
       const cur = best.get(u)
       if (!cur || d < cur.d || (d === cur.d && (df > cur.df || (df === cur.df && term < cur.term)))) best.set(u, { term, df, d })
     }

@@ -20,9 +20,16 @@ export function retrieve(
   retrieval: Pick<RetrievalService, 'search'>,
   tenantId: string,
   query: string,
-  opts: { apiKey: string; k: number; signal?: AbortSignal; onLexical?: (preliminary: RetrievalResult) => void },
+  opts: { apiKey: string; k: number; budgetTokens?: number; signal?: AbortSignal; onLexical?: (preliminary: RetrievalResult) => void },
 ) {
-  return retrieval.search(tenantId, query, { apiKey: opts.apiKey, k: opts.k, signal: opts.signal, onLexical: opts.onLexical, lexicalGraceMs: LEXICAL_GRACE_MS })
+  return retrieval.search(tenantId, query, {
+    apiKey: opts.apiKey,
+    k: opts.k,
+    budgetTokens: opts.budgetTokens,
+    signal: opts.signal,
+    onLexical: opts.onLexical,
+    lexicalGraceMs: LEXICAL_GRACE_MS,
+  })
 }
 
 export function usableHits(result: Pick<RetrievalResult, 'hits'>, minScore: number): RetrievalHit[] {
