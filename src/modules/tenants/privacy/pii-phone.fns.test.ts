@@ -73,10 +73,12 @@ describe('phone numbers found with libphonenumber-js', () => {
     ['fax 1-650-253-0000', '1-650-253-0000'],
   ])('%s', (text, phone) => expect(phones(text)).toEqual([phone]))
 
-  it('tries the visitor locale first: a Swiss number without a phone word is found for de-CH only', () => {
-    expect(phones('044 668 18 00', { locale: 'de-CH' })).toEqual(['044 668 18 00'])
-    expect(phones('044 668 18 00')).toEqual([])
-    expect(phones('call 044 668 18 00')).toEqual(['044 668 18 00'])
+  it('tries the visitor locale first: a Norwegian number without a phone word is found for nb-NO only', () => {
+    expect(phones('22 12 34 56', { locale: 'nb-NO' })).toEqual(['22 12 34 56'])
+    expect(phones('22 12 34 56')).toEqual([])
+    expect(phones('ring 22 12 34 56')).toEqual(['22 12 34 56'])
+    // a number written with its trunk prefix in groups is taken whatever the locale (the shape rule)
+    expect(phones('044 668 18 00')).toEqual(['044 668 18 00'])
   })
 
   it('region hints from a locale: its region first, a language alone by its main region, English and unknowns by the defaults', () => {

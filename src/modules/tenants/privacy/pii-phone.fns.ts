@@ -6,13 +6,15 @@
  * locale first, then DEFAULT_PHONE_REGIONS), at its POSSIBLE leniency (the number's length fits the region's
  * plan). A candidate is kept when one of these holds:
  *   1. it is written in international form (+ or 00 and a country code), so no region was guessed;
- *   2. a phone word is next to it ("call me at", "Mobile:", "... is my cell") and no identifier word
- *      ("order", "card", "licence number") is just before it;
+ *   2. a phone word is next to it, a few words before or just after ("call me at", "Mobile:", "... -Fax",
+ *      "... is my cell", in the languages of pii-phone-context.ts) and no identifier word ("order",
+ *      "Rechnung Nr.", "licence number") is just before it;
  *   3. without such a word: the number is VALID for the region (the full metadata's number-type patterns)
  *      and written in that region's own national layout, digit groups and trunk prefix included
  *      ("(602) 272-9781", "030 1234567", "06 12 34 56 78"), which addresses, amounts and ids seldom are.
- * Whatever the rule, dates, times, money, IPv4-like and version numbers, SSN and card layouts, counts and
- * series are never phones.
+ * Whatever the rule, dates, times, money, IPv4-like and version numbers, SSN and card layouts, ZIP+4, counts
+ * and series are never phones. Numbers of regions the matcher is not given are found by their shape and the
+ * words next to them (findShapedPhones, Presidio's context rule), with no region at all.
  *
  * Metadata: the `max` set. With the default `min` set `isValid()` checks little more than length and
  * leading digits, so rule 3 takes more numbers that cannot exist: random digits written 3-3-4 pass it 84 %
@@ -23,6 +25,7 @@
  * at the first region that accounts for the whole run, within a work bound per text (BUDGET).
  */
 import { type CountryCode, findPhoneNumbersInText, isSupportedCountry, type PhoneNumber } from 'libphonenumber-js/max'
+import { identifierBefore, phoneLabelAdjacent, phoneWordAfter, phoneWordBefore } from './pii-phone-context.js'
 
 /**
  * Regions tried in turn for numbers written without a country code: large markets of the languages the
@@ -67,23 +70,17 @@ export function phoneRegions(locale?: string | null): CountryCode[] {
   return [first, ...DEFAULT_PHONE_REGIONS.filter((r) => r !== first)]
 }
 
-/** Words just before a number that say it is one to call or text (several languages); "number" after an identifier word is not one (NOT_PHONE_CONTEXT_RE). */
-const PHONE_CONTEXT_RE =
-  /(?<![\p{L}])(?:phone|tel|telephone|mobile|cell|cellphone|call(?:ed|ing)?|fax|desk|landline|hotline|helpline|dial(?:l?ed|l?ing)?|whats\s?app|signal|viber|telegram|sms|texts?|text(?:ed|ing)|message[sd]?|messaging|answer(?:s|ed|ing)?|reach(?:ed|able)?(?=\s+(?:me|us|him|her|them|at|on|out|via))|ring|registered|contact|téléphone|tél|telefon|teléfono|telefone|móvil|cellulare|handy|portable|celular|number|nummer|numéro|numero|número)(?![\p{L}])|(?<![\p{L}])(?:(?:home|work|office|private|business|direct|main)(?:\s+(?:line|number|phone))?\s*:|(?:office|direct|main|home|work|phone)\s+line)\s*$/iu
-/** ... or just after it ("... is my cell", "... here"). */
-const PHONE_AFTER_RE = /^\s*(?:is\s+(?:my|our|the|his|her)\s+(?:new\s+)?(?:cell|mobile|phone|number|landline|line)|here\b)/i
-/** Identifier and address words just before a number: it is that, not a phone. */
-const NOT_PHONE_CONTEXT_RE =
-  /(?:order|invoice|ref|reference|tracking|account|acct|ticket|case|\bid|sku|serial|customer|member|transaction|confirmation|booking|\bpo|iban|card|\bcc|zip|postal|postcode|pin|isbn|version|model|part|batch|lot|receipt|policy|claim|code|licen[cs]e|passport|security|ssn|social|tax|vat|registration|unit|apt|apartment|suite|box|room|flight|page|item|article)\s*(?:number|no\.?|nr\.?|num\.?|#)?(?:\s+(?:is|was))?\s*[:#=]?\s*$|#\s*$/i
 const CURRENCY_BEFORE_RE = /(?:[$€£¥₹]|\b(?:usd|eur|gbp|chf|jpy|inr|rs\.?|cad|aud))\s*$/i
 const CURRENCY_AFTER_RE = /^\s*(?:[$€£¥₹]|(?:usd|eur|gbp|chf|jpy|inr|cad|aud|dollars?|euros?|pounds?|yen)\b)/i
+/** "0172 5551234 here, ...": someone giving their number (taken only for a number the matcher found possible). */
+const HERE_RE = /^\s*here\b/i
 const EXTENSION_RE = /\s*(?:x|ext\.?|extension|#)\s*\d{1,6}$/i
 
-/** A calendar date (year-month-day or day/month/year in either order) at the start, with valid fields. */
+/** A calendar date (year-month-day or day/month/year in either order, "31 01 2026" too) at the start, with valid fields. */
 function startsWithDate(s: string): boolean {
   let m = /^(\d{4})([-/.])(\d{1,2})\2(\d{1,2})(?!\d)/.exec(s)
   if (m) return Number(m[3]) >= 1 && Number(m[3]) <= 12 && Number(m[4]) >= 1 && Number(m[4]) <= 31
-  m = /^(\d{1,2})([-/.])(\d{1,2})\2(\d{4}|\d{2})(?!\d)/.exec(s)
+  m = /^(\d{1,2})([-/.])(\d{1,2})\2(\d{4}|\d{2})(?!\d)/.exec(s) ?? /^(\d{1,2})( )(\d{1,2}) ((?:19|20)\d\d)(?!\d)/.exec(s)
   if (!m) return false
   // more groups in the same layout ("09.16.21.18.58") make a number written in pairs, not a date
   if (new RegExp(`^\\${m[2]}\\d`).test(s.slice(m[0].length))) return false
@@ -95,7 +92,7 @@ function startsWithDate(s: string): boolean {
 const groupsOf = (s: string) => s.split(/\D+/).filter(Boolean)
 
 /** Layouts that are something else whatever the plan says: dates, times, money, versions, IPs, SSNs, cards, series. */
-function notAPhone(main: string, intl: boolean, before: string, after: string): boolean {
+function notAPhone(main: string, intl: boolean, before: string, after: string, worded = false): boolean {
   const groups = groupsOf(main)
   const seps = new Set(main.replace(/[\d()+\s]/g, ''))
   if (CURRENCY_BEFORE_RE.test(before) || CURRENCY_AFTER_RE.test(after)) return true
@@ -103,9 +100,15 @@ function notAPhone(main: string, intl: boolean, before: string, after: string): 
   if (/^(?::\d|\s?%|[.,]\d|\s+[x×]\s+\d)/i.test(after) || /\d\s+[x×]\s+$/i.test(before)) return true
   if (startsWithDate(main) || /^(?:19|20)\d\d([-/.])\d{1,2}\1\d{1,2}$/.test(main) || /^(?:19|20)\d\d\s?[-–/]\s?(?:19|20)\d\d$/.test(main)) return true
   if (intl) return false
+  // US ZIP+4 (90210-1234) and opening hours written as HHMM-HHMM (0800-1700, 09 00 - 17 00)
+  if (/^\d{5}-\d{4}$/.test(main) || /^(?:[01]\d|2[0-3])[ .]?[0-5]\d\s?[-–]\s?(?:[01]\d|2[0-3])[ .]?[0-5]\d$/.test(main)) return true
   // decimals in ranges ("35.35-41.23"), dotted versions and IPv4-like numbers
   if (seps.has('.') && seps.size > 1) return true
-  if (seps.size === 1 && seps.has('.') && !/\s/.test(main) && (groups.length < 3 || (groups.length === 4 && groups.every((g) => g.length <= 3)))) return true
+  // (with a phone word next to it, two dotted groups are a number written with a dot when neither reads as a
+  // decimal part, "Fax 077.123456", "05.1234567"; and four of two digits a number written in pairs, "70.12.34.56")
+  const ipv4 = groups.length === 4 && groups.every((g) => Number(g) <= 255 && !/^0\d/.test(g)) && !(worded && groups.every((g) => g.length === 2))
+  const decimal = groups.length < 3 && !(worded && (groups[0][0] === '0' || groups.every((g) => g.length >= 3)))
+  if (seps.size === 1 && seps.has('.') && !/\s/.test(main) && (decimal || ipv4)) return true
   // the SSN layout 3-2-4, and groups of four as cards and account numbers are written
   if (groups.length === 3 && groups[0].length === 3 && groups[1].length === 2 && groups[2].length === 4) return true
   if (groups.length >= 3 && groups.every((g) => g.length === 4) && groups[0][0] !== '0') return true
@@ -137,8 +140,8 @@ function keep(text: string, start: number, end: number, phone: PhoneNumber): boo
   if (digits.length > 17) return false
   if (notAPhone(main, intl, before, after)) return false
   if (intl) return true
-  if (NOT_PHONE_CONTEXT_RE.test(before)) return false
-  if (PHONE_CONTEXT_RE.test(before) || PHONE_AFTER_RE.test(after)) return true
+  if (identifierBefore(text, start)) return false
+  if (phoneWordBefore(text, start) || phoneWordAfter(text, end) || HERE_RE.test(after)) return true
   return phone.isValid() && nationalLayout(main, phone)
 }
 
@@ -183,6 +186,8 @@ function windows(start: number, run: string): Array<[number, string]> {
  */
 export function findPhones(text: string, add: (start: number, end: number) => void, regions: readonly CountryCode[] = DEFAULT_PHONE_REGIONS) {
   let budget = BUDGET
+  // spans already taken, so the shape rule does not judge the same number again
+  const taken = new Set<string>()
   for (const m of text.matchAll(RUN_RE)) {
     if (m[0].replace(/\D/g, '').length < 7) continue
     for (const [start, win] of windows(m.index, m[0])) {
@@ -191,9 +196,7 @@ export function findPhones(text: string, add: (start: number, end: number) => vo
       if (digits < 7 || (digits > 17 && !/\D/.test(win))) continue
       if (budget <= 0) {
         // past the work bound: a whole window of phone length after a phone word, or in international form
-        const before = text.slice(Math.max(0, start - 30), start)
-        if (digits <= 15 && (/^(?:\+|00[1-9])/.test(win) || (!NOT_PHONE_CONTEXT_RE.test(before) && PHONE_CONTEXT_RE.test(before))))
-          add(start, start + win.length)
+        if (digits <= 15 && (/^(?:\+|00[1-9])/.test(win) || (!identifierBefore(text, start) && phoneWordBefore(text, start)))) add(start, start + win.length)
         continue
       }
       // a window that is a date, an amount, a series ... as a whole costs no matcher call (nor does such junk at any length)
@@ -209,6 +212,7 @@ export function findPhones(text: string, add: (start: number, end: number) => vo
           const e = start + found.endsAt
           if (seen.has(`${s}:${e}`) || !keep(text, s, e, found.number)) continue
           seen.add(`${s}:${e}`)
+          taken.add(`${s}:${e}`)
           add(s, e)
           covered += win.slice(found.startsAt, found.endsAt).replace(/\D/g, '').length
         }
@@ -216,4 +220,69 @@ export function findPhones(text: string, add: (start: number, end: number) => vo
       }
     }
   }
+  findShapedPhones(text, add, taken)
+}
+
+/**
+ * Numbers of any region by their shape and the words next to them, without the matcher (Presidio's context
+ * rule): a run of 8 to 15 digits in groups separated by spaces, dots, dashes or parentheses (optional + or 00
+ * and country code, optional extension) is a phone number
+ *   - when a phone word is next to it (phoneWordBefore / phoneWordAfter) and no identifier word is just before it;
+ *   - or, without one, when its shape says phone: a leading + and country code, 00 and a country code in
+ *     groups, or a trunk-prefixed area code in parentheses or before a slash ("(089) 123 4567", "030/1234567").
+ * Dates, times, money, versions, IPs, SSN and card layouts, ZIP codes, counts and series never are (notAPhone);
+ * cards and IBANs also win any overlap in pii.fns.ts. This is what finds national numbers of regions the
+ * matcher is not given ("0664 123456 -Fax", "Telefon 078 123 45 67").
+ */
+const SHAPED_RE =
+  /(?<![\p{L}\p{N}_@#/\\.,+-]|\p{N}[:])(?:\+|00)?\(?\d[\d \u00a0.\-–()/]*\d(?:\s{0,2}(?:x|ext\.?|extension|#)\s{0,2}\d{1,6})?(?![\p{L}\p{N}_@])/giu
+
+export function findShapedPhones(text: string, add: (start: number, end: number) => void, taken: ReadonlySet<string> = new Set()) {
+  for (const m of text.matchAll(SHAPED_RE)) {
+    if (m[0].length < 6) continue // fewer than six digits
+    // a slash joins an area code to its number ("030/1234567") and nothing else: elsewhere it separates two values
+    const parts = /^\(?0\d{1,4}\)?\s?\/\s?\d[^/]*$/.test(m[0]) ? [[0, m[0]] as const] : splitAt(m[0], '/')
+    for (const [offset, part] of parts) {
+      const start = m.index + offset
+      const end = start + part.length
+      if (!taken.has(`${start}:${end}`) && shapedPhone(text, start, end)) add(start, end)
+    }
+  }
+}
+
+function splitAt(run: string, sep: string): Array<readonly [number, string]> {
+  const out: Array<readonly [number, string]> = []
+  let from = 0
+  for (const piece of run.split(sep)) {
+    const lead = piece.length - piece.trimStart().length
+    const trimmed = piece.trim().replace(/[\s.\-–(]+$/, '')
+    if (trimmed) out.push([from + lead, trimmed])
+    from += piece.length + sep.length
+  }
+  return out
+}
+
+function shapedPhone(text: string, start: number, end: number): boolean {
+  const cand = text.slice(start, end)
+  const ext = EXTENSION_RE.exec(cand)
+  const main = ext ? cand.slice(0, ext.index) : cand
+  const intl = /^(?:\+|\(\+|00[1-9])/.test(main)
+  const digits = main.replace(/\D/g, '').replace(/^00/, '').length
+  if (digits < 6 || digits > 15 || /^\(?[^(]*\)$/.test(main)) return false
+  // six digits (the Faroes, Greenland, New Caledonia ...) only with a phone word right next to them
+  if (digits === 6 && (intl || identifierBefore(text, start) || !phoneLabelAdjacent(text, start, end))) return false
+  const before = text.slice(Math.max(0, start - 30), start)
+  const after = text.slice(end, end + 24)
+  const layout = main.replace(/\s*\/\s*/, ' ')
+  // the layout checks first, as leniently as a phone word would have them: most runs end there, before any word is read
+  if (notAPhone(layout, intl, before, after, true)) return false
+  const worded = !identifierBefore(text, start) && (phoneWordBefore(text, start) || phoneWordAfter(text, end))
+  if (!worded && notAPhone(layout, intl, before, after)) return false
+  // "+" and a country code is a phone whatever is around it; "00" only when written in groups (else an id)
+  if (main.startsWith('+') || main.startsWith('(+')) return digits >= 8
+  if (worded) return true
+  if (digits < 8 || identifierBefore(text, start)) return false
+  if (intl && /\D/.test(main.slice(2))) return true
+  if (/^0[1-9]\d{0,4}[ .-]\d{2,}(?:[ .-]\d{2,})*$/.test(main) && digits >= 9 && digits <= 12) return true
+  return /^\(0\d{1,4}\)\s?\d/.test(main) || /^0\d{1,4}\s?\/\s?\d/.test(main)
 }

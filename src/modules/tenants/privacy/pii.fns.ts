@@ -2,10 +2,10 @@
  * PII redaction: pure functions, no I/O. Runs on every visitor message before anything leaves the
  * process or is stored.
  *
- * Mandatory types: EMAIL, PHONE (libphonenumber-js with region hints: pii-phone.fns.ts), CARD (Luhn +
- * issuer prefix), IBAN (country length + mod 97), API_KEY (known key formats, JWTs, Bearer/Basic
- * credentials, keyed secrets, PEM private keys, high-entropy tokens), PASSWORD (values after "password:",
- * "pwd=", "my password is ...", URL user-info).
+ * Mandatory types: EMAIL, PHONE (libphonenumber-js with region hints, and any region's numbers by their shape
+ * and the phone words next to them: pii-phone.fns.ts), CARD (Luhn + issuer prefix), IBAN (country length +
+ * mod 97), API_KEY (known key formats, JWTs, Bearer/Basic credentials, keyed secrets, PEM private keys,
+ * high-entropy tokens), PASSWORD (values after "password:", "pwd=", "my password is ...", URL user-info).
  * Optional (per tenant): ID_DOC (US SSN with validity rules; passport, licence and national/tax ids after
  * a keyword), IP (IPv4 with valid octets, IPv6), URL_TOKEN (values of token/key/sig/code/session-like
  * query parameters).
@@ -299,7 +299,7 @@ function findPasswords(text: string, add: Add) {
 // ---------------------------------------------------------------------------------------------------------
 // ID_DOC (optional)
 
-const SSN_RE = /(?<![\d-])(\d{3})([- ])(\d{2})\2(\d{4})(?!\d|-\d)/g
+const SSN_RE = /(?<![\d+-]|[\d+] )(\d{3})([- ])(\d{2})\2(\d{4})(?!\d|-\d)/g
 const BARE_SSN_RE = /(?<!\d)(\d{3})(\d{2})(\d{4})(?!\d)/g
 const SSN_CONTEXT_RE = /(?:ssn|social\s+security(?:\s+(?:number|no\.?|#))?|ss#)\s*(?:is|:|#|=)?\s*$/i
 const ID_KEYWORD_RE = new RegExp(
