@@ -76,6 +76,7 @@ export function wireModules(ctx: AppContext): Modules {
   const privacy = wirePrivacy(ctx, guards)
   const escalations = wireEscalations(ctx, guards, { tenants: tenants.service, email, privacy: privacy.repo, audit, events })
   const knowledge = wireKnowledge(ctx, guards, { llmKey: tenants.service.llmKey, audit })
+  // the bot's actions, which the turn offers its model as tools through the actions port
   const actions = wireActions(ctx, guards, { audit, events })
   const chat = wireChat(ctx, guards, {
     bots: bots.service.lookups,
@@ -87,6 +88,7 @@ export function wireModules(ctx: AppContext): Modules {
     faqSearch: knowledge.faqSearch,
     profileFor: knowledge.knowledge.profileFor,
     events,
+    actions: actions.port,
   })
   const widget = wireWidget(ctx, { repo: widgetRepo, bots: botsRepo, tenants: tenants.service, chat: chat.service })
   const documents = wireDocuments(ctx, guards, { llmKey: tenants.service.llmKey, onDocumentIndexed: knowledge.onDocumentIndexed, audit, events })

@@ -36,6 +36,8 @@ export type ToolOutcome =
   | { kind: 'invalid'; action: string; content: string }
 
 export interface ConfirmOutcome {
+  /** true when this request decided the call (ran it or cancelled it); false for a replay, which runs nothing */
+  fresh: boolean
   status: CallStatus
   action: string
   summary: string

@@ -1,7 +1,7 @@
 import type { Db } from '../../db/client.js'
 import type { ActionKind, ActionMethod, ActionParameter } from '../../db/schema/actions.js'
 import type { Clock } from '../../lib/clock.js'
-import { lastChars, type Cipher } from '../../lib/crypto.js'
+import { decryptOrNull, lastChars, type Cipher } from '../../lib/crypto.js'
 import { conflict, notFound, ValidationError } from '../../lib/errors.js'
 import type { AuditPort } from '../shared/audit.port.js'
 import type { BotScope } from '../shared/bot-scope.js'
@@ -261,8 +261,8 @@ export function createActionsService(deps: { db: Db; repo: ActionsRepo; cipher: 
     },
 
     async secretStatus(tenantId: string) {
-      const enc = (await repo.findSecret(tenantId))?.secret_enc
-      return { has_secret: !!enc, secret_hint: enc ? maskHint(lastChars(cipher.decrypt(enc))) : null }
+      const secret = decryptOrNull(cipher, (await repo.findSecret(tenantId))?.secret_enc)
+      return { has_secret: !!secret, secret_hint: secret ? maskHint(lastChars(secret)) : null }
     },
 
     /** A new action secret, shown only here; calls are signed with it from now on. */

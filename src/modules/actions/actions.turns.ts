@@ -80,21 +80,21 @@ export function createActionsPort(deps: { repo: ActionsRepo; cipher: Cipher; clo
         const call = await repo.findCall(tenantId, input.callId)
         if (!call || call.session_id !== input.sessionId) return null
         const action = await repo.find(tenantId, call.action_id)
-        return { status: call.status, action: action?.name ?? '', summary: call.summary, content: null }
+        return { fresh: false, status: call.status, action: action?.name ?? '', summary: call.summary, content: null }
       }
       const action = await repo.find(tenantId, taken.action_id)
-      if (!action) return { status: 'cancelled', action: '', summary: taken.summary, content: null }
-      if (!input.approve) return { status: 'cancelled', action: action.name, summary: taken.summary, content: null }
+      if (!action) return { fresh: true, status: 'cancelled', action: '', summary: taken.summary, content: null }
+      if (!input.approve) return { fresh: true, status: 'cancelled', action: action.name, summary: taken.summary, content: null }
       const args = taken.arguments_enc ? (JSON.parse(cipher.decrypt(taken.arguments_enc)) as Record<string, unknown>) : {}
       const ready = action.enabled ? args : null
       const call = { id: taken.id, botId: taken.bot_id, sessionId: taken.session_id }
       if (!ready) {
         const r = { status: 'refused' as const, httpStatus: null, body: null, latencyMs: 0, error: 'action disabled', maskedBody: null, modelView: null }
         await runner.record(tenantId, action, call, r)
-        return { status: 'refused', action: action.name, summary: taken.summary, content: null }
+        return { fresh: true, status: 'refused', action: action.name, summary: taken.summary, content: null }
       }
       const r = await run(tenantId, action, call, ready, input.identity)
-      return { status: r.status, action: action.name, summary: taken.summary, content: r.status === 'ok' ? r.modelView : null }
+      return { fresh: true, status: r.status, action: action.name, summary: taken.summary, content: r.status === 'ok' ? r.modelView : null }
     },
   }
 }
