@@ -192,6 +192,18 @@ describe('write actions ask first', () => {
   })
 })
 
+describe('approvals expire', () => {
+  it('an approval after 15 minutes runs nothing', async () => {
+    const r = await chatApi(t, owner).post('/chat', { question: 'Please cancel my order 77777' })
+    expect(r.body.pending_action).toBeTruthy()
+    const before = api.requests.length
+    t.clock.advance(16 * 60 * 1000)
+    const late = await chatApi(t, owner).post(`/chat/${r.body.session_id}/actions/${r.body.pending_action.call_id}/confirm`, { approve: true })
+    expect(late.body).toEqual({ status: 'cancelled' })
+    expect(api.requests.length).toBe(before)
+  })
+})
+
 describe('secrets stay secret', () => {
   it('never puts a secret value in a prompt, a log line, a webhook payload or the test console', async () => {
     const receiver = await new WebhookReceiver().start()

@@ -165,7 +165,7 @@ export function createActionsRepo(db: Db) {
      * Moves a pending call of this session to `to` (running: approved; cancelled) in one statement, so two
      * approvals arriving together (a double click) find one winner and the other nothing.
      */
-    takePending(tenantId: string, id: string, sessionId: string, to: 'running' | 'cancelled', now: Date) {
+    takePending(tenantId: string, id: string, sessionId: string, to: 'running' | 'cancelled', now: Date, notBefore: Date) {
       return db
         .updateTable('action_calls')
         .set({ status: to, updated_at: now, ...(to === 'cancelled' ? { arguments_enc: null } : {}) })
@@ -173,8 +173,20 @@ export function createActionsRepo(db: Db) {
         .where('id', '=', id)
         .where('session_id', '=', sessionId)
         .where('status', '=', 'pending')
+        .where('created_at', '>', notBefore)
         .returningAll()
         .executeTakeFirst()
+    },
+
+    /** A pending call whose approval came too late: cancelled, so it can never run. */
+    expirePending(tenantId: string, id: string, now: Date) {
+      return db
+        .updateTable('action_calls')
+        .set({ status: 'cancelled', error: 'approval expired', arguments_enc: null, updated_at: now })
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', id)
+        .where('status', '=', 'pending')
+        .execute()
     },
 
     findCall(tenantId: string, id: string) {

@@ -1,4 +1,4 @@
-import type { Clock } from '../../lib/clock.js'
+import { addSeconds, type Clock } from '../../lib/clock.js'
 import type { Cipher } from '../../lib/crypto.js'
 import { callSummary } from './actions.fns.js'
 import type { ActionsPort, Identity, OfferedTool, ToolOutcome } from './actions.port.js'
@@ -10,6 +10,9 @@ import { isAbsolute } from './templates.fns.js'
 /** Whether a session may be offered the action: enabled, absolute URL, and an identity when a parameter needs one. */
 const offerable = (a: ActionRow, identity: Identity) =>
   a.enabled && isAbsolute(a.url) && (identity !== null || !a.parameters.some((p) => p.source === 'visitor'))
+
+/** How long a write waits for the visitor's approval; later it is cancelled and runs nothing. */
+export const APPROVAL_SECONDS = 15 * 60
 
 const failureText = (status: string, action: string) =>
   `The call to ${action} failed (${status}). Tell the visitor it could not be done right now and offer a person from the support team.`
@@ -74,11 +77,16 @@ export function createActionsPort(deps: { repo: ActionsRepo; cipher: Cipher; clo
 
     async confirm(tenantId, input) {
       const now = clock.now()
-      const taken = await repo.takePending(tenantId, input.callId, input.sessionId, input.approve ? 'running' : 'cancelled', now)
+      const to = input.approve ? 'running' : 'cancelled'
+      const taken = await repo.takePending(tenantId, input.callId, input.sessionId, to, now, addSeconds(now, -APPROVAL_SECONDS))
       if (!taken) {
-        // a replay, a second click or a cancelled call: nothing runs, the call's status is the answer
+        // a replay, a second click, a cancelled or an expired call: nothing runs, the call's status is the answer
         const call = await repo.findCall(tenantId, input.callId)
         if (!call || call.session_id !== input.sessionId) return null
+        if (call.status === 'pending') {
+          await repo.expirePending(tenantId, call.id, now)
+          return { fresh: false, status: 'cancelled', action: '', summary: call.summary, content: null }
+        }
         const action = await repo.find(tenantId, call.action_id)
         return { fresh: false, status: call.status, action: action?.name ?? '', summary: call.summary, content: null }
       }
