@@ -72,6 +72,17 @@ const RULES: Record<string, readonly Role[]> = {
   resendFailedWebhookDeliveries: MANAGE,
   listWebhookAttempts: MANAGE,
   resendWebhookDelivery: MANAGE,
+  // actions: owners and admins manage them, editors read and dry-run them
+  listActions: KNOWLEDGE,
+  getAction: KNOWLEDGE,
+  testAction: KNOWLEDGE,
+  listActionCalls: KNOWLEDGE,
+  createAction: MANAGE,
+  updateAction: MANAGE,
+  deleteAction: MANAGE,
+  importOpenApiActions: MANAGE,
+  getActionSigningSecret: MANAGE,
+  rotateActionSigningSecret: MANAGE,
   // analytics and exports
   getAnalyticsSummary: ANALYTICS,
   getAnalyticsTimeseries: ANALYTICS,
@@ -139,6 +150,12 @@ const BODIES: Record<string, () => unknown> = {
   // a receiver on loopback (the app allows private networks here, as the crawler's setting says); nothing listens
   createWebhookEndpoint: () => ({ url: 'http://127.0.0.1:9/hook', events: ['ticket.created'] }),
   updateWebhookEndpoint: () => ({ description: 'Matrix' }),
+  createAction: () => ({ name: `matrix_${randomUUID().slice(0, 8)}`, description: 'Matrix', method: 'GET', url: 'http://127.0.0.1:9/x' }),
+  updateAction: () => ({ description: 'Matrix' }),
+  importOpenApiActions: () => ({
+    spec: JSON.stringify({ openapi: '3.0.3', info: { title: 'm', version: '1' }, paths: { [`/m${randomUUID().slice(0, 8)}`]: { get: {} } } }),
+    base_url: 'http://127.0.0.1:9',
+  }),
   uploadDocument: () => {
     const form = new FormData()
     form.append('file', new Blob(['# Matrix\n\nA page of the role matrix.'], { type: 'text/markdown' }), 'matrix.md')

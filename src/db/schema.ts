@@ -1,3 +1,4 @@
+import type { ActionsTables } from './schema/actions.js'
 import type { AnalyticsTables } from './schema/analytics.js'
 import type { ChatTables } from './schema/chat.js'
 import type { EscalationsTables } from './schema/escalations.js'
@@ -21,4 +22,5 @@ export interface Database
     KnowledgeTables,
     AnalyticsTables,
     TeamTables,
-    WebhooksTables {}
+    WebhooksTables,
+    ActionsTables {}

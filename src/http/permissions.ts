@@ -31,6 +31,10 @@ export const PERMISSIONS = {
   settings: { roles: ['owner', 'admin'], what: 'change bots or settings' },
   /** outbound webhooks and Slack */
   integrations: { roles: ['owner', 'admin'], what: 'manage integrations' },
+  /** actions (the workspace's APIs the bot calls): define, import, live test, the signing secret */
+  actions: { roles: ['owner', 'admin'], what: 'manage actions' },
+  /** actions: read them, their call log, and dry-run tests */
+  actions_test: { roles: ['owner', 'admin', 'editor'], what: 'test actions' },
   /** the audit log */
   audit: { roles: ['owner', 'admin'], what: 'read the audit log' },
   /** documents, websites, FAQ, gaps, knowledge profile */

@@ -4,6 +4,7 @@ import type { AppContext } from '../context.js'
 import { createGuards, type Guards } from '../http/auth.js'
 import type { JobDefinition } from '../jobs/types.js'
 import { createAuthRepo } from './auth/auth.repo.js'
+import { wireActions } from './actions/actions.wire.js'
 import { analyticsMarker, wireAnalytics } from './analytics/analytics.wire.js'
 import { wireAudit } from './audit/audit.wire.js'
 import { wireAuth } from './auth/auth.wire.js'
@@ -75,6 +76,8 @@ export function wireModules(ctx: AppContext): Modules {
   const privacy = wirePrivacy(ctx, guards)
   const escalations = wireEscalations(ctx, guards, { tenants: tenants.service, email, privacy: privacy.repo, audit, events })
   const knowledge = wireKnowledge(ctx, guards, { llmKey: tenants.service.llmKey, audit })
+  // the bot's actions, which the turn offers its model as tools through the actions port
+  const actions = wireActions(ctx, guards, { audit, events })
   const chat = wireChat(ctx, guards, {
     bots: bots.service.lookups,
     privacy: privacy.repo,
@@ -85,6 +88,7 @@ export function wireModules(ctx: AppContext): Modules {
     faqSearch: knowledge.faqSearch,
     profileFor: knowledge.knowledge.profileFor,
     events,
+    actions: actions.port,
   })
   const widget = wireWidget(ctx, { repo: widgetRepo, bots: botsRepo, tenants: tenants.service, chat: chat.service })
   const documents = wireDocuments(ctx, guards, { llmKey: tenants.service.llmKey, onDocumentIndexed: knowledge.onDocumentIndexed, audit, events })
@@ -125,6 +129,7 @@ export function wireModules(ctx: AppContext): Modules {
       gaps.routes,
       ...analytics.routes,
       webhooks.routes,
+      actions.routes,
       dashboardRoutes(),
     ],
     jobs: [

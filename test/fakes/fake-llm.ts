@@ -46,6 +46,10 @@
  *    Streams send the reply in word-sized chunks, a final chunk with finish_reason, a usage chunk when
  *    `stream_options.include_usage`, then `data: [DONE]`.
  *
+ * 5. Tools (function calling, fake-tools.ts): when `tools` are offered and the question speaks of one, the reply
+ *    is a `tool_calls` call of it with the arguments read from the question; the request after the tool messages
+ *    is answered from them. Without `tools` the behaviour above is unchanged.
+ *
  * SCRIPTING: `fake.script(fn)` (latest registered first; return undefined to fall through) and fault
  * injection `fake.fail(mode, {times, match, delayMs})`, checked before scripts, for every POST endpoint.
  */
@@ -53,6 +57,7 @@ import { readFileSync } from 'node:fs'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
+import { afterTools, answerFromTools, argumentsFrom, pickTool, wireCalls, type FakeToolCall } from './fake-tools.js'
 
 export type FaultMode = 'http500' | 'http429' | 'http401' | 'slow_first_token' | 'stall' | 'malformed' | 'disconnect'
 
@@ -119,6 +124,8 @@ export interface ReplySpec {
   /** Apply a fault mode to this reply. */
   error?: FaultMode
   finishReason?: string
+  /** Call these tools instead of answering (finish_reason tool_calls). */
+  toolCalls?: FakeToolCall[]
 }
 
 export type ScriptFn = (req: ChatRequestInfo) => ReplySpec | undefined | void
@@ -616,8 +623,14 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
     }
     if (mode && (await applyEarlyFault(ex, mode, faultDelay))) return
 
+    const offered = Array.isArray(body.tools) && body.tools.length > 0 && !info.json
+    const picked = offered && !spec.toolCalls && spec.text === undefined && !afterTools(messages) ? pickTool(body.tools, questionOf(messages)) : null
+    const toolCalls: FakeToolCall[] | null =
+      spec.toolCalls ?? (picked ? [{ name: picked.function!.name!, arguments: argumentsFrom(picked, questionOf(messages)) }] : null)
+    if (toolCalls) return sendToolCalls(ex, info, wireCalls(toolCalls, ex.rec.id), spec, mode)
     const text =
       spec.text ??
+      (offered && afterTools(messages) && !spec.chunks && spec.json === undefined ? answerFromTools(messages) : undefined) ??
       (spec.chunks
         ? spec.chunks.join('')
         : spec.json !== undefined
@@ -699,6 +712,50 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
     write(chunk({}, finish))
     if (includeUsage) write({ id, object: 'chat.completion.chunk', created, model: info.model, system_fingerprint: 'fp_fake', choices: [], usage })
     write('[DONE]')
+    ex.res.end()
+  }
+
+  /** A reply that calls tools: one message with `tool_calls`, or a stream of their pieces (name, then the arguments in two slices). */
+  const sendToolCalls = async (ex: Exchange, info: ChatRequestInfo, calls: ReturnType<typeof wireCalls>, spec: ReplySpec, mode: FaultMode | undefined) => {
+    const id = `chatcmpl-fake${ex.rec.id}`
+    const created = Math.floor(Date.now() / 1000)
+    ex.rec.replyText = JSON.stringify(calls)
+    const usage = { prompt_tokens: estimateTokens(info.messages.map((m) => m.content).join('\n')), completion_tokens: 10, total_tokens: 0 }
+    usage.total_tokens = usage.prompt_tokens + usage.completion_tokens
+    if (mode === 'stall') return
+    if (!info.stream) {
+      return send(ex, 200, {
+        id,
+        object: 'chat.completion',
+        created,
+        model: info.model,
+        choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: calls, refusal: null }, logprobs: null, finish_reason: 'tool_calls' }],
+        ...(spec.usage === null ? {} : { usage }),
+      })
+    }
+    const chunk = (delta: Record<string, unknown>, finishReason: string | null) => ({
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model: info.model,
+      choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+    })
+    const write = (data: unknown) => {
+      if (!ex.closed) ex.res.write(`data: ${JSON.stringify(data)}\n\n`)
+    }
+    ex.rec.status = 200
+    ex.res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' })
+    write(chunk({ role: 'assistant', content: null }, null))
+    calls.forEach((c, index) => {
+      const half = Math.ceil(c.function.arguments.length / 2)
+      write(chunk({ tool_calls: [{ index, id: c.id, type: 'function', function: { name: c.function.name, arguments: '' } }] }, null))
+      write(chunk({ tool_calls: [{ index, function: { arguments: c.function.arguments.slice(0, half) } }] }, null))
+      write(chunk({ tool_calls: [{ index, function: { arguments: c.function.arguments.slice(half) } }] }, null))
+    })
+    write(chunk({}, 'tool_calls'))
+    if (info.body.stream_options?.include_usage === true && spec.usage !== null)
+      write({ id, object: 'chat.completion.chunk', created, model: info.model, choices: [], usage })
+    ex.res.write('data: [DONE]\n\n')
     ex.res.end()
   }
 

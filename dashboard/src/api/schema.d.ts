@@ -631,6 +631,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/widget/actions/{call_id}/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description The visitor approves (or cancels) the write action of a confirm frame. The call runs at most once: a second click, a replay or an approval after a cancel runs nothing and answers the call’s status. */
+        post: operations["widgetConfirmAction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/documents/sources": {
         parameters: {
             query?: never;
@@ -807,6 +824,26 @@ export interface paths {
         put?: never;
         /** Hand a session over to the support team */
         post: operations["escalateChat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chat/{session_id}/actions/{call_id}/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve or cancel a write action the bot asked about
+         * @description The call runs at most once: a second approval, a replay or an approval after a cancel runs nothing and answers the call’s status.
+         */
+        post: operations["confirmChatAction"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1542,6 +1579,108 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/actions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["listActions"];
+        put?: never;
+        /** @description Secrets are given as plain values and never shown again (masks only). 422 names the field: a bad name, a parameter schema that is no JSON Schema, a template naming an unknown parameter, a relative URL on an enabled action. */
+        post: operations["createAction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/actions/import-openapi": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description One disabled action per operation (all, or those named in operations). A relative or missing server URL is joined to base_url, else kept relative (such an action cannot be enabled until its URL is absolute). 422 with the document’s problems. */
+        post: operations["importOpenApiActions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/actions/signing-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["getActionSigningSecret"];
+        put?: never;
+        /** @description A new workspace action secret (whsec_...), shown only here. Every outbound call is signed with it (Standard Webhooks headers) and its X-Visitor-Token is an HS256 JWT under its decoded key. The previous secret stops signing at once. */
+        post: operations["rotateActionSigningSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/actions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["getAction"];
+        put?: never;
+        post?: never;
+        delete: operations["deleteAction"];
+        options?: never;
+        head?: never;
+        /** @description A partial update; secrets given replace those of the same name, the others are kept. */
+        patch: operations["updateAction"];
+        trace?: never;
+    };
+    "/actions/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description The request the action would send for these arguments and visitor claims, secrets masked. Nothing is sent unless live is true (owners and admins; the call is logged). */
+        post: operations["testAction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/actions/{id}/calls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Newest first; arguments redacted (visitor values named, not shown). Pass next_cursor as cursor for the next page. */
+        get: operations["listActionCalls"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1734,7 +1873,7 @@ export interface operations {
                             /** @description mail me when someone else assigns a ticket to me */
                             notify_on_assignment: boolean;
                             /** @description the permissions of the caller's role (empty without a workspace), for menus */
-                            permissions: ("workspace" | "members" | "settings" | "integrations" | "audit" | "knowledge" | "tickets" | "analytics" | "member")[];
+                            permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "tickets" | "analytics" | "member")[];
                         };
                         message: string;
                     };
@@ -1826,7 +1965,7 @@ export interface operations {
                             /** @description mail me when someone else assigns a ticket to me */
                             notify_on_assignment: boolean;
                             /** @description the permissions of the caller's role (empty without a workspace), for menus */
-                            permissions: ("workspace" | "members" | "settings" | "integrations" | "audit" | "knowledge" | "tickets" | "analytics" | "member")[];
+                            permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "tickets" | "analytics" | "member")[];
                         };
                     };
                 };
@@ -1932,7 +2071,7 @@ export interface operations {
                             /** @description mail me when someone else assigns a ticket to me */
                             notify_on_assignment: boolean;
                             /** @description the permissions of the caller's role (empty without a workspace), for menus */
-                            permissions: ("workspace" | "members" | "settings" | "integrations" | "audit" | "knowledge" | "tickets" | "analytics" | "member")[];
+                            permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "tickets" | "analytics" | "member")[];
                         };
                     } & {
                         api_key: string | null;
@@ -2236,7 +2375,7 @@ export interface operations {
                         /** @description mail me when someone else assigns a ticket to me */
                         notify_on_assignment: boolean;
                         /** @description the permissions of the caller's role (empty without a workspace), for menus */
-                        permissions: ("workspace" | "members" | "settings" | "integrations" | "audit" | "knowledge" | "tickets" | "analytics" | "member")[];
+                        permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "tickets" | "analytics" | "member")[];
                     };
                 };
             };
@@ -2293,7 +2432,7 @@ export interface operations {
                         /** @description mail me when someone else assigns a ticket to me */
                         notify_on_assignment: boolean;
                         /** @description the permissions of the caller's role (empty without a workspace), for menus */
-                        permissions: ("workspace" | "members" | "settings" | "integrations" | "audit" | "knowledge" | "tickets" | "analytics" | "member")[];
+                        permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "tickets" | "analytics" | "member")[];
                     };
                 };
             };
@@ -3284,7 +3423,7 @@ export interface operations {
                             /** @description mail me when someone else assigns a ticket to me */
                             notify_on_assignment: boolean;
                             /** @description the permissions of the caller's role (empty without a workspace), for menus */
-                            permissions: ("workspace" | "members" | "settings" | "integrations" | "audit" | "knowledge" | "tickets" | "analytics" | "member")[];
+                            permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "tickets" | "analytics" | "member")[];
                         };
                     };
                 };
@@ -6255,6 +6394,137 @@ export interface operations {
             };
         };
     };
+    widgetConfirmAction: {
+        parameters: {
+            query: {
+                bot_id: string;
+                session_id: string;
+            };
+            header?: never;
+            path: {
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    approve: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        status: string;
+                        text?: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    } | {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
     listKnowledgeSources: {
         parameters: {
             query?: never;
@@ -7893,6 +8163,16 @@ export interface operations {
                             url: string;
                         }[];
                         tokens_used: number;
+                        /** @description a write action waiting for the visitor: POST /chat/{session_id}/actions/{call_id}/confirm */
+                        pending_action?: {
+                            /** Format: uuid */
+                            call_id: string;
+                            action: string;
+                            summary: string;
+                            arguments: {
+                                [key: string]: unknown;
+                            };
+                        };
                     };
                 };
             };
@@ -8042,6 +8322,146 @@ export interface operations {
                         ticket_number: string;
                         chat_ended: boolean;
                         delivered_to_operator: boolean;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+        };
+    };
+    confirmChatAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    approve: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description ok | http_error | timeout | refused | blocked | cancelled (or pending/running) */
+                        status: string;
+                        /** @description what the bot said about the outcome (also in the conversation); absent on a replay */
+                        text?: string;
                     };
                 };
             };
@@ -12640,7 +13060,7 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string;
-                            events: ("ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test")[];
+                            events: ("ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test" | "action.called")[];
                             bot_ids: string[] | null;
                             enabled: boolean;
                             kind: "standard" | "slack";
@@ -12727,7 +13147,7 @@ export interface operations {
             content: {
                 "application/json": {
                     url: string;
-                    events: ("ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test")[];
+                    events: ("ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test" | "action.called")[];
                     description?: string;
                     bot_ids?: string[] | null;
                     kind?: "standard" | "slack";
@@ -12746,7 +13166,7 @@ export interface operations {
                         id: string;
                         url: string;
                         description: string;
-                        events: ("ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test")[];
+                        events: ("ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test" | "action.called")[];
                         bot_ids: string[] | null;
                         enabled: boolean;
                         kind: "standard" | "slack";
@@ -12935,7 +13355,7 @@ export interface operations {
             content: {
                 "application/json": {
                     url?: string;
-                    events?: ("ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test")[];
+                    events?: ("ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test" | "action.called")[];
                     description?: string;
                     bot_ids?: string[] | null;
                     enabled?: boolean;
@@ -12954,7 +13374,7 @@ export interface operations {
                         id: string;
                         url: string;
                         description: string;
-                        events: ("ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test")[];
+                        events: ("ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test" | "action.called")[];
                         bot_ids: string[] | null;
                         enabled: boolean;
                         kind: "standard" | "slack";
@@ -13259,7 +13679,7 @@ export interface operations {
                             id: string;
                             /** Format: uuid */
                             event_id: string;
-                            type: "ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test";
+                            type: "ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test" | "action.called";
                             status: "pending" | "delivered" | "failed";
                             attempts: number;
                             last_status_code: number | null;
@@ -13615,6 +14035,1209 @@ export interface operations {
             };
             /** @description Default Response */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    listActions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            description: string;
+                            method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                            url: string;
+                            headers: {
+                                [key: string]: string;
+                            };
+                            body_template: string | null;
+                            parameters: {
+                                name: string;
+                                /** @description model: the model fills it (the only kind in the tool schema); visitor: the named claim of the verified identity token; secret: the value stored under its name in secrets; constant: value */
+                                source: "model" | "visitor" | "secret" | "constant";
+                                /** @description a JSON Schema of the value */
+                                schema: {
+                                    [key: string]: unknown;
+                                };
+                                claim: string | null;
+                                value: (string | number | boolean) | null;
+                                required: boolean;
+                            }[];
+                            /** @description write: the visitor approves each call first */
+                            kind: "read" | "write";
+                            bot_ids: string[] | null;
+                            enabled: boolean;
+                            response_fields: string[];
+                            timeout_ms: number;
+                            /** @description name -> "••••" and the last four characters; values are never shown */
+                            secrets: {
+                                [key: string]: string;
+                            };
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    createAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the tool name the model sees: a-z, 0-9, _ ; starts with a letter */
+                    name: string;
+                    description: string;
+                    method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                    url: string;
+                    headers?: {
+                        [key: string]: string;
+                    };
+                    body_template?: string | null;
+                    parameters?: {
+                        name: string;
+                        /** @description model: the model fills it (the only kind in the tool schema); visitor: the named claim of the verified identity token; secret: the value stored under its name in secrets; constant: value */
+                        source: "model" | "visitor" | "secret" | "constant";
+                        /** @description a JSON Schema of the value */
+                        schema?: {
+                            [key: string]: unknown;
+                        };
+                        claim?: string | null;
+                        value?: (string | number | boolean) | null;
+                        required?: boolean;
+                    }[];
+                    /** @description write: the visitor approves each call first */
+                    kind?: "read" | "write";
+                    bot_ids?: string[] | null;
+                    enabled?: boolean;
+                    response_fields?: string[];
+                    timeout_ms?: number;
+                    /** @description plain values, write-only; on PATCH only the names given change (an empty string is refused; omit to keep) */
+                    secrets?: {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        name: string;
+                        description: string;
+                        method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                        url: string;
+                        headers: {
+                            [key: string]: string;
+                        };
+                        body_template: string | null;
+                        parameters: {
+                            name: string;
+                            /** @description model: the model fills it (the only kind in the tool schema); visitor: the named claim of the verified identity token; secret: the value stored under its name in secrets; constant: value */
+                            source: "model" | "visitor" | "secret" | "constant";
+                            /** @description a JSON Schema of the value */
+                            schema: {
+                                [key: string]: unknown;
+                            };
+                            claim: string | null;
+                            value: (string | number | boolean) | null;
+                            required: boolean;
+                        }[];
+                        /** @description write: the visitor approves each call first */
+                        kind: "read" | "write";
+                        bot_ids: string[] | null;
+                        enabled: boolean;
+                        response_fields: string[];
+                        timeout_ms: number;
+                        /** @description name -> "••••" and the last four characters; values are never shown */
+                        secrets: {
+                            [key: string]: string;
+                        };
+                        /** Format: date-time */
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    importOpenApiActions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description an OpenAPI 3.0 or 3.1 document, JSON or YAML */
+                    spec: string;
+                    operations?: string[];
+                    base_url?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            description: string;
+                            method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                            url: string;
+                            headers: {
+                                [key: string]: string;
+                            };
+                            body_template: string | null;
+                            parameters: {
+                                name: string;
+                                /** @description model: the model fills it (the only kind in the tool schema); visitor: the named claim of the verified identity token; secret: the value stored under its name in secrets; constant: value */
+                                source: "model" | "visitor" | "secret" | "constant";
+                                /** @description a JSON Schema of the value */
+                                schema: {
+                                    [key: string]: unknown;
+                                };
+                                claim: string | null;
+                                value: (string | number | boolean) | null;
+                                required: boolean;
+                            }[];
+                            /** @description write: the visitor approves each call first */
+                            kind: "read" | "write";
+                            bot_ids: string[] | null;
+                            enabled: boolean;
+                            response_fields: string[];
+                            timeout_ms: number;
+                            /** @description name -> "••••" and the last four characters; values are never shown */
+                            secrets: {
+                                [key: string]: string;
+                            };
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    getActionSigningSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        has_secret: boolean;
+                        secret_hint: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    rotateActionSigningSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description whsec_...: verifies webhook-signature and X-Visitor-Token (HS256 over the decoded key); shown only here */
+                        secret: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    getAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        name: string;
+                        description: string;
+                        method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                        url: string;
+                        headers: {
+                            [key: string]: string;
+                        };
+                        body_template: string | null;
+                        parameters: {
+                            name: string;
+                            /** @description model: the model fills it (the only kind in the tool schema); visitor: the named claim of the verified identity token; secret: the value stored under its name in secrets; constant: value */
+                            source: "model" | "visitor" | "secret" | "constant";
+                            /** @description a JSON Schema of the value */
+                            schema: {
+                                [key: string]: unknown;
+                            };
+                            claim: string | null;
+                            value: (string | number | boolean) | null;
+                            required: boolean;
+                        }[];
+                        /** @description write: the visitor approves each call first */
+                        kind: "read" | "write";
+                        bot_ids: string[] | null;
+                        enabled: boolean;
+                        response_fields: string[];
+                        timeout_ms: number;
+                        /** @description name -> "••••" and the last four characters; values are never shown */
+                        secrets: {
+                            [key: string]: string;
+                        };
+                        /** Format: date-time */
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    deleteAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    updateAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the tool name the model sees: a-z, 0-9, _ ; starts with a letter */
+                    name?: string;
+                    description?: string;
+                    method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                    url?: string;
+                    headers?: {
+                        [key: string]: string;
+                    };
+                    body_template?: string | null;
+                    parameters?: {
+                        name: string;
+                        /** @description model: the model fills it (the only kind in the tool schema); visitor: the named claim of the verified identity token; secret: the value stored under its name in secrets; constant: value */
+                        source: "model" | "visitor" | "secret" | "constant";
+                        /** @description a JSON Schema of the value */
+                        schema?: {
+                            [key: string]: unknown;
+                        };
+                        claim?: string | null;
+                        value?: (string | number | boolean) | null;
+                        required?: boolean;
+                    }[];
+                    /** @description write: the visitor approves each call first */
+                    kind?: "read" | "write";
+                    bot_ids?: string[] | null;
+                    enabled?: boolean;
+                    response_fields?: string[];
+                    timeout_ms?: number;
+                    /** @description plain values, write-only; on PATCH only the names given change (an empty string is refused; omit to keep) */
+                    secrets?: {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        name: string;
+                        description: string;
+                        method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+                        url: string;
+                        headers: {
+                            [key: string]: string;
+                        };
+                        body_template: string | null;
+                        parameters: {
+                            name: string;
+                            /** @description model: the model fills it (the only kind in the tool schema); visitor: the named claim of the verified identity token; secret: the value stored under its name in secrets; constant: value */
+                            source: "model" | "visitor" | "secret" | "constant";
+                            /** @description a JSON Schema of the value */
+                            schema: {
+                                [key: string]: unknown;
+                            };
+                            claim: string | null;
+                            value: (string | number | boolean) | null;
+                            required: boolean;
+                        }[];
+                        /** @description write: the visitor approves each call first */
+                        kind: "read" | "write";
+                        bot_ids: string[] | null;
+                        enabled: boolean;
+                        response_fields: string[];
+                        timeout_ms: number;
+                        /** @description name -> "••••" and the last four characters; values are never shown */
+                        secrets: {
+                            [key: string]: string;
+                        };
+                        /** Format: date-time */
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    testAction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @default {} */
+                    arguments: {
+                        [key: string]: unknown;
+                    };
+                    visitor_claims?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /** @description send the request (owner and admin); false (default): only build it */
+                    live?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        request: {
+                            method: string;
+                            url: string;
+                            headers: {
+                                [key: string]: string;
+                            };
+                            body: string | null;
+                        };
+                        response: {
+                            status: number | null;
+                            body: string | null;
+                            latency_ms: number;
+                        } | null;
+                        /** @description ok | http_error | timeout | refused | blocked, or dry_run when nothing was sent */
+                        status: string;
+                        model_view: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    listActionCalls: {
+        parameters: {
+            query: {
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+                limit: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: uuid */
+                            id: string;
+                            session_id: string | null;
+                            /** @description pending: a write waiting for the visitor; running: being sent */
+                            status: "pending" | "running" | "ok" | "http_error" | "timeout" | "refused" | "blocked" | "cancelled";
+                            http_status: number | null;
+                            latency_ms: number | null;
+                            arguments: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -7,6 +7,8 @@ export const PermissionSchema = Type.Union(
     Type.Literal('members'),
     Type.Literal('settings'),
     Type.Literal('integrations'),
+    Type.Literal('actions'),
+    Type.Literal('actions_test'),
     Type.Literal('audit'),
     Type.Literal('knowledge'),
     Type.Literal('tickets'),

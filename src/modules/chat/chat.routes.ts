@@ -8,12 +8,15 @@ import { unavailable, ValidationError } from '../../lib/errors.js'
 import { LlmUnavailableError } from '../llm/llm.js'
 import type { ChatLogsService } from './chat-logs.service.js'
 import {
+  ActionCallParams,
   BadAnswerListResponse,
   ChatHistoryResponse,
   ChatMessageLogResponse,
   ChatRequest,
   ChatSessionListResponse,
   ChatTurnResponse,
+  ConfirmActionBody,
+  ConfirmActionResponse,
   DeleteOriginalResponse,
   EscalateRequest,
   EscalateResponse,
@@ -46,6 +49,7 @@ function presentTurn(r: TurnResult) {
     source_documents: r.source_documents,
     sources: r.sources,
     tokens_used: r.tokens_used,
+    ...(r.pending_action ? { pending_action: r.pending_action } : {}),
   }
 }
 
@@ -125,6 +129,25 @@ export const chatRoutes =
         const r = await chat.escalate(req.tenantId!, req.params.session_id, req.body ?? {})
         return { message: r.message, ticket_number: r.ticket_number, chat_ended: r.chat_ended, delivered_to_operator: r.delivered_to_operator }
       },
+    )
+
+    app.post(
+      '/chat/:session_id/actions/:call_id/confirm',
+      {
+        preHandler: guards.apiKey,
+        config: { rateLimit: rateLimits.chat },
+        schema: {
+          tags: ['chat'],
+          security: apiKeySecurity,
+          operationId: 'confirmChatAction',
+          summary: 'Approve or cancel a write action the bot asked about',
+          description: 'The call runs at most once: a second approval, a replay or an approval after a cancel runs nothing and answers the call’s status.',
+          params: ActionCallParams,
+          body: ConfirmActionBody,
+          response: { 200: ConfirmActionResponse, ...apiErrors },
+        },
+      },
+      async (req) => chat.confirmAction(req.tenantId!, { sessionId: req.params.session_id, callId: req.params.call_id, approve: req.body.approve }),
     )
 
     const base = { tags: ['chat logs'], security: bearerSecurity }

@@ -21,6 +21,24 @@ export const ChatTurnResponse = Type.Object({
   source_documents: Type.Array(Uuid),
   sources: Type.Array(SourceRef),
   tokens_used: Type.Integer(),
+  pending_action: Type.Optional(
+    Type.Object(
+      {
+        call_id: Uuid,
+        action: Type.String(),
+        summary: Type.String(),
+        arguments: Type.Record(Type.String(), Type.Unknown()),
+      },
+      { description: 'a write action waiting for the visitor: POST /chat/{session_id}/actions/{call_id}/confirm' },
+    ),
+  ),
+})
+
+export const ActionCallParams = Type.Object({ session_id: Uuid, call_id: Uuid })
+export const ConfirmActionBody = Type.Object({ approve: Type.Boolean() })
+export const ConfirmActionResponse = Type.Object({
+  status: Type.String({ description: 'ok | http_error | timeout | refused | blocked | cancelled (or pending/running)' }),
+  text: Type.Optional(Type.String({ description: 'what the bot said about the outcome (also in the conversation); absent on a replay' })),
 })
 
 export const EscalateTriggerSchema = Type.Union([Type.Literal('user_request'), Type.Literal('answer_rejected'), Type.Literal('llm_unavailable')])

@@ -7,7 +7,9 @@ import type { PrivacyRepo } from '../tenants/privacy/privacy.repo.js'
 import type { IdentityClaims } from '../tenants/identity-token.fns.js'
 import { localeLanguage, visitorLanguage } from '../shared/language.js'
 import { piiEvents, sumCounts } from '../shared/pii-events.js'
+import { readIdentity } from '../shared/identity.js'
 import { redactMessage } from '../shared/redaction.js'
+import { actionText } from './stages/action-texts.js'
 import type { ChatRepo } from './chat.repo.js'
 import { conversationEnded, preview, transcriptOf } from './stages/10-persist.js'
 import type { TurnDeps } from './turn.context.js'
@@ -82,6 +84,8 @@ export function createChatService(deps: ChatServiceDeps) {
     },
 
     escalate: (tenantId: string, sessionId: string, input: EscalateInput) => escalateSession(deps, tenantId, sessionId, input),
+
+    confirmAction: (tenantId: string, input: ConfirmInput) => confirmAction(deps, tenantId, input),
   }
 }
 
@@ -91,6 +95,50 @@ async function sessionOr404(repo: Pick<ChatRepo, 'findSession'>, tenantId: strin
   const s = await repo.findSession(tenantId, sessionId)
   if (!s) throw notFound('Session not found')
   return s
+}
+
+export interface ConfirmInput {
+  sessionId: string
+  callId: string
+  approve: boolean
+  /** the widget's bot: the session must be its own */
+  botId?: string
+}
+
+/**
+ * The visitor's answer to a write action the bot asked about (actions port): the call runs at most once, with
+ * the session's verified identity; what came of it is said in the conversation. A replay (a double click, a
+ * second approval) runs nothing and says nothing new.
+ */
+async function confirmAction(deps: ChatServiceDeps, tenantId: string, input: ConfirmInput) {
+  const { repo, clock } = deps
+  const session = await sessionOr404(repo, tenantId, input.sessionId)
+  if (input.botId && session.bot_id !== input.botId) throw notFound('Session not found')
+  const identity = readIdentity(session, deps.cipher) as Record<string, unknown> | null
+  const out = deps.actions ? await deps.actions.confirm(tenantId, { sessionId: session.id, callId: input.callId, approve: input.approve, identity }) : null
+  if (!out) throw notFound('Action call not found')
+  if (!out.fresh) return { status: out.status }
+  const language = localeLanguage(session.locale) ?? (session.last_question ? visitorLanguage(session.last_question, null) : 'en')
+  const text =
+    out.status === 'ok'
+      ? actionText('done', language, out.summary)
+      : out.status === 'cancelled'
+        ? actionText('cancelled', language)
+        : actionText('failed', language)
+  const now = clock.now()
+  await deps.db.transaction().execute(async (trx) => {
+    const said = {
+      id: randomUUID(),
+      sessionId: session.id,
+      role: 'assistant' as const,
+      content: text,
+      debug: { action_call: input.callId, status: out.status },
+      createdAt: now,
+    }
+    await repo.insertMessages(tenantId, [said], trx)
+    await repo.touchSession(tenantId, session.id, { addMessages: 1, lastAnswerPreview: preview(text), now }, trx)
+  })
+  return { status: out.status, text }
 }
 
 const SAY: Record<EscalateTrigger, 'manual' | 'answer_rejected' | 'llm_unavailable'> = {

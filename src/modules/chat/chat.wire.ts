@@ -1,6 +1,7 @@
 import type { AppContext } from '../../context.js'
 import type { Db } from '../../db/client.js'
 import type { Guards } from '../../http/auth.js'
+import type { ActionsPort } from '../actions/actions.port.js'
 import type { BotsRepo } from '../bots/bots.repo.js'
 import type { HandOffPort } from '../escalations/handoff.js'
 import { createRetrievalRepo } from '../retrieval/retrieval.repo.js'
@@ -37,6 +38,8 @@ export function wireChat(
     onFeedback?: (tenantId: string, sessionId: string, trx: Db) => Promise<void>
     onIdealAnswer?: (tenantId: string, draft: { question: string; answer: string }, trx: Db) => Promise<number>
     events?: EventsPort
+    /** the actions module's port: the bot's actions as the turn's tools */
+    actions?: ActionsPort
   },
 ) {
   const { db, clock, cipher, config, log } = ctx
@@ -76,6 +79,7 @@ export function wireChat(
     profileFor: deps.profileFor,
     tenantSettings,
     events: deps.events,
+    actions: deps.actions,
   })
   const logs = createChatLogsService({
     db,

@@ -3,6 +3,7 @@ import type { Config } from '../../config.js'
 import type { Db } from '../../db/client.js'
 import type { Clock } from '../../lib/clock.js'
 import type { Cipher } from '../../lib/crypto.js'
+import type { ActionsPort, OfferedTool } from '../actions/actions.port.js'
 import type { BotRow } from '../bots/bots.service.js'
 import type { HandOffPort } from '../escalations/handoff.js'
 import type { ProfileData } from '../knowledge/knowledge.fns.js'
@@ -13,7 +14,11 @@ import type { ChatRepo, SessionRow } from './chat.repo.js'
 import type { EventsPort } from '../shared/events.port.js'
 
 /** What a turn is given and what it yields: the chat routes and the widget use these. */
-export type TurnEvent = { type: 'status'; stage: 'thinking' | 'searching' | 'writing' } | { type: 'chunk'; text: string }
+export type TurnEvent =
+  | { type: 'status'; stage: 'thinking' | 'searching' | 'writing' }
+  | { type: 'chunk'; text: string }
+  /** a write action waits for the visitor's approval (POST /widget/actions/{call_id}/confirm) */
+  | { type: 'confirm'; call_id: string; action: string; summary: string; arguments: Record<string, unknown> }
 
 export interface TurnInput {
   tenantId: string
@@ -36,6 +41,8 @@ export interface TurnResult {
   source_documents: string[]
   sources: { title: string; url: string }[]
   tokens_used: number
+  /** a write action the visitor is asked to approve in this turn */
+  pending_action?: { call_id: string; action: string; summary: string; arguments: Record<string, unknown> }
 }
 
 export type ChatConfig = Pick<
@@ -88,6 +95,8 @@ export interface TurnDeps {
   observeStage?: (stage: string, ms: number) => void
   /** The outbound events outbox (conversation.ended), written in the turn's transaction. */
   events?: EventsPort
+  /** The actions module's port: the bot's actions as tools (stages/08-tools.ts). */
+  actions?: ActionsPort
 }
 
 /** Timings of the stages of one turn, in ms. */
@@ -126,4 +135,6 @@ export interface Turn {
   emit: (e: TurnEvent) => void
   /** Sends a piece of the answer to a streaming client. */
   reply: (text: string) => void
+  /** The actions this turn offers the model as tools (none: the turn runs as without actions). */
+  tools: OfferedTool[]
 }

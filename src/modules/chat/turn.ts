@@ -12,6 +12,7 @@ import { decide, type DecideInput, type Decision, type EscalationTrigger } from 
 import type { BusinessProfile, PromptInput } from './stages/07-prompt.js'
 import { writeAnswer } from './stages/08-generate.js'
 import { holdsLead, promptKey, speculate, type Speculation } from './stages/08-speculate.js'
+import { offerTools, withTools } from './stages/08-tools.js'
 import { checkAnswer } from './stages/09-validate.js'
 import { persistTurn, type CitableSource, type Finish } from './stages/10-persist.js'
 import { linkPolicy } from './stages/links.js'
@@ -33,8 +34,11 @@ async function turn(deps: TurnDeps, input: TurnInput, modelMs: () => number): Pr
   const t = await beginTurn(deps, input, modelMs)
   const early = await closedOrAwaiting(deps, t)
   if (early) return early
+  // the bot's actions this session may use, read beside the history (none: the turn runs as without actions)
+  const toolsP = offerTools(deps, t)
   const history = t.newSession ? [] : await t.sw.time('history', () => loadHistory(deps.repo, t.tenantId, t.session.id, deps.config))
   const profile = await profileP
+  t.tools = await toolsP
   const ev = await gatherEvidence(deps, t, history, profile)
   try {
     return await answerTurn(deps, t, history, profile, ev)
@@ -62,8 +66,8 @@ async function answerTurn(
     return r
   }
   // 7. prompt, when the turn is answered by the model
-  const faq = decision.kind === 'answer' ? directFaq(deps, found!) : undefined
-  const finalPlan = decision.kind === 'answer' && !faq ? answerPlan(deps, t, found!, decision.caveat, history, profile) : null
+  const faq = decision.kind === 'answer' && found ? directFaq(deps, found) : undefined
+  const finalPlan = decision.kind === 'answer' && !faq ? answerPlan(deps, t, found, decision.caveat, history, profile) : null
   // 8 (early). the answer requested while the guards ran is used only for this prompt (or one holding its lead sources)
   const spec = early()
   const adoptedAs = spec && finalPlan ? adoption(spec, finalPlan) : null
@@ -98,8 +102,13 @@ async function answerTurn(
   if (written.kind === 'interrupted') return done({ text: written.text, outcome: 'answered', cited: [] })
   // the answer model's verdict: the sources do not hold the answer (the contract's low_similarity path)
   if (written.kind === 'not_covered') return notCoveredTurn(deps, t, found)
-  // 9a. validation
-  const checked = await checkAnswer(deps, t, written, { prompt, policy, citable })
+  // a write to approve (the pending action goes with the answer), or a failed call with a person offered
+  if (written.kind === 'said') {
+    const r = await done({ text: written.text, outcome: written.pending ? null : 'refused', cited: [] })
+    return written.pending ? { ...r, pending_action: written.pending } : r
+  }
+  // 9a. validation (an answer from action results is not the knowledge's to check)
+  const checked = written.byActions ? written : await checkAnswer(deps, t, written, { prompt, policy, citable })
   if (!checked) return notCoveredTurn(deps, t, found)
   // 10. persist
   const outcome: QuestionOutcome = prompt.caveat ? 'caveat' : 'answered'
@@ -110,12 +119,12 @@ async function answerTurn(
 function answerPlan(
   deps: Pick<TurnDeps, 'config'>,
   t: Turn,
-  found: RetrievalResult,
+  found: RetrievalResult | null,
   caveat: boolean,
   history: HistoryTurn[],
   profile: BusinessProfile | null,
 ): { prompt: PromptInput; hits: RetrievalHit[]; citable: CitableSource[] } {
-  const hits = usableHits(found, deps.config.RETRIEVAL_MIN_SCORE)
+  const hits = found ? usableHits(found, deps.config.RETRIEVAL_MIN_SCORE) : []
   const { prompt: sources, citable } = promptSources(hits)
   const prompt: PromptInput = {
     botName: t.bot.name,
@@ -186,7 +195,7 @@ async function beginTurn(deps: TurnDeps, input: TurnInput, modelMs: () => number
   const language = visitorLanguage(question.text, input.locale ?? session.locale)
   const reply = (text: string) => emit({ type: 'chunk', text })
   const debug = { language, channel: input.channel }
-  return { input, tenantId, bot, apiKey, session, newSession: created, question, language, debug, tokens: 0, sw, modelMs, emit, reply }
+  return { input, tenantId, bot, apiKey, session, newSession: created, question, language, debug, tokens: 0, sw, modelMs, emit, reply, tools: [] }
 }
 
 /** A closed chat says so; a session waiting for the visitor after a hand-off goes to the escalations module first. */
@@ -254,8 +263,8 @@ async function gatherEvidence(deps: TurnDeps, t: Turn, history: HistoryTurn[], p
   let spec: EarlyAnswer | null = null
   let guardNow: GuardVerdict | null = null
   const speculateOn = (found: RetrievalResult) => {
-    // once the guards are in too, the answer starts the ordinary way
-    if (!deps.config.CHAT_SPECULATIVE_ANSWER || guardNow) return
+    // once the guards are in too, the answer starts the ordinary way; an answer with tools is never speculated
+    if (!deps.config.CHAT_SPECULATIVE_ANSWER || guardNow || t.tools.length) return
     const d = decide(decideInput(deps, PASSING, found).input)
     const plan = d.kind === 'answer' && !directFaq(deps, found) ? answerPlan(deps, t, found, d.caveat, history, profile) : null
     if (spec) {
@@ -371,7 +380,8 @@ function decideInput(deps: Pick<TurnDeps, 'config'>, guard: DecideInput['guard']
 /** Stage 6. */
 function decideTurn(deps: Pick<TurnDeps, 'config'>, t: Turn, guard: GuardVerdict, found: RetrievalResult | null): Decision {
   const { input, floor } = decideInput(deps, guard, found)
-  const decision = decide(input)
+  // with actions on offer, a question the knowledge does not cover still goes to the model (08-tools.ts)
+  const decision = withTools(decide(input), t.tools)
   if (floor) {
     const measured = found?.floorCosine !== undefined ? { measured_cosine: found.floorCosine } : {}
     t.debug.floor = { lexical: Math.round(floor.lexical * 10000) / 10000, vector: floor.vector, terms: floor.terms, grounded: floor.grounded, ...measured }

@@ -4,8 +4,26 @@
  * it at the fake server in test/fakes/fake-llm.ts over real HTTP.
  */
 export interface LlmMessage {
-  role: 'system' | 'user' | 'assistant'
+  role: 'system' | 'user' | 'assistant' | 'tool'
   content: string
+  /** an assistant message that called tools (function calling) */
+  tool_calls?: ToolCall[]
+  /** a tool message: the call it answers */
+  tool_call_id?: string
+}
+
+/** A function the model may call (OpenAI `tools`); `parameters` is a JSON Schema object. */
+export interface ToolDef {
+  name: string
+  description: string
+  parameters: Record<string, unknown>
+}
+
+/** A call the model made: `arguments` is the JSON text it wrote, unparsed. */
+export interface ToolCall {
+  id: string
+  name: string
+  arguments: string
 }
 
 export interface LlmUsage {
@@ -23,6 +41,8 @@ export interface ChatOptions {
   maxTokens?: number
   /** Ask for a JSON object (response_format json_object). */
   json?: boolean
+  /** Functions the model may call instead of answering (the reply then carries `toolCalls`). */
+  tools?: ToolDef[]
   /** Total time allowed for the call; the call is aborted after it. */
   timeoutMs?: number
   signal?: AbortSignal
@@ -31,6 +51,8 @@ export interface ChatOptions {
 export interface ChatResult {
   text: string
   usage: LlmUsage
+  /** the calls the model made, when it was offered tools and called some */
+  toolCalls?: ToolCall[]
 }
 
 export interface ChatStream extends AsyncIterable<string> {

@@ -1,5 +1,15 @@
 import OpenAI from 'openai'
-import { LlmUnavailableError, type ChatOptions, type ChatResult, type ChatStream, type EmbedOptions, type LlmClient, type LlmUsage } from './llm.js'
+import {
+  LlmUnavailableError,
+  type ChatOptions,
+  type ChatResult,
+  type ChatStream,
+  type EmbedOptions,
+  type LlmClient,
+  type LlmMessage,
+  type LlmUsage,
+  type ToolCall,
+} from './llm.js'
 
 const DEFAULT_TIMEOUT_MS = 60_000
 
@@ -69,10 +79,13 @@ export function createOpenAiClient(baseURL: string): LlmClient {
   function params(opts: ChatOptions) {
     return {
       model: opts.model,
-      messages: opts.messages,
+      messages: opts.messages.map(wireMessage) as never,
       temperature: opts.temperature,
       max_tokens: opts.maxTokens,
       ...(opts.json ? { response_format: { type: 'json_object' as const } } : {}),
+      ...(opts.tools?.length
+        ? { tools: opts.tools.map((t) => ({ type: 'function' as const, function: { name: t.name, description: t.description, parameters: t.parameters } })) }
+        : {}),
     }
   }
 
@@ -83,7 +96,10 @@ export function createOpenAiClient(baseURL: string): LlmClient {
         const res = await client(opts.apiKey).chat.completions.create({ ...params(opts), stream: false }, { signal: s.signal })
         if (!res || !Array.isArray(res.choices)) throw new SyntaxError('no choices in the reply')
         const text = res.choices[0]?.message?.content ?? ''
-        return { text, usage: toUsage(res.usage, promptText(opts), text) }
+        const calls = (res.choices[0]?.message?.tool_calls ?? []).flatMap((c) =>
+          c.type === 'function' ? [{ id: c.id, name: c.function.name, arguments: c.function.arguments }] : [],
+        )
+        return { text, usage: toUsage(res.usage, promptText(opts), text), ...(calls.length ? { toolCalls: calls } : {}) }
       } catch (err) {
         throw toUnavailable(err, s)
       }
@@ -96,10 +112,13 @@ export function createOpenAiClient(baseURL: string): LlmClient {
       let settle!: { resolve: (r: ChatResult) => void; reject: (e: Error) => void }
       const done = new Promise<ChatResult>((resolve, reject) => (settle = { resolve, reject }))
       done.catch(() => {})
+      // tool calls arrive in pieces, by index: the id and name first, the arguments' JSON text in slices
+      const calls: ToolCall[] = []
       const finish = (outcome: { ok: true } | { ok: false; err: Error }) => {
         if (settled) return
         settled = true
-        if (outcome.ok) settle.resolve({ text, usage: usage ?? toUsage(null, promptText(opts), text) })
+        const toolCalls = calls.filter((c) => c?.name)
+        if (outcome.ok) settle.resolve({ text, usage: usage ?? toUsage(null, promptText(opts), text), ...(toolCalls.length ? { toolCalls } : {}) })
         else settle.reject(outcome.err)
       }
       const iterate = async function* () {
@@ -114,6 +133,12 @@ export function createOpenAiClient(baseURL: string): LlmClient {
             if (part.usage) usage = toUsage(part.usage, '', '')
             const choice = part.choices?.[0]
             if (choice?.finish_reason) finished = true
+            for (const d of choice?.delta?.tool_calls ?? []) {
+              const c = (calls[d.index] ??= { id: '', name: '', arguments: '' })
+              if (d.id) c.id = d.id
+              if (d.function?.name) c.name += d.function.name
+              if (d.function?.arguments) c.arguments += d.function.arguments
+            }
             const delta = choice?.delta?.content
             if (delta) {
               text += delta
@@ -161,4 +186,17 @@ export function createOpenAiClient(baseURL: string): LlmClient {
       }
     },
   }
+}
+
+/** A message as the provider takes it: an assistant's tool calls and a tool's answer in OpenAI's shape. */
+function wireMessage(m: LlmMessage) {
+  if (m.role === 'tool') return { role: 'tool', tool_call_id: m.tool_call_id ?? '', content: m.content }
+  if (m.role === 'assistant' && m.tool_calls?.length) {
+    return {
+      role: 'assistant',
+      content: m.content || null,
+      tool_calls: m.tool_calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
+    }
+  }
+  return { role: m.role, content: m.content }
 }

@@ -15,6 +15,7 @@ export const EVENT_TYPES = [
   'document.failed',
   'source.crawl_failed',
   'webhook.test',
+  'action.called',
 ] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 

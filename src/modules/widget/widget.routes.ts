@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Redis } from 'ioredis'
 import { describeError } from '../../http/errors.js'
 import { rateLimits } from '../../http/rate-limit.js'
-import { ErrorBody, RateLimitBody, ValidationErrorBody } from '../../http/schemas.js'
+import { ErrorBody, RateLimitBody, Uuid, ValidationErrorBody } from '../../http/schemas.js'
 import { openSse } from '../../http/sse.js'
 import { AppError } from '../../lib/errors.js'
 import { redisHealth } from '../health/health.routes.js'
@@ -230,6 +230,27 @@ export const widgetRoutes =
         schema: { tags, operationId: 'widgetMarkRead', querystring: SessionQuery, body: ReadBody, response: { 200: ReadResponse, ...errors } },
       },
       async (req, reply) => widget.markRead(await botFor(req, reply, req.query.bot_id), req.query.session_id, req.body.message_id),
+    )
+
+    app.post(
+      '/widget/actions/:call_id/confirm',
+      {
+        config: { rateLimit: rateLimits.widgetChat },
+        schema: {
+          tags,
+          operationId: 'widgetConfirmAction',
+          description:
+            'The visitor approves (or cancels) the write action of a confirm frame. The call runs at most once: a second click, a replay or an approval after a cancel runs nothing and answers the call’s status.',
+          params: Type.Object({ call_id: Uuid }),
+          querystring: SessionQuery,
+          body: Type.Object({ approve: Type.Boolean() }),
+          response: {
+            200: Type.Object({ status: Type.String(), text: Type.Optional(Type.String()) }),
+            ...errors,
+          },
+        },
+      },
+      async (req, reply) => widget.confirmAction(await botFor(req, reply, req.query.bot_id), req.query.session_id, req.params.call_id, req.body.approve),
     )
   }
 

@@ -40,6 +40,7 @@ export interface ChatPort {
     sessionId: string,
     input: { trigger: string; user_note?: string | null },
   ): Promise<{ message: string; ticket_number: string } & Record<string, unknown>>
+  confirmAction(tenantId: string, input: { sessionId: string; callId: string; approve: boolean; botId?: string }): Promise<{ status: string; text?: string }>
 }
 
 const sessionNotFound = () => new AppError(404, 'session_not_found', 'Session not found', { coded: true })
@@ -161,6 +162,12 @@ export function createWidgetService(deps: {
     async escalate(bot: BotRow, sessionId: string, body: Static<typeof WidgetEscalateBody>) {
       await botSession(bot, sessionId)
       return chat.escalate(bot.tenant_id, sessionId, { trigger: body.trigger ?? 'user_request', user_note: body.user_note?.trim() || null })
+    },
+
+    /** The visitor's approval (or not) of a write action the bot asked about; it runs at most once. */
+    async confirmAction(bot: BotRow, sessionId: string, callId: string, approve: boolean) {
+      await botSession(bot, sessionId)
+      return chat.confirmAction(bot.tenant_id, { sessionId, callId, approve, botId: bot.id })
     },
 
     /** Moves the visitor's read cursor forward; an older receipt is accepted and changes nothing. */

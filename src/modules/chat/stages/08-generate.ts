@@ -1,9 +1,10 @@
-import { LlmUnavailableError, type LlmClient, type LlmMessage } from '../../llm/llm.js'
+import { LlmUnavailableError, type LlmClient, type LlmMessage, type ToolCall, type ToolDef } from '../../llm/llm.js'
 import { detectLanguage } from '../../shared/language.js'
 import type { Turn, TurnDeps } from '../turn.context.js'
 import { buildAnswerPrompt, type PromptInput } from './07-prompt.js'
 import { citedSources, persistQuestionOnly, type CitableSource } from './10-persist.js'
 import type { Speculation } from './08-speculate.js'
+import { generateWithTools, type PendingAction, type ToolGeneration } from './08-tools.js'
 import { createStreamCleaner, type LinkPolicy } from './links.js'
 import { canned } from './messages.js'
 import { createVerdictGate } from './verdict.fns.js'
@@ -25,6 +26,8 @@ export interface GenerateInput {
   totalTimeoutMs: number
   signal?: AbortSignal
   onDelta?: (delta: string) => void
+  /** functions the model may call (stages/08-tools.ts) */
+  tools?: ToolDef[]
 }
 
 export interface Generation {
@@ -32,6 +35,7 @@ export interface Generation {
   tokens: number
   attempts: number
   firstTokenMs: number | null
+  toolCalls?: ToolCall[]
 }
 
 export class PartialAnswerError extends Error {
@@ -75,6 +79,7 @@ export async function generateAnswer(llm: Pick<LlmClient, 'chatStream'>, input: 
         temperature: 0.2,
         timeoutMs: input.totalTimeoutMs,
         signal,
+        ...(input.tools?.length ? { tools: input.tools } : {}),
       })
       for await (const delta of stream) {
         if (firstTokenMs === null) firstTokenMs = Math.round(performance.now() - start)
@@ -84,7 +89,7 @@ export async function generateAnswer(llm: Pick<LlmClient, 'chatStream'>, input: 
       }
       clearTimeout(timer)
       const res = await stream.result()
-      return { text, tokens: res.usage.total_tokens, attempts: attempt, firstTokenMs }
+      return { text, tokens: res.usage.total_tokens, attempts: attempt, firstTokenMs, ...(res.toolCalls?.length ? { toolCalls: res.toolCalls } : {}) }
     } catch (raw) {
       clearTimeout(timer)
       if (input.signal?.aborted) throw raw
@@ -131,7 +136,13 @@ export function uncitedNoAnswer(text: string, cited: CitableSource[], citable: C
   return mine !== null && mine === detectLanguage(citable[0]!.text.slice(0, 1500))
 }
 
-export type Written = { kind: 'answer'; text: string; cited: CitableSource[] } | { kind: 'interrupted'; text: string } | { kind: 'not_covered' }
+export type Written =
+  /** `byActions`: grounded in action results (not checked against the knowledge's sources) */
+  | { kind: 'answer'; text: string; cited: CitableSource[]; byActions?: boolean }
+  | { kind: 'interrupted'; text: string }
+  | { kind: 'not_covered' }
+  /** what the bot said instead of an answer: a write to approve, or a failed call with a person offered */
+  | { kind: 'said'; text: string; pending?: PendingAction }
 
 /**
  * The turn's answer, streamed through the link cleaner (stage 9b) so no invented URL is ever shown. An
@@ -139,7 +150,7 @@ export type Written = { kind: 'answer'; text: string; cited: CitableSource[] } |
  * whole; any other failure keeps the visitor's question in the log and goes to the caller.
  */
 export async function writeAnswer(
-  deps: Pick<TurnDeps, 'llm' | 'config' | 'clock' | 'repo' | 'log'>,
+  deps: Pick<TurnDeps, 'llm' | 'config' | 'clock' | 'repo' | 'log' | 'actions' | 'cipher'>,
   t: Turn,
   prompt: PromptInput,
   policy: LinkPolicy,
@@ -147,6 +158,7 @@ export async function writeAnswer(
   early?: Speculation | null,
 ): Promise<Written> {
   const cleaner = createStreamCleaner(policy)
+  let actions: CitableSource[] = []
   // the model's "not in the sources" verdict comes first: nothing is shown while the reply could still be it
   const gate = createVerdictGate()
   const onDelta = (d: string) => {
@@ -156,11 +168,18 @@ export async function writeAnswer(
   }
   try {
     // a speculative request for this very prompt (08-speculate.ts) is taken over, held tokens first
-    const gen = await t.sw.time(
+    const options = { ...answerOptions(deps.config, t.apiKey, prompt, t.input.signal), onDelta }
+    const gen: Generation & Partial<ToolGeneration> = await t.sw.time(
       'generation',
-      () => early?.adopt(onDelta) ?? generateAnswer(deps.llm, { ...answerOptions(deps.config, t.apiKey, prompt, t.input.signal), onDelta }),
+      () =>
+        early?.adopt(onDelta) ?? (t.tools.length ? generateWithTools(deps, t, options, (i) => generateAnswer(deps.llm, i)) : generateAnswer(deps.llm, options)),
     )
     t.tokens += gen.tokens
+    if (gen.said) {
+      t.reply(gen.said.text)
+      return { kind: 'said', text: gen.said.text, pending: gen.said.pending }
+    }
+    actions = gen.actions ?? []
     const verdict = gate.end()
     const rest = gate.flush()
     const piece = rest && cleaner.push(rest)
@@ -185,6 +204,9 @@ export async function writeAnswer(
   if (cleaner.result.removed.length) t.debug.links_removed = cleaner.result.removed.length
   const text = cleaner.result.text
   const cited = citedSources(text, cleaner.result.cited, citable)
+  // an answer from action results stands on them; offered tools, none used, and no source: no answer
+  if (actions.length) return { kind: 'answer', text, cited: [...cited, ...actions], byActions: true }
+  if (t.tools.length && cited.length === 0 && citable.length === 0) return { kind: 'not_covered' }
   // A reply that cites no source and shares no source's words is no answer from the knowledge: the verdict
   // written after some words ("Sorry, I can't find that. NOT_IN_SOURCES"), or a model that says so in its own
   // words without the marker. It takes the not-covered hand-off (a ticket), not the place of an answer.

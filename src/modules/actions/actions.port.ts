@@ -1,0 +1,53 @@
+import type { CallStatus } from '../../db/schema/actions.js'
+
+/**
+ * Actions as the chat turn sees them (the turn imports only this file's types; the actions module never
+ * imports the chat). `identity` is always the session's verified identity (null: anonymous), never anything
+ * the visitor or the model wrote.
+ */
+export interface OfferedTool {
+  name: string
+  description: string
+  /** JSON Schema of the `model` parameters only */
+  parameters: Record<string, unknown>
+  kind: 'read' | 'write'
+}
+
+export type Identity = Record<string, unknown> | null
+
+export interface ToolCallInput {
+  botId: string
+  sessionId: string
+  /** the tool name the model called */
+  name: string
+  /** the model's arguments, as the JSON text it wrote */
+  arguments: string
+  identity: Identity
+}
+
+export type ToolOutcome =
+  /** a read ran: `content` is what the model is given (response fields, at most 8 KB) */
+  | { kind: 'result'; callId: string; action: string; content: string }
+  /** it ran and failed (timeout, 4xx/5xx, refused, blocked) */
+  | { kind: 'failed'; callId: string | null; action: string; status: CallStatus; content: string }
+  /** a write waits for the visitor's approval */
+  | { kind: 'pending'; callId: string; action: string; summary: string; arguments: Record<string, unknown> }
+  /** the model's call could not be made (unknown tool, arguments against the schema): told to the model */
+  | { kind: 'invalid'; action: string; content: string }
+
+export interface ConfirmOutcome {
+  /** true when this request decided the call (ran it or cancelled it); false for a replay, which runs nothing */
+  fresh: boolean
+  status: CallStatus
+  action: string
+  summary: string
+  /** what the workspace's API answered, as the model would see it (null: nothing ran or it failed) */
+  content: string | null
+}
+
+export interface ActionsPort {
+  offer(tenantId: string, botId: string, identity: Identity): Promise<OfferedTool[]>
+  call(tenantId: string, input: ToolCallInput): Promise<ToolOutcome>
+  /** null: no such call in this session. A call that is no longer pending runs nothing and answers its status. */
+  confirm(tenantId: string, input: { sessionId: string; callId: string; approve: boolean; identity: Identity }): Promise<ConfirmOutcome | null>
+}

@@ -1,0 +1,108 @@
+import { addSeconds, type Clock } from '../../lib/clock.js'
+import type { Cipher } from '../../lib/crypto.js'
+import { callSummary } from './actions.fns.js'
+import type { ActionsPort, Identity, OfferedTool, ToolOutcome } from './actions.port.js'
+import type { ActionRow, ActionsRepo } from './actions.repo.js'
+import type { Runner } from './actions.runner.js'
+import { buildRequest, toolSchema } from './request.fns.js'
+import { isAbsolute } from './templates.fns.js'
+
+/** Whether a session may be offered the action: enabled, absolute URL, and an identity when a parameter needs one. */
+const offerable = (a: ActionRow, identity: Identity) =>
+  a.enabled && isAbsolute(a.url) && (identity !== null || !a.parameters.some((p) => p.source === 'visitor'))
+
+/** How long a write waits for the visitor's approval; later it is cancelled and runs nothing. */
+export const APPROVAL_SECONDS = 15 * 60
+
+const failureText = (status: string, action: string) =>
+  `The call to ${action} failed (${status}). Tell the visitor it could not be done right now and offer a person from the support team.`
+
+/**
+ * The chat's port: which actions a turn may offer as tools, running a read at once, holding a write until the
+ * visitor approves it, and running an approved write exactly once.
+ */
+export function createActionsPort(deps: { repo: ActionsRepo; cipher: Cipher; clock: Clock; runner: Runner }): ActionsPort {
+  const { repo, cipher, clock, runner } = deps
+
+  async function run(
+    tenantId: string,
+    action: ActionRow,
+    call: { id: string; botId: string | null; sessionId: string | null },
+    args: Record<string, unknown>,
+    identity: Identity,
+  ) {
+    const built = buildRequest(action, args, identity, runner.secretsOf(action))
+    if (!built.ok) {
+      const r = { status: 'refused' as const, httpStatus: null, body: null, latencyMs: 0, error: built.message, maskedBody: null, modelView: null }
+      await runner.record(tenantId, action, call, r)
+      return r
+    }
+    const r = await runner.send(tenantId, action, call.id, built.request, identity)
+    await runner.record(tenantId, action, call, r)
+    return r
+  }
+
+  return {
+    async offer(tenantId, botId, identity): Promise<OfferedTool[]> {
+      const rows = await repo.forBot(tenantId, botId)
+      return rows
+        .filter((a) => offerable(a, identity))
+        .map((a) => ({ name: a.name, description: a.description || a.name, parameters: toolSchema(a.parameters), kind: a.kind }))
+    },
+
+    async call(tenantId, input): Promise<ToolOutcome> {
+      const action = (await repo.forBot(tenantId, input.botId)).find((a) => a.name === input.name && offerable(a, input.identity))
+      if (!action) return { kind: 'invalid', action: input.name, content: `There is no tool named ${input.name}.` }
+      let args: Record<string, unknown>
+      try {
+        const parsed = JSON.parse(input.arguments || '{}') as unknown
+        args = parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {}
+      } catch {
+        return { kind: 'invalid', action: action.name, content: 'The arguments were not valid JSON.' }
+      }
+      // only the model's own parameters are taken from its arguments; visitor values come from the identity
+      const built = buildRequest(action, args, input.identity, runner.secretsOf(action))
+      if (!built.ok) return { kind: 'invalid', action: action.name, content: `The call was not made: ${built.message}.` }
+      const summary = callSummary(action.description, action.name, built.modelArgs)
+      const base = { actionId: action.id, sessionId: input.sessionId, botId: input.botId, arguments: built.logArgs, summary, now: clock.now() }
+      if (action.kind === 'write') {
+        const call = await repo.insertCall(tenantId, { ...base, status: 'pending', argumentsEnc: cipher.encrypt(JSON.stringify(built.modelArgs)) })
+        return { kind: 'pending', callId: call.id, action: action.name, summary, arguments: built.modelArgs }
+      }
+      const call = await repo.insertCall(tenantId, { ...base, status: 'running', argumentsEnc: null })
+      const r = await run(tenantId, action, { id: call.id, botId: input.botId, sessionId: input.sessionId }, built.modelArgs, input.identity)
+      if (r.status === 'ok') return { kind: 'result', callId: call.id, action: action.name, content: r.modelView ?? '' }
+      return { kind: 'failed', callId: call.id, action: action.name, status: r.status, content: failureText(r.status, action.name) }
+    },
+
+    async confirm(tenantId, input) {
+      const now = clock.now()
+      const to = input.approve ? 'running' : 'cancelled'
+      const taken = await repo.takePending(tenantId, input.callId, input.sessionId, to, now, addSeconds(now, -APPROVAL_SECONDS))
+      if (!taken) {
+        // a replay, a second click, a cancelled or an expired call: nothing runs, the call's status is the answer
+        const call = await repo.findCall(tenantId, input.callId)
+        if (!call || call.session_id !== input.sessionId) return null
+        if (call.status === 'pending') {
+          await repo.expirePending(tenantId, call.id, now)
+          return { fresh: false, status: 'cancelled', action: '', summary: call.summary, content: null }
+        }
+        const action = await repo.find(tenantId, call.action_id)
+        return { fresh: false, status: call.status, action: action?.name ?? '', summary: call.summary, content: null }
+      }
+      const action = await repo.find(tenantId, taken.action_id)
+      if (!action) return { fresh: true, status: 'cancelled', action: '', summary: taken.summary, content: null }
+      if (!input.approve) return { fresh: true, status: 'cancelled', action: action.name, summary: taken.summary, content: null }
+      const args = taken.arguments_enc ? (JSON.parse(cipher.decrypt(taken.arguments_enc)) as Record<string, unknown>) : {}
+      const ready = action.enabled ? args : null
+      const call = { id: taken.id, botId: taken.bot_id, sessionId: taken.session_id }
+      if (!ready) {
+        const r = { status: 'refused' as const, httpStatus: null, body: null, latencyMs: 0, error: 'action disabled', maskedBody: null, modelView: null }
+        await runner.record(tenantId, action, call, r)
+        return { fresh: true, status: 'refused', action: action.name, summary: taken.summary, content: null }
+      }
+      const r = await run(tenantId, action, call, ready, input.identity)
+      return { fresh: true, status: r.status, action: action.name, summary: taken.summary, content: r.status === 'ok' ? r.modelView : null }
+    },
+  }
+}
