@@ -31,6 +31,10 @@ export const rateLimits = {
   widgetChat: preset(30, 'minute'),
   widgetHistory: preset(30, 'minute'),
   widgetEscalate: preset(20, 'minute'),
+  /** Typing indicators: one call per start and stop of typing. */
+  typing: preset(120, 'minute'),
+  /** Opening an event stream (a reconnecting client backs off; this bounds one that does not). */
+  liveEvents: preset(60, 'minute'),
 } satisfies Record<string, RateLimitOptions>
 
 /** The contract's 429 text, e.g. "Rate limit exceeded: 10 per 1 minute". */

@@ -11,6 +11,7 @@ import * as m0510 from './0510_embedding_failures.js'
 import * as m0600 from './0600_team.js'
 import * as m0700 from './0700_webhooks.js'
 import * as m0800 from './0800_analytics.js'
+import * as m1000 from './1000_live.js'
 
 /**
  * The one migration history, for PGlite and PostgreSQL alike. Names sort in the order they run; never
@@ -29,4 +30,5 @@ export const migrations: Record<string, Migration> = {
   '0600_team': m0600,
   '0700_webhooks': m0700,
   '0800_analytics': m0800,
+  '1000_live': m1000,
 }

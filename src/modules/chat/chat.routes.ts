@@ -46,6 +46,7 @@ function presentTurn(r: TurnResult) {
     source_documents: r.source_documents,
     sources: r.sources,
     tokens_used: r.tokens_used,
+    owner: r.owner,
   }
 }
 
@@ -123,7 +124,7 @@ export const chatRoutes =
       },
       async (req) => {
         const r = await chat.escalate(req.tenantId!, req.params.session_id, req.body ?? {})
-        return { message: r.message, ticket_number: r.ticket_number, chat_ended: r.chat_ended, delivered_to_operator: r.delivered_to_operator }
+        return { message: r.message, ticket_number: r.ticket_number, chat_ended: r.chat_ended, delivered_to_operator: r.delivered_to_operator, owner: r.owner }
       },
     )
 

@@ -11,6 +11,8 @@ import type { RetrievalService } from '../retrieval/retrieval.service.js'
 import type { Redaction } from '../shared/redaction.js'
 import type { ChatRepo, SessionRow } from './chat.repo.js'
 import type { EventsPort } from '../shared/events.port.js'
+import type { LivePort } from '../shared/live.port.js'
+import type { SessionOwner } from '../../db/schema/chat.js'
 
 /** What a turn is given and what it yields: the chat routes and the widget use these. */
 export type TurnEvent = { type: 'status'; stage: 'thinking' | 'searching' | 'writing' } | { type: 'chunk'; text: string }
@@ -36,6 +38,10 @@ export interface TurnResult {
   source_documents: string[]
   sources: { title: string; url: string }[]
   tokens_used: number
+  /** Who answers the conversation after this turn (the API's chat_ended is owner != bot). */
+  owner: SessionOwner
+  /** The visitor's message went to the person who owns the conversation; nobody answered it here. */
+  delivered?: boolean
 }
 
 export type ChatConfig = Pick<
@@ -87,6 +93,8 @@ export interface TurnDeps {
   observeStage?: (stage: string, ms: number) => void
   /** The outbound events outbox (conversation.ended), written in the turn's transaction. */
   events?: EventsPort
+  /** The live conversation (a visitor's message to a person reaches the team's stream), in the turn's transaction. */
+  live?: Pick<LivePort, 'messagePosted'>
 }
 
 /** Timings of the stages of one turn, in ms. */
