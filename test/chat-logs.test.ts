@@ -126,8 +126,9 @@ describe('sessions, history, feedback and bad answers', () => {
       content: 'How long do refunds take?',
       created_at: expect.any(String),
       from_operator: false,
+      author_name: null,
     })
-    expect(h.body.chat_ended).toBe(false)
+    expect(h.body).toMatchObject({ chat_ended: false, owner: 'bot', assignee_name: null })
   })
 
   it('records feedback on answers only and lists the bad ones with their question', async () => {

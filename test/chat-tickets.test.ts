@@ -39,7 +39,8 @@ describe('tickets opened by a turn', () => {
     expect(r.body.ticket_number).toBe('ESC-0001')
     expect(r.body.text).toContain('ESC-0001')
     expect(r.body.delivered_to_operator).toBe(true)
-    expect(r.body.chat_ended).toBe(false)
+    // the conversation is the team's now (chat_ended: owner is not the bot)
+    expect(r.body).toMatchObject({ chat_ended: true, owner: 'queue' })
     const ticket = await ticketOf(a.tenantId, 'ESC-0001')
     expect(ticket).toMatchObject({
       trigger: 'no_documents',
@@ -50,7 +51,7 @@ describe('tickets opened by a turn', () => {
     })
     expect(ticket.transcript.map((m) => m.content)).toEqual(['How do I change my delivery address?'])
     expect(fake.chatCalls().filter(isAnswer)).toHaveLength(0)
-    // the next tenant starts at 1 too; the same tenant goes on
+    // the next tenant starts at 1 too; the same tenant goes on (in a new conversation: the first is the team's)
     expect((await chatApi(t, b).post('/chat', { question: 'Where is my parcel tracking number?' })).body.ticket_number).toBe('ESC-0001')
     expect((await chatApi(t, a).post('/chat', { question: 'Where is my parcel tracking number?' })).body.ticket_number).toBe('ESC-0002')
     // the question log records the outcome for the gap analyzer
@@ -84,11 +85,13 @@ describe('tickets opened by a turn', () => {
     const ticket = await ticketOf(owner.tenantId, r.body.ticket_number)
     expect(ticket).toMatchObject({ trigger: 'user_request', priority: 'medium' })
     expect(ticket.transcript.map((m) => m.role)).toEqual(['user', 'assistant', 'user'])
-    // a second request in the same session adds to the open ticket
+    // a second request in the same session goes to the team that has it; no second ticket, no bot answer
     const again = await api.post('/chat', { question: 'Can I speak to a real person now?', session_id: first.body.session_id })
     expect(again.body).not.toHaveProperty('ticket_number')
-    expect(again.body.delivered_to_operator).toBe(true)
-    expect(again.body.text).toContain(r.body.ticket_number)
+    expect(again.body).toMatchObject({ delivered_to_operator: true, text: '', owner: 'queue' })
+    // a manual escalation of the same session adds to the open ticket
+    const manual = await api.post(`/chat/${first.body.session_id}/escalate`, {})
+    expect(manual.body.ticket_number).toBe(r.body.ticket_number)
     const count = await t.ctx.db
       .selectFrom('escalation_tickets')
       .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -131,7 +134,7 @@ describe('tickets opened by a turn', () => {
 })
 
 describe('POST /chat/{session_id}/escalate', () => {
-  it('hands the session over, closes the chat, and answers later turns politely', async () => {
+  it('hands the session over to the team: later turns are delivered to it, unanswered; a closed chat is answered politely', async () => {
     const owner = await createTenant(t)
     await withDocs(t, owner, { 'refunds.md': REFUNDS_MD })
     const api = chatApi(t, owner)
@@ -152,16 +155,20 @@ describe('POST /chat/{session_id}/escalate', () => {
     const q = await t.ctx.db.selectFrom('question_log').selectAll().where('session_id', '=', first.body.session_id).executeTakeFirstOrThrow()
     expect(q).toMatchObject({ outcome: 'escalated', trigger: 'answer_rejected' })
 
+    expect(r.body).toMatchObject({ chat_ended: true, owner: 'queue' })
     const history = await owner.api.get(`/chat/history/${first.body.session_id}`)
-    expect(history.body.chat_ended).toBe(true)
-    expect(history.body.ticket_number).toBe(r.body.ticket_number)
+    expect(history.body).toMatchObject({ chat_ended: true, owner: 'queue', ticket_number: r.body.ticket_number })
     expect(history.body.messages.at(-1).content).toBe(r.body.message)
 
     const after = await api.post('/chat', { question: 'Hello? Anyone?', session_id: first.body.session_id })
     expect(after.status).toBe(200)
-    expect(after.body.chat_ended).toBe(true)
-    expect(after.body.text).toMatch(/conversation has ended/)
+    expect(after.body).toMatchObject({ chat_ended: true, text: '', delivered_to_operator: true })
     expect(fake.chatCalls().filter(isAnswer)).toHaveLength(1)
+
+    await owner.api.post(`/escalations/${ticket.id}/close`)
+    const closed = await api.post('/chat', { question: 'Still there?', session_id: first.body.session_id })
+    expect(closed.body.chat_ended).toBe(true)
+    expect(closed.body.text).toMatch(/conversation has ended/)
   })
 
   it('opens an llm_unavailable ticket with high priority from the original message', async () => {

@@ -160,9 +160,9 @@ describe('a ticket opens with a notification to the support address', () => {
     const owner = await createTenant(t)
     const sessionId = await identifiedSession(owner, { user_id: 'u-42', email: 'kim@customer.test', name: 'Kim', plan_tier: 'enterprise' })
     const done = await widgetTurn(t.api(), owner.bot.public_id, sessionId, 'I need to talk to a person about my contract')
-    expect(done.done, JSON.stringify(done)).toMatchObject({ ticket_number: 'ESC-0001', chat_ended: false })
-    // the e-mail is known: no question for it, "anything else?" instead
-    expect(done.done!.text).toMatch(/Is there anything else I can help you with\?$/)
+    expect(done.done, JSON.stringify(done)).toMatchObject({ ticket_number: 'ESC-0001', chat_ended: true, owner: 'queue' })
+    // the e-mail is known: no question for it
+    expect(done.done!.text).toMatch(/ESC-0001\.?$/)
     const mail = await notification(t, owner.email, 'ESC-0001')
     expect(mail.subject).toBe('[HIGH] ESC-0001: I need to talk to a person about my contract')
     expect(mail.replyTo).toBe('kim@customer.test')
@@ -190,19 +190,19 @@ describe('a ticket opens with a notification to the support address', () => {
 })
 
 describe('after the hand-off', () => {
-  it('asks an anonymous visitor for an e-mail, attaches it to the ticket (redacted in the chat), then a "no" ends the chat', async () => {
+  it('asks an anonymous visitor for an e-mail; the next messages go to the team unanswered, an address onto the ticket (redacted in the chat)', async () => {
     const owner = await createTenant(t)
     const api = chatApi(t, owner)
     const r = await api.post('/chat', { question: 'My parcel never arrived, what now?' })
     expect(r.body.ticket_number).toBe('ESC-0001')
+    expect(r.body).toMatchObject({ chat_ended: true, owner: 'queue', delivered_to_operator: true })
     expect(r.body.text).toMatch(/ESC-0001\. So that our team can also reply by e-mail, please type your e-mail address here\.$/)
     await notification(t, owner.email, 'ESC-0001')
 
     const given = await api.post('/chat', { question: 'sure, it is kim.lee@example.com', session_id: r.body.session_id })
     expect(given.status, given.text).toBe(200)
-    expect(given.body).toMatchObject({ chat_ended: false, delivered_to_operator: true })
-    expect(given.body.text).toMatch(/Is there anything else I can help you with\?$/)
-    expect(given.body.text).not.toContain('kim.lee@example.com')
+    // the bot never posts while a person owns the conversation
+    expect(given.body).toMatchObject({ text: '', chat_ended: true, delivered_to_operator: true, owner: 'queue' })
     const ticket = await ticketByNumber(owner, 'ESC-0001')
     expect(ticket.user_email).toBe('kim.lee@example.com')
     const stored = await t.ctx.db.selectFrom('escalation_tickets').select('user_email_enc').where('id', '=', ticket.id).executeTakeFirstOrThrow()
@@ -210,40 +210,36 @@ describe('after the hand-off', () => {
     // the stored conversation keeps the address redacted
     const history = await owner.api.get(`/chat/history/${r.body.session_id}`)
     expect(history.body.messages.map((m: { content: string }) => m.content)).toContain('sure, it is [EMAIL]')
+    expect(history.body.messages.at(-1)).toMatchObject({ id: given.body.message_id, role: 'user' })
     expect(JSON.stringify(history.body)).not.toContain('kim.lee@example.com')
     // the support address learns it, with Reply-To the visitor
     const added = await t.smtp.waitFor((m) => m.to.includes(owner.email) && /ESC-0001: the visitor left an e-mail address/.test(m.subject))
     expect(added.replyTo).toBe('kim.lee@example.com')
 
     const no = await api.post('/chat', { question: 'No, thanks!', session_id: r.body.session_id })
-    expect(no.body).toMatchObject({ chat_ended: true })
-    expect(no.body.text).toBe('Thank you for contacting us. Goodbye!')
-    expect((await owner.api.get(`/chat/history/${r.body.session_id}`)).body.chat_ended).toBe(true)
-    // the server-to-server API answers an ended chat politely
-    const after = await api.post('/chat', { question: 'Hello?', session_id: r.body.session_id })
-    expect(after.body.chat_ended).toBe(true)
-    expect(after.body.text).toMatch(/conversation has ended/)
+    expect(no.body).toMatchObject({ text: '', chat_ended: true, delivered_to_operator: true })
+    expect((await owner.api.get(`/chat/history/${r.body.session_id}`)).body).toMatchObject({ chat_ended: true, owner: 'queue' })
   })
 
-  it('in the widget: e-mail, then "nein danke" ends the chat in the done frame and history; a new message gets session_closed', async () => {
+  it('in the widget: the e-mail and later messages are delivered to the team; only a closed conversation refuses with session_closed', async () => {
     const owner = await createTenant(t)
     const bot = owner.bot.public_id
     const visitor = t.api()
     const sid = (await visitor.post('/widget/session/init', { bot_id: bot, locale: 'de-DE' })).body.session_id
     const first = await widgetTurn(visitor, bot, sid, 'Ich möchte mit einem Menschen sprechen')
-    expect(first.done).toMatchObject({ ticket_number: 'ESC-0001', chat_ended: false })
+    expect(first.done).toMatchObject({ ticket_number: 'ESC-0001', chat_ended: true, owner: 'queue' })
     expect(first.done!.text).toMatch(/geben Sie bitte hier Ihre E-Mail-Adresse ein\.$/)
     const second = await widgetTurn(visitor, bot, sid, 'meine Adresse: anna@example.de')
-    expect(second.done!.text).toMatch(/Kann ich Ihnen sonst noch helfen\?$/)
-    const third = await widgetTurn(visitor, bot, sid, 'Nein, danke')
-    expect(third.done).toMatchObject({ chat_ended: true, text: 'Vielen Dank für Ihre Nachricht. Auf Wiedersehen!' })
+    expect(second.done).toMatchObject({ text: '', chat_ended: true, owner: 'queue' })
     const history = await visitor.get(`/widget/history?bot_id=${bot}&session_id=${sid}`)
-    expect(history.body).toMatchObject({ chat_ended: true, ticket_number: 'ESC-0001' })
+    expect(history.body).toMatchObject({ chat_ended: true, ticket_number: 'ESC-0001', owner: 'queue' })
     expect(history.body.messages.map((m: { content: string }) => m.content)).toContain('meine Adresse: [EMAIL]')
+    expect((await ticketByNumber(owner, 'ESC-0001')).user_email).toBe('anna@example.de')
+    const ticket = await ticketByNumber(owner, 'ESC-0001')
+    expect((await owner.api.post(`/escalations/${ticket.id}/close`)).body.owner).toBe('closed')
     const closed = await widgetTurn(visitor, bot, sid, 'Noch eine Frage')
     expect(closed.status).toBe(409)
     expect(closed.body.detail.code).toBe('session_closed')
-    expect((await ticketByNumber(owner, 'ESC-0001')).user_email).toBe('anna@example.de')
   })
 
   it('takes an e-mail written before the hand-off instead of asking again', async () => {
@@ -251,25 +247,9 @@ describe('after the hand-off', () => {
     const api = chatApi(t, owner)
     const r = await api.post('/chat', { question: 'Please reach me at lee@example.org, my account is locked and I need a person' })
     expect(r.body.ticket_number).toBe('ESC-0001')
-    expect(r.body.text).toMatch(/Is there anything else I can help you with\?$/)
+    expect(r.body.text).not.toMatch(/e-mail address here/)
     const mail = await notification(t, owner.email, 'ESC-0001')
     expect(mail.replyTo).toBe('lee@example.org')
-  })
-
-  it('any other answer to "anything else?" goes on as a normal conversation; a declined e-mail still allows a "no"', async () => {
-    const owner = await createTenant(t)
-    const api = chatApi(t, owner)
-    const r = await api.post('/chat', { question: 'Can I talk to a real person?' })
-    const declined = await api.post('/chat', { question: 'no', session_id: r.body.session_id })
-    expect(declined.body.text).toMatch(/^No problem: you will see our team's reply here in the chat\. Is there anything else/)
-    expect(declined.body.chat_ended).toBe(false)
-    await withDocs(t, owner, { 'refunds.md': REFUNDS_MD })
-    const more = await api.post('/chat', { question: 'How long do refunds take?', session_id: r.body.session_id })
-    expect(more.body.chat_ended).toBe(false)
-    expect(more.body.text).toMatch(/5 business days/)
-    // the question was answered, so a later "no" is just a message again (no longer an answer to "anything else?")
-    const session = await t.ctx.db.selectFrom('chat_sessions').select(['awaiting', 'chat_ended']).where('id', '=', r.body.session_id).executeTakeFirstOrThrow()
-    expect(session).toEqual({ awaiting: null, chat_ended: false })
   })
 })
 

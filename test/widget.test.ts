@@ -376,6 +376,7 @@ describe('POST /widget/chat', () => {
       session_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       message_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       chat_ended: false,
+      owner: 'bot',
       sources: expect.any(Array),
     })
     expect(chunks.map((c) => c.text).join('')).toBe(done.text)
@@ -393,9 +394,10 @@ describe('POST /widget/chat', () => {
       content: done.text,
       created_at: expect.stringMatching(/Z$/),
       from_operator: false,
+      author_name: null,
       sources: expect.any(Array),
     })
-    expect(hist.body).toMatchObject({ session_id: done.session_id, chat_ended: false, ticket_number: null })
+    expect(hist.body).toMatchObject({ session_id: done.session_id, chat_ended: false, ticket_number: null, owner: 'bot', assignee_name: null })
   })
 
   it('refuses before streaming: unknown bot, bad session id, empty or too long message', async () => {
@@ -497,20 +499,26 @@ describe('POST /widget/chat', () => {
 })
 
 describe('escalate, history and read receipts', () => {
-  it('escalates: ticket number, chat ended in history, next message refused as session_closed', async () => {
+  it('escalates: ticket number, chat ended (owner queue) in history, next message delivered to the team, not answered', async () => {
     const tenant = await createTenant(t)
     const api = t.api()
     const sid = await newSession(tenant.bot.public_id, api)
     await chat(api, `bot_id=${tenant.bot.public_id}&session_id=${sid}`, { message: 'My invoice is wrong' })
     const esc = await api.post(`/widget/escalate?bot_id=${tenant.bot.public_id}&session_id=${sid}`, { user_note: 'please call me', trigger: 'user_request' })
     expect(esc.status).toBe(200)
-    expect(esc.body).toMatchObject({ message: expect.any(String), ticket_number: expect.stringMatching(/^ESC-\d{4}$/) })
+    expect(esc.body).toMatchObject({ message: expect.any(String), ticket_number: expect.stringMatching(/^ESC-\d{4}$/), owner: 'queue' })
     const hist = await api.get(`/widget/history?bot_id=${tenant.bot.public_id}&session_id=${sid}`)
-    expect(hist.body.chat_ended).toBe(true)
+    expect(hist.body).toMatchObject({ chat_ended: true, owner: 'queue', assignee_name: null })
     expect(hist.body.ticket_number).toBe(esc.body.ticket_number)
-    const closed = await chat(api, `bot_id=${tenant.bot.public_id}&session_id=${sid}`, { message: 'hello?' })
-    expect(closed.status).toBe(409)
-    expect(closed.json).toEqual({ detail: { code: 'session_closed', message: expect.any(String) } })
+    // a person owns the conversation now: the message is stored and delivered, nobody answers it here
+    const waiting = await chat(api, `bot_id=${tenant.bot.public_id}&session_id=${sid}`, { message: 'hello?' })
+    expect(waiting.status).toBe(200)
+    const delivered = waiting.frames.find((f) => f.type === 'delivered')
+    expect(delivered).toEqual({ type: 'delivered', message_id: expect.stringMatching(/^[0-9a-f-]{36}$/) })
+    expect(waiting.frames.filter((f) => f.type === 'chunk')).toEqual([])
+    expect(waiting.frames.at(-1)).toMatchObject({ type: 'done', text: '', message_id: delivered!.message_id, chat_ended: true, owner: 'queue' })
+    const after = await api.get(`/widget/history?bot_id=${tenant.bot.public_id}&session_id=${sid}`)
+    expect(after.body.messages.at(-1)).toMatchObject({ id: delivered!.message_id, role: 'user', content: 'hello?' })
     // The body is optional: trigger defaults to user_request.
     const sid2 = await newSession(tenant.bot.public_id, api)
     expect((await api.post(`/widget/escalate?bot_id=${tenant.bot.public_id}&session_id=${sid2}`)).status).toBe(200)

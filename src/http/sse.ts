@@ -9,6 +9,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 export interface SseStream {
   /** Writes one `data:` frame holding `payload` as JSON. Returns false once the stream is closed. */
   send(payload: unknown): boolean
+  /** Writes one frame with an `id:` line (what a reconnecting client sends back as Last-Event-ID). */
+  event(id: string, payload: unknown): boolean
+  /** Writes a comment line (a keep-alive the client ignores). */
+  comment(text: string): boolean
   /** Ends the response (idempotent). */
   close(): void
   /** Aborted when the client goes away before `close()`: pass it to the work that feeds the stream. */
@@ -17,7 +21,7 @@ export interface SseStream {
 }
 
 export interface SseOptions {
-  /** A `: ping` comment this often keeps idle proxies from cutting a long answer. */
+  /** A `: ping` comment this often keeps idle proxies from cutting a long answer; 0: none (the caller keeps it alive). */
   heartbeatMs?: number
 }
 
@@ -44,15 +48,14 @@ export function openSse(req: FastifyRequest, reply: FastifyReply, opts: SseOptio
   // Sends the headers now: the visitor's browser knows the stream is open before the first frame.
   res.flushHeaders()
 
-  const heartbeat = setInterval(() => {
-    if (!closed) res.write(': ping\n\n')
-  }, opts.heartbeatMs ?? 15_000)
-  heartbeat.unref()
+  const every = opts.heartbeatMs ?? 15_000
+  const heartbeat = every > 0 ? setInterval(() => !closed && res.write(': ping\n\n'), every) : null
+  heartbeat?.unref()
 
   const finish = () => {
     if (closed) return
     closed = true
-    clearInterval(heartbeat)
+    if (heartbeat) clearInterval(heartbeat)
   }
   // 'close' on the response fires both after a normal end and when the connection drops; only the
   // second one aborts the work behind the stream.
@@ -69,6 +72,16 @@ export function openSse(req: FastifyRequest, reply: FastifyReply, opts: SseOptio
     send(payload: unknown): boolean {
       if (closed || res.destroyed) return false
       res.write(`data: ${JSON.stringify(payload)}\n\n`)
+      return true
+    },
+    event(id: string, payload: unknown): boolean {
+      if (closed || res.destroyed) return false
+      res.write(`id: ${id}\ndata: ${JSON.stringify(payload)}\n\n`)
+      return true
+    },
+    comment(text: string): boolean {
+      if (closed || res.destroyed) return false
+      res.write(`: ${text}\n\n`)
       return true
     },
     close() {

@@ -22,6 +22,7 @@ import { wireEscalations } from './escalations/escalations.wire.js'
 import { wireGaps } from './gap-analyzer/gaps.wire.js'
 import { healthRoutes } from './health/health.routes.js'
 import { wireKnowledge } from './knowledge/knowledge.wire.js'
+import { wireLive } from './live/live.wire.js'
 import { llmRoutes } from './llm/llm.routes.js'
 import type { AuditPort } from './shared/audit.port.js'
 import { wirePrivacy } from './tenants/privacy/privacy.wire.js'
@@ -74,7 +75,8 @@ export function wireModules(ctx: AppContext): Modules {
   const auth = wireAuth(ctx, guards, { jwt, repo: authRepo, email, tenants: tenants.service, bots: bots.service, botsRepo, audit })
   const team = wireTeam(ctx, guards, { users: authRepo, auth: auth.service, email, audit })
   const privacy = wirePrivacy(ctx, guards)
-  const escalations = wireEscalations(ctx, guards, { tenants: tenants.service, email, privacy: privacy.repo, audit, events })
+  const live = wireLive(ctx, guards, { events, audit })
+  const escalations = wireEscalations(ctx, guards, { tenants: tenants.service, email, privacy: privacy.repo, audit, events, live: live.port })
   const knowledge = wireKnowledge(ctx, guards, { llmKey: tenants.service.llmKey, audit })
   // the bot's actions, which the turn offers its model as tools through the actions port
   const actions = wireActions(ctx, guards, { audit, events })
@@ -83,6 +85,7 @@ export function wireModules(ctx: AppContext): Modules {
     privacy: privacy.repo,
     audit,
     handOff: escalations.handOff,
+    live: live.port,
     onFeedback: analyticsMarker(ctx),
     onIdealAnswer: knowledge.knowledge.proposeIdealAnswer,
     faqSearch: knowledge.faqSearch,
@@ -90,7 +93,7 @@ export function wireModules(ctx: AppContext): Modules {
     events,
     actions: actions.port,
   })
-  const widget = wireWidget(ctx, { repo: widgetRepo, bots: botsRepo, tenants: tenants.service, chat: chat.service })
+  const widget = wireWidget(ctx, { repo: widgetRepo, bots: botsRepo, tenants: tenants.service, chat: chat.service, live: live.widget })
   const documents = wireDocuments(ctx, guards, { llmKey: tenants.service.llmKey, onDocumentIndexed: knowledge.onDocumentIndexed, audit, events })
   const gaps = wireGaps(ctx, guards, {
     llmKey: tenants.service.llmKey,
@@ -124,6 +127,7 @@ export function wireModules(ctx: AppContext): Modules {
       documents.routes,
       chat.routes,
       escalations.routes,
+      live.routes({ ticketView: escalations.service.view }),
       privacy.routes,
       knowledge.routes,
       gaps.routes,

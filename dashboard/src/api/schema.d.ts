@@ -615,6 +615,39 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/widget/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description text/event-stream of the visitor's conversation: message (an operator's, with author_name), owner ({owner, assignee_name}), typing ({from, on}, lapses after 30 s), read. Each frame has `id: <seq>` (per session); reconnecting with Last-Event-ID (or ?after=) replays every later event once, in order. A `: ping` comment every 15 s. Internal notes never appear. */
+        get: operations["widgetEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/widget/typing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["widgetTyping"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/widget/messages/read": {
         parameters: {
             query?: never;
@@ -1012,6 +1045,97 @@ export interface paths {
         put?: never;
         /** @description Erases for good the encrypted original of the ticket's question and of its transcript's messages; the redacted text stays. */
         post: operations["deleteEscalationOriginal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/escalations/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The team's live event stream
+         * @description text/event-stream of every conversation of the bots the member sees: message (visitor and operator messages, internal notes with internal: true), owner, typing, read. Each frame has `id: <seq>` (per workspace, strictly increasing); reconnecting with Last-Event-ID (or ?after=) replays every later event once, in order. Without either the stream starts now. A `: ping` comment every 15 s keeps it alive.
+         */
+        get: operations["escalationEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/escalations/{ticket_id}/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A message into the visitor's chat, or an internal note
+         * @description A message takes the conversation (owner human; the ticket's assignee, else the author) and reaches the visitor's stream at once; it is mailed after the grace period unless the widget's read receipt shows it was seen. An internal note reaches the team's stream only. 409 session_closed for a closed conversation, ticket_resolved for a resolved ticket (notes are always accepted).
+         */
+        post: operations["postEscalationMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/escalations/{ticket_id}/return-to-bot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description The bot answers the conversation again (owner bot); its next answer has the person's part in its context. The ticket stays as it is. */
+        post: operations["returnEscalationToBot"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/escalations/{ticket_id}/close": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Closes the conversation (owner closed): the visitor's next message is refused with session_closed. */
+        post: operations["closeEscalationConversation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/escalations/{ticket_id}/typing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description The operator is typing (on: false when it stops); lapses after 30 s. Typing a note (internal) reaches the team only. */
+        post: operations["escalationTyping"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6020,6 +6144,7 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             from_operator: boolean;
+                            author_name: string | null;
                             sources: {
                                 title: string;
                                 url: string;
@@ -6027,6 +6152,8 @@ export interface operations {
                         }[];
                         chat_ended: boolean;
                         ticket_number: string | null;
+                        owner: "bot" | "queue" | "human" | "closed";
+                        assignee_name: string | null;
                     };
                 };
             };
@@ -6158,10 +6285,256 @@ export interface operations {
                         message: string;
                         ticket_number: string;
                         chat_ended?: boolean;
+                        owner?: "bot" | "queue" | "human" | "closed";
                     } & {
                         [key: string]: unknown;
                     };
                 };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    } | {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    widgetEvents: {
+        parameters: {
+            query: {
+                bot_id: string;
+                session_id: string;
+                after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An event stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    } | {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    widgetTyping: {
+        parameters: {
+            query: {
+                bot_id: string;
+                session_id: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    on: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Default Response */
             400: {
@@ -8163,6 +8536,7 @@ export interface operations {
                             url: string;
                         }[];
                         tokens_used: number;
+                        owner: "bot" | "queue" | "human" | "closed";
                         /** @description a write action waiting for the visitor: POST /chat/{session_id}/actions/{call_id}/confirm */
                         pending_action?: {
                             /** Format: uuid */
@@ -8322,6 +8696,7 @@ export interface operations {
                         ticket_number: string;
                         chat_ended: boolean;
                         delivered_to_operator: boolean;
+                        owner: "bot" | "queue" | "human" | "closed";
                     };
                 };
             };
@@ -8604,6 +8979,8 @@ export interface operations {
                             last_activity: string;
                             chat_ended: boolean;
                             ticket_number: string | null;
+                            owner: "bot" | "queue" | "human" | "closed";
+                            assignee_name: string | null;
                         }[];
                         total: number;
                     };
@@ -9121,9 +9498,12 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             from_operator: boolean;
+                            author_name: string | null;
                         }[];
                         chat_ended: boolean;
                         ticket_number: string | null;
+                        owner: "bot" | "queue" | "human" | "closed";
+                        assignee_name: string | null;
                     };
                 };
             };
@@ -9265,6 +9645,8 @@ export interface operations {
                             resolved_at: string | null;
                             assignee_user_id: string | null;
                             first_response_at: string | null;
+                            owner: "bot" | "queue" | "human" | "closed";
+                            assignee_name: string | null;
                         }[];
                         total: number;
                     };
@@ -9404,6 +9786,8 @@ export interface operations {
                         resolved_at: string | null;
                         assignee_user_id: string | null;
                         first_response_at: string | null;
+                        owner: "bot" | "queue" | "human" | "closed";
+                        assignee_name: string | null;
                     };
                 };
             };
@@ -9546,6 +9930,8 @@ export interface operations {
                         resolved_at: string | null;
                         assignee_user_id: string | null;
                         first_response_at: string | null;
+                        owner: "bot" | "queue" | "human" | "closed";
+                        assignee_name: string | null;
                     };
                 };
             };
@@ -9687,6 +10073,8 @@ export interface operations {
                         resolved_at: string | null;
                         assignee_user_id: string | null;
                         first_response_at: string | null;
+                        owner: "bot" | "queue" | "human" | "closed";
+                        assignee_name: string | null;
                     };
                 };
             };
@@ -9811,6 +10199,644 @@ export interface operations {
             };
             /** @description Default Response */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    escalationEvents: {
+        parameters: {
+            query?: {
+                after?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An event stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    postEscalationMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                ticket_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    content: string;
+                    /**
+                     * @description a note for the team only: never reaches the visitor
+                     * @default false
+                     */
+                    internal: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        /** @enum {string} */
+                        role: "assistant";
+                        /** @enum {boolean} */
+                        from_operator: true;
+                        internal: boolean;
+                        author_name: string | null;
+                        content: string;
+                        /** Format: date-time */
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    returnEscalationToBot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                ticket_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        ticket_number: string;
+                        session_id: string | null;
+                        bot_public_id: string | null;
+                        status: "open" | "in_progress" | "resolved";
+                        priority: "low" | "medium" | "high" | "critical";
+                        trigger: "user_request" | "answer_rejected" | "llm_unavailable" | "low_similarity" | "no_documents";
+                        primary_question: string;
+                        primary_question_original: string | null;
+                        primary_question_original_available: boolean;
+                        transcript: {
+                            role: string;
+                            content: string;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                        user_note: string | null;
+                        user_email: string | null;
+                        user_name: string | null;
+                        user_id: string | null;
+                        identity: {
+                            id: string;
+                            email: string | null;
+                            name: string | null;
+                            plan: string | null;
+                        } | null;
+                        evidence: ({
+                            chunk_id?: string | null;
+                            faq_id?: string | null;
+                            document_id?: string | null;
+                            title?: string;
+                            confidence?: number | null;
+                            bm25?: number | null;
+                            lexical?: number | null;
+                            vector?: number | null;
+                            rrf?: number | null;
+                            failure_type?: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        resolution_text: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                        resolved_at: string | null;
+                        assignee_user_id: string | null;
+                        first_response_at: string | null;
+                        owner: "bot" | "queue" | "human" | "closed";
+                        assignee_name: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    closeEscalationConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                ticket_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        ticket_number: string;
+                        session_id: string | null;
+                        bot_public_id: string | null;
+                        status: "open" | "in_progress" | "resolved";
+                        priority: "low" | "medium" | "high" | "critical";
+                        trigger: "user_request" | "answer_rejected" | "llm_unavailable" | "low_similarity" | "no_documents";
+                        primary_question: string;
+                        primary_question_original: string | null;
+                        primary_question_original_available: boolean;
+                        transcript: {
+                            role: string;
+                            content: string;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                        user_note: string | null;
+                        user_email: string | null;
+                        user_name: string | null;
+                        user_id: string | null;
+                        identity: {
+                            id: string;
+                            email: string | null;
+                            name: string | null;
+                            plan: string | null;
+                        } | null;
+                        evidence: ({
+                            chunk_id?: string | null;
+                            faq_id?: string | null;
+                            document_id?: string | null;
+                            title?: string;
+                            confidence?: number | null;
+                            bm25?: number | null;
+                            lexical?: number | null;
+                            vector?: number | null;
+                            rrf?: number | null;
+                            failure_type?: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                        resolution_text: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                        resolved_at: string | null;
+                        assignee_user_id: string | null;
+                        first_response_at: string | null;
+                        owner: "bot" | "queue" | "human" | "closed";
+                        assignee_name: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    escalationTyping: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                ticket_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    on: boolean;
+                    /** @description typing a note: only the team sees it */
+                    internal?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13060,7 +14086,7 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string;
-                            events: ("ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test" | "action.called")[];
+                            events: ("ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "conversation.handed_off" | "conversation.assigned" | "conversation.returned_to_bot" | "message.created" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test" | "action.called")[];
                             bot_ids: string[] | null;
                             enabled: boolean;
                             kind: "standard" | "slack";
@@ -13147,7 +14173,7 @@ export interface operations {
             content: {
                 "application/json": {
                     url: string;
-                    events: ("ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test" | "action.called")[];
+                    events: ("ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "conversation.handed_off" | "conversation.assigned" | "conversation.returned_to_bot" | "message.created" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test" | "action.called")[];
                     description?: string;
                     bot_ids?: string[] | null;
                     kind?: "standard" | "slack";
@@ -13166,7 +14192,7 @@ export interface operations {
                         id: string;
                         url: string;
                         description: string;
-                        events: ("ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test" | "action.called")[];
+                        events: ("ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "conversation.handed_off" | "conversation.assigned" | "conversation.returned_to_bot" | "message.created" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test" | "action.called")[];
                         bot_ids: string[] | null;
                         enabled: boolean;
                         kind: "standard" | "slack";
@@ -13355,7 +14381,7 @@ export interface operations {
             content: {
                 "application/json": {
                     url?: string;
-                    events?: ("ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test" | "action.called")[];
+                    events?: ("ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "conversation.handed_off" | "conversation.assigned" | "conversation.returned_to_bot" | "message.created" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test" | "action.called")[];
                     description?: string;
                     bot_ids?: string[] | null;
                     enabled?: boolean;
@@ -13374,7 +14400,7 @@ export interface operations {
                         id: string;
                         url: string;
                         description: string;
-                        events: ("ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test" | "action.called")[];
+                        events: ("ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "conversation.handed_off" | "conversation.assigned" | "conversation.returned_to_bot" | "message.created" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test" | "action.called")[];
                         bot_ids: string[] | null;
                         enabled: boolean;
                         kind: "standard" | "slack";
@@ -13679,7 +14705,7 @@ export interface operations {
                             id: string;
                             /** Format: uuid */
                             event_id: string;
-                            type: "ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test" | "action.called";
+                            type: "ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "conversation.handed_off" | "conversation.assigned" | "conversation.returned_to_bot" | "message.created" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test" | "action.called";
                             status: "pending" | "delivered" | "failed";
                             attempts: number;
                             last_status_code: number | null;

@@ -11,6 +11,7 @@ import * as m0510 from './0510_embedding_failures.js'
 import * as m0600 from './0600_team.js'
 import * as m0700 from './0700_webhooks.js'
 import * as m0800 from './0800_analytics.js'
+import * as m1000 from './1000_live.js'
 import * as m1100 from './1100_actions.js'
 
 /**
@@ -30,5 +31,6 @@ export const migrations: Record<string, Migration> = {
   '0600_team': m0600,
   '0700_webhooks': m0700,
   '0800_analytics': m0800,
+  '1000_live': m1000,
   '1100_actions': m1100,
 }

@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely'
+import type { ColumnType, Generated } from 'kysely'
 import type { Json, NullableTimestamp, Timestamp } from './foundation.js'
 
 export type ChatChannel = 'api' | 'widget'
@@ -9,6 +9,8 @@ export type TicketStatus = 'open' | 'in_progress' | 'resolved'
 export type TicketPriority = 'low' | 'medium' | 'high' | 'critical'
 export type QuestionOutcome = 'answered' | 'caveat' | 'escalated' | 'refused'
 export type PiiAction = 'redacted' | 'original_viewed' | 'original_deleted'
+/** Who answers the visitor (1000_live): the bot, nobody yet (handed off), a person, or nobody ever again. */
+export type SessionOwner = 'bot' | 'queue' | 'human' | 'closed'
 
 export interface ChatSessionsTable {
   id: Generated<string>
@@ -21,6 +23,7 @@ export interface ChatSessionsTable {
   /** Encrypted e-mail a visitor left after an escalation. */
   visitor_email_enc: string | null
   locale: string | null
+  /** Stored form of owner = closed (1000_live); the API presents chat_ended as owner != bot. */
   chat_ended: Generated<boolean>
   /** What the bot is waiting for from the visitor after an escalation ('email', 'anything_else'...). */
   awaiting: string | null
@@ -32,6 +35,10 @@ export interface ChatSessionsTable {
   last_answer_preview: string | null
   created_at: Timestamp
   last_activity_at: Timestamp
+  owner: Generated<SessionOwner>
+  owner_since: NullableTimestamp
+  /** The session's newest live event's session_seq. */
+  live_seq: ColumnType<string, never, string>
 }
 
 export interface SourceRef {
@@ -53,6 +60,8 @@ export interface ChatMessagesTable {
   feedback: Generated<Feedback>
   ideal_answer: string | null
   from_operator: Generated<boolean>
+  /** The member who wrote an operator message (1000_live). */
+  author_user_id: Generated<string | null>
   /** Document ids the answer cited. */
   source_documents: Json<string[]>
   sources: Json<SourceRef[]>
@@ -159,6 +168,35 @@ export interface LexicalCorpusTable {
   version: number
 }
 
+/** An operator's internal note on a conversation: never in chat_messages, never shown to the visitor. */
+export interface ConversationNotesTable {
+  id: Generated<string>
+  tenant_id: string
+  session_id: string
+  ticket_id: string | null
+  author_user_id: string | null
+  content: string
+  created_at: Timestamp
+}
+
+export interface LiveCountersTable {
+  tenant_id: string
+  last: ColumnType<string, string | number, string | number>
+}
+
+/** One event of the live streams; seq per tenant (team stream), session_seq per session (widget stream). bigints read as text. */
+export interface LiveEventsTable {
+  tenant_id: string
+  seq: ColumnType<string, string | number, never>
+  session_id: string | null
+  session_seq: ColumnType<string | null, string | number | null, never>
+  bot_id: string | null
+  type: string
+  internal: Generated<boolean>
+  data: Json<Record<string, unknown>>
+  created_at: Timestamp
+}
+
 export interface ChatTables {
   chat_sessions: ChatSessionsTable
   chat_messages: ChatMessagesTable
@@ -169,4 +207,7 @@ export interface ChatTables {
   question_log: QuestionLogTable
   lexical_terms: LexicalTermsTable
   lexical_corpus: LexicalCorpusTable
+  conversation_notes: ConversationNotesTable
+  live_counters: LiveCountersTable
+  live_events: LiveEventsTable
 }

@@ -24,6 +24,10 @@ export interface UsersTable {
   last_active_at: NullableTimestamp
   created_at: Timestamp
   updated_at: Timestamp
+  /** How the member is named to visitors (1000_live); null: the e-mail's local part. */
+  display_name: Generated<string | null>
+  live_status: Generated<'online' | 'away' | 'offline'>
+  live_status_at: NullableTimestamp
 }
 
 export interface TenantsTable {
@@ -43,6 +47,10 @@ export interface TenantsTable {
   escalation_language: string | null
   created_at: Timestamp
   updated_at: Timestamp
+  /** {timezone, weekly, holidays} (1000_live); null: always open. */
+  office_hours: NullableJson<OfficeHoursValue>
+  auto_assign: Generated<boolean>
+  agent_capacity: Generated<number>
 }
 
 export interface AuthTokensTable {
@@ -108,4 +116,11 @@ export interface FoundationTables {
   api_keys: ApiKeysTable
   bots: BotsTable
   jobs: JobsTable
+}
+
+/** A workspace's office hours (1000_live): local times in `timezone`; day 0 is Sunday. */
+export interface OfficeHoursValue {
+  timezone: string
+  weekly: { day: number; start: string; end: string }[]
+  holidays: string[]
 }

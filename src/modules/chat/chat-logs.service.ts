@@ -58,8 +58,10 @@ export function createChatLogsService(deps: {
           last_question: r.last_question,
           last_answer_preview: r.last_answer_preview,
           last_activity: r.last_activity_at.toISOString(),
-          chat_ended: r.chat_ended,
+          chat_ended: r.owner !== 'bot',
           ticket_number: r.ticket_number ?? null,
+          owner: r.owner,
+          assignee_name: r.owner === 'human' ? (r.assignee_name ?? null) : null,
         })),
         total,
       }
@@ -180,15 +182,38 @@ export function createChatLogsService(deps: {
 
     async history(tenantId: string, sessionId: string, viewer: Viewer) {
       const s = await sessionOr404(tenantId, sessionId, viewer.scope)
-      const [rows, ticket] = await Promise.all([repo.sessionMessages(tenantId, sessionId), deps.handOff.latestTicketNumber(tenantId, sessionId)])
+      const [rows, ticket, owner] = await Promise.all([
+        repo.sessionMessages(tenantId, sessionId),
+        deps.handOff.latestTicketNumber(tenantId, sessionId),
+        repo.ownerOf(tenantId, sessionId),
+      ])
       return {
         session_id: sessionId,
-        messages: rows.map((m) => ({ id: m.id, role: m.role, content: m.content, created_at: m.created_at.toISOString(), from_operator: m.from_operator })),
-        chat_ended: s.chat_ended,
+        messages: rows.map(presentMessage),
+        chat_ended: s.owner !== 'bot',
         ticket_number: ticket,
+        owner: owner?.owner ?? s.owner,
+        assignee_name: owner?.assignee_name ?? null,
       }
     },
   }
 }
+
+/** A MessageResponse: an operator's message names its author. */
+export const presentMessage = (m: {
+  id: string
+  role: 'user' | 'assistant'
+  content: string
+  created_at: Date
+  from_operator: boolean
+  author_name: string | null
+}) => ({
+  id: m.id,
+  role: m.role,
+  content: m.content,
+  created_at: m.created_at.toISOString(),
+  from_operator: m.from_operator,
+  author_name: m.from_operator ? m.author_name : null,
+})
 
 export type ChatLogsService = ReturnType<typeof createChatLogsService>

@@ -1,8 +1,10 @@
 import type { NewPiiEvent } from '../tenants/privacy/privacy.repo.js'
-import { sql, type Selectable } from 'kysely'
+import { sql, type ExpressionBuilder, type Selectable } from 'kysely'
+import type { Database } from '../../db/schema.js'
 import type { Db } from '../../db/client.js'
 import { scopeIds, type BotScope } from '../shared/bot-scope.js'
-import type { ChatMessagesTable, ChatSessionsTable, Feedback, QuestionOutcome, SourceRef, TicketTrigger } from '../../db/schema/chat.js'
+import { writeTurn, type TurnWrite } from './turn-write.js'
+import type { ChatMessagesTable, ChatSessionsTable, Feedback, QuestionOutcome, SessionOwner, SourceRef, TicketTrigger } from '../../db/schema/chat.js'
 
 export type SessionRow = Selectable<ChatSessionsTable>
 export type MessageRow = Selectable<ChatMessagesTable>
@@ -24,6 +26,20 @@ export interface NewMessage {
 
 /** A PII audit event as the privacy module writes it; the turn's own events go in with the turn (writeTurn). */
 export type PiiEvent = NewPiiEvent
+
+/** How a member is named to visitors: the display name, else the e-mail's local part. */
+const AUTHOR_NAME = sql<string | null>`coalesce(nullif(trim(u.display_name), ''), split_part(u.email, '@', 1))`
+
+/** The name of the member assigned to the session's newest ticket (a subquery on `s`). */
+const assigneeName = (eb: ExpressionBuilder<Database & { s: ChatSessionsTable }, 's'>, tenantId: string) =>
+  eb
+    .selectFrom('escalation_tickets as t')
+    .innerJoin('users as u', 'u.id', 't.assignee_user_id')
+    .select(AUTHOR_NAME.as('n'))
+    .whereRef('t.session_id', '=', 's.id')
+    .where('t.tenant_id', '=', tenantId)
+    .orderBy('t.created_at', 'desc')
+    .limit(1)
 
 export function createChatRepo(db: Db) {
   /** The tenant's sessions of the bots in `scope`, as a subquery. */
@@ -93,15 +109,29 @@ export function createChatRepo(db: Db) {
       return rows.reverse()
     },
 
+    /** The session's messages, oldest first, each operator message with its author's name. */
     sessionMessages(tenantId: string, sessionId: string, trx: Db = db) {
       return trx
-        .selectFrom('chat_messages')
-        .selectAll()
-        .where('tenant_id', '=', tenantId)
-        .where('session_id', '=', sessionId)
-        .orderBy('created_at')
-        .orderBy('id')
+        .selectFrom('chat_messages as m')
+        .leftJoin('users as u', (j) => j.onRef('u.id', '=', 'm.author_user_id').on('u.tenant_id', '=', tenantId))
+        .selectAll('m')
+        .select(AUTHOR_NAME.as('author_name'))
+        .where('m.tenant_id', '=', tenantId)
+        .where('m.session_id', '=', sessionId)
+        .orderBy('m.created_at')
+        .orderBy('m.id')
         .execute()
+    },
+
+    /** Who answers the session, and the member who has it while a person does. */
+    async ownerOf(tenantId: string, sessionId: string): Promise<{ owner: SessionOwner; assignee_name: string | null } | undefined> {
+      const row = await db
+        .selectFrom('chat_sessions as s')
+        .select(['s.owner', (eb) => assigneeName(eb, tenantId).as('assignee_name')])
+        .where('s.tenant_id', '=', tenantId)
+        .where('s.id', '=', sessionId)
+        .executeTakeFirst()
+      return row ? { owner: row.owner, assignee_name: row.owner === 'human' ? (row.assignee_name ?? null) : null } : undefined
     },
 
     async insertMessages(tenantId: string, messages: NewMessage[], trx: Db = db): Promise<void> {
@@ -128,85 +158,8 @@ export function createChatRepo(db: Db) {
         .execute()
     },
 
-    /**
-     * Everything a turn writes, in ONE statement (data-modifying CTEs): its messages, the session's
-     * counters and previews, PII events and the question-log row. A single statement is atomic, and a
-     * turn costs one round trip instead of a transaction's six.
-     */
-    async writeTurn(
-      tenantId: string,
-      w: {
-        sessionId: string
-        messages: NewMessage[]
-        lastQuestion: string | null
-        lastAnswerPreview: string | null
-        chatEnded: boolean
-        now: Date
-        pii: PiiEvent[]
-        questionLog: {
-          botId: string
-          messageId: string
-          question: string
-          outcome: QuestionOutcome
-          trigger: TicketTrigger | null
-          bestScore: number | null
-        } | null
-      },
-      trx: Db = db,
-    ): Promise<void> {
-      const messages = JSON.stringify(
-        w.messages.map((m) => ({
-          id: m.id,
-          role: m.role,
-          content: m.content,
-          content_original_enc: m.contentOriginalEnc ?? null,
-          pii_counts: m.piiCounts && Object.keys(m.piiCounts).length ? m.piiCounts : null,
-          from_operator: m.fromOperator ?? false,
-          source_documents: m.sourceDocuments ?? [],
-          sources: m.sources ?? [],
-          tokens_used: m.tokensUsed ?? 0,
-          debug: m.debug ?? null,
-          created_at: m.createdAt.toISOString(),
-        })),
-      )
-      const pii = JSON.stringify(
-        w.pii.map((e) => ({
-          entity_type: e.entityType,
-          action: e.action,
-          direction: e.direction,
-          count: e.count,
-          ticket_id: e.ticketId ?? null,
-          actor_user_id: e.actorUserId ?? null,
-        })),
-      )
-      const q = w.questionLog ? JSON.stringify([{ ...w.questionLog, best_score: w.questionLog.bestScore }]) : '[]'
-      await sql`
-        WITH m AS (
-          INSERT INTO chat_messages (id, tenant_id, session_id, role, content, content_original_enc, pii_counts, from_operator, source_documents, sources, tokens_used, debug, created_at)
-          SELECT x.id, ${tenantId}::uuid, ${w.sessionId}::uuid, x.role, x.content, x.content_original_enc, x.pii_counts, x.from_operator,
-                 coalesce(x.source_documents, '[]'), coalesce(x.sources, '[]'), x.tokens_used, x.debug, x.created_at
-          FROM jsonb_to_recordset(${messages}::jsonb) AS x(id uuid, role text, content text, content_original_enc text, pii_counts jsonb, from_operator boolean,
-               source_documents jsonb, sources jsonb, tokens_used int, debug jsonb, created_at timestamptz)
-        ), s AS (
-          UPDATE chat_sessions SET
-            message_count = message_count + ${w.messages.length}::int,
-            last_activity_at = ${w.now},
-            last_question = coalesce(${w.lastQuestion}::text, last_question),
-            last_answer_preview = coalesce(${w.lastAnswerPreview}::text, last_answer_preview),
-            chat_ended = chat_ended OR ${w.chatEnded}::boolean
-          WHERE tenant_id = ${tenantId}::uuid AND id = ${w.sessionId}::uuid
-        ), p AS (
-          INSERT INTO pii_events (tenant_id, entity_type, action, direction, count, session_id, ticket_id, actor_user_id, created_at)
-          SELECT ${tenantId}::uuid, x.entity_type, x.action, x.direction, x.count, ${w.sessionId}::uuid, x.ticket_id, x.actor_user_id, ${w.now}
-          FROM jsonb_to_recordset(${pii}::jsonb) AS x(entity_type text, action text, direction text, count int, ticket_id uuid, actor_user_id uuid)
-        ), q AS (
-          INSERT INTO question_log (tenant_id, bot_id, session_id, message_id, question, outcome, trigger, best_score, created_at)
-          SELECT ${tenantId}::uuid, x."botId", ${w.sessionId}::uuid, x."messageId", x.question, x.outcome, x.trigger, x.best_score, ${w.now}
-          FROM jsonb_to_recordset(${q}::jsonb) AS x("botId" uuid, "messageId" uuid, question text, outcome text, trigger text, best_score real)
-        )
-        SELECT 1
-      `.execute(trx)
-    },
+    /** Everything a turn writes, in one statement (turn-write.ts). */
+    writeTurn: (tenantId: string, w: TurnWrite, trx: Db = db) => writeTurn(trx, tenantId, w),
 
     async touchSession(
       tenantId: string,
@@ -296,6 +249,8 @@ export function createChatRepo(db: Db) {
           's.last_answer_preview',
           's.last_activity_at',
           's.chat_ended',
+          's.owner',
+          (eb) => assigneeName(eb, tenantId).as('assignee_name'),
           (eb) =>
             eb
               .selectFrom('escalation_tickets as t')

@@ -50,6 +50,7 @@ function presentTurn(r: TurnResult) {
     sources: r.sources,
     tokens_used: r.tokens_used,
     ...(r.pending_action ? { pending_action: r.pending_action } : {}),
+    owner: r.owner,
   }
 }
 
@@ -127,7 +128,7 @@ export const chatRoutes =
       },
       async (req) => {
         const r = await chat.escalate(req.tenantId!, req.params.session_id, req.body ?? {})
-        return { message: r.message, ticket_number: r.ticket_number, chat_ended: r.chat_ended, delivered_to_operator: r.delivered_to_operator }
+        return { message: r.message, ticket_number: r.ticket_number, chat_ended: r.chat_ended, delivered_to_operator: r.delivered_to_operator, owner: r.owner }
       },
     )
 

@@ -1,6 +1,9 @@
 import { Type } from '@sinclair/typebox'
 import { DateTime, Nullable, Uuid } from '../../http/schemas.js'
 
+/** Who answers a conversation (live conversation): chat_ended is owner != bot, for clients written before it. */
+export const Owner = Type.Union([Type.Literal('bot'), Type.Literal('queue'), Type.Literal('human'), Type.Literal('closed')])
+
 export const MAX_QUESTION_CHARS = 1000
 
 export const ChatRequest = Type.Object({
@@ -21,6 +24,7 @@ export const ChatTurnResponse = Type.Object({
   source_documents: Type.Array(Uuid),
   sources: Type.Array(SourceRef),
   tokens_used: Type.Integer(),
+  owner: Owner,
   pending_action: Type.Optional(
     Type.Object(
       {
@@ -55,6 +59,7 @@ export const EscalateResponse = Type.Object({
   ticket_number: Type.String(),
   chat_ended: Type.Boolean(),
   delivered_to_operator: Type.Boolean(),
+  owner: Owner,
 })
 
 export const SessionParams = Type.Object({ session_id: Uuid })
@@ -76,6 +81,8 @@ export const SessionListItem = Type.Object({
   last_activity: DateTime,
   chat_ended: Type.Boolean(),
   ticket_number: Nullable(Type.String()),
+  owner: Owner,
+  assignee_name: Nullable(Type.String()),
 })
 export const ChatSessionListResponse = Type.Object({ sessions: Type.Array(SessionListItem), total: Type.Integer() })
 
@@ -123,10 +130,20 @@ export const BadAnswerItem = Type.Object({
 })
 export const BadAnswerListResponse = Type.Object({ items: Type.Array(BadAnswerItem), total: Type.Integer() })
 
-export const MessageResponse = Type.Object({ id: Uuid, role: Role, content: Type.String(), created_at: DateTime, from_operator: Type.Boolean() })
+export const MessageResponse = Type.Object({
+  id: Uuid,
+  role: Role,
+  content: Type.String(),
+  created_at: DateTime,
+  from_operator: Type.Boolean(),
+  /** the member who wrote an operator message */
+  author_name: Nullable(Type.String()),
+})
 export const ChatHistoryResponse = Type.Object({
   session_id: Uuid,
   messages: Type.Array(MessageResponse),
   chat_ended: Type.Boolean(),
   ticket_number: Nullable(Type.String()),
+  owner: Owner,
+  assignee_name: Nullable(Type.String()),
 })

@@ -74,12 +74,25 @@ export function createChatService(deps: ChatServiceDeps) {
 
     async history(tenantId: string, sessionId: string) {
       const s = await sessionOr404(repo, tenantId, sessionId)
-      const [messages, ticket] = await Promise.all([repo.sessionMessages(tenantId, sessionId), deps.handOff.latestTicketNumber(tenantId, sessionId)])
+      const [messages, ticket, owner] = await Promise.all([
+        repo.sessionMessages(tenantId, sessionId),
+        deps.handOff.latestTicketNumber(tenantId, sessionId),
+        repo.ownerOf(tenantId, sessionId),
+      ])
       return {
         session_id: s.id,
-        messages: messages.map((m) => ({ id: m.id, role: m.role, content: m.content, created_at: m.created_at, from_operator: m.from_operator })),
-        chat_ended: s.chat_ended,
+        messages: messages.map((m) => ({
+          id: m.id,
+          role: m.role,
+          content: m.content,
+          created_at: m.created_at,
+          from_operator: m.from_operator,
+          author_name: m.from_operator ? m.author_name : null,
+        })),
+        chat_ended: s.owner !== 'bot',
         ticket_number: ticket,
+        owner: owner?.owner ?? s.owner,
+        assignee_name: owner?.assignee_name ?? null,
       }
     },
 
@@ -185,12 +198,20 @@ async function escalateSession(deps: ChatServiceDeps, tenantId: string, sessionI
     const message = ticket.text
     const said = { id: randomUUID(), sessionId, role: 'assistant' as const, content: message, debug: { escalation: trigger }, createdAt: now }
     await repo.insertMessages(tenantId, [said], trx)
-    await repo.touchSession(tenantId, sessionId, { addMessages: 1, lastAnswerPreview: preview(message), chatEnded: true, now }, trx)
+    // the conversation is the team's now (handOff.open moved its owner); the chat stays open for the visitor's messages
+    await repo.touchSession(tenantId, sessionId, { addMessages: 1, lastAnswerPreview: preview(message), now }, trx)
     const counts = sumCounts([original?.counts, note?.counts])
     await deps.privacy.insertEvents(tenantId, piiEvents(counts, { action: 'redacted', direction: 'ticket', sessionId, ticketId: ticket.ticketId }), now, trx)
     await repo.markLastQuestionEscalated(tenantId, sessionId, trigger, trx)
     if (!session.chat_ended) await deps.events?.emit(tenantId, conversationEnded(session, 'handed_off'), trx)
-    return { message, ticket_number: ticket.ticketNumber, created: ticket.created }
+    return { message, ticket_number: ticket.ticketNumber, created: ticket.created, owner: ticket.owner }
   })
-  return { message: result.message, ticket_number: result.ticket_number, chat_ended: true, delivered_to_operator: true, ticket_created: result.created }
+  return {
+    message: result.message,
+    ticket_number: result.ticket_number,
+    chat_ended: result.owner !== 'bot',
+    delivered_to_operator: true,
+    ticket_created: result.created,
+    owner: result.owner,
+  }
 }

@@ -12,6 +12,7 @@ import { TENANTS_TOPIC } from '../tenants/tenants.repo.js'
 import type { PrivacyRepo } from '../tenants/privacy/privacy.repo.js'
 import type { AuditPort } from '../shared/audit.port.js'
 import type { EventsPort } from '../shared/events.port.js'
+import type { LivePort } from '../shared/live.port.js'
 import { createChatLogsService } from './chat-logs.service.js'
 import { chatJobs } from './chat.jobs.js'
 import { createChatRepo } from './chat.repo.js'
@@ -35,6 +36,7 @@ export function wireChat(
     faqSearch?: FaqSearch
     profileFor?: ChatServiceDeps['profileFor']
     handOff: HandOffPort
+    live?: LivePort
     onFeedback?: (tenantId: string, sessionId: string, trx: Db) => Promise<void>
     onIdealAnswer?: (tenantId: string, draft: { question: string; answer: string }, trx: Db) => Promise<number>
     events?: EventsPort
@@ -80,6 +82,7 @@ export function wireChat(
     tenantSettings,
     events: deps.events,
     actions: deps.actions,
+    live: deps.live,
   })
   const logs = createChatLogsService({
     db,

@@ -12,6 +12,8 @@ import type { RetrievalService } from '../retrieval/retrieval.service.js'
 import type { Redaction } from '../shared/redaction.js'
 import type { ChatRepo, SessionRow } from './chat.repo.js'
 import type { EventsPort } from '../shared/events.port.js'
+import type { LivePort } from '../shared/live.port.js'
+import type { SessionOwner } from '../../db/schema/chat.js'
 
 /** What a turn is given and what it yields: the chat routes and the widget use these. */
 export type TurnEvent =
@@ -43,6 +45,10 @@ export interface TurnResult {
   tokens_used: number
   /** a write action the visitor is asked to approve in this turn */
   pending_action?: { call_id: string; action: string; summary: string; arguments: Record<string, unknown> }
+  /** Who answers the conversation after this turn (the API's chat_ended is owner != bot). */
+  owner: SessionOwner
+  /** The visitor's message went to the person who owns the conversation; nobody answered it here. */
+  delivered?: boolean
 }
 
 export type ChatConfig = Pick<
@@ -97,6 +103,8 @@ export interface TurnDeps {
   events?: EventsPort
   /** The actions module's port: the bot's actions as tools (stages/08-tools.ts). */
   actions?: ActionsPort
+  /** The live conversation (a visitor's message to a person reaches the team's stream), in the turn's transaction. */
+  live?: Pick<LivePort, 'messagePosted'>
 }
 
 /** Timings of the stages of one turn, in ms. */

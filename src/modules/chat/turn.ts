@@ -5,6 +5,7 @@ import type { RetrievalHit, RetrievalResult } from '../retrieval/retrieval.servi
 import { visitorLanguage } from '../shared/language.js'
 import { redactMessage } from '../shared/redaction.js'
 import { loadHistory, resolveSession } from './stages/01-session.js'
+import { answeredByOwner } from './stages/02-owner.js'
 import { guardTurn, isSmalltalk, matchesHuman, matchesInjection, type GuardVerdict } from './stages/03-guards.js'
 import { rewriteTurn, type HistoryTurn } from './stages/04-rewrite.js'
 import { evidence, promptSources, retrieve, usableHits } from './stages/05-retrieve.js'
@@ -32,7 +33,8 @@ async function turn(deps: TurnDeps, input: TurnInput, modelMs: () => number): Pr
   // The profile is read alongside (cached per tenant; a failure only means answering without it).
   const profileP = readProfile(deps, input.tenantId)
   const t = await beginTurn(deps, input, modelMs)
-  const early = await closedOrAwaiting(deps, t)
+  // 2b. a closed chat, or one a person owns, is answered before the pipeline
+  const early = await answeredByOwner(deps, t)
   if (early) return early
   // the bot's actions this session may use, read beside the history (none: the turn runs as without actions)
   const toolsP = offerTools(deps, t)
@@ -196,30 +198,6 @@ async function beginTurn(deps: TurnDeps, input: TurnInput, modelMs: () => number
   const reply = (text: string) => emit({ type: 'chunk', text })
   const debug = { language, channel: input.channel }
   return { input, tenantId, bot, apiKey, session, newSession: created, question, language, debug, tokens: 0, sw, modelMs, emit, reply, tools: [] }
-}
-
-/** A closed chat says so; a session waiting for the visitor after a hand-off goes to the escalations module first. */
-async function closedOrAwaiting(deps: TurnDeps, t: Turn): Promise<TurnResult | null> {
-  const { tenantId, bot, session, question, language } = t
-  const base = { tenantId, bot, session, question, outcome: null, tokens: 0 }
-  if (session.chat_ended) {
-    const r = await persistTurn(deps, { ...base, text: canned('chat_ended', language), debug: { ...t.debug, closed: true } })
-    t.reply(r.text)
-    return { ...r, chat_ended: true }
-  }
-  if (!session.awaiting) return null
-  const handled = await deps.handOff.onAwaiting({ tenantId, session, message: question, language })
-  if (!handled) return null
-  const r = await persistTurn(deps, {
-    ...base,
-    text: handled.text,
-    debug: { ...t.debug, awaiting: session.awaiting },
-    chatEnded: handled.chatEnded,
-    deliveredToOperator: handled.deliveredToOperator,
-    ticketNumber: handled.ticketNumber,
-  })
-  t.reply(r.text)
-  return r
 }
 
 interface Evidence {

@@ -18,6 +18,7 @@ export function createEscalationsRepo(db: Db) {
       .selectFrom('escalation_tickets as t')
       .leftJoin('bots as b', (j) => j.onRef('b.id', '=', 't.bot_id').on('b.tenant_id', '=', tenantId))
       .leftJoin('chat_sessions as s', (j) => j.onRef('s.id', '=', 't.session_id').on('s.tenant_id', '=', tenantId))
+      .leftJoin('users as a', (j) => j.onRef('a.id', '=', 't.assignee_user_id').on('a.tenant_id', '=', tenantId))
       .selectAll('t')
       .select([
         'b.public_id as bot_public_id',
@@ -25,6 +26,9 @@ export function createEscalationsRepo(db: Db) {
         's.identity_enc as session_identity_enc',
         's.locale as session_locale',
         's.visitor_email_enc as session_email_enc',
+        's.owner as session_owner',
+        'a.email as assignee_email',
+        'a.display_name as assignee_display_name',
       ])
       .where('t.tenant_id', '=', tenantId)
       .$if(scope !== null, (q) => q.where('t.bot_id', 'in', scopeIds(scope!)))

@@ -3,6 +3,8 @@ import { DateTime, Nullable, Uuid } from '../../http/schemas.js'
 
 export const TicketStatusSchema = Type.Union([Type.Literal('open'), Type.Literal('in_progress'), Type.Literal('resolved')])
 
+export const OwnerSchema = Type.Union([Type.Literal('bot'), Type.Literal('queue'), Type.Literal('human'), Type.Literal('closed')])
+
 export const TicketParams = Type.Object({ ticket_id: Uuid })
 
 export const TicketQuery = Type.Object({ include_original: Type.Boolean({ default: false }) })
@@ -71,6 +73,10 @@ export const EscalationTicket = Type.Object({
   assignee_user_id: Nullable(Uuid),
   /** the first operator reply or resolution */
   first_response_at: Nullable(DateTime),
+  /** who answers the ticket's conversation: bot, queue, human or closed */
+  owner: OwnerSchema,
+  /** the member who has the conversation while its owner is human */
+  assignee_name: Nullable(Type.String()),
 })
 
 export const EscalationList = Type.Object({ tickets: Type.Array(EscalationTicket), total: Type.Integer() })

@@ -10,6 +10,7 @@ import { roleMay } from '../../http/permissions.js'
 import type { AuditPort } from '../shared/audit.port.js'
 import { inScope, type BotScope } from '../shared/bot-scope.js'
 import type { EventsPort } from '../shared/events.port.js'
+import type { LivePort } from '../shared/live.port.js'
 import { assignedMail } from './assignment.mails.js'
 import type { EmailService } from '../email/email.service.js'
 import type { NewPiiEvent, PrivacyRepo } from '../tenants/privacy/privacy.repo.js'
@@ -42,6 +43,7 @@ export function createEscalationsService(deps: {
   /** Where the dashboard lives, for links in notification mails; null for none. */
   dashboardUrl: string | null
   audit: AuditPort
+  live: Pick<LivePort, 'changeOwner'>
 }) {
   const { db, clock, cipher, repo, privacy, email, queue, tenants, audit } = deps
 
@@ -85,6 +87,8 @@ export function createEscalationsService(deps: {
       resolved_at: t.resolved_at ? t.resolved_at.toISOString() : null,
       assignee_user_id: t.assignee_user_id,
       first_response_at: t.first_response_at ? t.first_response_at.toISOString() : null,
+      owner: t.session_owner ?? 'bot',
+      assignee_name: t.session_owner === 'human' ? assigneeName(t) : null,
     }
   }
 
@@ -175,6 +179,18 @@ export function createEscalationsService(deps: {
             throw new ValidationError(['body', 'assignee_user_id'], "This member does not see the ticket's bot", 'invalid_assignee')
         }
         await repo.setAssignee(tenantId, ticketId, assigneeUserId, now, trx)
+        // taking the ticket takes the conversation; giving it back puts it in the queue again
+        if (t.session_id && t.status !== 'resolved') {
+          const change = assigneeUserId
+            ? { to: 'human' as const, from: ['bot', 'queue', 'human'] as const, assigneeUserId, reassigned: true }
+            : { to: 'queue' as const, from: ['human'] as const }
+          await deps.live.changeOwner(
+            tenantId,
+            t.session_id,
+            { ...change, by: { type: 'user', userId: viewer.userId }, reason: assigneeUserId ? 'assigned' : 'unassigned', ticketId },
+            trx,
+          )
+        }
         const data = { ticket_id: t.id, ticket_number: t.ticket_number, assignee_user_id: assigneeUserId, assigned_by_user_id: viewer.userId }
         await deps.events.emit(tenantId, { type: 'ticket.assigned', botId: t.bot_id, ticketId: t.id, data }, trx)
         await audit.record(
@@ -218,6 +234,15 @@ export function createEscalationsService(deps: {
           )
         }
         await repo.resolve(tenantId, ticketId, reply, now, trx)
+        // the bot answers again, with the person's part in its context (a closed chat stays closed)
+        if (t.session_id) {
+          await deps.live.changeOwner(
+            tenantId,
+            t.session_id,
+            { to: 'bot', from: ['queue', 'human'], by: { type: 'user', userId: viewer.userId }, reason: 'resolved', ticketId },
+            trx,
+          )
+        }
         await audit.record(
           tenantId,
           { ...actorEntry(viewer), action: 'resolved', itemType: 'ticket', itemId: ticketId, detail: { ticket_number: t.ticket_number } },
@@ -333,9 +358,14 @@ export function createEscalationsService(deps: {
     },
 
     repliesOf: (tenantId: string, ticketId: string) => repo.repliesOf(tenantId, ticketId),
+
+    /** The ticket as the viewer sees it, without side effects (the live routes answer with it). */
+    view: async (tenantId: string, ticketId: string, viewer: Viewer) => present(await ticketOr404(tenantId, ticketId, viewer.scope), null),
   }
 }
 
 const actorEntry = (v: Viewer) => ({ actorUserId: v.userId, ip: v.ip })
+
+const assigneeName = (t: TicketView) => (t.assignee_email ? t.assignee_display_name?.trim() || t.assignee_email.split('@')[0]! : null)
 
 export type EscalationsService = ReturnType<typeof createEscalationsService>

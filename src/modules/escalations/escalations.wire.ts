@@ -3,6 +3,7 @@ import type { Guards } from '../../http/auth.js'
 import type { EmailService } from '../email/email.service.js'
 import type { AuditPort } from '../shared/audit.port.js'
 import type { EventsPort } from '../shared/events.port.js'
+import type { LivePort } from '../shared/live.port.js'
 import type { PrivacyRepo } from '../tenants/privacy/privacy.repo.js'
 import type { TenantsService } from '../tenants/tenants.service.js'
 import { escalationsJobs } from './escalations.jobs.js'
@@ -27,6 +28,8 @@ export function wireEscalations(
     privacy: Pick<PrivacyRepo, 'insertEvents'>
     audit: AuditPort
     events: EventsPort
+    /** The live conversation: a hand-off, an assignment and a resolution move who answers the visitor. */
+    live: LivePort
   },
 ) {
   const { config, db, clock, cipher, queue } = ctx
@@ -42,7 +45,7 @@ export function wireEscalations(
     },
     afterReopen: (tenantId, ticket, trx) => deps.events.emit(tenantId, ticketEvent('ticket.reopened', ticket, ticket.status), trx),
   })
-  const handOff = createHandOff({ db, clock, cipher, tickets, ticketsRepo, repo, queue })
+  const handOff = createHandOff({ db, clock, cipher, tickets, ticketsRepo, repo, queue, live: deps.live })
   const escalations = createEscalationsService({
     db: ctx.db,
     clock: ctx.clock,
@@ -56,6 +59,7 @@ export function wireEscalations(
     graceSeconds: config.OPERATOR_REPLY_GRACE_SECONDS,
     dashboardUrl: config.FRONTEND_URL || config.PUBLIC_BASE_URL || null,
     audit: deps.audit,
+    live: deps.live,
   })
   return {
     service: escalations,

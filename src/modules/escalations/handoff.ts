@@ -1,13 +1,13 @@
 import type { Selectable } from 'kysely'
 import type { Db } from '../../db/client.js'
-import type { ChatSessionsTable, TicketPriority } from '../../db/schema/chat.js'
+import type { ChatSessionsTable, SessionOwner, TicketPriority } from '../../db/schema/chat.js'
 import type { JobQueue } from '../../jobs/queue.js'
 import type { Clock } from '../../lib/clock.js'
 import { decryptOrNull, type Cipher } from '../../lib/crypto.js'
 import { readIdentity } from '../shared/identity.js'
-import { detectLanguage, localeLanguage } from '../shared/language.js'
+import type { LivePort } from '../shared/live.port.js'
 import type { Redaction } from '../shared/redaction.js'
-import { awaitingAfterHandOff, extractEmail, followUpText, isNegativeReply } from './escalations.fns.js'
+import { extractEmail, followUpText, isNegativeReply } from './escalations.fns.js'
 import type { EscalationsRepo } from './escalations.repo.js'
 import { handOffText, type HandOffKey } from './handoff.texts.js'
 import type { TicketsRepo } from './tickets.repo.js'
@@ -25,7 +25,7 @@ export interface HandOffPort {
    * the session's row lock, so two hand-offs of one session cannot both open one). Returns what the bot says.
    */
   open(tenantId: string, input: HandOffInput, trx: Db): Promise<HandOffResult>
-  /** The visitor's message in a session that waits for a reply after a hand-off; null: an ordinary turn. */
+  /** The visitor's message to a person while the session waits for an e-mail after a hand-off: an address goes on the ticket. */
   onAwaiting: AwaitingHandler
   /** The session's newest ticket number, for history views. */
   latestTicketNumber(tenantId: string, sessionId: string): Promise<string | null>
@@ -41,8 +41,8 @@ export interface HandOffInput
   /** What the bot says when the ticket is new; adding to an open one says so instead. */
   say: Exclude<HandOffKey, 'existing'>
   /**
-   * A turn's hand-off keeps the chat open and follows up on the visitor's question (its e-mail, if it
-   * wrote one, goes on the ticket); null for a manual hand-off, which ends the chat.
+   * A turn's hand-off follows up on the visitor's question (its e-mail, if it wrote one, goes on the ticket;
+   * without one the bot asks for it); null for a manual hand-off.
    */
   followUp: { question: Pick<Redaction, 'originalEnc'> } | null
 }
@@ -54,16 +54,20 @@ export interface HandOffResult {
   priority: TicketPriority
   /** What the bot tells the visitor, in their language. */
   text: string
+  /** Who has the conversation now: the queue, or a person at once (auto-assignment, a reopened ticket's assignee). */
+  owner: SessionOwner
 }
 
-/** Runs for every turn of a session that waits for the visitor after a hand-off (session.awaiting). */
+/**
+ * Runs for a visitor's message to a person while the session waits for an e-mail (session.awaiting): says
+ * nothing (the bot never posts while a person owns the conversation), only keeps an address for the ticket.
+ */
 export type AwaitingHandler = (ctx: {
   tenantId: string
-  session: Pick<Session, 'id' | 'locale' | 'last_question' | 'awaiting'>
+  session: Pick<Session, 'id' | 'awaiting'>
   /** The visitor's message, redacted, with its encrypted original. */
   message: Pick<Redaction, 'text' | 'originalEnc'>
-  language: string
-}) => Promise<{ text: string; chatEnded?: boolean; deliveredToOperator?: boolean; ticketNumber?: string } | null>
+}) => Promise<{ emailSaved: boolean }>
 
 export type NotifyKind = 'opened' | 'email_added'
 
@@ -80,6 +84,7 @@ export interface HandOffDeps {
   ticketsRepo: Pick<TicketsRepo, 'latestNumberForSession'>
   repo: Pick<EscalationsRepo, 'lockSession' | 'latestForSession' | 'setSessionAwaiting' | 'setTicketEmail' | 'emailCandidates'>
   queue: Pick<JobQueue, 'enqueue'>
+  live: Pick<LivePort, 'changeOwner'>
 }
 
 export function createHandOff(deps: HandOffDeps): HandOffPort {
@@ -112,9 +117,23 @@ export async function openHandOff(deps: HandOffDeps, tenantId: string, input: Ha
   if (input.followUp) {
     const questionOriginalEnc = input.followUp.question.originalEnc
     const awaiting = await followUpAfterHandOff(deps, tenantId, { sessionId: session.id, ticket, questionOriginalEnc }, trx)
-    text = `${text} ${followUpText(awaiting === 'email' ? 'ask_email' : 'anything_else', input.language)}`
+    if (awaiting === 'email') text = `${text} ${followUpText('ask_email', input.language)}`
   }
-  return { ticketId: ticket.id, ticketNumber: ticket.ticket_number, created, priority: ticket.priority, text }
+  // the conversation goes to the team (a reopened ticket's assignee has it at once)
+  const moved = await deps.live.changeOwner(
+    tenantId,
+    session.id,
+    {
+      to: 'queue',
+      from: ['bot', 'queue'],
+      assigneeUserId: ticket.assignee_user_id,
+      by: input.followUp ? { type: 'system' } : { type: 'visitor' },
+      reason: input.trigger,
+      ticketId: ticket.id,
+    },
+    trx,
+  )
+  return { ticketId: ticket.id, ticketNumber: ticket.ticket_number, created, priority: ticket.priority, text, owner: moved.to }
 }
 
 /**
@@ -128,7 +147,7 @@ async function followUpAfterHandOff(
   tenantId: string,
   p: { sessionId: string; ticket: { id: string; user_email_enc: string | null }; questionOriginalEnc: string | null },
   trx: Db,
-): Promise<'email' | 'anything_else'> {
+): Promise<'email' | null> {
   let emailEnc: string | undefined
   if (!p.ticket.user_email_enc) {
     const earlier = await deps.repo.emailCandidates(tenantId, p.sessionId, trx)
@@ -140,15 +159,14 @@ async function followUpAfterHandOff(
       break
     }
   }
-  const awaiting = awaitingAfterHandOff(!!p.ticket.user_email_enc || !!emailEnc)
+  const awaiting = p.ticket.user_email_enc || emailEnc ? null : 'email'
   await deps.repo.setSessionAwaiting(tenantId, p.sessionId, awaiting, trx, emailEnc)
   return awaiting
 }
 
-async function onAwaiting(deps: HandOffDeps, { tenantId, session, message, language: detected }: Parameters<AwaitingHandler>[0]) {
+async function onAwaiting(deps: HandOffDeps, { tenantId, session, message }: Parameters<AwaitingHandler>[0]) {
   const { db, clock, cipher, repo } = deps
-  // "no", "nein danke" or a bare address say little about the language: the conversation's is surer
-  const language = localeLanguage(session.locale) ?? (session.last_question ? detectLanguage(session.last_question) : null) ?? detected
+  if (session.awaiting !== 'email') return { emailSaved: false }
   const original = message.originalEnc ? (decryptOrNull(cipher, message.originalEnc) ?? message.text) : message.text
   const address = extractEmail(original)
   if (address) {
@@ -157,24 +175,15 @@ async function onAwaiting(deps: HandOffDeps, { tenantId, session, message, langu
     await db.transaction().execute(async (trx) => {
       await repo.lockSession(tenantId, session.id, trx)
       const ticket = await repo.latestForSession(tenantId, session.id, trx)
-      await repo.setSessionAwaiting(tenantId, session.id, 'anything_else', trx, enc)
+      await repo.setSessionAwaiting(tenantId, session.id, null, trx, enc)
       if (ticket) {
         await repo.setTicketEmail(tenantId, ticket.id, enc, now, trx)
         await enqueueTicketNotification(deps.queue, tenantId, ticket.id, 'email_added', trx)
       }
     })
-    return { text: followUpText('email_saved', language), deliveredToOperator: true }
+    return { emailSaved: true }
   }
-  if (isNegativeReply(message.text)) {
-    if (session.awaiting === 'email') {
-      await repo.setSessionAwaiting(tenantId, session.id, 'anything_else')
-      return { text: followUpText('email_declined', language) }
-    }
-    await repo.setSessionAwaiting(tenantId, session.id, null)
-    return { text: followUpText('goodbye', language), chatEnded: true }
-  }
-  // Anything else is an ordinary turn. A pending e-mail question stays open, so an address given later
-  // still reaches the ticket; "anything else?" has been answered by asking something.
-  if (session.awaiting !== 'email') await repo.setSessionAwaiting(tenantId, session.id, null)
-  return null
+  // "no": the visitor will read the team's reply in the chat
+  if (isNegativeReply(message.text)) await repo.setSessionAwaiting(tenantId, session.id, null)
+  return { emailSaved: false }
 }

@@ -11,7 +11,7 @@ export function createWidgetRepo(db: Db) {
     findBotSession(tenantId: string, botId: string, sessionId: string) {
       return db
         .selectFrom('chat_sessions')
-        .select(['id', 'bot_id', 'mode', 'chat_ended', 'read_message_id'])
+        .select(['id', 'bot_id', 'mode', 'chat_ended', 'owner', 'read_message_id'])
         .where('tenant_id', '=', tenantId)
         .where('bot_id', '=', botId)
         .where('id', '=', sessionId)

@@ -16,12 +16,14 @@ import {
   ChatBody,
   ChatQuery,
   ConfigQuery,
+  EventsQuery,
   HistoryResponse,
   ReadBody,
   ReadResponse,
   SessionInitBody,
   SessionInitResponse,
   SessionQuery,
+  TypingBody,
   WidgetConfigResponse,
   WidgetEscalateBody,
   WidgetEscalateResponse,
@@ -177,12 +179,15 @@ export const widgetRoutes =
         }
         try {
           const r = await widget.runTurn(bot, turn, onEvent, sse.signal)
+          // a person has the conversation: the message reached them, nobody answers here
+          if (r.delivered) sse.send({ type: 'delivered', message_id: r.message_id })
           sse.send({
             type: 'done',
             text: r.text,
             session_id: r.session_id,
             message_id: r.message_id,
             chat_ended: r.chat_ended,
+            owner: r.owner,
             sources: r.sources ?? [],
             ...(r.ticket_number ? { ticket_number: r.ticket_number } : {}),
           })
@@ -220,6 +225,34 @@ export const widgetRoutes =
         },
       },
       async (req, reply) => widget.escalate(await botFor(req, reply, req.query.bot_id), req.query.session_id, req.body),
+    )
+
+    app.get(
+      '/widget/events',
+      {
+        config: { rateLimit: rateLimits.liveEvents },
+        schema: {
+          tags,
+          operationId: 'widgetEvents',
+          description:
+            "text/event-stream of the visitor's conversation: message (an operator's, with author_name), owner ({owner, assignee_name}), typing ({from, on}, lapses after 30 s), read. Each frame has `id: <seq>` (per session); reconnecting with Last-Event-ID (or ?after=) replays every later event once, in order. A `: ping` comment every 15 s. Internal notes never appear.",
+          querystring: EventsQuery,
+          response: { 200: { description: 'An event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } }, ...errors },
+        },
+      },
+      async (req, reply) => widget.events(await botFor(req, reply, req.query.bot_id), req.query.session_id, req, reply, req.query.after),
+    )
+
+    app.post(
+      '/widget/typing',
+      {
+        config: { rateLimit: rateLimits.typing },
+        schema: { tags, operationId: 'widgetTyping', querystring: SessionQuery, body: TypingBody, response: { 204: Type.Null(), ...errors } },
+      },
+      async (req, reply) => {
+        await widget.typing(await botFor(req, reply, req.query.bot_id), req.query.session_id, req.body.on)
+        return reply.code(204).send(null)
+      },
     )
 
     app.post(

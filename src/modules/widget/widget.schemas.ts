@@ -3,6 +3,8 @@ import { Nullable, Uuid } from '../../http/schemas.js'
 import { LINK_SAFETY_KEYS, UI_KEYS } from './widget.i18n.js'
 
 /** A bot public id as the widget sends it; anything else cannot name a bot, so it is a plain 404 later. */
+const Owner = Type.Union([Type.Literal('bot'), Type.Literal('queue'), Type.Literal('human'), Type.Literal('closed')])
+
 const BotPublicId = Type.String({ minLength: 1, maxLength: 64 })
 const Locale = Type.String({ maxLength: 35 })
 
@@ -30,9 +32,12 @@ export const WidgetEscalateBody = Type.Object({
   trigger: Type.Optional(Type.Union([Type.Literal('user_request'), Type.Literal('answer_rejected'), Type.Literal('llm_unavailable')])),
 })
 export const WidgetEscalateResponse = Type.Object(
-  { message: Type.String(), ticket_number: Type.String(), chat_ended: Type.Optional(Type.Boolean()) },
+  { message: Type.String(), ticket_number: Type.String(), chat_ended: Type.Optional(Type.Boolean()), owner: Type.Optional(Owner) },
   { additionalProperties: true },
 )
+
+export const EventsQuery = Type.Object({ bot_id: BotPublicId, session_id: Uuid, after: Type.Optional(Type.String({ pattern: '^[0-9]{1,18}$' })) })
+export const TypingBody = Type.Object({ on: Type.Boolean() })
 
 export const ReadBody = Type.Object({ message_id: Uuid })
 export const ReadResponse = Type.Object({ session_id: Uuid, read_message_id: Uuid })
@@ -48,11 +53,14 @@ export const HistoryResponse = Type.Object({
       content: Type.String(),
       created_at: Type.String({ format: 'date-time' }),
       from_operator: Type.Boolean(),
+      author_name: Nullable(Type.String()),
       sources: Type.Array(SourceLink),
     }),
   ),
   chat_ended: Type.Boolean(),
   ticket_number: Nullable(Type.String()),
+  owner: Owner,
+  assignee_name: Nullable(Type.String()),
 })
 
 const labels = (keys: readonly string[]) => Type.Object(Object.fromEntries(keys.map((k) => [k, Type.String()])))

@@ -1,4 +1,5 @@
 import type { Static } from '@sinclair/typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Clock } from '../../lib/clock.js'
 import { AppError, badRequest, forbidden, notFound } from '../../lib/errors.js'
 import type { BotRow } from '../bots/bots.service.js'
@@ -21,6 +22,9 @@ export interface TurnResult {
   chat_ended: boolean
   ticket_number?: string | null
   sources: { title: string; url: string }[]
+  owner: string
+  /** The visitor's message went to the person who has the conversation (message_id is the visitor's). */
+  delivered?: boolean
 }
 
 /** The slice of the chat service (src/modules/chat) the widget uses: the answer pipeline and its sessions. */
@@ -31,9 +35,11 @@ export interface ChatPort {
     tenantId: string,
     sessionId: string,
   ): Promise<{
-    messages: { id: string; role: string; content: string; created_at: Date | string; from_operator?: boolean }[]
+    messages: { id: string; role: string; content: string; created_at: Date | string; from_operator?: boolean; author_name?: string | null }[]
     chat_ended: boolean
     ticket_number?: string | null
+    owner: 'bot' | 'queue' | 'human' | 'closed'
+    assignee_name: string | null
   }>
   escalate(
     tenantId: string,
@@ -41,6 +47,13 @@ export interface ChatPort {
     input: { trigger: string; user_note?: string | null },
   ): Promise<{ message: string; ticket_number: string } & Record<string, unknown>>
   confirmAction(tenantId: string, input: { sessionId: string; callId: string; approve: boolean; botId?: string }): Promise<{ status: string; text?: string }>
+}
+
+/** The slice of the live module (src/modules/live) the widget uses: the visitor's event stream, typing, read receipts. */
+export interface WidgetLivePort {
+  sessionStream(req: FastifyRequest, reply: FastifyReply, tenantId: string, sessionId: string, after: string | undefined): Promise<void>
+  visitorTyping(tenantId: string, sessionId: string, on: boolean): Promise<void>
+  visitorRead(tenantId: string, sessionId: string, messageId: string): Promise<void>
 }
 
 const sessionNotFound = () => new AppError(404, 'session_not_found', 'Session not found', { coded: true })
@@ -51,6 +64,7 @@ export function createWidgetService(deps: {
   tenants: Pick<TenantsService, 'tenantOr404' | 'signingSecrets'>
   chat: ChatPort
   repo: WidgetRepo
+  live?: WidgetLivePort
 }) {
   const { clock, bots, tenants, chat, repo } = deps
 
@@ -124,7 +138,10 @@ export function createWidgetService(deps: {
       if (sessionR.status === 'rejected') throw sessionR.reason
       if (tenantR.status === 'rejected') throw tenantR.reason
       const session = sessionR.value
-      if (session?.chat_ended) throw new AppError(409, 'session_closed', 'This chat has ended; start a new session', { coded: true })
+      // only a closed conversation refuses a message; one a person owns takes it for them
+      if (session && (session.owner === 'closed' || session.chat_ended)) {
+        throw new AppError(409, 'session_closed', 'This chat has ended; start a new session', { coded: true })
+      }
       return { sessionId: input.sessionId ?? null, message, locale: input.locale ?? null }
     },
 
@@ -152,10 +169,13 @@ export function createWidgetService(deps: {
           content: m.content,
           created_at: new Date(m.created_at).toISOString(),
           from_operator: m.from_operator ?? false,
+          author_name: m.author_name ?? null,
           sources: sources.get(m.id) ?? [],
         })),
         chat_ended: h.chat_ended,
         ticket_number: h.ticket_number ?? null,
+        owner: h.owner,
+        assignee_name: h.assignee_name,
       }
     },
 
@@ -176,10 +196,24 @@ export function createWidgetService(deps: {
       const message = await repo.findSessionMessage(bot.tenant_id, sessionId, messageId)
       if (!message) throw notFound('Message not found')
       const cursor = await repo.advanceReadCursor(bot.tenant_id, sessionId, message)
+      // the team sees it at once (only while a person has the conversation)
+      if (cursor === message.id) await deps.live?.visitorRead(bot.tenant_id, sessionId, message.id)
       return { session_id: sessionId, read_message_id: cursor ?? message.id }
     },
 
     sessionStats: (tenantId: string, since: Date) => repo.sessionStats(tenantId, since),
+
+    /** The visitor's live stream (this bot's session only). */
+    async events(bot: BotRow, sessionId: string, req: FastifyRequest, reply: FastifyReply, after: string | undefined) {
+      await botSession(bot, sessionId)
+      if (!deps.live) throw notFound('Not found')
+      await deps.live.sessionStream(req, reply, bot.tenant_id, sessionId, after)
+    },
+
+    async typing(bot: BotRow, sessionId: string, on: boolean) {
+      await botSession(bot, sessionId)
+      await deps.live?.visitorTyping(bot.tenant_id, sessionId, on)
+    },
   }
 }
 

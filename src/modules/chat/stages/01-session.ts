@@ -28,14 +28,23 @@ export async function resolveSession(
   return { session, created: true }
 }
 
-/** The last `turns` exchanges (2 messages each), every message cut to `chars`. */
-export function historyTurns(messages: { role: string; content: string }[], turns: number, chars: number): HistoryTurn[] {
+/**
+ * The last `turns` exchanges (2 messages each), every message cut to `chars`. A person's messages (after a
+ * hand-off) are the assistant's, marked, so the bot answering again knows what the team already said.
+ */
+export function historyTurns(messages: { role: string; content: string; from_operator?: boolean }[], turns: number, chars: number): HistoryTurn[] {
   if (turns <= 0) return []
   return messages
     .filter((m) => m.role === 'user' || m.role === 'assistant')
     .slice(-turns * 2)
-    .map((m) => ({ role: m.role as 'user' | 'assistant', content: m.content.length > chars ? `${m.content.slice(0, chars)}…` : m.content }))
+    .map((m) => {
+      const content = m.content.length > chars ? `${m.content.slice(0, chars)}…` : m.content
+      return { role: m.role as 'user' | 'assistant', content: m.from_operator ? `(${OPERATOR_MARK}) ${content}` : content }
+    })
 }
+
+/** How a support person's message is marked in the bot's context. */
+export const OPERATOR_MARK = 'support team member'
 
 /** The history a follow-up question is read against (none for a session this turn created). */
 export async function loadHistory(

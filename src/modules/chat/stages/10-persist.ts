@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { Db } from '../../../db/client.js'
-import type { QuestionOutcome, SourceRef, TicketTrigger, TranscriptEntry } from '../../../db/schema/chat.js'
+import type { QuestionOutcome, SessionOwner, SourceRef, TicketTrigger, TranscriptEntry } from '../../../db/schema/chat.js'
 import type { HandOffInput } from '../../escalations/handoff.js'
 import type { OutboundEvent } from '../../shared/events.port.js'
 import { piiEvents } from '../../shared/pii-events.js'
@@ -87,9 +87,11 @@ export interface Finish {
   chatEnded?: boolean
   deliveredToOperator?: boolean
   ticketNumber?: string
+  /** Stored whoever owns the conversation (what the bot says to a closed chat); otherwise only while the bot does. */
+  keepAnswer?: boolean
 }
 
-type PersistDeps = Pick<TurnDeps, 'db' | 'clock' | 'repo' | 'handOff' | 'events'>
+type PersistDeps = Pick<TurnDeps, 'db' | 'clock' | 'repo' | 'handOff' | 'events' | 'live'>
 
 /** The outbound event of a chat that ended (the visitor said goodbye, or a hand-off closed it). */
 export const conversationEnded = (session: { id: string; bot_id: string }, reason: 'visitor_done' | 'handed_off'): OutboundEvent => ({
@@ -132,57 +134,69 @@ export async function persistTurn(deps: PersistDeps, f: Finish): Promise<TurnRes
   let text = f.text
   let ticketNumber = f.ticketNumber
   let delivered = f.deliveredToOperator ?? false
-  const write = (trx?: Db) =>
-    deps.repo.writeTurn(
-      tenantId,
+  // the bot's own answer is stored only while the bot owns the conversation (compare-and-set, see writeTurn)
+  const onlyIfBot = !f.keepAnswer
+  const turnWrite = () => ({
+    sessionId: session.id,
+    messages: [
+      questionMessage(userId, session.id, f.question, asked),
       {
+        id: assistantId,
         sessionId: session.id,
-        messages: [
-          questionMessage(userId, session.id, f.question, asked),
-          {
-            id: assistantId,
-            sessionId: session.id,
-            role: 'assistant',
-            content: text,
-            sourceDocuments: documentIds(cited),
-            sources: sourceRefs(cited),
-            tokensUsed: f.tokens,
-            debug: f.debug,
-            createdAt: answered,
-          },
-        ],
-        lastQuestion: preview(f.question.text, 500),
-        lastAnswerPreview: preview(text),
-        chatEnded: f.chatEnded ?? false,
-        now: answered,
-        pii: piiEvents(f.question.counts, { action: 'redacted', direction: 'message', sessionId: session.id }),
-        questionLog: f.outcome
-          ? {
-              botId: f.bot.id,
-              messageId: assistantId,
-              question: f.question.text,
-              outcome: f.outcome,
-              trigger: f.trigger ?? f.handOff?.trigger ?? null,
-              bestScore: f.bestScore ?? null,
-            }
-          : null,
+        role: 'assistant' as const,
+        content: text,
+        sourceDocuments: documentIds(cited),
+        sources: sourceRefs(cited),
+        tokensUsed: f.tokens,
+        debug: f.debug,
+        createdAt: answered,
       },
-      trx,
-    )
+    ],
+    lastQuestion: preview(f.question.text, 500),
+    lastAnswerPreview: preview(text),
+    chatEnded: f.chatEnded ?? false,
+    now: answered,
+    pii: piiEvents(f.question.counts, { action: 'redacted', direction: 'message', sessionId: session.id }),
+    questionLog: f.outcome
+      ? {
+          botId: f.bot.id,
+          messageId: assistantId,
+          question: f.question.text,
+          outcome: f.outcome,
+          trigger: f.trigger ?? f.handOff?.trigger ?? null,
+          bestScore: f.bestScore ?? null,
+        }
+      : null,
+    onlyIfBot,
+  })
+  const write = (trx?: Db) => deps.repo.writeTurn(tenantId, turnWrite(), trx)
   const handOff = f.handOff
+  let owner: SessionOwner = session.owner
+  let dropped = false
   const ends = !!f.chatEnded && !session.chat_ended && !!deps.events
   if (!handOff && !ends) {
-    await write()
+    const w = await write()
+    owner = w.owner
+    dropped = !w.answered
   } else if (!handOff) {
     // the chat ends with this turn: its event commits with the turn
     await deps.db.transaction().execute(async (trx) => {
-      await write(trx)
-      await deps.events!.emit(tenantId, conversationEnded(session, 'visitor_done'), trx)
+      const w = await write(trx)
+      owner = w.owner
+      dropped = !w.answered
+      if (!dropped) await deps.events!.emit(tenantId, conversationEnded(session, 'visitor_done'), trx)
     })
   } else {
     // a ticket needs the session lock (one open ticket per session) and the tenant's counter: a transaction
     await deps.db.transaction().execute(async (trx) => {
-      await deps.repo.lockSession(tenantId, session.id, trx)
+      const locked = await deps.repo.lockSession(tenantId, session.id, trx)
+      owner = locked?.owner ?? owner
+      // a person took the conversation while this turn ran: their conversation, no hand-off of the bot's
+      if (owner !== 'bot') {
+        dropped = true
+        await write(trx)
+        return
+      }
       const earlier = await transcriptOf(deps.repo, tenantId, session.id, trx)
       const transcript = [...earlier, { role: 'user', content: f.question.text, created_at: asked.toISOString() }]
       const ticket = await deps.handOff.open(
@@ -205,21 +219,89 @@ export async function persistTurn(deps: PersistDeps, f: Finish): Promise<TurnRes
       if (ticket.created) ticketNumber = ticket.ticketNumber
       delivered = true
       f.debug.ticket = { number: ticket.ticketNumber, created: ticket.created, priority: ticket.priority }
-      await write(trx)
+      // the hand-off's own words are the bot's last, said as the conversation goes to the team
+      const w = await deps.repo.writeTurn(tenantId, { ...turnWrite(), onlyIfBot: false }, trx)
+      owner = ticket.owner ?? w.owner
       if (ends) await deps.events!.emit(tenantId, conversationEnded(session, 'visitor_done'), trx)
     })
   }
+  if (dropped) return deliveredToPerson(deps, { tenantId, session, question: f.question, messageId: userId, asked, owner, tokens: f.tokens })
   return {
     text,
     session_id: session.id,
     message_id: assistantId,
-    chat_ended: (f.chatEnded ?? false) || session.chat_ended,
+    chat_ended: owner !== 'bot' || (f.chatEnded ?? false),
     ...(ticketNumber ? { ticket_number: ticketNumber } : {}),
     delivered_to_operator: delivered,
     source_documents: documentIds(cited),
     sources: sourceRefs(cited),
     tokens_used: f.tokens,
+    owner,
   }
+}
+
+/**
+ * A visitor's message that a person answers (the conversation is theirs, or became theirs while the bot was
+ * writing, whose answer was dropped): it reaches the team's stream; nobody answers here.
+ */
+async function deliveredToPerson(
+  deps: PersistDeps,
+  p: { tenantId: string; session: SessionRow; question: Redaction; messageId: string; asked: Date; owner: SessionOwner; tokens: number },
+): Promise<TurnResult> {
+  if (deps.live) {
+    const live = deps.live
+    await deps.db
+      .transaction()
+      .execute((trx) =>
+        live.messagePosted(
+          p.tenantId,
+          { id: p.messageId, sessionId: p.session.id, role: 'user', content: p.question.text, createdAt: p.asked, fromOperator: false },
+          trx,
+        ),
+      )
+  }
+  return delivered(p.session.id, p.messageId, p.owner, p.tokens)
+}
+
+const delivered = (sessionId: string, messageId: string, owner: SessionOwner, tokens: number): TurnResult => ({
+  text: '',
+  session_id: sessionId,
+  message_id: messageId,
+  chat_ended: owner !== 'bot',
+  delivered_to_operator: true,
+  source_documents: [],
+  sources: [],
+  tokens_used: tokens,
+  owner,
+  delivered: true,
+})
+
+/** Stage 10 for a conversation a person owns: the visitor's message is stored and reaches the team, in one transaction. */
+export async function persistForPerson(deps: PersistDeps, p: { tenantId: string; session: SessionRow; question: Redaction }): Promise<TurnResult> {
+  const id = randomUUID()
+  const now = deps.clock.now()
+  await deps.db.transaction().execute(async (trx) => {
+    await deps.repo.writeTurn(
+      p.tenantId,
+      {
+        sessionId: p.session.id,
+        messages: [questionMessage(id, p.session.id, p.question, now)],
+        lastQuestion: preview(p.question.text, 500),
+        lastAnswerPreview: null,
+        chatEnded: false,
+        now,
+        pii: piiEvents(p.question.counts, { action: 'redacted', direction: 'message', sessionId: p.session.id }),
+        questionLog: null,
+      },
+      trx,
+    )
+    await deps.live?.messagePosted(
+      p.tenantId,
+      { id, sessionId: p.session.id, role: 'user', content: p.question.text, createdAt: now, fromOperator: false },
+      trx,
+    )
+  })
+  return delivered(p.session.id, id, p.session.owner, 0)
 }
 
 /** A failed turn still leaves the visitor's (redacted) message in the log, so an escalation has it. */

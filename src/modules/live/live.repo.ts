@@ -1,0 +1,270 @@
+import { sql } from 'kysely'
+import type { Db } from '../../db/client.js'
+import type { SessionOwner } from '../../db/schema/chat.js'
+import { scopeIds, type BotScope } from '../shared/bot-scope.js'
+
+/** A member as visitors see them: the display name, else the e-mail's local part. */
+export const memberName = (m: { display_name: string | null; email: string } | undefined | null): string | null =>
+  m ? m.display_name?.trim() || m.email.split('@')[0]! : null
+
+export interface NewLiveEvent {
+  sessionId: string | null
+  botId: string | null
+  type: 'message' | 'owner' | 'typing' | 'read' | 'availability'
+  internal?: boolean
+  data: Record<string, unknown>
+  at: Date
+}
+
+export interface LiveEventRow {
+  seq: string
+  session_id: string | null
+  session_seq: string | null
+  bot_id: string | null
+  type: string
+  data: Record<string, unknown>
+}
+
+/**
+ * The live conversation's storage: the session's owner, the event log both streams read (sequence numbers
+ * taken under row locks held to commit, see 1000_live), operator messages and internal notes, presence.
+ */
+export function createLiveRepo(db: Db) {
+  return {
+    /** The session's owner, locked for the rest of the transaction. */
+    lockSession(tenantId: string, sessionId: string, trx: Db) {
+      return trx
+        .selectFrom('chat_sessions')
+        .select(['id', 'bot_id', 'owner', 'awaiting'])
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', sessionId)
+        .forUpdate()
+        .executeTakeFirst()
+    },
+
+    /** chat_ended is the stored form of closed; a session back with the bot or closed waits for nothing after a hand-off. */
+    async setOwner(tenantId: string, sessionId: string, owner: SessionOwner, at: Date, trx: Db): Promise<void> {
+      const withBot = owner === 'bot' || owner === 'closed'
+      await trx
+        .updateTable('chat_sessions')
+        .set({ owner, owner_since: at, chat_ended: owner === 'closed', ...(withBot ? { awaiting: null } : {}) })
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', sessionId)
+        .execute()
+    },
+
+    /**
+     * Appends one event: the session's counter first (its row lock), then the tenant's (held to commit, so
+     * events commit in seq order). A transaction appends events of one session only, so two cannot wait on
+     * each other's locks.
+     */
+    async append(tenantId: string, e: NewLiveEvent, trx: Db): Promise<{ seq: string; sessionSeq: string | null }> {
+      let sessionSeq: string | null = null
+      if (e.sessionId) {
+        const s = await sql<{ live_seq: string }>`
+          UPDATE chat_sessions SET live_seq = live_seq + 1 WHERE tenant_id = ${tenantId} AND id = ${e.sessionId} RETURNING live_seq::text AS live_seq`.execute(
+          trx,
+        )
+        sessionSeq = s.rows[0]?.live_seq ?? null
+        if (sessionSeq === null) throw new Error('live event of an unknown session')
+      }
+      const c = await sql<{ last: string }>`
+        INSERT INTO live_counters (tenant_id, last) VALUES (${tenantId}, 1)
+        ON CONFLICT (tenant_id) DO UPDATE SET last = live_counters.last + 1
+        RETURNING last::text AS last`.execute(trx)
+      const seq = c.rows[0]!.last
+      await trx
+        .insertInto('live_events')
+        .values({
+          tenant_id: tenantId,
+          seq,
+          session_id: e.sessionId,
+          session_seq: sessionSeq,
+          bot_id: e.botId,
+          type: e.type,
+          internal: e.internal ?? false,
+          data: JSON.stringify(e.data),
+          created_at: e.at,
+        })
+        .execute()
+      return { seq, sessionSeq }
+    },
+
+    /** The team's stream after `after`: every event of the member's bots (and workspace-wide ones), in order. */
+    async teamEvents(tenantId: string, after: string, scope: BotScope, limit: number): Promise<LiveEventRow[]> {
+      const rows = await db
+        .selectFrom('live_events')
+        .select([sql<string>`seq::text`.as('seq'), 'session_id', sql<string | null>`session_seq::text`.as('session_seq'), 'bot_id', 'type', 'data'])
+        .where('tenant_id', '=', tenantId)
+        .where('seq', '>', after)
+        .$if(scope !== null, (q) => q.where((w) => w.or([w('bot_id', 'in', scopeIds(scope!)), w('bot_id', 'is', null)])))
+        .orderBy(sql`live_events.seq`)
+        .limit(limit)
+        .execute()
+      return rows as LiveEventRow[]
+    },
+
+    /** The visitor's stream after `after`: this session's events, never an internal one. */
+    async sessionEvents(tenantId: string, sessionId: string, after: string, limit: number): Promise<LiveEventRow[]> {
+      const rows = await db
+        .selectFrom('live_events')
+        .select([sql<string>`seq::text`.as('seq'), 'session_id', sql<string | null>`session_seq::text`.as('session_seq'), 'bot_id', 'type', 'data'])
+        .where('tenant_id', '=', tenantId)
+        .where('session_id', '=', sessionId)
+        .where('session_seq', '>', after)
+        .where('internal', '=', false)
+        .orderBy(sql`live_events.session_seq`)
+        .limit(limit)
+        .execute()
+      return rows as LiveEventRow[]
+    },
+
+    async lastTeamSeq(tenantId: string): Promise<string> {
+      const r = await db.selectFrom('live_counters').select(sql<string>`last::text`.as('last')).where('tenant_id', '=', tenantId).executeTakeFirst()
+      return r?.last ?? '0'
+    },
+
+    async lastSessionSeq(tenantId: string, sessionId: string): Promise<string> {
+      const r = await db
+        .selectFrom('chat_sessions')
+        .select(sql<string>`live_seq::text`.as('s'))
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', sessionId)
+        .executeTakeFirst()
+      return r?.s ?? '0'
+    },
+
+    /** The workspace's optional PII types (an operator's text goes into webhook payloads redacted). */
+    async optionalPiiTypes(tenantId: string, trx: Db = db): Promise<string[]> {
+      const t = await trx.selectFrom('tenants').select('pii_optional_types').where('id', '=', tenantId).executeTakeFirst()
+      return (t?.pii_optional_types as string[] | null) ?? []
+    },
+
+    member(tenantId: string, userId: string, trx: Db = db) {
+      return trx
+        .selectFrom('users')
+        .select(['id', 'email', 'display_name', 'role', 'bot_ids', 'live_status', 'last_active_at', 'created_at'])
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', userId)
+        .executeTakeFirst()
+    },
+
+    /** The ticket's session (unlocked), within the caller's bots. */
+    findTicket(tenantId: string, ticketId: string, scope: BotScope, trx: Db = db) {
+      return trx
+        .selectFrom('escalation_tickets')
+        .select(['id', 'session_id'])
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', ticketId)
+        .$if(scope !== null, (q) => q.where('bot_id', 'in', scopeIds(scope!)))
+        .executeTakeFirst()
+    },
+
+    /** Auto-assignment: the session's waiting ticket goes to `userId`. */
+    async assignOpenTicket(tenantId: string, sessionId: string, userId: string, now: Date, trx: Db): Promise<void> {
+      await trx
+        .updateTable('escalation_tickets')
+        .set({ assignee_user_id: userId, updated_at: now })
+        .where('tenant_id', '=', tenantId)
+        .where('session_id', '=', sessionId)
+        .where('status', 'in', ['open', 'in_progress'])
+        .where('assignee_user_id', 'is', null)
+        .execute()
+    },
+
+    /** The ticket a live route acts on, locked, with its session's owner; undefined outside the caller's bots. */
+    lockTicket(tenantId: string, ticketId: string, scope: BotScope, trx: Db) {
+      return trx
+        .selectFrom('escalation_tickets as t')
+        .select(['t.id', 't.ticket_number', 't.session_id', 't.bot_id', 't.status', 't.assignee_user_id'])
+        .where('t.tenant_id', '=', tenantId)
+        .where('t.id', '=', ticketId)
+        .$if(scope !== null, (q) => q.where('t.bot_id', 'in', scopeIds(scope!)))
+        .forUpdate()
+        .executeTakeFirst()
+    },
+
+    /** The newest ticket of a session still waiting for a person (its assignee decides who has the conversation). */
+    openTicketOf(tenantId: string, sessionId: string, trx: Db = db) {
+      return trx
+        .selectFrom('escalation_tickets')
+        .select(['id', 'assignee_user_id', 'status', 'bot_id'])
+        .where('tenant_id', '=', tenantId)
+        .where('session_id', '=', sessionId)
+        .where('status', 'in', ['open', 'in_progress'])
+        .orderBy('created_at', 'desc')
+        .limit(1)
+        .executeTakeFirst()
+    },
+
+    /** The first operator message takes the ticket: its author becomes the assignee when it had none, and it is being worked on. */
+    async takeTicket(tenantId: string, ticketId: string, userId: string | null, now: Date, trx: Db): Promise<void> {
+      await trx
+        .updateTable('escalation_tickets')
+        .set((eb) => ({
+          assignee_user_id: eb.fn.coalesce('assignee_user_id', sql<string | null>`${userId}::uuid`),
+          status: sql<'in_progress'>`CASE WHEN status = 'open' THEN 'in_progress' ELSE status END`,
+          first_response_at: eb.fn.coalesce('first_response_at', sql<Date>`${now}::timestamptz`),
+          updated_at: now,
+        }))
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', ticketId)
+        .execute()
+    },
+
+    async insertOperatorMessage(
+      tenantId: string,
+      m: { id: string; sessionId: string; content: string; authorUserId: string | null; now: Date },
+      trx: Db,
+    ): Promise<void> {
+      await trx
+        .insertInto('chat_messages')
+        .values({
+          id: m.id,
+          tenant_id: tenantId,
+          session_id: m.sessionId,
+          role: 'assistant',
+          content: m.content,
+          from_operator: true,
+          author_user_id: m.authorUserId,
+          source_documents: '[]',
+          sources: '[]',
+          debug: JSON.stringify({ operator_message: true }),
+          created_at: m.now,
+        })
+        .execute()
+      const preview = m.content.replace(/\s+/g, ' ').trim()
+      await trx
+        .updateTable('chat_sessions')
+        .set((eb) => ({
+          message_count: eb('message_count', '+', 1),
+          last_answer_preview: preview.length > 200 ? `${preview.slice(0, 199)}…` : preview,
+          last_activity_at: m.now,
+        }))
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', m.sessionId)
+        .execute()
+    },
+
+    async insertNote(
+      tenantId: string,
+      n: { id: string; sessionId: string; ticketId: string; content: string; authorUserId: string | null; now: Date },
+      trx: Db,
+    ): Promise<void> {
+      await trx
+        .insertInto('conversation_notes')
+        .values({
+          id: n.id,
+          tenant_id: tenantId,
+          session_id: n.sessionId,
+          ticket_id: n.ticketId,
+          author_user_id: n.authorUserId,
+          content: n.content,
+          created_at: n.now,
+        })
+        .execute()
+    },
+  }
+}
+
+export type LiveRepo = ReturnType<typeof createLiveRepo>

@@ -1,0 +1,30 @@
+import { Type } from '@sinclair/typebox'
+import { DateTime, Nullable, Uuid } from '../../http/schemas.js'
+
+export const LiveTicketParams = Type.Object({ ticket_id: Uuid })
+
+export const OperatorMessageBody = Type.Object(
+  {
+    content: Type.String({ minLength: 1, maxLength: 8000 }),
+    internal: Type.Boolean({ default: false, description: 'a note for the team only: never reaches the visitor' }),
+  },
+  { additionalProperties: false },
+)
+
+export const OperatorMessageResponse = Type.Object({
+  id: Uuid,
+  role: Type.Literal('assistant'),
+  from_operator: Type.Literal(true),
+  internal: Type.Boolean(),
+  author_name: Nullable(Type.String()),
+  content: Type.String(),
+  created_at: DateTime,
+})
+
+export const TypingBody = Type.Object(
+  { on: Type.Boolean(), internal: Type.Optional(Type.Boolean({ description: 'typing a note: only the team sees it' })) },
+  { additionalProperties: false },
+)
+
+/** Where a reconnecting stream starts: the last seq it saw (Last-Event-ID wins over it). */
+export const TeamEventsQuery = Type.Object({ after: Type.Optional(Type.String({ pattern: '^[0-9]{1,18}$' })) })

@@ -1,0 +1,244 @@
+import { redactOperatorText } from '../shared/redaction.js'
+import { randomUUID } from 'node:crypto'
+import type { ChangeFeed } from '../../db/change-feed.js'
+import type { Db } from '../../db/client.js'
+import type { SessionOwner } from '../../db/schema/chat.js'
+import type { Viewer } from '../../http/auth.js'
+import type { Clock } from '../../lib/clock.js'
+import { AppError, conflict, notFound } from '../../lib/errors.js'
+import type { AuditPort } from '../shared/audit.port.js'
+import type { EventsPort, OutboundEvent } from '../shared/events.port.js'
+import type { LiveMessage, LivePort, OwnerChange } from '../shared/live.port.js'
+import { TYPING_LAPSE_MS, ownerWebhooks } from './live.fns.js'
+import { memberName, type LiveRepo, type NewLiveEvent } from './live.repo.js'
+
+/** Change-feed topic of live events; key `<tenant id>/<session id>` (session empty for workspace-wide events). */
+export const LIVE_TOPIC = 'live'
+
+const sessionClosed = () => new AppError(409, 'session_closed', 'This conversation is closed', { coded: true })
+
+export interface LiveServiceDeps {
+  db: Db
+  clock: Clock
+  repo: LiveRepo
+  changes: Pick<ChangeFeed, 'announce'>
+  events: EventsPort
+  audit: AuditPort
+  /** The operator-reply mail (escalations): queued with the message, decided after the grace period. */
+  onOperatorMessage?: (tenantId: string, m: { ticketId: string; sessionId: string; messageId: string; actorUserId: string | null }, trx: Db) => Promise<void>
+  /** Picks an online agent for a conversation entering the queue (auto-assignment); null for none. */
+  pickAgent?: (tenantId: string, botId: string, trx: Db) => Promise<string | null>
+}
+
+/**
+ * Who answers a conversation and what the people on it say: owner changes (each one an event with who and why,
+ * and its webhook), operator messages and internal notes, typing. Every event is appended to the live log in
+ * the transaction of the change and announced on the change feed, which wakes the streams at commit.
+ */
+export function createLiveService(deps: LiveServiceDeps) {
+  const { db, clock, repo } = deps
+
+  async function append(tenantId: string, e: NewLiveEvent, trx: Db) {
+    const r = await repo.append(tenantId, e, trx)
+    await deps.changes.announce(trx, LIVE_TOPIC, `${tenantId}/${e.sessionId ?? ''}`)
+    return r
+  }
+
+  async function emit(tenantId: string, events: OutboundEvent[], trx: Db) {
+    for (const e of events) await deps.events.emit(tenantId, e, trx)
+  }
+
+  const changeOwner: LivePort['changeOwner'] = async (tenantId, sessionId, change, trxIn) => {
+    const trx = trxIn as Db
+    const s = await repo.lockSession(tenantId, sessionId, trx)
+    if (!s) throw notFound('Session not found')
+    const from = s.owner as SessionOwner
+    if (change.from && !change.from.includes(from)) return { from, to: from }
+    let assignee = change.assigneeUserId ?? null
+    let to = change.to
+    let by = change.by
+    let reason = change.reason
+    if (to === 'queue' && !assignee && deps.pickAgent) {
+      assignee = await deps.pickAgent(tenantId, s.bot_id, trx)
+      if (assignee) {
+        await repo.assignOpenTicket(tenantId, sessionId, assignee, clock.now(), trx)
+        by = { type: 'system' }
+        reason = `${reason}; auto_assigned`
+      }
+    }
+    if (to === 'queue' && assignee) to = 'human'
+    // the same owner again is no change, except a person-owned conversation passed to another member
+    if (to === from && !(to === 'human' && change.reassigned)) return { from, to }
+    const now = clock.now()
+    await repo.setOwner(tenantId, sessionId, to, now, trx)
+    const name = to === 'human' && assignee ? memberName(await repo.member(tenantId, assignee, trx)) : null
+    const data = {
+      owner: to,
+      assignee_name: name,
+      by: by.type === 'user' ? { type: 'user', user_id: by.userId } : { type: by.type },
+      reason,
+      ticket_id: change.ticketId ?? null,
+    }
+    await append(tenantId, { sessionId, botId: s.bot_id, type: 'owner', data, at: now }, trx)
+    await emit(tenantId, ownerWebhooks(from, to, { sessionId, botId: s.bot_id, ticketId: change.ticketId ?? null, assigneeUserId: assignee, reason }), trx)
+    return { from, to }
+  }
+
+  const messagePosted: LivePort['messagePosted'] = async (tenantId, m, trxIn) => {
+    const trx = trxIn as Db
+    const s = await repo.lockSession(tenantId, m.sessionId, trx)
+    if (!s) return
+    const author = m.authorUserId ? memberName(await repo.member(tenantId, m.authorUserId, trx)) : null
+    await append(tenantId, { sessionId: m.sessionId, botId: s.bot_id, type: 'message', data: messageData(m, author, false), at: m.createdAt }, trx)
+    await deps.events.emit(
+      tenantId,
+      {
+        type: 'message.created',
+        botId: s.bot_id,
+        // payloads carry redacted text only: a visitor's is stored redacted, an operator's is redacted here (#33)
+        data: {
+          session_id: m.sessionId,
+          message_id: m.id,
+          role: m.role,
+          from_operator: m.fromOperator,
+          author_name: author,
+          content: m.fromOperator ? redactOperatorText(m.content, await repo.optionalPiiTypes(tenantId, trx)) : m.content,
+        },
+      },
+      trx,
+    )
+  }
+
+  /** The session of a ticket, locked (session first, then the ticket: the order a turn's hand-off takes them in). */
+  async function ticketSession(tenantId: string, ticketId: string, viewer: Viewer, trx: Db) {
+    const peek = await repo.findTicket(tenantId, ticketId, viewer.scope, trx)
+    if (!peek) throw notFound('Ticket not found')
+    if (!peek.session_id) throw conflict('This ticket has no conversation', 'no_conversation')
+    const session = await repo.lockSession(tenantId, peek.session_id, trx)
+    const ticket = await repo.lockTicket(tenantId, ticketId, viewer.scope, trx)
+    if (!session || !ticket) throw notFound('Ticket not found')
+    return { ticket, session, sessionId: peek.session_id }
+  }
+
+  const userActor = (v: Viewer) => ({ type: 'user' as const, userId: v.userId })
+
+  return {
+    changeOwner,
+    messagePosted,
+
+    /** An operator's message into the visitor's chat (taking the conversation), or an internal note for the team only. */
+    async postMessage(tenantId: string, ticketId: string, body: { content: string; internal: boolean }, viewer: Viewer) {
+      const content = body.content.trim()
+      if (!content) throw new AppError(422, 'string_too_short', 'content must not be empty')
+      const id = randomUUID()
+      const now = clock.now()
+      const author = viewer.userId ? memberName(await repo.member(tenantId, viewer.userId)) : null
+      await db.transaction().execute(async (trx) => {
+        const { ticket, session, sessionId } = await ticketSession(tenantId, ticketId, viewer, trx)
+        if (body.internal) {
+          await repo.insertNote(tenantId, { id, sessionId, ticketId, content, authorUserId: viewer.userId, now }, trx)
+          const m: LiveMessage = { id, sessionId, role: 'assistant', content, createdAt: now, fromOperator: true, authorUserId: viewer.userId }
+          await append(tenantId, { sessionId, botId: session.bot_id, type: 'message', internal: true, data: messageData(m, author, true), at: now }, trx)
+          return
+        }
+        if (session.owner === 'closed') throw sessionClosed()
+        if (ticket.status === 'resolved') throw conflict('This ticket is resolved', 'ticket_resolved')
+        await repo.insertOperatorMessage(tenantId, { id, sessionId, content, authorUserId: viewer.userId, now }, trx)
+        await repo.takeTicket(tenantId, ticketId, viewer.userId, now, trx)
+        const assignee = ticket.assignee_user_id ?? viewer.userId
+        await changeOwner(tenantId, sessionId, { to: 'human', assigneeUserId: assignee, by: userActor(viewer), reason: 'operator_message', ticketId }, trx)
+        await messagePosted(tenantId, { id, sessionId, role: 'assistant', content, createdAt: now, fromOperator: true, authorUserId: viewer.userId }, trx)
+        await deps.onOperatorMessage?.(tenantId, { ticketId, sessionId, messageId: id, actorUserId: viewer.userId }, trx)
+      })
+      return {
+        id,
+        role: 'assistant' as const,
+        from_operator: true as const,
+        internal: body.internal,
+        author_name: author,
+        content,
+        created_at: now.toISOString(),
+      }
+    },
+
+    /** The bot answers again; its next answer reads the person's part of the conversation as context. */
+    async returnToBot(tenantId: string, ticketId: string, viewer: Viewer) {
+      await db.transaction().execute(async (trx) => {
+        const { session, sessionId } = await ticketSession(tenantId, ticketId, viewer, trx)
+        if (session.owner === 'closed') throw sessionClosed()
+        await changeOwner(tenantId, sessionId, { to: 'bot', by: userActor(viewer), reason: 'return_to_bot', ticketId }, trx)
+        await deps.audit.record(
+          tenantId,
+          { actorUserId: viewer.userId, ip: viewer.ip, action: 'returned_to_bot', itemType: 'ticket', itemId: ticketId, detail: {} },
+          trx,
+        )
+      })
+    },
+
+    /** Nobody answers any more: the visitor's next message is refused (session_closed). */
+    async close(tenantId: string, ticketId: string, viewer: Viewer) {
+      await db.transaction().execute(async (trx) => {
+        const { sessionId } = await ticketSession(tenantId, ticketId, viewer, trx)
+        await changeOwner(tenantId, sessionId, { to: 'closed', by: userActor(viewer), reason: 'closed', ticketId }, trx)
+        await deps.audit.record(
+          tenantId,
+          { actorUserId: viewer.userId, ip: viewer.ip, action: 'closed_conversation', itemType: 'ticket', itemId: ticketId, detail: {} },
+          trx,
+        )
+      })
+    },
+
+    /** An operator is typing (on a note: only the team sees it). */
+    async operatorTyping(tenantId: string, ticketId: string, body: { on: boolean; internal?: boolean }, viewer: Viewer) {
+      await db.transaction().execute(async (trx) => {
+        const { session, sessionId } = await ticketSession(tenantId, ticketId, viewer, trx)
+        await append(
+          tenantId,
+          { sessionId, botId: session.bot_id, type: 'typing', internal: !!body.internal, data: typingData('operator', body.on, clock.now()), at: clock.now() },
+          trx,
+        )
+      })
+    },
+
+    /** The visitor is typing (the widget). */
+    async visitorTyping(tenantId: string, sessionId: string, on: boolean) {
+      await db.transaction().execute(async (trx) => {
+        const s = await repo.lockSession(tenantId, sessionId, trx)
+        if (!s) throw notFound('Session not found')
+        await append(tenantId, { sessionId, botId: s.bot_id, type: 'typing', data: typingData('visitor', on, clock.now()), at: clock.now() }, trx)
+      })
+    },
+
+    /** The visitor's read receipt reaches the team (and the visitor's other tabs). */
+    async visitorRead(tenantId: string, sessionId: string, messageId: string) {
+      await db.transaction().execute(async (trx) => {
+        const s = await repo.lockSession(tenantId, sessionId, trx)
+        if (!s || s.owner === 'bot') return
+        await append(tenantId, { sessionId, botId: s.bot_id, type: 'read', data: { message_id: messageId }, at: clock.now() }, trx)
+      })
+    },
+  }
+}
+
+/** A MessageResponse as both streams carry it. */
+function messageData(m: LiveMessage, author: string | null, internal: boolean) {
+  return {
+    id: m.id,
+    session_id: m.sessionId,
+    role: m.role,
+    content: m.content,
+    created_at: m.createdAt.toISOString(),
+    from_operator: m.fromOperator,
+    author_name: author,
+    internal,
+  }
+}
+
+const typingData = (from: 'visitor' | 'operator', on: boolean, now: Date) => ({
+  from,
+  on,
+  expires_at: new Date(now.getTime() + TYPING_LAPSE_MS).toISOString(),
+})
+
+export type LiveService = ReturnType<typeof createLiveService>
+export type { OwnerChange }

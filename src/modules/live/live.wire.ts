@@ -1,0 +1,35 @@
+import type { AppContext } from '../../context.js'
+import type { Guards, Viewer } from '../../http/auth.js'
+import type { AuditPort } from '../shared/audit.port.js'
+import type { EventsPort } from '../shared/events.port.js'
+import type { LivePort } from '../shared/live.port.js'
+import { createLiveRepo } from './live.repo.js'
+import { liveRoutes } from './live.routes.js'
+import { createLiveService } from './live.service.js'
+import { createLiveHub, createLiveStreams } from './live.stream.js'
+
+/**
+ * The live conversation: who answers each session, the team's messages and notes, the event streams. Wired
+ * before the chat and the escalations, which move a conversation's owner through its port; its routes answer
+ * with the escalations module's ticket view, so they are made once that is wired.
+ */
+export function wireLive(ctx: AppContext, guards: Guards, deps: { events: EventsPort; audit: AuditPort }) {
+  const repo = createLiveRepo(ctx.db)
+  const service = createLiveService({ db: ctx.db, clock: ctx.clock, repo, changes: ctx.database.changes, events: deps.events, audit: deps.audit })
+  const port: LivePort = { changeOwner: service.changeOwner, messagePosted: service.messagePosted }
+  const hub = createLiveHub({ changes: ctx.database.changes, heartbeatMs: ctx.config.WIDGET_SSE_HEARTBEAT_MS, log: ctx.log })
+  const streams = createLiveStreams({ repo, hub })
+  return {
+    service,
+    port,
+    hub,
+    /** What the widget's endpoints use: the visitor's stream, typing and read receipts. */
+    widget: {
+      sessionStream: streams.session,
+      visitorTyping: service.visitorTyping,
+      visitorRead: service.visitorRead,
+    },
+    routes: (d: { ticketView: (tenantId: string, ticketId: string, viewer: Viewer) => Promise<unknown> }) =>
+      liveRoutes({ guards, live: service, streams, ticketView: d.ticketView }),
+  }
+}

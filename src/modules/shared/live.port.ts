@@ -1,0 +1,52 @@
+import type { SessionOwner } from '../../db/schema/chat.js'
+
+/**
+ * Who answers a conversation, as the modules that move it see it (the live module implements it): the chat
+ * (a visitor's message to a person), the escalations module (a hand-off, an assignment, a resolution). Every
+ * call runs inside the caller's transaction, so an owner change, its event and its webhook commit with the
+ * change that caused it.
+ */
+export type { SessionOwner }
+
+/** Who made a change: a member, the visitor, or the service itself (a hand-off verdict, auto-assignment). */
+export type ChangeActor = { type: 'user'; userId: string | null } | { type: 'visitor' } | { type: 'system' }
+
+export interface OwnerChange {
+  to: SessionOwner
+  by: ChangeActor
+  /** Why, for the log (a hand-off's trigger, 'assigned', 'resolved', 'return_to_bot', 'closed' ...). */
+  reason: string
+  /** The member a person-owned conversation is with (the ticket's assignee); null for none. */
+  assigneeUserId?: string | null
+  /** Only from these owners; otherwise nothing changes (a closed chat stays closed). */
+  from?: readonly SessionOwner[]
+  /** The ticket the change is about, for the events. */
+  ticketId?: string | null
+  /** A person-owned conversation passed to another member: an event even though the owner stays human. */
+  reassigned?: boolean
+}
+
+export interface LiveMessage {
+  id: string
+  sessionId: string
+  role: 'user' | 'assistant'
+  content: string
+  createdAt: Date
+  fromOperator: boolean
+  authorUserId?: string | null
+}
+
+export interface LivePort {
+  /** Moves the session's owner; returns the owner before and after (equal when nothing changed). */
+  changeOwner(tenantId: string, sessionId: string, change: OwnerChange, trx: unknown): Promise<{ from: SessionOwner; to: SessionOwner }>
+  /** A message of a person-owned conversation (the visitor's, or an operator's) reaches both streams. */
+  messagePosted(tenantId: string, message: LiveMessage, trx: unknown): Promise<void>
+}
+
+/** Tests and tools without the live module: nothing moves, nothing is streamed. */
+export const noLive: LivePort = {
+  async changeOwner(_t, _s, change) {
+    return { from: change.to, to: change.to }
+  },
+  async messagePosted() {},
+}
