@@ -124,7 +124,7 @@ describe('verify, login, me, logout', () => {
       bot_ids: null,
       can_view_original: true,
       notify_on_assignment: true,
-      permissions: ['workspace', 'members', 'settings', 'integrations', 'audit', 'knowledge', 'tickets', 'analytics', 'member'],
+      permissions: ['workspace', 'members', 'settings', 'integrations', 'actions', 'actions_test', 'audit', 'knowledge', 'tickets', 'analytics', 'member'],
     })
 
     const out = await api.post('/auth/logout')
