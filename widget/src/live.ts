@@ -98,7 +98,7 @@ export function openLiveStream(url: string, after: string | null, onEvent: (e: L
 /** How often an ongoing "typing" is repeated at most (the service lets it lapse after 30 s). */
 const TYPING_REPEAT_MS = 4_000
 /** Typing stops this long after the last key. */
-const TYPING_IDLE_MS = 3_000
+const TYPING_IDLE_MS = 5_000
 
 /**
  * The visitor's typing signal, debounced: `on` at the first key and at most once every few seconds while

@@ -53,7 +53,7 @@ export function useTeamEvents(onEvent: (e: TeamEvent) => void): void {
   }, [])
 }
 
-/** The operator's typing signal: on at the first key, repeated at most every 4 s, off after 3 s of quiet or on send. */
+/** The operator's typing signal: on at the first key, repeated at most every 4 s, off after 5 s of quiet or on send. */
 function useTypingSignal(ticketId: string) {
   const state = useRef({ on: false, at: 0, internal: false, idle: undefined as ReturnType<typeof setTimeout> | undefined })
   const post = (on: boolean, internal: boolean) => {
@@ -74,7 +74,7 @@ function useTypingSignal(ticketId: string) {
       if (!hasText) return stop()
       if (!s.on || s.internal !== internal || Date.now() - s.at > 4000) post(true, internal)
       clearTimeout(s.idle)
-      s.idle = setTimeout(stop, 3000)
+      s.idle = setTimeout(stop, 5000)
     },
     stop,
   }
@@ -196,7 +196,7 @@ export function LiveChat({ t }: { t: Ticket }) {
           noValidate
         >
           <TextArea
-            label={internal ? 'Internal note' : 'Message to the visitor'}
+            label={internal ? 'Note for your team' : 'Message to the visitor'}
             hint={internal ? 'Only your team sees this.' : 'Appears in the visitor’s chat at once. Ctrl+Enter sends.'}
             maxLength={8000}
             rows={3}
