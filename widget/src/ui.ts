@@ -438,9 +438,24 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     setEnded(next === 'closed')
   }
 
+  /** Adds the team's messages the stream did not carry (a resolution's reply), keeping what is on screen. */
+  async function catchUp(): Promise<void> {
+    if (!session) return
+    try {
+      for (const m of (await client.history(session.id)).messages) {
+        if (m.from_operator && !log.querySelector(`[data-id="${CSS.escape(m.id)}"]`)) addMessage('operator', m.content, m.id, m.author_name)
+      }
+      markRead()
+    } catch {
+      // the next owner change or the next open tries again
+    }
+  }
+
   function onLive(e: LiveEvent): void {
-    if (e.type === 'owner') setOwner(e.owner, e.assignee_name)
-    else if (e.type === 'typing' && e.from === 'operator') {
+    if (e.type === 'owner') {
+      setOwner(e.owner, e.assignee_name)
+      void catchUp()
+    } else if (e.type === 'typing' && e.from === 'operator') {
       typingEl.textContent = lx.someone_typing
       typingEl.hidden = !e.on
     } else if (e.type === 'message') {
