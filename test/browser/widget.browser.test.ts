@@ -182,6 +182,9 @@ suite('widget in Chromium', { timeout: 60_000 }, () => {
     expect(await note.textContent()).toMatch(/Ticket ESC-\d{4} has been opened/)
     const tickets = await tenant.api.get('/escalations')
     if (tickets.status === 200) expect(JSON.stringify(tickets.body)).toContain('Please call me back')
+    // The chat goes on with a person (the live conversation): the visitor may keep writing.
+    await page.locator(`${W} >> .system`, { hasText: 'Waiting for a person' }).waitFor({ timeout: 10_000 })
+    expect(await page.locator(`${W} >> form textarea`).isVisible()).toBe(true)
   })
 
   it('restores the conversation after a reload', async () => {
@@ -196,10 +199,10 @@ suite('widget in Chromium', { timeout: 60_000 }, () => {
   })
 
   it('closes with Escape and gives focus back to the launcher', async () => {
-    // The chat ended with the hand-off: the keyboard user is on "Start a new chat".
-    const newChat = page.locator(`${W} >> .ended button`)
-    await newChat.focus()
-    await newChat.press('Escape')
+    // The chat waits for a person after the hand-off: the keyboard user is in the message field.
+    const field = page.locator(`${W} >> form textarea`)
+    await field.focus()
+    await field.press('Escape')
     await page.locator(`${W} >> .panel`).waitFor({ state: 'hidden' })
     expect(await page.locator(`${W} >> .launcher`).evaluate((el) => el === (el.getRootNode() as ShadowRoot).activeElement)).toBe(true)
     expect(await page.locator(`${W} >> .launcher`).getAttribute('aria-expanded')).toBe('false')
@@ -236,12 +239,10 @@ suite('widget in Chromium', { timeout: 60_000 }, () => {
   it('never runs markup from an answer', async () => {
     const hostile = await browser.context.newPage()
     await hostile.goto(site.url)
+    // The escalated chat waits for a person: this visitor starts afresh, with a session of its own.
+    await hostile.evaluate(() => localStorage.clear())
+    await hostile.reload()
     await hostile.locator(`${W} >> .launcher`).click()
-    // The escalated chat was closed by the bot: the visitor starts a new one.
-    const newChat = hostile.locator(`${W} >> .ended button`)
-    await newChat.waitFor()
-    expect(await hostile.locator(`${W} >> form textarea`).isVisible()).toBe(false)
-    await newChat.click()
     expect(await hostile.locator(`${W} >> .log`).textContent()).not.toContain(QUESTION)
     fake.script((req) =>
       req.stream && !req.json && req.messages.some((m) => m.content.includes('hostile test'))

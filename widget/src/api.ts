@@ -1,5 +1,6 @@
 import { SseParser } from './sse.js'
 import type { LinkLabels, UiLabels } from './labels.js'
+import type { Owner } from './live.js'
 import type { Source } from './store.js'
 
 /** A failed call: HTTP status (0 when the service could not be reached), the contract's code when coded. */
@@ -30,6 +31,7 @@ export interface HistoryMessage {
   content: string
   created_at: string
   from_operator?: boolean
+  author_name?: string | null
 }
 
 export interface History {
@@ -37,12 +39,23 @@ export interface History {
   messages: HistoryMessage[]
   chat_ended: boolean
   ticket_number?: string | null
+  owner?: Owner
 }
 
 export type StreamEvent =
   | { type: 'status'; stage: string }
   | { type: 'chunk'; text: string }
-  | { type: 'done'; text: string; session_id: string; message_id: string; chat_ended: boolean; sources?: Source[]; ticket_number?: string }
+  | { type: 'delivered'; message_id: string }
+  | {
+      type: 'done'
+      text: string
+      session_id: string
+      message_id: string
+      chat_ended: boolean
+      sources?: Source[]
+      ticket_number?: string
+      owner?: Owner
+    }
   | { type: 'error'; code: string; message: string }
 
 async function failure(res: Response): Promise<ApiError> {
@@ -85,6 +98,7 @@ export function createClient(apiBase: string, botId: string) {
       throw new ApiError(0, 'network', 'network error')
     }
     if (!res.ok) throw await failure(res)
+    if (res.status === 204) return undefined as T
     return (await res.json()) as T
   }
 
@@ -100,6 +114,9 @@ export function createClient(apiBase: string, botId: string) {
         { session_id: sessionId },
         { trigger: 'user_request', user_note: note || undefined },
       ),
+    typing: (sessionId: string, on: boolean) => call<unknown>('POST', '/widget/typing', { session_id: sessionId }, { on }),
+    /** The session's live event stream, for an EventSource. */
+    eventsUrl: (sessionId: string) => url('/widget/events', { session_id: sessionId }),
     markRead: (sessionId: string, messageId: string) => call<unknown>('POST', '/widget/messages/read', { session_id: sessionId }, { message_id: messageId }),
 
     /**

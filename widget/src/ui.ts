@@ -1,5 +1,6 @@
 import { ApiError, createClient, type History, type StreamEvent, type WidgetConfig } from './api.js'
 import { FALLBACK_LABELS, fill, type LinkLabels, type UiLabels } from './labels.js'
+import { type LiveEvent, type LiveStream, liveLabels, openLiveStream, type Owner, typingSignal } from './live.js'
 import { renderMarkdown } from './markdown.js'
 import { createStore, type Source, type StoredSession } from './store.js'
 import { CSS as STYLES } from './styles.js'
@@ -93,6 +94,10 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
   let lastReadSent: string | null = null
   let lastHistoryKey = ''
   let pollTimer: ReturnType<typeof setInterval> | undefined
+  let stream: LiveStream | null = null
+  let streamFailed = false
+  let owner: Owner = 'bot'
+  let lx = liveLabels(undefined)
   let inflight: AbortController | null = null
   let destroyed = false
   let dialogReturn: HTMLElement | null = null
@@ -131,6 +136,7 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
   sendBtn.append(icon(SEND_ICON))
   const composer = h('form', { class: 'composer' }, input, sendBtn)
   const foot = h('div', { class: 'foot' })
+  const typingEl = h('div', { class: 'system typing', role: 'status', 'aria-live': 'polite', hidden: '' })
 
   const dlgTitle = h('h3', { id: 'scb-dlg-title' })
   const dlgBody = h('p', { id: 'scb-dlg-body' })
@@ -151,6 +157,7 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     { class: 'panel', id: 'scb-panel', role: 'dialog', 'aria-labelledby': 'scb-title' },
     header,
     log,
+    typingEl,
     escBox,
     endedBox,
     composer,
@@ -196,13 +203,14 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     setTimeout(() => (live.textContent = text.slice(0, 600)), 50)
   }
 
-  function addMessage(role: 'user' | 'assistant' | 'operator', content: string, id?: string): HTMLElement {
+  function addMessage(role: 'user' | 'assistant' | 'operator', content: string, id?: string, author?: string | null): HTMLElement {
     const bubble = h('div', { class: 'bubble' })
     if (role === 'user') bubble.textContent = content
     else bubble.append(renderMarkdown(content))
     const el = h('div', { class: `msg ${role === 'user' ? 'user' : role === 'operator' ? 'assistant operator' : 'assistant'}` })
-    if (role === 'operator') el.append(h('div', { class: 'who' }, ui.operator))
-    el.append(h('span', { class: 'sr' }, `${role === 'user' ? ui.you : role === 'operator' ? ui.operator : ui.assistant}: `), bubble)
+    const who = author ? fill(lx.operator_suffix, { name: author }) : ui.operator
+    if (role === 'operator') el.append(h('div', { class: 'who', 'aria-hidden': 'true' }, who))
+    el.append(h('span', { class: 'sr' }, `${role === 'user' ? ui.you : role === 'operator' ? who : ui.assistant}: `), bubble)
     if (id) el.dataset.id = id
     log.append(el)
     scrollDown(true)
@@ -335,12 +343,15 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     log.replaceChildren()
     greet()
     for (const m of hist.messages) {
-      const el = addMessage(m.role === 'user' ? 'user' : m.from_operator ? 'operator' : 'assistant', m.content, m.id)
+      const el = addMessage(m.role === 'user' ? 'user' : m.from_operator ? 'operator' : 'assistant', m.content, m.id, m.author_name)
       if (m.role === 'assistant') addSources(el, session?.src?.[m.id])
     }
     ticket = hist.ticket_number ?? null
     if (ticket) addSystem(fill(ui.ticket_opened, { ticket }))
-    setEnded(hist.chat_ended)
+    owner = hist.owner ?? (hist.chat_ended ? 'closed' : 'bot')
+    if (owner === 'queue') addSystem(lx.waiting)
+    // chat_ended is also true while a person has the conversation: only a closed one ends the chat
+    setEnded(owner === 'closed')
     markRead()
   }
 
@@ -372,6 +383,11 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     ticket = null
     lastReadSent = null
     lastHistoryKey = ''
+    owner = 'bot'
+    streamFailed = false
+    stream?.close()
+    stream = null
+    typingEl.hidden = true
     log.replaceChildren()
     greet()
     setEnded(false)
@@ -379,12 +395,76 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     if (focus) input.focus()
   }
 
+  /** Live events while the panel is open and a session exists; the history poll only when the stream keeps failing. */
   function syncPolling(): void {
-    const want = isOpen && !destroyed && Boolean(session && ticket)
+    const live = isOpen && !destroyed && Boolean(session) && !streamFailed
+    if (live && !stream && session) {
+      stream = openLiveStream(client.eventsUrl(session.id), null, onLive, () => {
+        stream = null
+        streamFailed = true
+        syncPolling()
+      })
+    }
+    if (!live && stream) {
+      stream.close()
+      stream = null
+    }
+    const want = isOpen && !destroyed && Boolean(session && ticket) && streamFailed
     if (want && !pollTimer) pollTimer = setInterval(() => void refreshHistory(), POLL_MS)
     if (!want && pollTimer) {
       clearInterval(pollTimer)
       pollTimer = undefined
+    }
+  }
+
+  // --- live conversation ---------------------------------------------------------------------------
+  const typing = typingSignal((on) => (session ? client.typing(session.id, on) : Promise.resolve()))
+
+  function setOwner(next: Owner, name: string | null): void {
+    if (next === owner) return
+    owner = next
+    const line =
+      next === 'human'
+        ? name
+          ? fill(lx.operator_joined, { name })
+          : lx.someone_joined
+        : next === 'bot'
+          ? lx.back_to_bot
+          : next === 'queue'
+            ? lx.waiting
+            : lx.conversation_closed
+    announce(addSystem(line).textContent ?? '')
+    if (next !== 'human') typingEl.hidden = true
+    setEnded(next === 'closed')
+  }
+
+  /** Adds the team's messages the stream did not carry (a resolution's reply), keeping what is on screen. */
+  async function catchUp(): Promise<void> {
+    if (!session) return
+    try {
+      for (const m of (await client.history(session.id)).messages) {
+        if (m.from_operator && !log.querySelector(`[data-id="${CSS.escape(m.id)}"]`)) addMessage('operator', m.content, m.id, m.author_name)
+      }
+      markRead()
+    } catch {
+      // the next owner change or the next open tries again
+    }
+  }
+
+  function onLive(e: LiveEvent): void {
+    if (e.type === 'owner') {
+      setOwner(e.owner, e.assignee_name)
+      void catchUp()
+    } else if (e.type === 'typing' && e.from === 'operator') {
+      typingEl.textContent = lx.someone_typing
+      typingEl.hidden = !e.on
+    } else if (e.type === 'message') {
+      // the visitor's own messages are on screen already; a bot answer comes with its own stream
+      if (e.role === 'user' || !e.from_operator || log.querySelector(`[data-id="${CSS.escape(e.id)}"]`)) return
+      typingEl.hidden = true
+      addMessage('operator', e.content, e.id, e.author_name)
+      announce(`${e.author_name ? fill(lx.operator_suffix, { name: e.author_name }) : ui.operator}: ${e.content}`)
+      markRead()
     }
   }
 
@@ -398,6 +478,7 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     }
     busy = true
     input.value = ''
+    typing.stop()
     autosize()
     updateControls()
     addMessage('user', text)
@@ -445,6 +526,25 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
   }
 
   function onFrame(e: StreamEvent, view: AssistantView, retry: () => void): void {
+    if (e.type === 'delivered') {
+      // a person has the conversation: the message is sent, no bot answer is coming
+      view.el.remove()
+      const mine = log.querySelectorAll<HTMLElement>('.msg.user:not([data-id])')
+      const el = mine[mine.length - 1]
+      if (el) {
+        el.dataset.id = e.message_id
+        el.classList.add('sent')
+      }
+      return
+    }
+    if (e.type === 'done' && e.owner && e.owner !== 'bot' && !e.text) {
+      // taken over while the bot was writing: its partial answer was not kept
+      view.el.remove()
+      setOwner(e.owner, null)
+      saveSession()
+      updateControls()
+      return
+    }
     if (e.type === 'status') view.stage(stageLabel(e.stage))
     else if (e.type === 'chunk') {
       view.stage(ui.writing)
@@ -461,7 +561,8 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
         ticket = e.ticket_number
         addSystem(fill(ui.ticket_opened, { ticket }))
       }
-      if (e.chat_ended) setEnded(true)
+      if (e.owner) setOwner(e.owner, null)
+      else if (e.chat_ended) setEnded(true)
       updateControls()
       markRead()
     } else if (e.type === 'error') {
@@ -562,6 +663,7 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
   input.addEventListener('input', () => {
     autosize()
     updateControls()
+    if (owner === 'queue' || owner === 'human') typing.input(Boolean(input.value.trim()))
   })
   input.addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
@@ -622,6 +724,7 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     }
     if (destroyed) return
     ui = { ...FALLBACK_LABELS.ui, ...config.labels }
+    lx = liveLabels(config.labels)
     linkLabels = { ...FALLBACK_LABELS.link, ...config.link_safety_labels }
     applyLabels()
     host.style.display = inline ? 'block' : ''

@@ -8,6 +8,7 @@ import { isReopened, PriorityBadge, score, StatusBadge, TRIGGER_WORDS } from '..
 import { useMaySeeOriginal } from '../session'
 import { useToast } from '../ui/toast'
 import { Assignment } from './ticket-assignee'
+import { LiveChat, OwnerBadge } from './ticket-live'
 
 const ROLE_WORDS: Record<string, string> = { user: 'Visitor', assistant: 'Bot', operator: 'Operator', system: 'System' }
 
@@ -222,7 +223,9 @@ export default function TicketDetail({ params }: { params: Record<string, string
         {isReopened(t) && <Badge tone="warn">Reopened</Badge>}
         <PriorityBadge priority={t.priority} />
         <Badge>{TRIGGER_WORDS[t.trigger] ?? t.trigger}</Badge>
+        <OwnerBadge owner={t.owner} name={t.assignee_name} />
       </div>
+      <LiveChat t={t} />
       <div className="grid-2">
         <div>
           <div className="card">
@@ -269,7 +272,7 @@ export default function TicketDetail({ params }: { params: Record<string, string
           <Evidence t={t} />
         </div>
       </div>
-      <h2>Transcript</h2>
+      <h2>Transcript before the hand-off</h2>
       {t.transcript.length === 0 ? (
         <Empty title="No messages before the hand-off" />
       ) : (

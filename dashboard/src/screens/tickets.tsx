@@ -7,10 +7,12 @@ import { Badge, Empty, ErrorBox, Loading, PageHeader, Pager, Select, When } from
 import { isReopened, PriorityBadge, StatusBadge, TRIGGER_WORDS, Visitor } from '../ui/ops'
 import { useMembers } from '../ui/team'
 import { AssigneeName, AssignmentMailPref } from './ticket-assignee'
+import { OwnerBadge } from './ticket-live'
 
 type StatusFilter = 'open' | 'in_progress' | 'resolved' | 'all'
 type PriorityFilter = 'all' | Ticket['priority']
 type AssigneeFilter = 'all' | 'me' | 'unassigned'
+type OwnerFilter = 'all' | Ticket['owner']
 
 const STATUS_OPTIONS = [
   ['open', 'Open'],
@@ -32,6 +34,15 @@ const ASSIGNEE_OPTIONS = [
   ['unassigned', 'Unassigned'],
 ] as const
 
+/** Who has the conversation; filtered on the page shown, as the priority. */
+const OWNER_OPTIONS = [
+  ['all', 'Anyone'],
+  ['queue', 'Waiting for a person'],
+  ['human', 'With a person'],
+  ['bot', 'Back with the bot'],
+  ['closed', 'Closed'],
+] as const
+
 const LIMIT = 50
 /** New tickets show up while the inbox is open, without a reload. */
 const POLL_MS = 5000
@@ -40,6 +51,7 @@ export default function Tickets() {
   const [status, setStatus] = useState<StatusFilter>('open')
   const [priority, setPriority] = useState<PriorityFilter>('all')
   const [assignee, setAssignee] = useState<AssigneeFilter>('all')
+  const [owner, setOwner] = useState<OwnerFilter>('all')
   const [offset, setOffset] = useState(0)
   const members = useMembers()
   const list = useQuery({
@@ -59,7 +71,7 @@ export default function Tickets() {
     queryFn: () => call(api.GET('/escalations', { params: { query: { status: 'open', include_original: false, limit: 1, offset: 0 } } })),
     refetchInterval: POLL_MS,
   })
-  const rows = list.data?.tickets.filter((t) => priority === 'all' || t.priority === priority) ?? []
+  const rows = list.data?.tickets.filter((t) => (priority === 'all' || t.priority === priority) && (owner === 'all' || t.owner === owner)) ?? []
   return (
     <>
       <PageHeader title="Tickets">
@@ -93,6 +105,7 @@ export default function Tickets() {
           }}
         />
         <Select label="Priority" value={priority} options={PRIORITY_OPTIONS} onChange={setPriority} />
+        <Select label="Conversation" value={owner} options={OWNER_OPTIONS} onChange={setOwner} />
       </div>
       {list.isPending ? (
         <Loading />
@@ -102,7 +115,9 @@ export default function Tickets() {
         <Empty
           title={
             list.data.tickets.length > 0
-              ? 'No tickets with this priority'
+              ? owner === 'queue'
+                ? 'Nobody is waiting for a person'
+                : 'No tickets with this priority or conversation state'
               : assignee === 'me'
                 ? 'No tickets assigned to you'
                 : assignee === 'unassigned'
@@ -124,6 +139,7 @@ export default function Tickets() {
                   <th scope="col">Ticket</th>
                   <th scope="col">Priority</th>
                   <th scope="col">Status</th>
+                  <th scope="col">Conversation</th>
                   <th scope="col">Trigger</th>
                   <th scope="col">Question</th>
                   <th scope="col">Visitor</th>
@@ -142,6 +158,9 @@ export default function Tickets() {
                     </td>
                     <td>
                       <StatusBadge status={t.status} /> {isReopened(t) && <Badge tone="warn">Reopened</Badge>}
+                    </td>
+                    <td>
+                      <OwnerBadge owner={t.owner} name={t.assignee_name} />
                     </td>
                     <td>{TRIGGER_WORDS[t.trigger] ?? t.trigger}</td>
                     <td className="cell-clip" title={t.primary_question}>

@@ -1,0 +1,242 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useEffect, useRef, useState } from 'react'
+import { api, call } from '../api/client'
+import type { Ticket } from '../api/types'
+import { Badge, Button, Check, ErrorBox, fieldError, TextArea, When } from '../ui/kit'
+import { useToast } from '../ui/toast'
+
+type Owner = Ticket['owner']
+
+/** One line of the live chat: a visitor, bot or operator message, or an internal note. */
+interface LiveLine {
+  id: string
+  role: string
+  content: string
+  created_at: string
+  from_operator: boolean
+  author_name: string | null
+  internal: boolean
+}
+
+/** A frame of the team's stream (`GET /escalations/events`). */
+type TeamEvent =
+  | ({ type: 'message'; session_id: string } & Partial<LiveLine>)
+  | { type: 'owner'; session_id: string; owner: Owner; assignee_name: string | null }
+  | { type: 'typing'; session_id: string; from: 'visitor' | 'operator'; on: boolean }
+  | { type: 'read' | 'availability'; session_id: string }
+
+/** Who answers the conversation, in a word. */
+export function OwnerBadge({ owner, name }: { owner: Owner; name?: string | null }) {
+  if (owner === 'queue') return <Badge tone="warn">Waiting</Badge>
+  if (owner === 'human') return <Badge tone="info">{name ? `With ${name}` : 'With a person'}</Badge>
+  if (owner === 'closed') return <Badge>Closed</Badge>
+  return <Badge tone="ok">Bot</Badge>
+}
+
+/**
+ * The workspace's live event stream. The session is the same-origin cookie, which EventSource sends, and
+ * the browser reconnects by itself with Last-Event-ID, so nothing is missed across a dropped connection.
+ */
+export function useTeamEvents(onEvent: (e: TeamEvent) => void): void {
+  const handler = useRef(onEvent)
+  handler.current = onEvent
+  useEffect(() => {
+    const es = new EventSource('/escalations/events')
+    es.onmessage = (m) => {
+      try {
+        handler.current(JSON.parse(m.data) as TeamEvent)
+      } catch {
+        // not a frame of ours
+      }
+    }
+    return () => es.close()
+  }, [])
+}
+
+/** The operator's typing signal: on at the first key, repeated at most every 4 s, off after 5 s of quiet or on send. */
+function useTypingSignal(ticketId: string) {
+  const state = useRef({ on: false, at: 0, internal: false, idle: undefined as ReturnType<typeof setTimeout> | undefined })
+  const post = (on: boolean, internal: boolean) => {
+    state.current.on = on
+    state.current.at = Date.now()
+    state.current.internal = internal
+    void api.POST('/escalations/{ticket_id}/typing', { params: { path: { ticket_id: ticketId } }, body: { on, internal } }).catch(() => {})
+  }
+  const stop = () => {
+    const s = state.current
+    clearTimeout(s.idle)
+    if (s.on) post(false, s.internal)
+  }
+  useEffect(() => stop, [])
+  return {
+    typed(hasText: boolean, internal: boolean) {
+      const s = state.current
+      if (!hasText) return stop()
+      if (!s.on || s.internal !== internal || Date.now() - s.at > 4000) post(true, internal)
+      clearTimeout(s.idle)
+      s.idle = setTimeout(stop, 5000)
+    },
+    stop,
+  }
+}
+
+const WHO: Record<string, string> = { user: 'Visitor', assistant: 'Bot' }
+
+function Line({ m }: { m: LiveLine }) {
+  const who = m.from_operator ? (m.author_name ?? 'Operator') : (WHO[m.role] ?? m.role)
+  const cls = m.internal ? 'msg msg-note' : m.role === 'user' ? 'msg msg-user' : m.from_operator ? 'msg msg-operator' : 'msg msg-assistant'
+  return (
+    <li className={cls}>
+      <div className="msg-meta">
+        {who} · <When at={m.created_at} />
+        {m.internal && <span className="note-tag"> · Internal note: only your team sees this</span>}
+      </div>
+      <div className="msg-text">{m.content}</div>
+    </li>
+  )
+}
+
+/** The ticket's conversation as a live chat: the messages since the hand-off, a composer, the owner and its controls. */
+export function LiveChat({ t }: { t: Ticket }) {
+  const sid = t.session_id
+  const qc = useQueryClient()
+  const toast = useToast()
+  const [lines, setLines] = useState<LiveLine[]>([])
+  const [owner, setOwner] = useState<{ owner: Owner; name: string | null }>({ owner: t.owner, name: t.assignee_name })
+  const [visitorTyping, setVisitorTyping] = useState(false)
+  const [text, setText] = useState('')
+  const [internal, setInternal] = useState(false)
+  const typing = useTypingSignal(t.id)
+  const since = new Date(t.created_at).getTime()
+
+  useEffect(() => setOwner({ owner: t.owner, name: t.assignee_name }), [t.owner, t.assignee_name])
+
+  const log = useQuery({
+    queryKey: ['ticket-live', sid],
+    enabled: Boolean(sid),
+    queryFn: () => call(api.GET('/chat/logs/session/{session_id}', { params: { path: { session_id: sid! }, query: { include_original: false } } })),
+  })
+  const add = (m: LiveLine) => setLines((prev) => (prev.some((p) => p.id === m.id) ? prev : [...prev, m]))
+
+  useTeamEvents((e) => {
+    if (!sid || e.session_id !== sid) return
+    if (e.type === 'message' && e.id && typeof e.content === 'string') {
+      add({
+        id: e.id,
+        role: e.role ?? 'user',
+        content: e.content,
+        created_at: e.created_at ?? new Date().toISOString(),
+        from_operator: Boolean(e.from_operator),
+        author_name: e.author_name ?? null,
+        internal: Boolean(e.internal),
+      })
+      if (e.role === 'user') setVisitorTyping(false)
+    } else if (e.type === 'owner') {
+      setOwner({ owner: e.owner, name: e.assignee_name })
+      void qc.invalidateQueries({ queryKey: ['ticket', t.id] })
+    } else if (e.type === 'typing' && e.from === 'visitor') setVisitorTyping(e.on)
+  })
+
+  const earlier: LiveLine[] = (log.data?.messages ?? [])
+    .filter((m) => new Date(m.created_at).getTime() >= since)
+    .map((m) => ({ id: m.id, role: m.role, content: m.content, created_at: m.created_at, from_operator: m.from_operator, author_name: null, internal: false }))
+  const shown = [...earlier, ...lines.filter((l) => !earlier.some((e) => e.id === l.id))]
+
+  const send = useMutation({
+    mutationFn: () => call(api.POST('/escalations/{ticket_id}/messages', { params: { path: { ticket_id: t.id } }, body: { content: text.trim(), internal } })),
+    onSuccess: (m) => {
+      typing.stop()
+      setText('')
+      add({ ...m, internal: m.internal })
+    },
+  })
+  const after = (words: string) => async () => {
+    toast(words)
+    await qc.invalidateQueries({ queryKey: ['ticket', t.id] })
+    void qc.invalidateQueries({ queryKey: ['tickets'] })
+  }
+  const toBot = useMutation({
+    mutationFn: () => call(api.POST('/escalations/{ticket_id}/return-to-bot', { params: { path: { ticket_id: t.id } } })),
+    onSuccess: after('The bot answers this conversation again'),
+  })
+  const close = useMutation({
+    mutationFn: () => call(api.POST('/escalations/{ticket_id}/close', { params: { path: { ticket_id: t.id } } })),
+    onSuccess: after('Conversation closed'),
+  })
+
+  if (!sid) return null
+  const err = fieldError(send.error, 'content')
+  return (
+    <section className="card live-chat" aria-labelledby="live-chat-title">
+      <div className="row live-head">
+        <h2 id="live-chat-title">Live conversation</h2>
+        <span role="status" aria-live="polite">
+          <OwnerBadge owner={owner.owner} name={owner.name} />
+        </span>
+      </div>
+      {shown.length === 0 ? (
+        <p className="muted">No messages since the hand-off yet.</p>
+      ) : (
+        <ol className="transcript" aria-label="Live conversation">
+          {shown.map((m) => (
+            <Line key={m.id} m={m} />
+          ))}
+        </ol>
+      )}
+      <p className="muted typing-line" role="status" aria-live="polite">
+        {visitorTyping ? 'The visitor is typing…' : ''}
+      </p>
+      {owner.owner !== 'closed' && (
+        <form
+          className={internal ? 'composer composer-note' : 'composer'}
+          onSubmit={(e) => {
+            e.preventDefault()
+            if (text.trim()) send.mutate()
+          }}
+          noValidate
+        >
+          <TextArea
+            label={internal ? 'Note for your team' : 'Message to the visitor'}
+            hint={internal ? 'Only your team sees this.' : 'Appears in the visitor’s chat at once. Ctrl+Enter sends.'}
+            maxLength={8000}
+            rows={3}
+            value={text}
+            onChange={(e) => {
+              setText(e.target.value)
+              typing.typed(Boolean(e.target.value.trim()), internal)
+            }}
+            onKeyDown={(e) => {
+              if (e.key === 'Enter' && (e.ctrlKey || e.metaKey) && text.trim()) {
+                e.preventDefault()
+                send.mutate()
+              }
+            }}
+            error={err}
+          />
+          <Check label="Internal note" checked={internal} onChange={setInternal} />
+          <ErrorBox error={send.error && !err ? send.error : null} />
+          <Button type="submit" variant="primary" busy={send.isPending} disabled={!text.trim()}>
+            {internal ? 'Add note' : 'Send'}
+          </Button>
+        </form>
+      )}
+      <div className="row live-actions">
+        {owner.owner !== 'bot' && owner.owner !== 'closed' && (
+          <Button busy={toBot.isPending} onClick={() => toBot.mutate()}>
+            Return to bot
+          </Button>
+        )}
+        {owner.owner !== 'closed' && (
+          <Button
+            variant="danger"
+            busy={close.isPending}
+            onClick={() => confirm('Close this conversation? The visitor cannot write in it any more.') && close.mutate()}
+          >
+            Close conversation
+          </Button>
+        )}
+      </div>
+      <ErrorBox error={toBot.error ?? close.error} />
+    </section>
+  )
+}
