@@ -24,10 +24,16 @@ function EnabledToggle({ a }: { a: Action }) {
   const id = `enabled-${a.id}`
   return (
     <div className="check">
-      <input id={id} type="checkbox" checked={a.enabled} disabled={toggle.isPending} onChange={(e) => toggle.mutate(e.target.checked)} />
+      <input
+        id={id}
+        type="checkbox"
+        checked={toggle.isPending ? toggle.variables : a.enabled}
+        aria-busy={toggle.isPending || undefined}
+        onChange={(e) => !toggle.isPending && toggle.mutate(e.target.checked)}
+      />
       <label htmlFor={id}>
         <span className="sr-only">{a.name} </span>
-        {toggle.isPending ? 'Saving…' : a.enabled ? 'Enabled' : 'Disabled'}
+        {(toggle.isPending ? toggle.variables : a.enabled) ? 'Enabled' : 'Disabled'}
       </label>
       {toggle.isError && (
         <p className="field-error" role="alert">
