@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { signIdentityToken } from '../../src/modules/tenants/identity-token.fns.js'
 import { json, WorkspaceApi } from '../fakes/workspace-api.js'
 import type { Tenant } from '../helpers/factories.js'
+import { addMember } from '../helpers/team.js'
 import { until } from '../helpers/wait.js'
 import { expectScreenHealthy, openScreen, signedInTenant, startDashboardEnv, watchedPage, type DashboardEnv } from './dashboard-harness.js'
 import { hasChromium, hostPageHtml, serveHostPage, type HostPage } from './harness.js'
@@ -21,7 +22,7 @@ suite('actions in Chromium', { timeout: 120_000 }, () => {
   let site: HostPage
 
   beforeAll(async () => {
-    env = await startDashboardEnv()
+    env = await startDashboardEnv({}, { isolated: true })
     tenant = await signedInTenant(env)
     api = await new WorkspaceApi().start()
   }, 120_000)
@@ -86,6 +87,29 @@ suite('actions in Chromium', { timeout: 120_000 }, () => {
     await expect.poll(() => toggle.isChecked()).toBe(true)
     await expectScreenHealthy(w, 'actions (list)')
     await page.close()
+  })
+
+  it('shows an editor the actions read-only, with the dry run but not the live switch', async () => {
+    const editor = await addMember(env.t, tenant, 'editor')
+    const context = await env.browser.newContext!()
+    await context.addCookies([{ name: 'access_token', value: editor.token, url: env.t.url, httpOnly: true, sameSite: 'Lax' }])
+    const w = await watchedPage(env, undefined, context)
+    const { page } = w
+    await openScreen(page, env, '/actions', 'Actions')
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Actions', exact: true }).waitFor()
+    await page.getByRole('link', { name: 'order_status' }).waitFor()
+    expect(await page.getByRole('button', { name: 'New action' }).count()).toBe(0)
+    expect(await page.getByRole('checkbox').count()).toBe(0)
+    await page.getByRole('link', { name: 'order_status' }).click()
+    await page.getByRole('heading', { level: 1, name: 'order_status' }).waitFor()
+    expect(await page.getByLabel('Name', { exact: true }).isDisabled()).toBe(true)
+    expect(await page.getByLabel('Send for real').count()).toBe(0)
+    expect(await page.getByRole('button', { name: 'Save action' }).count()).toBe(0)
+    await page.getByLabel('Arguments (JSON)').fill('{"order_number": "777"}')
+    await page.getByRole('button', { name: 'Dry run' }).click()
+    await page.getByLabel('Request', { exact: true }).getByText(`${api.url}/orders/777`).waitFor()
+    await expectScreenHealthy(w, 'action detail (editor)')
+    await context.close()
   })
 
   it('shows the widget card for a write action; a double click on Confirm calls the API once', async () => {
