@@ -89,6 +89,37 @@ suite('actions in Chromium', { timeout: 120_000 }, () => {
     await page.close()
   })
 
+  it('imports operations from an OpenAPI document as disabled actions', async () => {
+    const w = await watchedPage(env)
+    const { page } = w
+    await openScreen(page, env, '/actions', 'Actions')
+    await page.getByRole('button', { name: 'Import from OpenAPI' }).click()
+    const spec = {
+      openapi: '3.0.3',
+      info: { title: 'Shop', version: '1' },
+      servers: [{ url: '/v1' }],
+      paths: {
+        '/stock/{sku}': {
+          get: {
+            operationId: 'getStock',
+            summary: 'Stock of a product',
+            parameters: [{ name: 'sku', in: 'path', required: true, schema: { type: 'string' } }],
+          },
+        },
+      },
+    }
+    const form = page.getByRole('form', { name: 'Import from OpenAPI' })
+    await form.getByLabel('OpenAPI document (JSON or YAML)').fill(JSON.stringify(spec))
+    await form.getByLabel('Base URL (optional)').fill(api.url)
+    await form.getByRole('button', { name: 'Import' }).click()
+    await form.getByText('1 actions created, all disabled').waitFor()
+    const made = (await tenant.api.get('/actions')).body.items.find((a: { url: string }) => a.url.includes('/stock/'))
+    expect(made).toMatchObject({ enabled: false, method: 'GET' })
+    await form.getByRole('link', { name: made.name }).waitFor()
+    await expectScreenHealthy(w, 'actions (imported)')
+    await page.close()
+  })
+
   it('shows an editor the actions read-only, with the dry run but not the live switch', async () => {
     const editor = await addMember(env.t, tenant, 'editor')
     const context = await env.browser.newContext!()
@@ -113,7 +144,7 @@ suite('actions in Chromium', { timeout: 120_000 }, () => {
   })
 
   it('shows the widget card for a write action; a double click on Confirm calls the API once', async () => {
-    await tenant.api.patch(`/actions/${(await tenant.api.get('/actions')).body.items[0].id}`, { enabled: false })
+    for (const a of (await tenant.api.get('/actions')).body.items) await tenant.api.patch(`/actions/${a.id}`, { enabled: false })
     const write = await tenant.api.post('/actions', {
       name: 'cancel_order',
       description: 'Cancel an order by its order number.',
