@@ -199,6 +199,18 @@ suite('actions in Chromium', { timeout: 120_000 }, () => {
     // The outcome is said as a bot message, once.
     await expect.poll(() => bubbles.count()).toBe(before + 1)
     expect((await bubbles.last().textContent())!.trim()).not.toBe('')
+
+    // Cancel on a second card posts approve:false: nothing reaches the API.
+    await page.locator(`${W} >> form textarea`).fill('Please cancel my order 66666')
+    await page.locator(`${W} >> form textarea`).press('Enter')
+    const second = page.locator(`${W} >> .confirm`).nth(1)
+    await second.waitFor({ timeout: 30_000 })
+    await second.getByRole('button', { name: 'Cancel' }).click()
+    await expect.poll(() => second.getByRole('button', { name: 'Confirm' }).isDisabled()).toBe(true)
+    await until('the cancel', async () =>
+      (await tenant.api.get(`/actions/${write.body.id}/calls`)).body.items.some((c: { status: string }) => c.status === 'cancelled'),
+    )
+    expect(api.requests).toHaveLength(1)
     await page.close()
   })
 })
