@@ -26,6 +26,8 @@ const screens = {
   Members: lazy(() => import('./screens/members')),
   AuditLog: lazy(() => import('./screens/audit-log')),
   Integrations: lazy(() => import('./screens/integrations')),
+  Actions: lazy(() => import('./screens/actions')),
+  ActionDetail: lazy(() => import('./screens/action-detail')),
 }
 
 /** Each menu entry with what the role needs to use it: the menu shows only what the member may do. */
@@ -43,6 +45,8 @@ const NAV: [string, string, Permission][] = [
   ['/audit-log', 'Audit log', 'audit'],
   ['/settings', 'Settings', 'settings'],
   ['/integrations', 'Integrations', 'integrations'],
+  // Owners and admins manage actions; editors read and dry-run them (`actions_test` covers all three).
+  ['/actions', 'Actions', 'actions_test'],
 ]
 
 const START_FIRST = ['/knowledge', '/tickets']
@@ -259,6 +263,20 @@ function Private() {
           {() => (
             <Allowed p="integrations">
               <Screen c={screens.Integrations} />
+            </Allowed>
+          )}
+        </Route>
+        <Route path="/actions">
+          {() => (
+            <Allowed p="actions_test">
+              <Screen c={screens.Actions} />
+            </Allowed>
+          )}
+        </Route>
+        <Route path="/actions/:id">
+          {(p) => (
+            <Allowed p="actions_test">
+              <Screen c={screens.ActionDetail} params={{ id: p.id }} />
             </Allowed>
           )}
         </Route>

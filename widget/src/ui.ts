@@ -1,4 +1,5 @@
 import { ApiError, createClient, type History, type StreamEvent, type WidgetConfig } from './api.js'
+import { confirmCard, isConfirmFrame } from './confirm-card.js'
 import { FALLBACK_LABELS, fill, type LinkLabels, type UiLabels } from './labels.js'
 import { type LiveEvent, type LiveStream, liveLabels, openLiveStream, type Owner, typingSignal } from './live.js'
 import { renderMarkdown } from './markdown.js'
@@ -568,6 +569,19 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     } else if (e.type === 'error') {
       view.fail(e.code === 'rate_limited' ? ui.error_rate_limited : ui.error_generic, retry)
       announce(ui.error_generic)
+    } else if (isConfirmFrame(e as { type?: unknown }) && session) {
+      // A write action waits for the visitor's approval (confirm-card.ts).
+      const card = confirmCard(e as never, {
+        apiBase: opts.apiBase,
+        botId: opts.botId,
+        sessionId: session.id,
+        labels: { confirm: 'Confirm', cancel: ui.cancel, failed: ui.error_generic, cancelled: 'Cancelled.' },
+        say: (text) => addMessage('assistant', text),
+        announce,
+      })
+      view.el.after(card)
+      scrollDown(true)
+      card.focus()
     }
   }
 

@@ -1,0 +1,113 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useState } from 'react'
+import { Link } from 'wouter'
+import { api, call, messageOf } from '../api/client'
+import { useBots, useRole } from '../session'
+import { Badge, Button, Empty, ErrorBox, Loading, PageHeader } from '../ui/kit'
+import { botScopeText } from '../ui/team'
+import { ActionForm } from './action-form'
+import { ImportOpenApi } from './action-import'
+import type { Action } from './action-types'
+
+/**
+ * Actions: the workspace's own APIs the bot may call. Owners and admins define, import and enable them;
+ * editors read them and dry-run them from each action's page (the service answers 403 to anything more).
+ */
+export const listActions = () => call(api.GET('/actions'))
+
+function EnabledToggle({ a }: { a: Action }) {
+  const qc = useQueryClient()
+  const toggle = useMutation({
+    mutationFn: (enabled: boolean) => call(api.PATCH('/actions/{id}', { params: { path: { id: a.id } }, body: { enabled } })),
+    onSuccess: () => qc.invalidateQueries({ queryKey: ['actions'] }),
+  })
+  const id = `enabled-${a.id}`
+  return (
+    <div className="check">
+      <input
+        id={id}
+        type="checkbox"
+        checked={toggle.isPending ? toggle.variables : a.enabled}
+        aria-busy={toggle.isPending || undefined}
+        onChange={(e) => !toggle.isPending && toggle.mutate(e.target.checked)}
+      />
+      <label htmlFor={id}>
+        <span className="sr-only">{a.name} </span>
+        {(toggle.isPending ? toggle.variables : a.enabled) ? 'Enabled' : 'Disabled'}
+      </label>
+      {toggle.isError && (
+        <p className="field-error" role="alert">
+          {messageOf(toggle.error)}
+        </p>
+      )}
+    </div>
+  )
+}
+
+export default function ActionsScreen() {
+  const { may } = useRole()
+  const manage = may('actions')
+  const list = useQuery({ queryKey: ['actions'], queryFn: listActions })
+  const bots = useBots()
+  const [mode, setMode] = useState<'none' | 'new' | 'import'>('none')
+  return (
+    <>
+      <PageHeader title="Actions">
+        {manage && (
+          <>
+            <Button variant="primary" onClick={() => setMode(mode === 'new' ? 'none' : 'new')} aria-expanded={mode === 'new'}>
+              New action
+            </Button>
+            <Button onClick={() => setMode(mode === 'import' ? 'none' : 'import')} aria-expanded={mode === 'import'}>
+              Import from OpenAPI
+            </Button>
+          </>
+        )}
+      </PageHeader>
+      <p className="muted">
+        The bot calls these APIs of yours during a chat. A read action runs when the model asks for it; a write action runs only after the visitor confirms it.
+        {manage ? '' : ' Your role may read and dry-run them; owners and admins change them.'}
+      </p>
+      {mode === 'new' && <ActionForm onDone={() => setMode('none')} />}
+      {mode === 'import' && <ImportOpenApi onDone={() => setMode('none')} />}
+      {list.isPending ? (
+        <Loading />
+      ) : list.isError ? (
+        <ErrorBox error={list.error} retry={() => list.refetch()} />
+      ) : list.data.items.length === 0 ? (
+        <Empty title="No actions yet">{manage && <p>Create one, or import the operations of an OpenAPI document.</p>}</Empty>
+      ) : (
+        <div className="table-wrap">
+          <table>
+            <caption className="sr-only">Actions</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Kind</th>
+                <th scope="col">Status</th>
+                <th scope="col">Bots</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.items.map((a) => (
+                <tr key={a.id}>
+                  <td>
+                    <Link href={`/actions/${a.id}`}>{a.name}</Link>
+                    <div className="muted small">
+                      {a.method} {a.url}
+                    </div>
+                  </td>
+                  <td>
+                    <Badge tone={a.kind === 'write' ? 'warn' : 'neutral'}>{a.kind}</Badge>
+                  </td>
+                  <td>{manage ? <EnabledToggle a={a} /> : <Badge tone={a.enabled ? 'ok' : 'neutral'}>{a.enabled ? 'Enabled' : 'Disabled'}</Badge>}</td>
+                  <td>{botScopeText(a.bot_ids, bots.data?.items)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </>
+  )
+}
