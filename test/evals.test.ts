@@ -6,6 +6,7 @@ import { chatApi, isGuard, REFUNDS_MD, SHIPPING_MD, system, userText, withDocs }
 import { createTenant, type Tenant } from './helpers/factories.js'
 import type { Api } from './helpers/http.js'
 import { until } from './helpers/wait.js'
+import { WebhookReceiver } from './fakes/webhook-receiver.js'
 
 /**
  * Evaluations (contract "Evaluations (decided)"): a workspace's own test questions run through the real turn
@@ -27,7 +28,7 @@ const OFF_TOPIC = 'Does the quantum flux capacitor support xylophone telemetry?'
 
 beforeAll(async () => {
   fake = await startFakeLlm()
-  t = await startApp({ env: { LLM_BASE_URL: fake.url } })
+  t = await startApp({ env: { LLM_BASE_URL: fake.url, CRAWLER_ALLOW_PRIVATE_NETWORKS: 'true' } })
   owner = await createTenant(t)
   docs = await withDocs(t, owner, { 'refunds.md': REFUNDS_PAGE, 'shipping.md': SHIPPING_MD })
 }, 120_000)
@@ -240,6 +241,10 @@ describe('evaluation runs', () => {
 describe('runs are apart from real traffic; diffs', () => {
   it('a deleted document breaks exactly the cases citing it, and a run leaves no conversations, messages, tickets or question log behind', async () => {
     const ws = await createTenant(t)
+    const receiver = await new WebhookReceiver().start()
+    const events = ['eval.run.completed', 'conversation.ended', 'conversation.handed_off', 'message.created', 'ticket.created']
+    const hook = await ws.api.post('/webhooks/endpoints', { url: receiver.url, events })
+    expect(hook.status, hook.text).toBe(201)
     const d = await withDocs(t, ws, { 'refunds.md': REFUNDS_PAGE, 'shipping.md': SHIPPING_MD })
     const refunds = await newCase(ws.api, { question: 'How long do refunds take?', expect: { outcome: 'answered', sources_any: [d['refunds.md']] } })
     const shipping = await newCase(ws.api, {
@@ -261,5 +266,10 @@ describe('runs are apart from real traffic; diffs', () => {
       const rows = await t.ctx.db.selectFrom(table).select('tenant_id').where('tenant_id', '=', ws.tenantId).execute()
       expect(rows, table).toEqual([])
     }
+    // the only events of two runs are their completions
+    await until('eval.run.completed deliveries', async () => receiver.ofType('eval.run.completed').length >= 2)
+    expect(receiver.received.map((r) => r.json.type)).toEqual(['eval.run.completed', 'eval.run.completed'])
+    expect(receiver.ofType('eval.run.completed')[1]!.json.data).toMatchObject({ run_id: after.id, partial: false, totals: after.totals })
+    await receiver.close()
   }, 120_000)
 })
