@@ -273,3 +273,27 @@ describe('runs are apart from real traffic; diffs', () => {
     await receiver.close()
   }, 120_000)
 })
+
+describe('the token budget of a run', () => {
+  let small: TestApp
+  beforeAll(async () => {
+    small = await startApp({ env: { LLM_BASE_URL: fake.url, EVAL_MAX_TOKENS: '1000' } })
+  }, 120_000)
+  afterAll(async () => {
+    await small?.close()
+  })
+
+  it('stops a run at EVAL_MAX_TOKENS: done, marked partial, the remaining cases not run', async () => {
+    const ws = await createTenant(small)
+    await withDocs(small, ws, { 'refunds.md': REFUNDS_PAGE })
+    for (let i = 0; i < 3; i++) await newCase(ws.api, { question: `How long do refunds take? (${i})`, expect: { outcome: 'answered' } })
+    const run = await runToEnd(ws.api)
+    expect(run.status).toBe('done')
+    expect(run.partial).toBe(true)
+    expect(run.results.length).toBeLessThan(3)
+    expect(run.totals.cases).toBe(run.results.length)
+    expect(run.progress).toBeLessThan(1)
+    const xml = await ws.api.get(`/evals/runs/${run.id}?format=junit`)
+    expect(xml.text).toContain('(partial)')
+  }, 120_000)
+})
