@@ -7,6 +7,8 @@ import { createTenant, type Tenant } from './helpers/factories.js'
 import type { Api } from './helpers/http.js'
 import { until } from './helpers/wait.js'
 import { WebhookReceiver } from './fakes/webhook-receiver.js'
+import { WorkspaceApi } from './fakes/workspace-api.js'
+import { orderStatus } from './helpers/actions.js'
 
 /**
  * Evaluations (contract "Evaluations (decided)"): a workspace's own test questions run through the real turn
@@ -296,4 +298,30 @@ describe('the token budget of a run', () => {
     const xml = await ws.api.get(`/evals/runs/${run.id}?format=junit`)
     expect(xml.text).toContain('(partial)')
   }, 120_000)
+})
+
+describe('actions in a run', () => {
+  it('never calls an action: the call the model asked for is recorded and checked against the expected arguments', async () => {
+    const api = await new WorkspaceApi().start()
+    const created = await owner.api.post('/actions', orderStatus(api.url))
+    expect(created.status, created.text).toBe(201)
+    const c = await newCase(owner.api, {
+      question: 'Where is my order 12345?',
+      turns: ['Hello'],
+      visitor_claims: { user_id: 'u-42' },
+      expect: { outcome: 'answered', action: { name: 'order_status', arguments: { order_number: '12345' } } },
+      tags: ['action'],
+    })
+    const run = await runToEnd(owner.api, { tags: ['action'] })
+    const r = resultOf(run, c.id)
+    expect(
+      r.checks.find((x: any) => x.name === 'action: order_status'),
+      JSON.stringify(r),
+    ).toMatchObject({ passed: true })
+    expect(api.requests).toEqual([])
+    expect(await t.ctx.db.selectFrom('action_calls').select('id').where('tenant_id', '=', owner.tenantId).execute()).toEqual([])
+    await owner.api.delete(`/actions/${created.body.id}`)
+    await owner.api.delete(`/evals/cases/${c.id}`)
+    await api.close()
+  }, 90_000)
 })
