@@ -106,6 +106,8 @@ const EnvSchema = Type.Object({
   CHAT_FIRST_TOKEN_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 120000, default: 15000 }),
   CHAT_TIMEOUT_MS: Type.Integer({ minimum: 500, maximum: 300000, default: 60000 }),
   CHAT_MAX_ANSWER_TOKENS: Type.Integer({ minimum: 16, maximum: 8000, default: 700 }),
+  /** An evaluation run stops (marked partial) once its turns have used this many model tokens. */
+  EVAL_MAX_TOKENS: Type.Integer({ minimum: 1000, maximum: 100_000_000, default: 200_000 }),
   /** Turns of history given to rewriting and the prompt, and the characters kept of each. */
   CHAT_HISTORY_TURNS: Type.Integer({ minimum: 0, maximum: 50, default: 6 }),
   CHAT_HISTORY_MESSAGE_CHARS: Type.Integer({ minimum: 50, maximum: 20000, default: 1200 }),
@@ -331,6 +333,7 @@ export const CONFIG_DOCS: { readonly [K in keyof Env]-?: string } = {
   CHAT_FIRST_TOKEN_TIMEOUT_MS: 'time to the first token of an answer (then one retry)',
   CHAT_TIMEOUT_MS: 'total time for an answer',
   CHAT_MAX_ANSWER_TOKENS: 'answer length cap',
+  EVAL_MAX_TOKENS: 'model tokens an evaluation run may use before it stops, marked partial',
   CHAT_HISTORY_TURNS: 'turns of history given to the model',
   CHAT_HISTORY_MESSAGE_CHARS: 'characters kept of each history message',
   RETRIEVAL_TOP_K: 'at most this many passages given to the model',

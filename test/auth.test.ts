@@ -124,7 +124,21 @@ describe('verify, login, me, logout', () => {
       bot_ids: null,
       can_view_original: true,
       notify_on_assignment: true,
-      permissions: ['workspace', 'members', 'settings', 'integrations', 'actions', 'actions_test', 'audit', 'knowledge', 'tickets', 'analytics', 'member'],
+      permissions: [
+        'workspace',
+        'members',
+        'settings',
+        'integrations',
+        'actions',
+        'actions_test',
+        'audit',
+        'knowledge',
+        'evals',
+        'evals_read',
+        'tickets',
+        'analytics',
+        'member',
+      ],
     })
 
     const out = await api.post('/auth/logout')

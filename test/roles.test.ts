@@ -21,6 +21,7 @@ const MANAGE: readonly Role[] = ['owner', 'admin']
 const KNOWLEDGE: readonly Role[] = ['owner', 'admin', 'editor']
 const TICKETS: readonly Role[] = ['owner', 'admin', 'agent']
 const ANALYTICS: readonly Role[] = ['owner', 'admin', 'analyst']
+const EVALS_READ: readonly Role[] = ['owner', 'admin', 'editor', 'analyst']
 
 const RULES: Record<string, readonly Role[]> = {
   // oneself and the workspace's name, bots (read), members (the inbox names assignees), model status
@@ -83,6 +84,17 @@ const RULES: Record<string, readonly Role[]> = {
   importOpenApiActions: MANAGE,
   getActionSigningSecret: MANAGE,
   rotateActionSigningSecret: MANAGE,
+  // evaluations: owners, admins and editors write and run them; analysts read them
+  listEvalCases: EVALS_READ,
+  createEvalCase: KNOWLEDGE,
+  updateEvalCase: KNOWLEDGE,
+  deleteEvalCase: KNOWLEDGE,
+  importEvalCases: KNOWLEDGE,
+  createEvalCaseFromSession: KNOWLEDGE,
+  startEvalRun: KNOWLEDGE,
+  listEvalRuns: EVALS_READ,
+  getEvalRun: EVALS_READ,
+  diffEvalRuns: EVALS_READ,
   // analytics and exports
   getAnalyticsSummary: ANALYTICS,
   getAnalyticsTimeseries: ANALYTICS,
@@ -162,6 +174,12 @@ const BODIES: Record<string, () => unknown> = {
     spec: JSON.stringify({ openapi: '3.0.3', info: { title: 'm', version: '1' }, paths: { [`/m${randomUUID().slice(0, 8)}`]: { get: {} } } }),
     base_url: 'http://127.0.0.1:9',
   }),
+  updateEvalCase: () => ({ tags: ['matrix'] }),
+  importEvalCases: () => {
+    const form = new FormData()
+    form.append('file', new Blob(['question,expected_outcome\nMatrix?,answered\n']), 'cases.csv')
+    return form
+  },
   uploadDocument: () => {
     const form = new FormData()
     form.append('file', new Blob(['# Matrix\n\nA page of the role matrix.'], { type: 'text/markdown' }), 'matrix.md')
@@ -370,7 +388,7 @@ describe('role/route matrix', () => {
       expect(me.body.bot_ids).toBeNull()
     }
     expect((await members.agent.get('/auth/me')).body.permissions).toEqual(['tickets', 'member'])
-    expect((await members.analyst.get('/auth/me')).body.permissions).toEqual(['analytics', 'member'])
+    expect((await members.analyst.get('/auth/me')).body.permissions).toEqual(['evals_read', 'analytics', 'member'])
   })
 })
 

@@ -1,6 +1,7 @@
 import type { ActionsTables } from './schema/actions.js'
 import type { AnalyticsTables } from './schema/analytics.js'
 import type { ChatTables } from './schema/chat.js'
+import type { EvalsTables } from './schema/evals.js'
 import type { EscalationsTables } from './schema/escalations.js'
 import type { FoundationTables } from './schema/foundation.js'
 import type { IngestionTables } from './schema/ingestion.js'
@@ -23,4 +24,5 @@ export interface Database
     AnalyticsTables,
     TeamTables,
     WebhooksTables,
-    ActionsTables {}
+    ActionsTables,
+    EvalsTables {}

@@ -39,6 +39,10 @@ export const PERMISSIONS = {
   audit: { roles: ['owner', 'admin'], what: 'read the audit log' },
   /** documents, websites, FAQ, gaps, knowledge profile */
   knowledge: { roles: ['owner', 'admin', 'editor'], what: 'change the knowledge' },
+  /** evaluations: write test cases and start runs */
+  evals: { roles: ['owner', 'admin', 'editor'], what: 'run evaluations' },
+  /** evaluations: read cases, runs and their results */
+  evals_read: { roles: ['owner', 'admin', 'editor', 'analyst'], what: 'read evaluations' },
   /** tickets and conversations: read, reply, resolve, assign */
   tickets: { roles: ['owner', 'admin', 'agent'], what: 'work on tickets and conversations' },
   /** analytics and exports */

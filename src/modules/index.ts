@@ -18,6 +18,7 @@ import { wireDocuments } from './documents/documents.wire.js'
 import { wireSources } from './documents/sources/sources.wire.js'
 import { emailJobs } from './email/email.jobs.js'
 import { createEmailService } from './email/email.service.js'
+import { wireEvals } from './evals/evals.wire.js'
 import { wireEscalations } from './escalations/escalations.wire.js'
 import { wireGaps } from './gap-analyzer/gaps.wire.js'
 import { healthRoutes } from './health/health.routes.js'
@@ -111,6 +112,8 @@ export function wireModules(ctx: AppContext): Modules {
   })
 
   const analytics = wireAnalytics(ctx, guards, { audit })
+  // evaluations ask the chat's own turn, as a dry run
+  const evals = wireEvals(ctx, guards, { bots: botsRepo, chat: chat.service, events })
 
   return {
     guards,
@@ -134,6 +137,7 @@ export function wireModules(ctx: AppContext): Modules {
       ...analytics.routes,
       webhooks.routes,
       actions.routes,
+      evals.routes,
       dashboardRoutes(),
     ],
     jobs: [
@@ -148,6 +152,7 @@ export function wireModules(ctx: AppContext): Modules {
       ...gaps.jobs,
       ...analytics.jobs,
       ...webhooks.jobs,
+      ...evals.jobs,
     ],
     widgetCors: widget.corsOptions,
   }

@@ -1805,6 +1805,120 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/evals/cases": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["listEvalCases"];
+        put?: never;
+        post: operations["createEvalCase"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/evals/cases/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete: operations["deleteEvalCase"];
+        options?: never;
+        head?: never;
+        patch: operations["updateEvalCase"];
+        trace?: never;
+    };
+    "/evals/cases/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Multipart field `file`: CSV with the header `question, expected_outcome, sources, facts, tags` ("|" between several values) or JSONL of cases. Each valid line is created; each other is reported with its line number. */
+        post: operations["importEvalCases"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/evals/cases/from-session/{session_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["createEvalCaseFromSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/evals/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["listEvalRuns"];
+        put?: never;
+        post: operations["startEvalRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/evals/runs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The run with its results; `format=junit`: JUnit XML (application/xml), one testcase per case. */
+        get: operations["getEvalRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/evals/runs/{id}/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["diffEvalRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1997,7 +2111,7 @@ export interface operations {
                             /** @description mail me when someone else assigns a ticket to me */
                             notify_on_assignment: boolean;
                             /** @description the permissions of the caller's role (empty without a workspace), for menus */
-                            permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "tickets" | "analytics" | "member")[];
+                            permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "analytics" | "member")[];
                         };
                         message: string;
                     };
@@ -2089,7 +2203,7 @@ export interface operations {
                             /** @description mail me when someone else assigns a ticket to me */
                             notify_on_assignment: boolean;
                             /** @description the permissions of the caller's role (empty without a workspace), for menus */
-                            permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "tickets" | "analytics" | "member")[];
+                            permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "analytics" | "member")[];
                         };
                     };
                 };
@@ -2195,7 +2309,7 @@ export interface operations {
                             /** @description mail me when someone else assigns a ticket to me */
                             notify_on_assignment: boolean;
                             /** @description the permissions of the caller's role (empty without a workspace), for menus */
-                            permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "tickets" | "analytics" | "member")[];
+                            permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "analytics" | "member")[];
                         };
                     } & {
                         api_key: string | null;
@@ -2499,7 +2613,7 @@ export interface operations {
                         /** @description mail me when someone else assigns a ticket to me */
                         notify_on_assignment: boolean;
                         /** @description the permissions of the caller's role (empty without a workspace), for menus */
-                        permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "tickets" | "analytics" | "member")[];
+                        permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "analytics" | "member")[];
                     };
                 };
             };
@@ -2556,7 +2670,7 @@ export interface operations {
                         /** @description mail me when someone else assigns a ticket to me */
                         notify_on_assignment: boolean;
                         /** @description the permissions of the caller's role (empty without a workspace), for menus */
-                        permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "tickets" | "analytics" | "member")[];
+                        permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "analytics" | "member")[];
                     };
                 };
             };
@@ -3547,7 +3661,7 @@ export interface operations {
                             /** @description mail me when someone else assigns a ticket to me */
                             notify_on_assignment: boolean;
                             /** @description the permissions of the caller's role (empty without a workspace), for menus */
-                            permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "tickets" | "analytics" | "member")[];
+                            permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "analytics" | "member")[];
                         };
                     };
                 };
@@ -14086,7 +14200,7 @@ export interface operations {
                             id: string;
                             url: string;
                             description: string;
-                            events: ("ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "conversation.handed_off" | "conversation.assigned" | "conversation.returned_to_bot" | "message.created" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test" | "action.called")[];
+                            events: ("ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "conversation.handed_off" | "conversation.assigned" | "conversation.returned_to_bot" | "message.created" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test" | "action.called" | "eval.run.completed")[];
                             bot_ids: string[] | null;
                             enabled: boolean;
                             kind: "standard" | "slack";
@@ -14173,7 +14287,7 @@ export interface operations {
             content: {
                 "application/json": {
                     url: string;
-                    events: ("ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "conversation.handed_off" | "conversation.assigned" | "conversation.returned_to_bot" | "message.created" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test" | "action.called")[];
+                    events: ("ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "conversation.handed_off" | "conversation.assigned" | "conversation.returned_to_bot" | "message.created" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test" | "action.called" | "eval.run.completed")[];
                     description?: string;
                     bot_ids?: string[] | null;
                     kind?: "standard" | "slack";
@@ -14192,7 +14306,7 @@ export interface operations {
                         id: string;
                         url: string;
                         description: string;
-                        events: ("ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "conversation.handed_off" | "conversation.assigned" | "conversation.returned_to_bot" | "message.created" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test" | "action.called")[];
+                        events: ("ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "conversation.handed_off" | "conversation.assigned" | "conversation.returned_to_bot" | "message.created" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test" | "action.called" | "eval.run.completed")[];
                         bot_ids: string[] | null;
                         enabled: boolean;
                         kind: "standard" | "slack";
@@ -14381,7 +14495,7 @@ export interface operations {
             content: {
                 "application/json": {
                     url?: string;
-                    events?: ("ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "conversation.handed_off" | "conversation.assigned" | "conversation.returned_to_bot" | "message.created" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test" | "action.called")[];
+                    events?: ("ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "conversation.handed_off" | "conversation.assigned" | "conversation.returned_to_bot" | "message.created" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test" | "action.called" | "eval.run.completed")[];
                     description?: string;
                     bot_ids?: string[] | null;
                     enabled?: boolean;
@@ -14400,7 +14514,7 @@ export interface operations {
                         id: string;
                         url: string;
                         description: string;
-                        events: ("ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "conversation.handed_off" | "conversation.assigned" | "conversation.returned_to_bot" | "message.created" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test" | "action.called")[];
+                        events: ("ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "conversation.handed_off" | "conversation.assigned" | "conversation.returned_to_bot" | "message.created" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test" | "action.called" | "eval.run.completed")[];
                         bot_ids: string[] | null;
                         enabled: boolean;
                         kind: "standard" | "slack";
@@ -14705,7 +14819,7 @@ export interface operations {
                             id: string;
                             /** Format: uuid */
                             event_id: string;
-                            type: "ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "conversation.handed_off" | "conversation.assigned" | "conversation.returned_to_bot" | "message.created" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test" | "action.called";
+                            type: "ticket.created" | "ticket.assigned" | "ticket.replied" | "ticket.resolved" | "ticket.reopened" | "conversation.ended" | "conversation.handed_off" | "conversation.assigned" | "conversation.returned_to_bot" | "message.created" | "feedback.received" | "document.ready" | "document.failed" | "source.crawl_failed" | "webhook.test" | "action.called" | "eval.run.completed";
                             status: "pending" | "delivered" | "failed";
                             attempts: number;
                             last_status_code: number | null;
@@ -16227,6 +16341,1153 @@ export interface operations {
                             created_at: string;
                         }[];
                         next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    listEvalCases: {
+        parameters: {
+            query?: {
+                tag?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: uuid */
+                            id: string;
+                            bot_id: string | null;
+                            question: string;
+                            turns: string[] | null;
+                            visitor_claims: {
+                                [key: string]: unknown;
+                            } | null;
+                            expect: {
+                                outcome: "answered" | "handed_off";
+                                sources_any: string[] | null;
+                                facts: string[] | null;
+                                forbidden: string[] | null;
+                                action: {
+                                    name: string;
+                                    arguments: {
+                                        [key: string]: unknown;
+                                    };
+                                } | null;
+                            };
+                            tags: string[];
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    createEvalCase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    bot_id?: string | null;
+                    question: string;
+                    turns?: string[] | null;
+                    visitor_claims?: {
+                        [key: string]: unknown;
+                    } | null;
+                    expect: {
+                        outcome: "answered" | "handed_off";
+                        sources_any?: string[] | null;
+                        facts?: string[] | null;
+                        forbidden?: string[] | null;
+                        action?: {
+                            name: string;
+                            arguments: {
+                                [key: string]: unknown;
+                            };
+                        } | null;
+                    };
+                    tags?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        bot_id: string | null;
+                        question: string;
+                        turns: string[] | null;
+                        visitor_claims: {
+                            [key: string]: unknown;
+                        } | null;
+                        expect: {
+                            outcome: "answered" | "handed_off";
+                            sources_any: string[] | null;
+                            facts: string[] | null;
+                            forbidden: string[] | null;
+                            action: {
+                                name: string;
+                                arguments: {
+                                    [key: string]: unknown;
+                                };
+                            } | null;
+                        };
+                        tags: string[];
+                        /** Format: date-time */
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    deleteEvalCase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    updateEvalCase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    bot_id?: string | null;
+                    question?: string;
+                    turns?: string[] | null;
+                    visitor_claims?: {
+                        [key: string]: unknown;
+                    } | null;
+                    expect?: {
+                        outcome: "answered" | "handed_off";
+                        sources_any?: string[] | null;
+                        facts?: string[] | null;
+                        forbidden?: string[] | null;
+                        action?: {
+                            name: string;
+                            arguments: {
+                                [key: string]: unknown;
+                            };
+                        } | null;
+                    };
+                    tags?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        bot_id: string | null;
+                        question: string;
+                        turns: string[] | null;
+                        visitor_claims: {
+                            [key: string]: unknown;
+                        } | null;
+                        expect: {
+                            outcome: "answered" | "handed_off";
+                            sources_any: string[] | null;
+                            facts: string[] | null;
+                            forbidden: string[] | null;
+                            action: {
+                                name: string;
+                                arguments: {
+                                    [key: string]: unknown;
+                                };
+                            } | null;
+                        };
+                        tags: string[];
+                        /** Format: date-time */
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    importEvalCases: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /** Format: binary */
+                    file: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        created: number;
+                        errors: {
+                            line: number;
+                            message: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    createEvalCaseFromSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    expect?: {
+                        outcome: "answered" | "handed_off";
+                        sources_any?: string[] | null;
+                        facts?: string[] | null;
+                        forbidden?: string[] | null;
+                        action?: {
+                            name: string;
+                            arguments: {
+                                [key: string]: unknown;
+                            };
+                        } | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        bot_id: string | null;
+                        question: string;
+                        turns: string[] | null;
+                        visitor_claims: {
+                            [key: string]: unknown;
+                        } | null;
+                        expect: {
+                            outcome: "answered" | "handed_off";
+                            sources_any: string[] | null;
+                            facts: string[] | null;
+                            forbidden: string[] | null;
+                            action: {
+                                name: string;
+                                arguments: {
+                                    [key: string]: unknown;
+                                };
+                            } | null;
+                        };
+                        tags: string[];
+                        /** Format: date-time */
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    listEvalRuns: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: uuid */
+                            id: string;
+                            status: "queued" | "running" | "done" | "failed";
+                            partial: boolean;
+                            progress: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            finished_at: string | null;
+                            pins: {
+                                knowledge_version: string;
+                                settings_hash: string;
+                                chat_model: string;
+                                embedding_model: string;
+                                prompt_version: string;
+                            } | null;
+                            totals: {
+                                cases: number;
+                                passed: number;
+                                failed: number;
+                                flaky: number;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    startEvalRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    bot_id?: string;
+                    tags?: string[];
+                    /** @default 1 */
+                    repeat?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        status: "queued" | "running" | "done" | "failed";
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    getEvalRun: {
+        parameters: {
+            query?: {
+                format?: "json" | "junit";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        status: "queued" | "running" | "done" | "failed";
+                        partial: boolean;
+                        progress: number;
+                        /** Format: date-time */
+                        created_at: string;
+                        finished_at: string | null;
+                        pins: {
+                            knowledge_version: string;
+                            settings_hash: string;
+                            chat_model: string;
+                            embedding_model: string;
+                            prompt_version: string;
+                        } | null;
+                        totals: {
+                            cases: number;
+                            passed: number;
+                            failed: number;
+                            flaky: number;
+                        };
+                        repeat: number;
+                        error: string | null;
+                        results: {
+                            /** Format: uuid */
+                            case_id: string;
+                            passed: boolean;
+                            flaky: boolean;
+                            outcome: "answered" | "handed_off";
+                            answer: string;
+                            cited: string[];
+                            reached: boolean;
+                            checks: {
+                                name: string;
+                                passed: boolean;
+                                detail: string;
+                            }[];
+                            runs: {
+                                passed: boolean;
+                                outcome: "answered" | "handed_off";
+                                answer: string;
+                                cited: string[];
+                                reached: boolean;
+                                checks: {
+                                    name: string;
+                                    passed: boolean;
+                                    detail: string;
+                                }[];
+                            }[];
+                        }[];
+                    } | string;
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    diffEvalRuns: {
+        parameters: {
+            query: {
+                against: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        fixed: string[];
+                        broken: string[];
+                        still_passing: string[];
+                        still_failing: string[];
+                        missing: string[];
                     };
                 };
             };

@@ -13,6 +13,7 @@ import * as m0700 from './0700_webhooks.js'
 import * as m0800 from './0800_analytics.js'
 import * as m1000 from './1000_live.js'
 import * as m1100 from './1100_actions.js'
+import * as m1300 from './1300_evals.js'
 
 /**
  * The one migration history, for PGlite and PostgreSQL alike. Names sort in the order they run; never
@@ -33,4 +34,5 @@ export const migrations: Record<string, Migration> = {
   '0800_analytics': m0800,
   '1000_live': m1000,
   '1100_actions': m1100,
+  '1300_evals': m1300,
 }

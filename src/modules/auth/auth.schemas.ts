@@ -11,6 +11,8 @@ export const PermissionSchema = Type.Union(
     Type.Literal('actions_test'),
     Type.Literal('audit'),
     Type.Literal('knowledge'),
+    Type.Literal('evals'),
+    Type.Literal('evals_read'),
     Type.Literal('tickets'),
     Type.Literal('analytics'),
     Type.Literal('member'),

@@ -14,6 +14,8 @@ import type { ChatRepo, SessionRow } from './chat.repo.js'
 import type { EventsPort } from '../shared/events.port.js'
 import type { LivePort } from '../shared/live.port.js'
 import type { SessionOwner } from '../../db/schema/chat.js'
+import type { HistoryTurn } from './stages/04-rewrite.js'
+import type { CitableSource } from './stages/10-persist.js'
 
 /** What a turn is given and what it yields: the chat routes and the widget use these. */
 export type TurnEvent =
@@ -31,6 +33,24 @@ export interface TurnInput {
   channel: 'api' | 'widget'
   signal?: AbortSignal
   onEvent?: (e: TurnEvent) => void
+  /**
+   * A dry run for an evaluation (the evals module): the stages that would store or send something read this
+   * switch and record here what they would have done instead (no session, messages, ticket, question log,
+   * event or action call).
+   */
+  evaluation?: EvaluationTrace
+}
+
+/** What a dry run is given (the earlier turns, the visitor's claims) and what its stages record. */
+export interface EvaluationTrace {
+  history: HistoryTurn[]
+  claims: Record<string, unknown> | null
+  /** stage 8: the passages given to the answer model */
+  offered: CitableSource[]
+  /** stage 8 (tools): the calls the model asked for, none of them made */
+  actions: { name: string; arguments: Record<string, unknown> }[]
+  /** stage 10: what would have been stored */
+  finish?: { outcome: string | null; handedOff: boolean; cited: CitableSource[]; debug: Record<string, unknown> }
 }
 
 export interface TurnResult {

@@ -38,7 +38,7 @@ async function turn(deps: TurnDeps, input: TurnInput, modelMs: () => number): Pr
   if (early) return early
   // the bot's actions this session may use, read beside the history (none: the turn runs as without actions)
   const toolsP = offerTools(deps, t)
-  const history = t.newSession ? [] : await t.sw.time('history', () => loadHistory(deps.repo, t.tenantId, t.session.id, deps.config))
+  const history = t.newSession ? [] : await t.sw.time('history', () => loadHistory(deps.repo, t.tenantId, t.session.id, deps.config, t.input.evaluation))
   const profile = await profileP
   t.tools = await toolsP
   const ev = await gatherEvidence(deps, t, history, profile)
@@ -164,7 +164,7 @@ function handOffFinish(t: Turn, trigger: EscalationTrigger, found: RetrievalResu
   }
 }
 
-const turnParts = ({ tenantId, bot, session, question }: Turn) => ({ tenantId, bot, session, question })
+const turnParts = ({ tenantId, bot, session, question, input }: Turn) => ({ tenantId, bot, session, question, evaluation: input.evaluation })
 
 function readProfile(deps: Pick<TurnDeps, 'profileFor'>, tenantId: string): Promise<BusinessProfile | null> {
   if (!deps.profileFor) return Promise.resolve(null)
@@ -191,13 +191,28 @@ async function beginTurn(deps: TurnDeps, input: TurnInput, modelMs: () => number
   emit({ type: 'status', stage: 'thinking' })
   const locale = input.locale ?? null
   const { session, created } = await sw.time('session', () =>
-    resolveSession(deps.repo, { tenantId, botId: bot.id, sessionId: input.sessionId, channel: input.channel, locale, now: deps.clock.now() }),
+    resolveSession(deps.repo, {
+      tenantId,
+      botId: bot.id,
+      sessionId: input.sessionId,
+      channel: input.channel,
+      locale,
+      now: deps.clock.now(),
+      dryRun: dryRunOf(deps, input),
+    }),
   )
   const question = redactMessage(input.message.trim(), optional, deps.cipher, input.locale ?? session.locale)
   const language = visitorLanguage(question.text, input.locale ?? session.locale)
   const reply = (text: string) => emit({ type: 'chunk', text })
   const debug = { language, channel: input.channel }
   return { input, tenantId, bot, apiKey, session, newSession: created, question, language, debug, tokens: 0, sw, modelMs, emit, reply, tools: [] }
+}
+
+/** Stage 1's part of an evaluation's dry run: the claims as a verified identity, whether there are earlier turns. */
+function dryRunOf(deps: Pick<TurnDeps, 'cipher'>, input: TurnInput) {
+  const e = input.evaluation
+  if (!e) return undefined
+  return { identityEnc: e.claims ? deps.cipher.encrypt(JSON.stringify(e.claims)) : null, hasHistory: e.history.length > 0 }
 }
 
 interface Evidence {

@@ -20,6 +20,7 @@ export const EVENT_TYPES = [
   'source.crawl_failed',
   'webhook.test',
   'action.called',
+  'eval.run.completed',
 ] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import type { ChatRepo, SessionRow } from '../chat.repo.js'
 import type { HistoryTurn } from './04-rewrite.js'
 
@@ -10,8 +11,18 @@ import type { HistoryTurn } from './04-rewrite.js'
 
 export async function resolveSession(
   repo: Pick<ChatRepo, 'findSession' | 'insertSession'>,
-  input: { tenantId: string; botId: string; sessionId?: string | null; channel: 'api' | 'widget'; locale: string | null; now: Date },
+  input: {
+    tenantId: string
+    botId: string
+    sessionId?: string | null
+    channel: 'api' | 'widget'
+    locale: string | null
+    now: Date
+    /** a dry run (evaluation): a session that exists only in this turn, none stored */
+    dryRun?: { identityEnc: string | null; hasHistory: boolean }
+  },
 ): Promise<{ session: SessionRow; created: boolean }> {
+  if (input.dryRun) return { session: dryRunSession(input, input.dryRun.identityEnc), created: !input.dryRun.hasHistory }
   if (input.sessionId) {
     const found = await repo.findSession(input.tenantId, input.sessionId)
     if (found) return { session: found, created: false }
@@ -26,6 +37,33 @@ export async function resolveSession(
     now: input.now,
   })
   return { session, created: true }
+}
+
+function dryRunSession(
+  input: { tenantId: string; botId: string; channel: 'api' | 'widget'; locale: string | null; now: Date },
+  identityEnc: string | null,
+): SessionRow {
+  return {
+    id: randomUUID(),
+    tenant_id: input.tenantId,
+    bot_id: input.botId,
+    channel: input.channel,
+    mode: identityEnc ? 'identified' : 'anonymous',
+    identity_enc: identityEnc,
+    visitor_email_enc: null,
+    locale: input.locale,
+    chat_ended: false,
+    awaiting: null,
+    read_message_id: null,
+    message_count: 0,
+    last_question: null,
+    last_answer_preview: null,
+    created_at: input.now,
+    last_activity_at: input.now,
+    owner: 'bot',
+    owner_since: null,
+    live_seq: '0',
+  }
 }
 
 /**
@@ -52,7 +90,9 @@ export async function loadHistory(
   tenantId: string,
   sessionId: string,
   config: { CHAT_HISTORY_TURNS: number; CHAT_HISTORY_MESSAGE_CHARS: number },
+  dryRun?: { history: HistoryTurn[] },
 ): Promise<HistoryTurn[]> {
+  if (dryRun) return historyTurns(dryRun.history, config.CHAT_HISTORY_TURNS, config.CHAT_HISTORY_MESSAGE_CHARS)
   const messages = await repo.recentMessages(tenantId, sessionId, config.CHAT_HISTORY_TURNS * 2)
   return historyTurns(messages, config.CHAT_HISTORY_TURNS, config.CHAT_HISTORY_MESSAGE_CHARS)
 }

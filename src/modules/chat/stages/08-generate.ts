@@ -158,6 +158,7 @@ export async function writeAnswer(
   early?: Speculation | null,
 ): Promise<Written> {
   const cleaner = createStreamCleaner(policy)
+  t.input.evaluation?.offered.push(...citable)
   let actions: CitableSource[] = []
   // the model's "not in the sources" verdict comes first: nothing is shown while the reply could still be it
   const gate = createVerdictGate()
@@ -197,7 +198,7 @@ export async function writeAnswer(
       t.debug.generation = { attempts: err.attempts, interrupted: err.reason.kind }
       return { kind: 'interrupted', text: cleaner.result.text + note }
     }
-    await persistQuestionOnly(deps, t.tenantId, t.session, t.question)
+    if (!t.input.evaluation) await persistQuestionOnly(deps, t.tenantId, t.session, t.question)
     if (err instanceof PartialAnswerError) throw err.reason
     throw err
   }

@@ -59,6 +59,21 @@ export const TOOLS_RULE =
 
 const toolMessage = (call: ToolCall, content: string): LlmMessage => ({ role: 'tool', tool_call_id: call.id, content })
 
+/** An evaluation's dry run: the call is recorded, never made; the model is told it ran. */
+function dryRunCall(trace: NonNullable<Turn['input']['evaluation']>, call: ToolCall): ToolOutcome {
+  trace.actions.push({ name: call.name, arguments: parseArguments(call.arguments) })
+  return { kind: 'result', callId: `dry-run-${trace.actions.length}`, action: call.name, content: '{"dry_run": true, "note": "not called: evaluation"}' }
+}
+
+function parseArguments(json: string): Record<string, unknown> {
+  try {
+    const v = JSON.parse(json)
+    return v && typeof v === 'object' && !Array.isArray(v) ? v : {}
+  } catch {
+    return {}
+  }
+}
+
 /** `generate` is stage 8's generateAnswer over the turn's model (passed in: 08-generate is the file that calls this one). */
 export async function generateWithTools(
   deps: Pick<TurnDeps, 'actions' | 'cipher'>,
@@ -88,13 +103,15 @@ export async function generateWithTools(
         continue
       }
       calls++
-      const out: ToolOutcome = await deps.actions!.call(t.tenantId, {
-        botId: t.bot.id,
-        sessionId: t.session.id,
-        name: call.name,
-        arguments: call.arguments,
-        identity,
-      })
+      const out: ToolOutcome = t.input.evaluation
+        ? dryRunCall(t.input.evaluation, call)
+        : await deps.actions!.call(t.tenantId, {
+            botId: t.bot.id,
+            sessionId: t.session.id,
+            name: call.name,
+            arguments: call.arguments,
+            identity,
+          })
       log.push({
         action: out.action,
         outcome: out.kind,

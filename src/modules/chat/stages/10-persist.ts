@@ -6,7 +6,7 @@ import type { OutboundEvent } from '../../shared/events.port.js'
 import { piiEvents } from '../../shared/pii-events.js'
 import type { Redaction } from '../../shared/redaction.js'
 import type { ChatRepo, SessionRow } from '../chat.repo.js'
-import type { TurnDeps, TurnResult } from '../turn.context.js'
+import type { EvaluationTrace, TurnDeps, TurnResult } from '../turn.context.js'
 
 /**
  * Stage 10: both messages, the session's summary, PII events, the question log and any ticket, in one
@@ -89,6 +89,8 @@ export interface Finish {
   ticketNumber?: string
   /** Stored whoever owns the conversation (what the bot says to a closed chat); otherwise only while the bot does. */
   keepAnswer?: boolean
+  /** An evaluation's dry run: nothing stored, no ticket, no event; what would have been is recorded there. */
+  evaluation?: EvaluationTrace
 }
 
 type PersistDeps = Pick<TurnDeps, 'db' | 'clock' | 'repo' | 'handOff' | 'events' | 'live'>
@@ -126,6 +128,7 @@ const questionMessage = (id: string, sessionId: string, q: Redaction, createdAt:
 })
 
 export async function persistTurn(deps: PersistDeps, f: Finish): Promise<TurnResult> {
+  if (f.evaluation) return dryRunFinish(f, f.evaluation)
   const { tenantId, session } = f
   const userId = randomUUID()
   const assistantId = randomUUID()
@@ -237,6 +240,23 @@ export async function persistTurn(deps: PersistDeps, f: Finish): Promise<TurnRes
     sources: sourceRefs(cited),
     tokens_used: f.tokens,
     owner,
+  }
+}
+
+/** Stage 10 of an evaluation's dry run: what would have been stored, recorded on the trace; nothing written. */
+function dryRunFinish(f: Finish, trace: EvaluationTrace): TurnResult {
+  const cited = f.cited ?? []
+  trace.finish = { outcome: f.outcome, handedOff: !!f.handOff, cited, debug: f.debug }
+  return {
+    text: f.text,
+    session_id: f.session.id,
+    message_id: randomUUID(),
+    chat_ended: !!f.handOff || (f.chatEnded ?? false),
+    delivered_to_operator: !!f.handOff,
+    source_documents: documentIds(cited),
+    sources: sourceRefs(cited),
+    tokens_used: f.tokens,
+    owner: f.handOff ? 'queue' : 'bot',
   }
 }
 

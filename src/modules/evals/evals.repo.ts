@@ -1,0 +1,160 @@
+import { sql, type Selectable } from 'kysely'
+import type { Db } from '../../db/client.js'
+import { isUniqueViolation } from '../../db/errors.js'
+import type { EvalCasesTable, EvalExpect, EvalPins, EvalResult, EvalRunsTable, EvalTotals } from '../../db/schema/evals.js'
+import { conflict } from '../../lib/errors.js'
+
+export type CaseRow = Selectable<EvalCasesTable>
+export type RunRow = Selectable<EvalRunsTable>
+
+export interface CaseValues {
+  bot_id: string | null
+  question: string
+  turns: string[] | null
+  visitor_claims: Record<string, unknown> | null
+  expect: EvalExpect
+  tags: string[]
+}
+
+const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v))
+
+/** Evaluation cases, runs and results; every method is scoped by tenant. */
+export function createEvalsRepo(db: Db) {
+  return {
+    insertCases(tenantId: string, cases: CaseValues[], now: Date, trx: Db = db) {
+      if (!cases.length) return Promise.resolve([])
+      return trx
+        .insertInto('eval_cases')
+        .values(
+          cases.map((c) => ({
+            tenant_id: tenantId,
+            bot_id: c.bot_id,
+            question: c.question,
+            turns: json(c.turns),
+            visitor_claims: json(c.visitor_claims),
+            expect: JSON.stringify(c.expect),
+            tags: JSON.stringify(c.tags),
+            created_at: now,
+            updated_at: now,
+          })),
+        )
+        .returningAll()
+        .execute()
+    },
+
+    findCase(tenantId: string, id: string) {
+      return db.selectFrom('eval_cases').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()
+    },
+
+    /** Cases in creation order; with `tags`, those carrying any of them; with a bot, its own and the bot-less ones. */
+    listCases(tenantId: string, filter: { tags?: string[] | null; botId?: string | null } = {}) {
+      let q = db.selectFrom('eval_cases').selectAll().where('tenant_id', '=', tenantId)
+      if (filter.tags?.length) q = q.where(sql<boolean>`tags ?| ${sql.val(filter.tags)}::text[]`)
+      if (filter.botId) q = q.where((eb) => eb.or([eb('bot_id', 'is', null), eb('bot_id', '=', filter.botId!)]))
+      return q.orderBy('created_at').orderBy('id').limit(1000).execute()
+    },
+
+    updateCase(tenantId: string, id: string, c: CaseValues, now: Date) {
+      return db
+        .updateTable('eval_cases')
+        .set({
+          bot_id: c.bot_id,
+          question: c.question,
+          turns: json(c.turns),
+          visitor_claims: json(c.visitor_claims),
+          expect: JSON.stringify(c.expect),
+          tags: JSON.stringify(c.tags),
+          updated_at: now,
+        })
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst()
+    },
+
+    async deleteCase(tenantId: string, id: string) {
+      const r = await db.deleteFrom('eval_cases').where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()
+      return Number(r.numDeletedRows) > 0
+    },
+
+    /** A new queued run; a second while one is queued or running is a 409 (the partial unique index decides). */
+    async insertRun(tenantId: string, r: { botId: string | null; tags: string[] | null; repeat: number; createdBy: string | null; now: Date }, trx: Db = db) {
+      try {
+        return await trx
+          .insertInto('eval_runs')
+          .values({ tenant_id: tenantId, bot_id: r.botId, tags: json(r.tags), repeat: r.repeat, error: null, created_by: r.createdBy, created_at: r.now })
+          .returningAll()
+          .executeTakeFirstOrThrow()
+      } catch (err) {
+        if (isUniqueViolation(err)) throw conflict('An evaluation run is already in progress in this workspace', 'eval_run_in_progress')
+        throw err
+      }
+    },
+
+    findRun(tenantId: string, id: string) {
+      return db.selectFrom('eval_runs').selectAll().where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()
+    },
+
+    listRuns(tenantId: string, limit = 50) {
+      return db.selectFrom('eval_runs').selectAll().where('tenant_id', '=', tenantId).orderBy('created_at', 'desc').orderBy('id').limit(limit).execute()
+    },
+
+    async updateRun(
+      tenantId: string,
+      id: string,
+      patch: Partial<{
+        status: RunRow['status']
+        progress: number
+        partial: boolean
+        pins: EvalPins
+        totals: EvalTotals
+        tokens: number
+        error: string | null
+        finishedAt: Date
+      }>,
+    ) {
+      await db
+        .updateTable('eval_runs')
+        .set({
+          ...(patch.status ? { status: patch.status } : {}),
+          ...(patch.progress !== undefined ? { progress: patch.progress } : {}),
+          ...(patch.partial !== undefined ? { partial: patch.partial } : {}),
+          ...(patch.pins ? { pins: JSON.stringify(patch.pins) } : {}),
+          ...(patch.totals ? { totals: JSON.stringify(patch.totals) } : {}),
+          ...(patch.tokens !== undefined ? { tokens: patch.tokens } : {}),
+          ...(patch.error !== undefined ? { error: patch.error } : {}),
+          ...(patch.finishedAt ? { finished_at: patch.finishedAt } : {}),
+        })
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', id)
+        .execute()
+    },
+
+    /** A case's result; written again when a retried job reaches the same case. */
+    async upsertResult(tenantId: string, runId: string, position: number, result: EvalResult) {
+      await db
+        .insertInto('eval_results')
+        .values({ run_id: runId, tenant_id: tenantId, case_id: result.case_id, position, result: JSON.stringify(result) })
+        .onConflict((oc) => oc.columns(['run_id', 'case_id']).doUpdateSet({ result: JSON.stringify(result), position }))
+        .execute()
+    },
+
+    async results(tenantId: string, runId: string): Promise<EvalResult[]> {
+      const rows = await db
+        .selectFrom('eval_results')
+        .select('result')
+        .where('tenant_id', '=', tenantId)
+        .where('run_id', '=', runId)
+        .orderBy('position')
+        .execute()
+      return rows.map((r) => r.result)
+    },
+
+    /** The knowledge as it stands: its documents' ids and last changes (a run's knowledge_version pin hashes this). */
+    knowledgeState(tenantId: string) {
+      return db.selectFrom('documents').select(['id', 'updated_at']).where('tenant_id', '=', tenantId).orderBy('id').execute()
+    },
+  }
+}
+
+export type EvalsRepo = ReturnType<typeof createEvalsRepo>

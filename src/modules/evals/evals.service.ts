@@ -1,0 +1,206 @@
+import { Value } from '@sinclair/typebox/value'
+import type { Db } from '../../db/client.js'
+import type { EvalExpect } from '../../db/schema/evals.js'
+import type { JobQueue } from '../../jobs/queue.js'
+import type { Clock } from '../../lib/clock.js'
+import { notFound, ValidationError } from '../../lib/errors.js'
+import type { BotsRepo } from '../bots/bots.repo.js'
+import type { ChatService } from '../chat/chat.service.js'
+import { badPattern, diffRuns, importLines, junitXml } from './evals.fns.js'
+import type { CaseRow, CaseValues, EvalsRepo, RunRow } from './evals.repo.js'
+import { CaseInput, type CasePatch, type RunInput } from './evals.schemas.js'
+
+const MAX_IMPORT_LINES = 1000
+
+/** A case as the API shows it (never the row: no tenant, no update time). */
+export function presentCase(c: CaseRow) {
+  return {
+    id: c.id,
+    bot_id: c.bot_id,
+    question: c.question,
+    turns: c.turns,
+    visitor_claims: c.visitor_claims,
+    expect: c.expect,
+    tags: c.tags,
+    created_at: c.created_at.toISOString(),
+  }
+}
+
+export function presentRun(r: RunRow) {
+  return {
+    id: r.id,
+    status: r.status,
+    partial: r.partial,
+    progress: Math.round(r.progress * 1000) / 1000,
+    created_at: r.created_at.toISOString(),
+    finished_at: r.finished_at ? r.finished_at.toISOString() : null,
+    pins: r.pins,
+    totals: r.totals,
+  }
+}
+
+const expectOf = (e: CaseInput['expect']): EvalExpect => ({
+  outcome: e.outcome,
+  sources_any: e.sources_any?.length ? e.sources_any : null,
+  facts: e.facts?.length ? e.facts : null,
+  forbidden: e.forbidden?.length ? e.forbidden : null,
+  action: e.action ? { name: e.action.name, arguments: e.action.arguments ?? {} } : null,
+})
+
+const valuesOf = (c: CaseInput): CaseValues => ({
+  bot_id: c.bot_id ?? null,
+  question: c.question.trim(),
+  turns: c.turns?.length ? c.turns : null,
+  visitor_claims: c.visitor_claims ?? null,
+  expect: expectOf(c.expect),
+  tags: [...new Set(c.tags ?? [])],
+})
+
+/** The rules a schema cannot say: a regex that compiles; a bot of this workspace. 422 / 404 naming the field. */
+function checkRules(c: CaseValues) {
+  const bad = badPattern(c.expect)
+  if (bad) throw new ValidationError(bad.loc, bad.message)
+}
+
+/** The first schema error of an imported line, as "field: message". */
+function schemaError(input: unknown): string | null {
+  const first = Value.Errors(CaseInput, input).First()
+  if (!first) return null
+  return `${first.path.replace(/^\//, '').replace(/\//g, '.') || 'line'}: ${first.message}`
+}
+
+/** Cases (the workspace's test questions) and runs of them; the run itself is the job's (evals.jobs.ts). */
+export function createEvalsService(deps: {
+  db: Db
+  clock: Clock
+  queue: JobQueue
+  repo: EvalsRepo
+  bots: Pick<BotsRepo, 'find'>
+  chat: Pick<ChatService, 'history'>
+}) {
+  const { db, clock, queue, repo } = deps
+
+  async function botMustExist(tenantId: string, botId: string | null | undefined, loc: string[]) {
+    if (botId && !(await deps.bots.find(tenantId, botId))) throw new ValidationError(loc, 'No such bot in this workspace')
+  }
+
+  async function runOr404(tenantId: string, id: string) {
+    const r = await repo.findRun(tenantId, id)
+    if (!r) throw notFound('Evaluation run not found')
+    return r
+  }
+
+  return {
+    async listCases(tenantId: string, tag?: string) {
+      return { items: (await repo.listCases(tenantId, { tags: tag ? [tag] : null })).map(presentCase) }
+    },
+
+    async createCase(tenantId: string, input: CaseInput) {
+      const values = valuesOf(input)
+      checkRules(values)
+      await botMustExist(tenantId, values.bot_id, ['body', 'bot_id'])
+      const [row] = await repo.insertCases(tenantId, [values], clock.now())
+      return presentCase(row!)
+    },
+
+    async updateCase(tenantId: string, id: string, patch: CasePatch) {
+      const c = await repo.findCase(tenantId, id)
+      if (!c) throw notFound('Evaluation case not found')
+      const merged = { ...presentCase(c), ...patch, expect: patch.expect ?? c.expect } as CaseInput
+      const values = valuesOf(merged)
+      checkRules(values)
+      if (patch.bot_id) await botMustExist(tenantId, values.bot_id, ['body', 'bot_id'])
+      const row = await repo.updateCase(tenantId, id, values, clock.now())
+      if (!row) throw notFound('Evaluation case not found')
+      return presentCase(row)
+    },
+
+    async deleteCase(tenantId: string, id: string) {
+      if (!(await repo.deleteCase(tenantId, id))) throw notFound('Evaluation case not found')
+    },
+
+    /** CSV or JSONL: every valid line becomes a case, every other is reported by its line number; all in one statement. */
+    async importCases(tenantId: string, text: string) {
+      const lines = importLines(text)
+      const errors: { line: number; message: string }[] = []
+      const good: CaseValues[] = []
+      for (const l of lines.slice(0, MAX_IMPORT_LINES)) {
+        if ('error' in l) {
+          errors.push({ line: l.line, message: l.error })
+          continue
+        }
+        const bad = schemaError(l.input)
+        if (bad) {
+          errors.push({ line: l.line, message: bad })
+          continue
+        }
+        const values = valuesOf(l.input as CaseInput)
+        const pattern = badPattern(values.expect)
+        if (pattern) errors.push({ line: l.line, message: `${pattern.loc.slice(1).join('.')}: ${pattern.message}` })
+        else if (values.bot_id && !(await deps.bots.find(tenantId, values.bot_id)))
+          errors.push({ line: l.line, message: 'bot_id: No such bot in this workspace' })
+        else good.push(values)
+      }
+      if (lines.length > MAX_IMPORT_LINES) errors.push({ line: lines[MAX_IMPORT_LINES]!.line, message: `At most ${MAX_IMPORT_LINES} cases per import` })
+      const created = await repo.insertCases(tenantId, good, clock.now())
+      return { created: created.length, errors }
+    },
+
+    /** A logged conversation's last visitor question as a case; handed off or answered, as it went, unless `expect` says. */
+    async caseFromSession(tenantId: string, sessionId: string, expect?: CaseInput['expect']) {
+      const h = await deps.chat.history(tenantId, sessionId)
+      const users = h.messages.filter((m) => m.role === 'user' && !m.from_operator)
+      const last = users[users.length - 1]
+      if (!last) throw new ValidationError(['path', 'session_id'], 'This conversation has no visitor question')
+      const earlier = users.slice(-11, -1).map((m) => m.content.slice(0, 2000))
+      const handedOff = h.ticket_number !== null || h.owner !== 'bot'
+      const values = valuesOf({
+        question: last.content.slice(0, 2000),
+        turns: earlier.length ? earlier : null,
+        expect: expect ?? { outcome: handedOff ? 'handed_off' : 'answered' },
+        tags: ['from-session'],
+      })
+      checkRules(values)
+      const [row] = await repo.insertCases(tenantId, [values], clock.now())
+      return presentCase(row!)
+    },
+
+    /** A queued run and its job, committed together; a second run while one is active is a 409. */
+    async startRun(tenantId: string, input: RunInput, userId: string | null) {
+      await botMustExist(tenantId, input.bot_id, ['body', 'bot_id'])
+      const run = await db.transaction().execute(async (trx) => {
+        const r = await repo.insertRun(
+          tenantId,
+          { botId: input.bot_id ?? null, tags: input.tags?.length ? input.tags : null, repeat: input.repeat ?? 1, createdBy: userId, now: clock.now() },
+          trx,
+        )
+        await queue.enqueue('evals.run', { tenantId, runId: r.id }, { tenantId, dedupeKey: `eval-run:${r.id}`, maxAttempts: 2 }, trx)
+        return r
+      })
+      return { id: run.id, status: run.status }
+    },
+
+    async listRuns(tenantId: string) {
+      return { items: (await repo.listRuns(tenantId)).map(presentRun) }
+    },
+
+    async getRun(tenantId: string, id: string) {
+      const r = await runOr404(tenantId, id)
+      return { ...presentRun(r), repeat: r.repeat, error: r.error, results: await repo.results(tenantId, id) }
+    },
+
+    async junit(tenantId: string, id: string) {
+      const r = await runOr404(tenantId, id)
+      const [results, cases] = await Promise.all([repo.results(tenantId, id), repo.listCases(tenantId)])
+      return junitXml(r, results, new Map(cases.map((c) => [c.id, c.question])))
+    },
+
+    async diff(tenantId: string, id: string, against: string) {
+      await Promise.all([runOr404(tenantId, id), runOr404(tenantId, against)])
+      const [now, before] = await Promise.all([repo.results(tenantId, id), repo.results(tenantId, against)])
+      return diffRuns(now, before)
+    },
+  }
+}
+
+export type EvalsService = ReturnType<typeof createEvalsService>

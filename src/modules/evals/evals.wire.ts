@@ -1,0 +1,25 @@
+import type { AppContext } from '../../context.js'
+import type { Guards } from '../../http/auth.js'
+import type { BotsRepo } from '../bots/bots.repo.js'
+import type { ChatService } from '../chat/chat.service.js'
+import type { EventsPort } from '../shared/events.port.js'
+import { createEvalRunner, evalsJobs } from './evals.jobs.js'
+import { createEvalsRepo } from './evals.repo.js'
+import { evalsRoutes } from './evals.routes.js'
+import { createEvalsService } from './evals.service.js'
+
+/**
+ * Evaluations: the workspace's test questions and runs of them. A run asks each case through the chat service's
+ * own turn with the `evaluation` switch on (a dry run: the stages store and send nothing).
+ */
+export function wireEvals(
+  ctx: AppContext,
+  guards: Guards,
+  deps: { bots: Pick<BotsRepo, 'find' | 'findDefault'>; chat: Pick<ChatService, 'runTurn' | 'history'>; events?: EventsPort },
+) {
+  const { db, clock, queue, config, log } = ctx
+  const repo = createEvalsRepo(db)
+  const evals = createEvalsService({ db, clock, queue, repo, bots: deps.bots, chat: deps.chat })
+  const runner = createEvalRunner({ repo, bots: deps.bots, runTurn: deps.chat.runTurn, clock, log, config, events: deps.events })
+  return { routes: evalsRoutes({ guards, evals }), jobs: evalsJobs({ runner }) }
+}
