@@ -127,7 +127,7 @@ export function wireModules(ctx: AppContext): Modules {
       documents.routes,
       chat.routes,
       escalations.routes,
-      live.routes({ ticketView: escalations.service.view }),
+      ...live.routes({ ticketView: escalations.service.view }),
       privacy.routes,
       knowledge.routes,
       gaps.routes,

@@ -126,6 +126,29 @@ export function createLiveService(deps: LiveServiceDeps) {
     changeOwner,
     messagePosted,
 
+    /** A queued conversation offered to auto-assignment again (an agent came online); true when someone took it. */
+    async offerQueued(tenantId: string, sessionId: string): Promise<boolean> {
+      return db.transaction().execute(async (trx) => {
+        const s = await repo.lockSession(tenantId, sessionId, trx)
+        if (s?.owner !== 'queue') return false
+        const ticket = await repo.openTicketOf(tenantId, sessionId, trx)
+        const r = await changeOwner(
+          tenantId,
+          sessionId,
+          { to: 'queue', from: ['queue'], by: { type: 'system' }, reason: 'queued', ticketId: ticket?.id ?? null },
+          trx,
+        )
+        return r.to === 'human'
+      })
+    },
+
+    /** A workspace-wide event on the team's stream (office hours or a member's status changed). */
+    async workspaceEvent(tenantId: string, type: 'availability', data: Record<string, unknown>): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        await append(tenantId, { sessionId: null, botId: null, type, data, at: clock.now() }, trx)
+      })
+    },
+
     /** An operator's message into the visitor's chat (taking the conversation), or an internal note for the team only. */
     async postMessage(tenantId: string, ticketId: string, body: { content: string; internal: boolean }, viewer: Viewer) {
       const content = body.content.trim()

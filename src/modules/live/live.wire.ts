@@ -3,6 +3,9 @@ import type { Guards, Viewer } from '../../http/auth.js'
 import type { AuditPort } from '../shared/audit.port.js'
 import type { EventsPort } from '../shared/events.port.js'
 import type { LivePort } from '../shared/live.port.js'
+import { createAvailabilityRepo } from './availability.repo.js'
+import { availabilityRoutes } from './availability.routes.js'
+import { createAvailabilityService } from './availability.service.js'
 import { createLiveRepo } from './live.repo.js'
 import { liveRoutes } from './live.routes.js'
 import { createLiveService } from './live.service.js'
@@ -15,7 +18,22 @@ import { createLiveHub, createLiveStreams } from './live.stream.js'
  */
 export function wireLive(ctx: AppContext, guards: Guards, deps: { events: EventsPort; audit: AuditPort }) {
   const repo = createLiveRepo(ctx.db)
-  const service = createLiveService({ db: ctx.db, clock: ctx.clock, repo, changes: ctx.database.changes, events: deps.events, audit: deps.audit })
+  const service = createLiveService({
+    db: ctx.db,
+    clock: ctx.clock,
+    repo,
+    changes: ctx.database.changes,
+    events: deps.events,
+    audit: deps.audit,
+    pickAgent: (tenantId, botId, trx) => availability.pickAgent(tenantId, botId, trx),
+  })
+  const availability = createAvailabilityService({
+    db: ctx.db,
+    clock: ctx.clock,
+    repo: createAvailabilityRepo(ctx.db),
+    announce: (tenantId, data) => service.workspaceEvent(tenantId, 'availability', data),
+    offerQueued: service.offerQueued,
+  })
   const port: LivePort = { changeOwner: service.changeOwner, messagePosted: service.messagePosted }
   const hub = createLiveHub({ changes: ctx.database.changes, heartbeatMs: ctx.config.WIDGET_SSE_HEARTBEAT_MS, log: ctx.log })
   const streams = createLiveStreams({ repo, hub })
@@ -23,13 +41,17 @@ export function wireLive(ctx: AppContext, guards: Guards, deps: { events: Events
     service,
     port,
     hub,
+    availability,
     /** What the widget's endpoints use: the visitor's stream, typing and read receipts. */
     widget: {
       sessionStream: streams.session,
       visitorTyping: service.visitorTyping,
       visitorRead: service.visitorRead,
+      availability: (tenantId: string, botId: string) => availability.availability(tenantId, botId),
     },
-    routes: (d: { ticketView: (tenantId: string, ticketId: string, viewer: Viewer) => Promise<unknown> }) =>
+    routes: (d: { ticketView: (tenantId: string, ticketId: string, viewer: Viewer) => Promise<unknown> }) => [
       liveRoutes({ guards, live: service, streams, ticketView: d.ticketView }),
+      availabilityRoutes({ guards, availability }),
+    ],
   }
 }

@@ -1,0 +1,173 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { startFakeLlm, type FakeLlm } from './fakes/fake-llm.js'
+import { startApp, type TestApp } from './helpers/app.js'
+import { createTenant, type Tenant } from './helpers/factories.js'
+import { addMember } from './helpers/team.js'
+
+/**
+ * Live conversation, who is there to answer (contract "Live conversation"): office hours, members' status,
+ * the widget's availability, auto-assignment of queued conversations.
+ */
+let fake: FakeLlm
+let t: TestApp
+
+beforeAll(async () => {
+  fake = await startFakeLlm()
+  t = await startApp({ env: { LLM_BASE_URL: fake.url } })
+})
+afterAll(async () => {
+  await t?.close()
+  await fake?.close()
+})
+afterEach(() => fake.reset())
+
+const ALL_WEEK = [0, 1, 2, 3, 4, 5, 6].map((day) => ({ day, start: '00:00', end: '24:00' }))
+const todayUtc = () => t.clock.now().toISOString().slice(0, 10)
+
+/** A widget visitor handed off to the team; returns the session and its ticket. */
+async function handOff(owner: Tenant, botPublicId = owner.bot.public_id) {
+  const visitor = t.api()
+  const sid = (await visitor.post('/widget/session/init', { bot_id: botPublicId })).body.session_id as string
+  const esc = await visitor.post(`/widget/escalate?bot_id=${botPublicId}&session_id=${sid}`, { user_note: 'Where is my refund?' })
+  expect(esc.status, esc.text).toBe(200)
+  const list = await owner.api.get('/escalations')
+  const ticket = list.body.tickets.find((x: { session_id: string }) => x.session_id === sid) as { id: string }
+  const history = await visitor.get(`/widget/history?bot_id=${botPublicId}&session_id=${sid}`)
+  return { sid, ticket, owner: history.body.owner as string, assignee: history.body.assignee_name as string | null }
+}
+
+const assigneeOf = async (owner: Tenant, ticketId: string) => (await owner.api.get(`/escalations/${ticketId}`)).body.assignee_user_id as string | null
+
+describe('office hours', () => {
+  it('owners set them, every member reads them; a bad zone, time, day or date is a 422 naming the field', async () => {
+    const owner = await createTenant(t)
+    expect((await owner.api.get('/tenants/me/office-hours')).body).toEqual({ timezone: 'UTC', weekly: [], holidays: [] })
+    const hours = { timezone: 'Europe/Berlin', weekly: [{ day: 1, start: '09:00', end: '17:30' }], holidays: ['2026-12-25'] }
+    const put = await owner.api.put('/tenants/me/office-hours', hours)
+    expect(put.status, put.text).toBe(200)
+    expect(put.body).toEqual(hours)
+    const agent = await addMember(t, owner, 'agent')
+    expect((await agent.api.get('/tenants/me/office-hours')).body).toEqual(hours)
+    expect((await agent.api.put('/tenants/me/office-hours', hours)).status).toBe(403)
+
+    const bad: [unknown, (string | number)[]][] = [
+      [{ ...hours, timezone: 'Mars/Olympus' }, ['body', 'timezone']],
+      [{ ...hours, weekly: [{ day: 7, start: '09:00', end: '10:00' }] }, ['body', 'weekly', 0, 'day']],
+      [{ ...hours, weekly: [{ day: 1, start: '9am', end: '10:00' }] }, ['body', 'weekly', 0, 'start']],
+      [{ ...hours, weekly: [{ day: 1, start: '10:00', end: '09:00' }] }, ['body', 'weekly', 0, 'end']],
+      [{ ...hours, holidays: ['2026-02-30'] }, ['body', 'holidays', 0]],
+    ]
+    for (const [body, loc] of bad) {
+      const r = await owner.api.put('/tenants/me/office-hours', body)
+      expect(r.status, JSON.stringify(body)).toBe(422)
+      expect(
+        r.body.detail.map((d: { loc: unknown }) => d.loc),
+        JSON.stringify(body),
+      ).toContainEqual(loc)
+    }
+    expect((await owner.api.get('/tenants/me/office-hours')).body).toEqual(hours)
+  })
+
+  it('a member sets its own status; last one wins', async () => {
+    const owner = await createTenant(t)
+    const agent = await addMember(t, owner, 'agent')
+    const on = await agent.api.put('/tenants/me/members/me/status', { status: 'online' })
+    expect(on.status, on.text).toBe(200)
+    expect(on.body).toMatchObject({ user_id: agent.userId, role: 'agent', status: 'online' })
+    expect((await agent.api.put('/tenants/me/members/me/status', { status: 'away' })).body.status).toBe('away')
+    expect((await agent.api.put('/tenants/me/members/me/status', { status: 'busy' })).status).toBe(422)
+  })
+})
+
+describe('the widget availability', () => {
+  it('online within hours with an agent online, not for an agent of another bot; the ETA is the median first reply', async () => {
+    const owner = await createTenant(t)
+    const config = async () => (await t.api().get(`/widget/config?bot_id=${owner.bot.public_id}`)).body.availability
+    expect(await config()).toEqual({ online: false, reply_eta_s: null, next_open_at: null })
+
+    // an agent limited to another bot does not make this bot's team online
+    const other = (await owner.api.post('/bots', { name: 'Other bot' })).body as { id: string }
+    const elsewhere = await addMember(t, owner, 'agent', { botIds: [other.id] })
+    await elsewhere.api.put('/tenants/me/members/me/status', { status: 'online' })
+    expect((await config()).online).toBe(false)
+
+    const agent = await addMember(t, owner, 'agent')
+    await agent.api.put('/tenants/me/members/me/status', { status: 'online' })
+    expect(await config()).toMatchObject({ online: true, next_open_at: null })
+
+    // a holiday today: offline, back tomorrow at midnight (UTC)
+    const today = todayUtc()
+    await owner.api.put('/tenants/me/office-hours', { timezone: 'UTC', weekly: ALL_WEEK, holidays: [today] })
+    const tomorrow = new Date(Date.parse(`${today}T00:00:00Z`) + 86_400_000).toISOString()
+    expect(await config()).toMatchObject({ online: false, next_open_at: tomorrow })
+    await owner.api.put('/tenants/me/office-hours', { timezone: 'UTC', weekly: ALL_WEEK, holidays: [] })
+
+    // first replies after 60 s and 180 s: the median is 120 s
+    const a = await handOff(owner)
+    t.clock.advance(60_000)
+    expect((await agent.api.post(`/escalations/${a.ticket.id}/messages`, { content: 'Looking into it.' })).status).toBe(201)
+    const b = await handOff(owner)
+    t.clock.advance(180_000)
+    expect((await agent.api.post(`/escalations/${b.ticket.id}/resolve`, { resolution_text: 'Sent today.' })).status).toBe(200)
+    expect(await config()).toEqual({ online: true, reply_eta_s: 120, next_open_at: null })
+
+    await agent.api.put('/tenants/me/members/me/status', { status: 'offline' })
+    expect((await config()).online).toBe(false)
+  })
+})
+
+describe('auto-assignment', () => {
+  it('settings default off with capacity 3; 1..50', async () => {
+    const owner = await createTenant(t)
+    expect((await owner.api.get('/tenants/me/support-settings')).body).toMatchObject({ auto_assign: false, agent_capacity: 3 })
+    const put = await owner.api.put('/tenants/me/support-settings', { auto_assign: true, agent_capacity: 2 })
+    expect(put.body).toMatchObject({ auto_assign: true, agent_capacity: 2 })
+    expect((await owner.api.put('/tenants/me/support-settings', { agent_capacity: 51 })).status).toBe(422)
+    expect((await owner.api.put('/tenants/me/support-settings', { agent_capacity: 0 })).status).toBe(422)
+  })
+
+  it('the fewest open conversations under capacity; never an offline agent or one limited to another bot; the queue goes to an agent coming online', async () => {
+    const owner = await createTenant(t)
+    await owner.api.put('/tenants/me/support-settings', { auto_assign: true, agent_capacity: 2 })
+    const other = (await owner.api.post('/bots', { name: 'Other bot' })).body as { id: string }
+    const elsewhere = await addMember(t, owner, 'agent', { botIds: [other.id] })
+    await elsewhere.api.put('/tenants/me/members/me/status', { status: 'online' })
+    const away = await addMember(t, owner, 'agent')
+    await away.api.put('/tenants/me/members/me/status', { status: 'offline' })
+    const a1 = await addMember(t, owner, 'agent')
+    const a2 = await addMember(t, owner, 'agent')
+    await a1.api.put('/tenants/me/members/me/status', { status: 'online' })
+    await a2.api.put('/tenants/me/members/me/status', { status: 'online' })
+
+    const got: (string | null)[] = []
+    for (let i = 0; i < 4; i++) {
+      const h = await handOff(owner)
+      expect(h.owner).toBe('human')
+      got.push(await assigneeOf(owner, h.ticket.id))
+    }
+    // alternating by the fewest open: two each, nobody else
+    expect(got.filter((x) => x === a1.userId)).toHaveLength(2)
+    expect(got.filter((x) => x === a2.userId)).toHaveLength(2)
+
+    // everyone at capacity: the next one waits in the queue
+    const waiting = await handOff(owner)
+    expect(waiting.owner).toBe('queue')
+    expect(await assigneeOf(owner, waiting.ticket.id)).toBeNull()
+
+    // a free agent coming online takes it
+    const a3 = await addMember(t, owner, 'agent')
+    const on = await a3.api.put('/tenants/me/members/me/status', { status: 'online' })
+    expect(on.status, on.text).toBe(200)
+    expect(await assigneeOf(owner, waiting.ticket.id)).toBe(a3.userId)
+    const ticket = await owner.api.get(`/escalations/${waiting.ticket.id}`)
+    expect(ticket.body).toMatchObject({ owner: 'human', assignee_name: a3.email.split('@')[0] })
+  })
+
+  it('off: a hand-off waits in the queue even with agents online', async () => {
+    const owner = await createTenant(t)
+    const agent = await addMember(t, owner, 'agent')
+    await agent.api.put('/tenants/me/members/me/status', { status: 'online' })
+    const h = await handOff(owner)
+    expect(h.owner).toBe('queue')
+  })
+})
