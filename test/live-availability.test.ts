@@ -171,3 +171,93 @@ describe('auto-assignment', () => {
     expect(h.owner).toBe('queue')
   })
 })
+
+describe('operator messages the visitor has not seen are mailed once per grace period', () => {
+  const GRACE_MS = 600_000
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+  /** Lets the due jobs finish, then moves the clock. */
+  async function advance(ms: number) {
+    await expect
+      .poll(
+        async () =>
+          (
+            await t.ctx.db
+              .selectFrom('jobs')
+              .select('id')
+              .where((eb) => eb.or([eb('status', '=', 'running'), eb.and([eb('status', '=', 'queued'), eb('run_at', '<=', t.clock.now())])]))
+              .execute()
+          ).length,
+        { timeout: 10_000 },
+      )
+      .toBe(0)
+    t.clock.advance(ms)
+  }
+
+  async function widgetTurn(visitor: ReturnType<TestApp['api']>, bot: string, sid: string, message: string) {
+    const res = await fetch(`${visitor.base}/widget/chat?bot_id=${bot}&session_id=${sid}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': visitor.ip },
+      body: JSON.stringify({ message }),
+    })
+    return res.text()
+  }
+
+  /** A visitor handed off who left an e-mail, and the ticket. */
+  async function visitorWithEmail(owner: Tenant) {
+    const bot = owner.bot.public_id
+    const visitor = t.api()
+    const sid = (await visitor.post('/widget/session/init', { bot_id: bot })).body.session_id as string
+    await widgetTurn(visitor, bot, sid, 'I want to talk to a human about my refund')
+    const email = `visitor-${Math.random().toString(16).slice(2, 10)}@example.com`
+    await widgetTurn(visitor, bot, sid, email)
+    const list = await owner.api.get('/escalations')
+    const ticket = list.body.tickets.find((x: { session_id: string }) => x.session_id === sid) as { id: string; ticket_number: string }
+    expect(ticket).toBeTruthy()
+    return { visitor, bot, sid, email, ticket }
+  }
+
+  const replyMails = (to: string) => t.smtp.to(to).filter((m) => /Reply to your support request/.test(m.subject))
+
+  it('three quick messages make one mail listing them; nothing before the grace period ends; a note is never mailed', async () => {
+    const owner = await createTenant(t)
+    const { email, ticket } = await visitorWithEmail(owner)
+    for (const content of ['First: looking into it.', 'Second: found your order.', 'Third: refund sent.']) {
+      expect((await owner.api.post(`/escalations/${ticket.id}/messages`, { content })).status).toBe(201)
+    }
+    await owner.api.post(`/escalations/${ticket.id}/messages`, { content: 'Note: customer is VIP', internal: true })
+    await advance(GRACE_MS - 5_000)
+    await sleep(300)
+    expect(replyMails(email)).toHaveLength(0)
+    await advance(10_000)
+    const mail = await t.smtp.waitFor((m) => m.to.includes(email) && /Reply to your support request/.test(m.subject))
+    expect(mail.text).toContain('First: looking into it.')
+    expect(mail.text).toContain('Second: found your order.')
+    expect(mail.text).toContain('Third: refund sent.')
+    expect(mail.text).not.toContain('VIP')
+    await advance(GRACE_MS)
+    await advance(0)
+    await sleep(300)
+    expect(replyMails(email)).toHaveLength(1)
+  })
+
+  it('no mail when the read receipt reached the last message', async () => {
+    const owner = await createTenant(t)
+    const { visitor, bot, sid, email, ticket } = await visitorWithEmail(owner)
+    let last = ''
+    for (const content of ['One', 'Two', 'Three']) last = (await owner.api.post(`/escalations/${ticket.id}/messages`, { content })).body.id
+    const read = await visitor.post(`/widget/messages/read?bot_id=${bot}&session_id=${sid}`, { message_id: last })
+    expect(read.status, read.text).toBe(200)
+    await advance(GRACE_MS + 1_000)
+    await advance(0)
+    const states = () =>
+      t.ctx.db
+        .selectFrom('operator_replies')
+        .select('mail_status')
+        .where('ticket_id', '=', ticket.id)
+        .execute()
+        .then((r) => r.map((x) => x.mail_status))
+    await expect.poll(states, { timeout: 5000 }).toEqual(['read', 'read', 'read'])
+    await sleep(300)
+    expect(replyMails(email)).toHaveLength(0)
+  })
+})

@@ -8,7 +8,7 @@ import { availabilityRoutes } from './availability.routes.js'
 import { createAvailabilityService } from './availability.service.js'
 import { createLiveRepo } from './live.repo.js'
 import { liveRoutes } from './live.routes.js'
-import { createLiveService } from './live.service.js'
+import { createLiveService, type LiveServiceDeps } from './live.service.js'
 import { createLiveHub, createLiveStreams } from './live.stream.js'
 
 /**
@@ -16,7 +16,11 @@ import { createLiveHub, createLiveStreams } from './live.stream.js'
  * before the chat and the escalations, which move a conversation's owner through its port; its routes answer
  * with the escalations module's ticket view, so they are made once that is wired.
  */
-export function wireLive(ctx: AppContext, guards: Guards, deps: { events: EventsPort; audit: AuditPort }) {
+export function wireLive(
+  ctx: AppContext,
+  guards: Guards,
+  deps: { events: EventsPort; audit: AuditPort; onOperatorMessage?: LiveServiceDeps['onOperatorMessage'] },
+) {
   const repo = createLiveRepo(ctx.db)
   const service = createLiveService({
     db: ctx.db,
@@ -25,6 +29,7 @@ export function wireLive(ctx: AppContext, guards: Guards, deps: { events: Events
     changes: ctx.database.changes,
     events: deps.events,
     audit: deps.audit,
+    onOperatorMessage: deps.onOperatorMessage,
     pickAgent: (tenantId, botId, trx) => availability.pickAgent(tenantId, botId, trx),
   })
   const availability = createAvailabilityService({
