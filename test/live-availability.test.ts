@@ -3,6 +3,7 @@ import { startFakeLlm, type FakeLlm } from './fakes/fake-llm.js'
 import { startApp, type TestApp } from './helpers/app.js'
 import { createTenant, type Tenant } from './helpers/factories.js'
 import { addMember } from './helpers/team.js'
+import { WebhookReceiver } from './fakes/webhook-receiver.js'
 
 /**
  * Live conversation, who is there to answer (contract "Live conversation"): office hours, members' status,
@@ -13,7 +14,8 @@ let t: TestApp
 
 beforeAll(async () => {
   fake = await startFakeLlm()
-  t = await startApp({ env: { LLM_BASE_URL: fake.url } })
+  // webhook receivers listen on 127.0.0.1: this app may reach loopback (as in test/webhooks.test.ts)
+  t = await startApp({ env: { LLM_BASE_URL: fake.url, CRAWLER_ALLOW_PRIVATE_NETWORKS: 'true' } })
 })
 afterAll(async () => {
   await t?.close()
@@ -259,5 +261,59 @@ describe('operator messages the visitor has not seen are mailed once per grace p
     await expect.poll(states, { timeout: 5000 }).toEqual(['read', 'read', 'read'])
     await sleep(300)
     expect(replyMails(email)).toHaveLength(0)
+  })
+})
+
+describe('webhooks of a live conversation', () => {
+  it('handed_off and assigned (auto-assignment), message.created for visitor and operator messages but never a note, returned_to_bot', async () => {
+    const r = await new WebhookReceiver().start()
+    try {
+      const owner = await createTenant(t)
+      const events = ['conversation.handed_off', 'conversation.assigned', 'conversation.returned_to_bot', 'message.created']
+      const ep = await owner.api.post('/webhooks/endpoints', { url: r.url, events })
+      expect(ep.status, ep.text).toBe(201)
+      r.secrets.push(ep.body.secret)
+      await owner.api.put('/tenants/me/support-settings', { auto_assign: true })
+      const agent = await addMember(t, owner, 'agent')
+      await agent.api.put('/tenants/me/members/me/status', { status: 'online' })
+
+      const h = await handOff(owner)
+      expect(h.owner).toBe('human')
+      await expect.poll(() => r.ofType('conversation.assigned').length, { timeout: 15_000 }).toBe(1)
+      expect(r.ofType('conversation.handed_off')[0]!.json.data).toMatchObject({
+        session_id: h.sid,
+        ticket_id: h.ticket.id,
+        owner: 'human',
+        previous_owner: 'bot',
+      })
+      expect(r.ofType('conversation.assigned')[0]!.json.data).toMatchObject({ session_id: h.sid, assignee_user_id: agent.userId })
+
+      expect((await agent.api.post(`/escalations/${h.ticket.id}/messages`, { content: 'Internal: check the refund queue', internal: true })).status).toBe(201)
+      expect((await agent.api.post(`/escalations/${h.ticket.id}/messages`, { content: 'Hello, I am on it.' })).status).toBe(201)
+      const res = await fetch(`${t.api().base}/widget/chat?bot_id=${owner.bot.public_id}&session_id=${h.sid}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ message: 'Thanks, waiting.' }),
+      })
+      await res.text()
+      await expect.poll(() => r.ofType('message.created').length, { timeout: 15_000 }).toBe(2)
+      const messages = r.ofType('message.created').map((x) => x.json.data)
+      expect(messages).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ session_id: h.sid, from_operator: true, content: 'Hello, I am on it.' }),
+          expect.objectContaining({ session_id: h.sid, role: 'user', from_operator: false, content: 'Thanks, waiting.' }),
+        ]),
+      )
+
+      expect((await agent.api.post(`/escalations/${h.ticket.id}/return-to-bot`)).status).toBe(200)
+      await expect.poll(() => r.ofType('conversation.returned_to_bot').length, { timeout: 15_000 }).toBe(1)
+      expect(r.ofType('conversation.returned_to_bot')[0]!.json.data).toMatchObject({ session_id: h.sid, owner: 'bot', previous_owner: 'human' })
+      // the note never left the workspace
+      expect(r.received.some((x) => x.body.includes('refund queue'))).toBe(false)
+      expect(r.ofType('conversation.assigned')).toHaveLength(1)
+      expect(r.ofType('message.created')).toHaveLength(2)
+    } finally {
+      await r.close()
+    }
   })
 })
