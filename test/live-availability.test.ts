@@ -165,6 +165,21 @@ describe('auto-assignment', () => {
     expect(ticket.body).toMatchObject({ owner: 'human', assignee_name: a3.email.split('@')[0] })
   })
 
+  it('an agent with room again (a conversation resolved) takes the oldest queued one', async () => {
+    const owner = await createTenant(t)
+    await owner.api.put('/tenants/me/support-settings', { auto_assign: true, agent_capacity: 1 })
+    const agent = await addMember(t, owner, 'agent')
+    await agent.api.put('/tenants/me/members/me/status', { status: 'online' })
+    const first = await handOff(owner)
+    expect(first.owner).toBe('human')
+    const older = await handOff(owner)
+    const newer = await handOff(owner)
+    expect([older.owner, newer.owner]).toEqual(['queue', 'queue'])
+    expect((await agent.api.post(`/escalations/${first.ticket.id}/resolve`, { resolution_text: 'Done.' })).status).toBe(200)
+    await expect.poll(() => assigneeOf(owner, older.ticket.id), { timeout: 15_000 }).toBe(agent.userId)
+    expect(await assigneeOf(owner, newer.ticket.id)).toBeNull()
+  })
+
   it('off: a hand-off waits in the queue even with agents online', async () => {
     const owner = await createTenant(t)
     const agent = await addMember(t, owner, 'agent')

@@ -144,6 +144,7 @@ export function wireModules(ctx: AppContext): Modules {
       ...documents.jobs,
       ...chat.jobs,
       ...escalations.jobs,
+      ...live.jobs,
       ...privacy.jobs,
       ...auditLog.jobs,
       ...knowledge.jobs,

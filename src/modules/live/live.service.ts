@@ -28,6 +28,8 @@ export interface LiveServiceDeps {
   onOperatorMessage?: (tenantId: string, m: { ticketId: string; sessionId: string; messageId: string; actorUserId: string | null }, trx: Db) => Promise<void>
   /** Picks an online agent for a conversation entering the queue (auto-assignment); null for none. */
   pickAgent?: (tenantId: string, botId: string, trx: Db) => Promise<string | null>
+  /** A person's conversation ended (an agent has room again): the queue is offered after the commit. */
+  onCapacityFreed?: (tenantId: string, trx: Db) => Promise<void>
 }
 
 /**
@@ -71,6 +73,7 @@ export function createLiveService(deps: LiveServiceDeps) {
     if (to === from && !(to === 'human' && change.reassigned)) return { from, to }
     const now = clock.now()
     await repo.setOwner(tenantId, sessionId, to, now, trx)
+    if (from === 'human' && to !== 'human') await deps.onCapacityFreed?.(tenantId, trx)
     const name = to === 'human' && assignee ? memberName(await repo.member(tenantId, assignee, trx)) : null
     const data = {
       owner: to,

@@ -6,6 +6,7 @@ import type { LivePort } from '../shared/live.port.js'
 import { createAvailabilityRepo } from './availability.repo.js'
 import { availabilityRoutes } from './availability.routes.js'
 import { createAvailabilityService } from './availability.service.js'
+import { liveJobs } from './live.jobs.js'
 import { createLiveRepo } from './live.repo.js'
 import { liveRoutes } from './live.routes.js'
 import { createLiveService, type LiveServiceDeps } from './live.service.js'
@@ -22,6 +23,7 @@ export function wireLive(
   deps: { events: EventsPort; audit: AuditPort; onOperatorMessage?: LiveServiceDeps['onOperatorMessage'] },
 ) {
   const repo = createLiveRepo(ctx.db)
+  const availabilityRepo = createAvailabilityRepo(ctx.db)
   const service = createLiveService({
     db: ctx.db,
     clock: ctx.clock,
@@ -31,11 +33,14 @@ export function wireLive(
     audit: deps.audit,
     onOperatorMessage: deps.onOperatorMessage,
     pickAgent: (tenantId, botId, trx) => availability.pickAgent(tenantId, botId, trx),
+    onCapacityFreed: async (tenantId, trx) => {
+      if ((await availabilityRepo.assignSettings(tenantId, trx)).autoAssign) await ctx.queue.enqueue('live.assign_queued', { tenantId }, { tenantId }, trx)
+    },
   })
   const availability = createAvailabilityService({
     db: ctx.db,
     clock: ctx.clock,
-    repo: createAvailabilityRepo(ctx.db),
+    repo: availabilityRepo,
     announce: (tenantId, data) => service.workspaceEvent(tenantId, 'availability', data),
     offerQueued: service.offerQueued,
   })
@@ -47,6 +52,7 @@ export function wireLive(
     port,
     hub,
     availability,
+    jobs: liveJobs({ availability }),
     /** What the widget's endpoints use: the visitor's stream, typing and read receipts. */
     widget: {
       sessionStream: streams.session,
