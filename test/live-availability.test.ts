@@ -111,7 +111,11 @@ describe('the widget availability', () => {
     const b = await handOff(owner)
     t.clock.advance(180_000)
     expect((await agent.api.post(`/escalations/${b.ticket.id}/resolve`, { resolution_text: 'Sent today.' })).status).toBe(200)
-    expect(await config()).toEqual({ online: true, reply_eta_s: 120, next_open_at: null })
+    // (the manual clock runs on with real time: a second or so more)
+    const withEta = await config()
+    expect(withEta).toMatchObject({ online: true, next_open_at: null })
+    expect(withEta.reply_eta_s).toBeGreaterThanOrEqual(120)
+    expect(withEta.reply_eta_s).toBeLessThan(125)
 
     await agent.api.put('/tenants/me/members/me/status', { status: 'offline' })
     expect((await config()).online).toBe(false)
@@ -330,5 +334,29 @@ describe('webhooks of a live conversation', () => {
     } finally {
       await r.close()
     }
+  })
+})
+
+describe('analytics of the queue', () => {
+  it('queue_wait_s is the wait from hand-off to a person; a hand-off left without any human reply is abandoned', async () => {
+    const owner = await createTenant(t)
+    const agent = await addMember(t, owner, 'agent')
+    const day = (offset: number) => new Date(t.clock.now().getTime() + offset * 86_400_000).toISOString().slice(0, 10)
+    const range = `from=${day(-1)}&to=${day(1)}`
+    const answered = await handOff(owner)
+    await handOff(owner) // nobody ever answers this one
+    t.clock.advance(90_000)
+    expect((await agent.api.post(`/escalations/${answered.ticket.id}/messages`, { content: 'Here now.' })).status).toBe(201)
+    const early = await owner.api.get(`/analytics/summary?${range}`)
+    expect(early.status, early.text).toBe(200)
+    // the manual clock runs on with real time: 90 s and the requests' own few
+    const wait = early.body.queue_wait_s as { p50: number; p90: number }
+    expect(wait.p50).toBeGreaterThanOrEqual(90)
+    expect(wait.p50).toBeLessThan(120)
+    expect(wait.p90).toBe(wait.p50)
+    expect(early.body.abandoned_in_queue).toBe(0)
+    t.clock.advance(31 * 60_000)
+    const late = await owner.api.get(`/analytics/summary?${range}`)
+    expect(late.body).toMatchObject({ queue_wait_s: wait, abandoned_in_queue: 1 })
   })
 })

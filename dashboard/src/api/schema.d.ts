@@ -13752,6 +13752,11 @@ export interface operations {
                             p50: number | null;
                             p95: number | null;
                         };
+                        queue_wait_s: {
+                            p50: number | null;
+                            p90: number | null;
+                        };
+                        abandoned_in_queue: number;
                     };
                 };
             };
