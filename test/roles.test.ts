@@ -45,6 +45,10 @@ const RULES: Record<string, readonly Role[]> = {
   updatePrivacyConfig: MANAGE,
   getSupportSettings: MANAGE,
   updateSupportSettings: MANAGE,
+  // office hours: owners and admins set them, everyone reads them; one's own live status
+  getOfficeHours: ALL,
+  updateOfficeHours: MANAGE,
+  updateMyStatus: ALL,
   applyPiiEventRetention: MANAGE,
   // members, invitations, the audit trails
   updateMember: MANAGE,

@@ -402,29 +402,39 @@ describe('privacy configuration', () => {
 })
 
 describe('support settings', () => {
+  /** auto-assignment's settings (live conversation), off with capacity 3 unless set */
+  const ASSIGN = { auto_assign: false, agent_capacity: 3 }
+
   it('starts empty and updates partially', async () => {
     const tenant = await createTenant(t)
     const empty = await tenant.api.get('/tenants/me/support-settings')
     expect(empty.status).toBe(200)
-    expect(empty.body).toEqual({ l2_email: null, escalation_language: null })
+    expect(empty.body).toEqual({ l2_email: null, escalation_language: null, ...ASSIGN })
 
     expect((await tenant.api.put('/tenants/me/support-settings', { l2_email: 'L2@Acme.example' })).body).toEqual({
       l2_email: 'l2@acme.example',
       escalation_language: null,
+      ...ASSIGN,
     })
     expect((await tenant.api.put('/tenants/me/support-settings', { escalation_language: 'de-CH' })).body).toEqual({
       l2_email: 'l2@acme.example',
       escalation_language: 'de-CH',
+      ...ASSIGN,
     })
-    expect((await tenant.api.put('/tenants/me/support-settings', {})).body).toEqual({ l2_email: 'l2@acme.example', escalation_language: 'de-CH' })
-    expect((await tenant.api.get('/tenants/me/support-settings')).body).toEqual({ l2_email: 'l2@acme.example', escalation_language: 'de-CH' })
-    expect((await tenant.api.put('/tenants/me/support-settings', { l2_email: null })).body).toEqual({ l2_email: null, escalation_language: 'de-CH' })
-    expect((await tenant.api.put('/tenants/me/support-settings', { escalation_language: null })).body).toEqual({ l2_email: null, escalation_language: null })
+    expect((await tenant.api.put('/tenants/me/support-settings', {})).body).toEqual({ l2_email: 'l2@acme.example', escalation_language: 'de-CH', ...ASSIGN })
+    expect((await tenant.api.get('/tenants/me/support-settings')).body).toEqual({ l2_email: 'l2@acme.example', escalation_language: 'de-CH', ...ASSIGN })
+    expect((await tenant.api.put('/tenants/me/support-settings', { l2_email: null })).body).toEqual({ l2_email: null, escalation_language: 'de-CH', ...ASSIGN })
+    expect((await tenant.api.put('/tenants/me/support-settings', { escalation_language: null })).body).toEqual({
+      l2_email: null,
+      escalation_language: null,
+      ...ASSIGN,
+    })
     // An empty string clears a field too, like null.
     await tenant.api.put('/tenants/me/support-settings', { l2_email: 'x@acme.example', escalation_language: 'pt-BR' })
     expect((await tenant.api.put('/tenants/me/support-settings', { l2_email: '', escalation_language: '' })).body).toEqual({
       l2_email: null,
       escalation_language: null,
+      ...ASSIGN,
     })
   })
 
@@ -441,6 +451,6 @@ describe('support settings', () => {
       expect(res.status, JSON.stringify(body)).toBe(422)
       expect(res.body.detail[0].loc).toEqual(['body', field])
     }
-    expect((await tenant.api.get('/tenants/me/support-settings')).body).toEqual({ l2_email: 'ops@acme.example', escalation_language: 'fr' })
+    expect((await tenant.api.get('/tenants/me/support-settings')).body).toEqual({ l2_email: 'ops@acme.example', escalation_language: 'fr', ...ASSIGN })
   })
 })

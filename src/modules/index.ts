@@ -76,7 +76,9 @@ export function wireModules(ctx: AppContext): Modules {
   const auth = wireAuth(ctx, guards, { jwt, repo: authRepo, email, tenants: tenants.service, bots: bots.service, botsRepo, audit })
   const team = wireTeam(ctx, guards, { users: authRepo, auth: auth.service, email, audit })
   const privacy = wirePrivacy(ctx, guards)
-  const live = wireLive(ctx, guards, { events, audit })
+  // an operator's message is mailed like a resolution's reply (unless seen within the grace period): the
+  // escalations module is wired after the live one, whose port it uses, so the hook reaches it when called
+  const live = wireLive(ctx, guards, { events, audit, onOperatorMessage: (tenantId, m, trx) => escalations.service.queueReplyMail(tenantId, m, trx) })
   const escalations = wireEscalations(ctx, guards, { tenants: tenants.service, email, privacy: privacy.repo, audit, events, live: live.port })
   const knowledge = wireKnowledge(ctx, guards, { llmKey: tenants.service.llmKey, audit })
   // the bot's actions, which the turn offers its model as tools through the actions port
@@ -130,7 +132,7 @@ export function wireModules(ctx: AppContext): Modules {
       documents.routes,
       chat.routes,
       escalations.routes,
-      live.routes({ ticketView: escalations.service.view }),
+      ...live.routes({ ticketView: escalations.service.view }),
       privacy.routes,
       knowledge.routes,
       gaps.routes,
@@ -146,6 +148,7 @@ export function wireModules(ctx: AppContext): Modules {
       ...documents.jobs,
       ...chat.jobs,
       ...escalations.jobs,
+      ...live.jobs,
       ...privacy.jobs,
       ...auditLog.jobs,
       ...knowledge.jobs,

@@ -1142,6 +1142,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/tenants/me/office-hours": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description When the team answers, in its time zone (day 0 = Sunday). No weekly hours: always open, but for the holidays. */
+        get: operations["getOfficeHours"];
+        /** @description Replaces the office hours. 422 naming the field for an unknown time zone, a bad day, time or date, or a start not before its end. */
+        put: operations["updateOfficeHours"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tenants/me/members/me/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** @description The caller's live status (last one wins; the dashboard's heartbeat sets online). Online members answer the widget's availability and, with auto-assignment, take queued conversations up to the agent capacity. */
+        put: operations["updateMyStatus"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tenants/privacy/pii-events": {
         parameters: {
             query?: never;
@@ -4887,6 +4922,10 @@ export interface operations {
                     "application/json": {
                         l2_email: string | null;
                         escalation_language: string | null;
+                        /** @description a conversation entering the queue goes to the online agent with the fewest open conversations */
+                        auto_assign: boolean;
+                        /** @description open conversations an agent is given at most by auto-assignment */
+                        agent_capacity: number;
                     };
                 };
             };
@@ -4965,6 +5004,8 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    auto_assign?: boolean;
+                    agent_capacity?: number;
                     l2_email?: (string | "") | null;
                     escalation_language?: (string | "") | null;
                 };
@@ -4980,6 +5021,10 @@ export interface operations {
                     "application/json": {
                         l2_email: string | null;
                         escalation_language: string | null;
+                        /** @description a conversation entering the queue goes to the online agent with the fewest open conversations */
+                        auto_assign: boolean;
+                        /** @description open conversations an agent is given at most by auto-assignment */
+                        agent_capacity: number;
                     };
                 };
             };
@@ -5879,6 +5924,12 @@ export interface operations {
                             assistant: string;
                             operator: string;
                             powered_by: string;
+                        };
+                        availability: {
+                            /** @description inside office hours (none set: always) with at least one agent online */
+                            online: boolean;
+                            reply_eta_s: number | null;
+                            next_open_at: string | null;
                         };
                     };
                 };
@@ -10982,6 +11033,326 @@ export interface operations {
             };
         };
     };
+    getOfficeHours: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description IANA time zone, e.g. Europe/Berlin
+                         * @default UTC
+                         */
+                        timezone: string;
+                        /** @description opening intervals; none: open every day (but the holidays) */
+                        weekly: {
+                            /** @description 0 = Sunday */
+                            day: number;
+                            /** @description HH:MM, local time */
+                            start: string;
+                            /** @description HH:MM, after start (24:00 for midnight) */
+                            end: string;
+                        }[];
+                        holidays: string[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    updateOfficeHours: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description IANA time zone, e.g. Europe/Berlin
+                     * @default UTC
+                     */
+                    timezone: string;
+                    /** @description opening intervals; none: open every day (but the holidays) */
+                    weekly: {
+                        /** @description 0 = Sunday */
+                        day: number;
+                        /** @description HH:MM, local time */
+                        start: string;
+                        /** @description HH:MM, after start (24:00 for midnight) */
+                        end: string;
+                    }[];
+                    holidays: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description IANA time zone, e.g. Europe/Berlin
+                         * @default UTC
+                         */
+                        timezone: string;
+                        /** @description opening intervals; none: open every day (but the holidays) */
+                        weekly: {
+                            /** @description 0 = Sunday */
+                            day: number;
+                            /** @description HH:MM, local time */
+                            start: string;
+                            /** @description HH:MM, after start (24:00 for midnight) */
+                            end: string;
+                        }[];
+                        holidays: string[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    updateMyStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    status: "online" | "away" | "offline";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        user_id: string;
+                        email: string;
+                        /** @description owner: everything; admin: members, bots, settings, knowledge, tickets, analytics; editor: knowledge; agent: tickets and conversations; analyst: analytics */
+                        role: "owner" | "admin" | "editor" | "agent" | "analyst";
+                        bot_ids: string[] | null;
+                        /** @description may show original (unredacted) text; always true for owners and admins */
+                        can_view_original: boolean;
+                        last_active_at: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        status: "online" | "away" | "offline";
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
     listPiiEvents: {
         parameters: {
             query: {
@@ -13495,6 +13866,11 @@ export interface operations {
                             p50: number | null;
                             p95: number | null;
                         };
+                        queue_wait_s: {
+                            p50: number | null;
+                            p90: number | null;
+                        };
+                        abandoned_in_queue: number;
                     };
                 };
             };

@@ -100,6 +100,30 @@ export function createAnalyticsRepo(db: Db) {
       return r.rows
     },
 
+    /**
+     * Hand-offs of the range (tickets opened in [start, end) of the bots): the wait from the ticket to the first
+     * time a person had the conversation (live owner `human`), and those the visitor left before any human
+     * reply (no reply, not resolved, the conversation quiet for `quietMs` or closed).
+     */
+    async queueTimes(tenantId: string, f: FigureFilter, now: Date, quietMs: number) {
+      const bots = f.botIds ? sql`AND t.bot_id IN (SELECT x::uuid FROM jsonb_array_elements_text(${JSON.stringify(f.botIds)}::jsonb) x)` : sql``
+      const quietBefore = new Date(now.getTime() - quietMs)
+      const r = await sql<{ w50: number | null; w90: number | null; abandoned: number }>`
+        WITH h AS (
+          SELECT t.id, t.first_response_at, t.resolved_at, s.owner, s.last_activity_at,
+            extract(epoch FROM ((SELECT min(e.created_at) FROM live_events e
+              WHERE e.tenant_id = t.tenant_id AND e.session_id = t.session_id AND e.type = 'owner' AND e.data->>'owner' = 'human'
+                AND e.created_at >= t.created_at) - t.created_at)) AS wait_s
+          FROM escalation_tickets t JOIN chat_sessions s ON s.id = t.session_id AND s.tenant_id = t.tenant_id
+          WHERE t.tenant_id = ${tenantId} AND t.created_at >= ${f.start} AND t.created_at < ${f.end} ${bots}
+        )
+        SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY wait_s) AS w50, percentile_cont(0.9) WITHIN GROUP (ORDER BY wait_s) AS w90,
+          (count(*) FILTER (WHERE wait_s IS NULL AND first_response_at IS NULL AND resolved_at IS NULL
+            AND (owner = 'closed' OR last_activity_at < ${quietBefore})))::int AS abandoned
+        FROM h`.execute(db)
+      return r.rows[0] ?? { w50: null, w90: null, abandoned: 0 }
+    },
+
     /** The bots of a tenant that exist (a foreign or unknown bot id is a 404). */
     async knownBots(tenantId: string, botIds: readonly string[]): Promise<string[]> {
       if (botIds.length === 0) return []

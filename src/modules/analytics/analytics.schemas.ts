@@ -67,6 +67,10 @@ export const SummaryResponse = Type.Object({
   feedback: Type.Object({ bot: UpDown, operator: UpDown }),
   tokens: Type.Number(),
   model_latency_ms: Type.Object({ p50: Nullable(Type.Number()), p95: Nullable(Type.Number()) }),
+  /** hand-off to the first time a person had the conversation, seconds (live conversation) */
+  queue_wait_s: P5090,
+  /** hand-offs the visitor left (quiet 30 min, or closed) before any human reply */
+  abandoned_in_queue: Type.Integer(),
 })
 
 export const TimeseriesResponse = Type.Object({

@@ -31,6 +31,9 @@ export type BotScope = readonly string[] | null
 const round = (x: number | null, digits = 1) => (x === null || x === undefined ? null : Math.round(Number(x) * 10 ** digits) / 10 ** digits)
 const positiveShare = (up: number, down: number) => (up + down === 0 ? null : round(up / (up + down), 4))
 
+/** A hand-off whose conversation has been quiet this long with no human reply counts as left by the visitor. */
+const ABANDON_QUIET_MS = 30 * 60_000
+
 /** The figures (GET /analytics/summary, /timeseries, /unanswered): the rollup for sums, the facts for the rest. */
 export function createAnalyticsService(deps: { repo: AnalyticsRepo; clock: Clock; lookbackDays: number }) {
   const { repo, clock } = deps
@@ -69,11 +72,12 @@ export function createAnalyticsService(deps: { repo: AnalyticsRepo; clock: Clock
     async summary(tenantId: string, q: RangeInput, scope: BotScope) {
       const { f } = await filterOf(tenantId, q, scope, false)
       const now = clock.now()
-      const [sums, hist, recent, times] = await Promise.all([
+      const [sums, hist, recent, times, queue] = await Promise.all([
         repo.sums(tenantId, f),
         repo.modelHist(tenantId, f),
         repo.recent(tenantId, f, now),
         repo.ticketTimes(tenantId, f),
+        repo.queueTimes(tenantId, f, now, ABANDON_QUIET_MS),
       ])
       const s = sums[0]
       const h = addHist({}, Object.fromEntries(hist.map((x) => [x.bucket, x.n])))
@@ -87,6 +91,8 @@ export function createAnalyticsService(deps: { repo: AnalyticsRepo; clock: Clock
         feedback: { bot: { up: s?.bot_up ?? 0, down: s?.bot_down ?? 0 }, operator: { up: s?.op_up ?? 0, down: s?.op_down ?? 0 } },
         tokens: Number(s?.tokens ?? 0),
         model_latency_ms: { p50: histPercentile(h, 0.5), p95: histPercentile(h, 0.95) },
+        queue_wait_s: { p50: round(queue.w50 === null ? null : Number(queue.w50)), p90: round(queue.w90 === null ? null : Number(queue.w90)) },
+        abandoned_in_queue: queue.abandoned,
       }
     },
 

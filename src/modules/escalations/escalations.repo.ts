@@ -229,6 +229,7 @@ export function createEscalationsRepo(db: Db) {
         .leftJoin('chat_messages as cur', (j) => j.onRef('cur.id', '=', 's.read_message_id').onRef('cur.session_id', '=', 's.id'))
         .select([
           'r.id',
+          'r.session_id',
           'r.mail_status',
           'r.message_id',
           'm.content as reply_text',
@@ -246,6 +247,27 @@ export function createEscalationsRepo(db: Db) {
         .where('r.id', '=', replyId)
         .forUpdate('r')
         .executeTakeFirst()
+    },
+
+    /** The session a reply belongs to, unlocked (to lock the session's replies in one order first). */
+    async replySession(tenantId: string, replyId: string, trx: Db): Promise<string | null> {
+      const r = await trx.selectFrom('operator_replies').select('session_id').where('tenant_id', '=', tenantId).where('id', '=', replyId).executeTakeFirst()
+      return r?.session_id ?? null
+    },
+
+    /** A session's replies still waiting for their mail decision, locked in creation order, with their text and time. */
+    pendingSessionReplies(tenantId: string, sessionId: string, trx: Db) {
+      return trx
+        .selectFrom('operator_replies as r')
+        .leftJoin('chat_messages as m', 'm.id', 'r.message_id')
+        .select(['r.id', 'm.content as text', 'm.created_at as at'])
+        .where('r.tenant_id', '=', tenantId)
+        .where('r.session_id', '=', sessionId)
+        .where('r.mail_status', '=', 'pending')
+        .orderBy('r.created_at')
+        .orderBy('r.id')
+        .forUpdate('r')
+        .execute()
     },
 
     async decideReply(tenantId: string, replyId: string, status: Exclude<ReplyMailStatus, 'pending'>, now: Date, trx: Db): Promise<void> {

@@ -133,6 +133,19 @@ export function createEscalationsService(deps: {
 
   const dashboardLink = (ticketId: string) => (deps.dashboardUrl ? `${deps.dashboardUrl}/app/tickets/${ticketId}` : null)
 
+  /** An operator's reply in the visitor's chat: mailed at the end of the grace period unless seen (decideReplyMail). */
+  async function queueReplyMail(tenantId: string, m: { ticketId: string; sessionId: string; messageId: string; actorUserId: string | null }, trx: Db) {
+    const now = clock.now()
+    const dueAt = addSeconds(now, deps.graceSeconds)
+    const r = await repo.insertReply(tenantId, { ...m, dueAt, now }, trx)
+    await queue.enqueue(
+      'escalations.reply_mail',
+      { tenantId, replyId: r.id },
+      { tenantId, runAt: dueAt, dedupeKey: `operator-reply:${r.id}`, maxAttempts: 8 },
+      trx,
+    )
+  }
+
   return {
     /** Tickets of the viewer's bots; `assignee` is 'me', 'unassigned' or a member's id. */
     async list(tenantId: string, q: { status?: TicketStatus; assignee?: string; includeOriginal: boolean; limit: number; offset: number }, viewer: Viewer) {
@@ -223,15 +236,8 @@ export function createEscalationsService(deps: {
         if (!t) throw notFound('Ticket not found')
         if (t.session_id) {
           const messageId = randomUUID()
-          const dueAt = addSeconds(now, deps.graceSeconds)
           await repo.insertOperatorMessage(tenantId, { id: messageId, sessionId: t.session_id, content: reply, now }, trx)
-          const r = await repo.insertReply(tenantId, { ticketId, sessionId: t.session_id, messageId, actorUserId, dueAt, now }, trx)
-          await queue.enqueue(
-            'escalations.reply_mail',
-            { tenantId, replyId: r.id },
-            { tenantId, runAt: dueAt, dedupeKey: `operator-reply:${r.id}`, maxAttempts: 8 },
-            trx,
-          )
+          await queueReplyMail(tenantId, { ticketId, sessionId: t.session_id, messageId, actorUserId }, trx)
         }
         await repo.resolve(tenantId, ticketId, reply, now, trx)
         // the bot answers again, with the person's part in its context (a closed chat stays closed)
@@ -340,22 +346,47 @@ export function createEscalationsService(deps: {
      * reached it. The decision and the mail's enqueueing commit together, under the reply's row lock, so
      * however often this runs (a retry, a restart, two workers) at most one mail is queued.
      */
+    /**
+     * At the end of a reply's grace period: one mail with every reply of the session the visitor has not seen
+     * (those written since are in it too), so quick messages make one mail per grace period, not one each.
+     * Locks the session's pending replies in one order, so two jobs of a session cannot wait on each other.
+     */
     async decideReplyMail(p: { tenantId: string; replyId: string }) {
       const replyTo = await tenants.notificationAddress(p.tenantId)
       await db.transaction().execute(async (trx) => {
+        const sessionId = await repo.replySession(p.tenantId, p.replyId, trx)
+        const group = sessionId ? await repo.pendingSessionReplies(p.tenantId, sessionId, trx) : []
+        if (sessionId && !group.some((g) => g.id === p.replyId)) return
         const r = await repo.lockReply(p.tenantId, p.replyId, trx)
         if (!r || r.mail_status !== 'pending') return
         const now = clock.now()
-        if (!r.reply_at || r.reply_text == null) return repo.decideReply(p.tenantId, p.replyId, 'no_email', now, trx)
-        if (r.read_at && new Date(r.read_at).getTime() >= new Date(r.reply_at).getTime()) return repo.decideReply(p.tenantId, p.replyId, 'read', now, trx)
+        const replies = sessionId ? group : [{ id: r.id, text: r.reply_text, at: r.reply_at }]
+        const readAt = r.read_at ? new Date(r.read_at).getTime() : null
+        const unseen = replies.filter((x) => x.at && x.text != null && !(readAt !== null && readAt >= new Date(x.at).getTime()))
+        const decide = (ids: string[], status: 'read' | 'no_email' | 'sent') => Promise.all(ids.map((id) => repo.decideReply(p.tenantId, id, status, now, trx)))
+        const unseenIds = new Set(unseen.map((x) => x.id))
+        const rest = replies.filter((x) => !unseenIds.has(x.id))
+        await decide(
+          rest.filter((x) => x.at && x.text != null).map((x) => x.id),
+          'read',
+        )
+        await decide(
+          rest.filter((x) => !x.at || x.text == null).map((x) => x.id),
+          'no_email',
+        )
+        if (!unseen.length) return
         const to = decryptOrNull(r.user_email_enc) ?? decryptOrNull(r.visitor_email_enc)
-        if (!to) return repo.decideReply(p.tenantId, p.replyId, 'no_email', now, trx)
+        if (!to) return decide([...unseenIds], 'no_email')
         const language = localeLanguage(r.locale) ?? visitorLanguage(r.primary_question, null)
-        const mail = operatorReplyMail({ ticket_number: r.ticket_number, reply: r.reply_text, question: r.primary_question, language })
-        await repo.decideReply(p.tenantId, p.replyId, 'sent', now, trx)
-        await email.queue({ to, ...mail, ...(replyTo ? { replyTo } : {}) }, { tenantId: p.tenantId, dedupeKey: `operator-reply-mail:${p.replyId}` }, trx)
+        const text = unseen.map((x) => x.text).join('\n\n')
+        const mail = operatorReplyMail({ ticket_number: r.ticket_number, reply: text, question: r.primary_question, language })
+        await decide([...unseenIds], 'sent')
+        const dedupeKey = `operator-reply-mail:${sessionId ?? 'ticket'}:${unseen[0]!.id}`
+        await email.queue({ to, ...mail, ...(replyTo ? { replyTo } : {}) }, { tenantId: p.tenantId, dedupeKey }, trx)
       })
     },
+
+    queueReplyMail,
 
     repliesOf: (tenantId: string, ticketId: string) => repo.repliesOf(tenantId, ticketId),
 

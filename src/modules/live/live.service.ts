@@ -28,6 +28,8 @@ export interface LiveServiceDeps {
   onOperatorMessage?: (tenantId: string, m: { ticketId: string; sessionId: string; messageId: string; actorUserId: string | null }, trx: Db) => Promise<void>
   /** Picks an online agent for a conversation entering the queue (auto-assignment); null for none. */
   pickAgent?: (tenantId: string, botId: string, trx: Db) => Promise<string | null>
+  /** A person's conversation ended (an agent has room again): the queue is offered after the commit. */
+  onCapacityFreed?: (tenantId: string, trx: Db) => Promise<void>
 }
 
 /**
@@ -71,6 +73,7 @@ export function createLiveService(deps: LiveServiceDeps) {
     if (to === from && !(to === 'human' && change.reassigned)) return { from, to }
     const now = clock.now()
     await repo.setOwner(tenantId, sessionId, to, now, trx)
+    if (from === 'human' && to !== 'human') await deps.onCapacityFreed?.(tenantId, trx)
     const name = to === 'human' && assignee ? memberName(await repo.member(tenantId, assignee, trx)) : null
     const data = {
       owner: to,
@@ -125,6 +128,29 @@ export function createLiveService(deps: LiveServiceDeps) {
   return {
     changeOwner,
     messagePosted,
+
+    /** A queued conversation offered to auto-assignment again (an agent came online); true when someone took it. */
+    async offerQueued(tenantId: string, sessionId: string): Promise<boolean> {
+      return db.transaction().execute(async (trx) => {
+        const s = await repo.lockSession(tenantId, sessionId, trx)
+        if (s?.owner !== 'queue') return false
+        const ticket = await repo.openTicketOf(tenantId, sessionId, trx)
+        const r = await changeOwner(
+          tenantId,
+          sessionId,
+          { to: 'queue', from: ['queue'], by: { type: 'system' }, reason: 'queued', ticketId: ticket?.id ?? null },
+          trx,
+        )
+        return r.to === 'human'
+      })
+    },
+
+    /** A workspace-wide event on the team's stream (office hours or a member's status changed). */
+    async workspaceEvent(tenantId: string, type: 'availability', data: Record<string, unknown>): Promise<void> {
+      await db.transaction().execute(async (trx) => {
+        await append(tenantId, { sessionId: null, botId: null, type, data, at: clock.now() }, trx)
+      })
+    },
 
     /** An operator's message into the visitor's chat (taking the conversation), or an internal note for the team only. */
     async postMessage(tenantId: string, ticketId: string, body: { content: string; internal: boolean }, viewer: Viewer) {

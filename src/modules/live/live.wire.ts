@@ -3,9 +3,13 @@ import type { Guards, Viewer } from '../../http/auth.js'
 import type { AuditPort } from '../shared/audit.port.js'
 import type { EventsPort } from '../shared/events.port.js'
 import type { LivePort } from '../shared/live.port.js'
+import { createAvailabilityRepo } from './availability.repo.js'
+import { availabilityRoutes } from './availability.routes.js'
+import { createAvailabilityService } from './availability.service.js'
+import { liveJobs } from './live.jobs.js'
 import { createLiveRepo } from './live.repo.js'
 import { liveRoutes } from './live.routes.js'
-import { createLiveService } from './live.service.js'
+import { createLiveService, type LiveServiceDeps } from './live.service.js'
 import { createLiveHub, createLiveStreams } from './live.stream.js'
 
 /**
@@ -13,9 +17,33 @@ import { createLiveHub, createLiveStreams } from './live.stream.js'
  * before the chat and the escalations, which move a conversation's owner through its port; its routes answer
  * with the escalations module's ticket view, so they are made once that is wired.
  */
-export function wireLive(ctx: AppContext, guards: Guards, deps: { events: EventsPort; audit: AuditPort }) {
+export function wireLive(
+  ctx: AppContext,
+  guards: Guards,
+  deps: { events: EventsPort; audit: AuditPort; onOperatorMessage?: LiveServiceDeps['onOperatorMessage'] },
+) {
   const repo = createLiveRepo(ctx.db)
-  const service = createLiveService({ db: ctx.db, clock: ctx.clock, repo, changes: ctx.database.changes, events: deps.events, audit: deps.audit })
+  const availabilityRepo = createAvailabilityRepo(ctx.db)
+  const service = createLiveService({
+    db: ctx.db,
+    clock: ctx.clock,
+    repo,
+    changes: ctx.database.changes,
+    events: deps.events,
+    audit: deps.audit,
+    onOperatorMessage: deps.onOperatorMessage,
+    pickAgent: (tenantId, botId, trx) => availability.pickAgent(tenantId, botId, trx),
+    onCapacityFreed: async (tenantId, trx) => {
+      if ((await availabilityRepo.assignSettings(tenantId, trx)).autoAssign) await ctx.queue.enqueue('live.assign_queued', { tenantId }, { tenantId }, trx)
+    },
+  })
+  const availability = createAvailabilityService({
+    db: ctx.db,
+    clock: ctx.clock,
+    repo: availabilityRepo,
+    announce: (tenantId, data) => service.workspaceEvent(tenantId, 'availability', data),
+    offerQueued: service.offerQueued,
+  })
   const port: LivePort = { changeOwner: service.changeOwner, messagePosted: service.messagePosted }
   const hub = createLiveHub({ changes: ctx.database.changes, heartbeatMs: ctx.config.WIDGET_SSE_HEARTBEAT_MS, log: ctx.log })
   const streams = createLiveStreams({ repo, hub })
@@ -23,13 +51,18 @@ export function wireLive(ctx: AppContext, guards: Guards, deps: { events: Events
     service,
     port,
     hub,
+    availability,
+    jobs: liveJobs({ availability }),
     /** What the widget's endpoints use: the visitor's stream, typing and read receipts. */
     widget: {
       sessionStream: streams.session,
       visitorTyping: service.visitorTyping,
       visitorRead: service.visitorRead,
+      availability: (tenantId: string, botId: string) => availability.availability(tenantId, botId),
     },
-    routes: (d: { ticketView: (tenantId: string, ticketId: string, viewer: Viewer) => Promise<unknown> }) =>
+    routes: (d: { ticketView: (tenantId: string, ticketId: string, viewer: Viewer) => Promise<unknown> }) => [
       liveRoutes({ guards, live: service, streams, ticketView: d.ticketView }),
+      availabilityRoutes({ guards, availability }),
+    ],
   }
 }

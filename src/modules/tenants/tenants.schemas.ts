@@ -61,8 +61,15 @@ export const UpdatePrivacyConfigRequest = Type.Object({
   optional_entity_types: Type.Array(OptionalPiiType, { maxItems: 10 }),
 })
 
-export const SupportSettings = Type.Object({ l2_email: Nullable(Type.String()), escalation_language: Nullable(Type.String()) })
+export const SupportSettings = Type.Object({
+  l2_email: Nullable(Type.String()),
+  escalation_language: Nullable(Type.String()),
+  auto_assign: Type.Boolean({ description: 'a conversation entering the queue goes to the online agent with the fewest open conversations' }),
+  agent_capacity: Type.Integer({ minimum: 1, maximum: 50, description: 'open conversations an agent is given at most by auto-assignment' }),
+})
 export const UpdateSupportSettingsRequest = Type.Object({
+  auto_assign: Type.Optional(Type.Boolean()),
+  agent_capacity: Type.Optional(Type.Integer({ minimum: 1, maximum: 50 })),
   l2_email: Type.Optional(Nullable(Type.Union([Email, Type.Literal('')]))),
   escalation_language: Type.Optional(Nullable(Type.Union([Type.String({ pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$', maxLength: 35 }), Type.Literal('')]))),
 })

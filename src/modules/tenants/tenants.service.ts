@@ -239,8 +239,7 @@ export function createTenantsService(deps: {
     },
 
     async supportSettings(tenantId: string) {
-      const t = await tenantOr404(tenantId)
-      return { l2_email: t.l2_email, escalation_language: t.escalation_language }
+      return presentSupport(await tenantOr404(tenantId))
     },
 
     async updateSupportSettings(tenantId: string, input: Static<typeof UpdateSupportSettingsRequest>) {
@@ -248,8 +247,9 @@ export function createTenantsService(deps: {
       const patch: Updateable<TenantsTable> = { updated_at: clock.now() }
       if (input.l2_email !== undefined) patch.l2_email = input.l2_email?.trim().toLowerCase() || null
       if (input.escalation_language !== undefined) patch.escalation_language = input.escalation_language || null
-      const t = (await repo.updateTenant(tenantId, patch))!
-      return { l2_email: t.l2_email, escalation_language: t.escalation_language }
+      if (input.auto_assign !== undefined) patch.auto_assign = input.auto_assign
+      if (input.agent_capacity !== undefined) patch.agent_capacity = input.agent_capacity
+      return presentSupport((await repo.updateTenant(tenantId, patch))!)
     },
 
     /** Where ticket notifications go: support settings' L2 address, else the tenant's, else the owner's. */
@@ -260,5 +260,12 @@ export function createTenantsService(deps: {
     },
   }
 }
+
+const presentSupport = (t: { l2_email: string | null; escalation_language: string | null; auto_assign: boolean; agent_capacity: number }) => ({
+  l2_email: t.l2_email,
+  escalation_language: t.escalation_language,
+  auto_assign: t.auto_assign,
+  agent_capacity: t.agent_capacity,
+})
 
 export type TenantsService = ReturnType<typeof createTenantsService>

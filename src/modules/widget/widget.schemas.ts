@@ -74,6 +74,12 @@ export const WidgetConfigResponse = Type.Object({
   locale: Type.String(),
   /** Every visible text of the widget in `locale` (an addition to the contract's fields). */
   labels: labels(UI_KEYS),
+  /** Whether a person can answer now (live conversation): offline, the widget says when the team is back. */
+  availability: Type.Object({
+    online: Type.Boolean({ description: 'inside office hours (none set: always) with at least one agent online' }),
+    reply_eta_s: Nullable(Type.Integer({ description: 'median first human reply over the last 7 days, seconds; null without data' })),
+    next_open_at: Nullable(Type.String({ format: 'date-time', description: 'the next opening when outside office hours' })),
+  }),
 })
 
 export const WidgetHealthResponse = Type.Record(Type.String(), Type.String())

@@ -54,7 +54,11 @@ export interface WidgetLivePort {
   sessionStream(req: FastifyRequest, reply: FastifyReply, tenantId: string, sessionId: string, after: string | undefined): Promise<void>
   visitorTyping(tenantId: string, sessionId: string, on: boolean): Promise<void>
   visitorRead(tenantId: string, sessionId: string, messageId: string): Promise<void>
+  availability(tenantId: string, botId: string): Promise<{ online: boolean; reply_eta_s: number | null; next_open_at: string | null }>
 }
+
+/** Without the live module nobody answers live. */
+const NOBODY = { online: false, reply_eta_s: null, next_open_at: null }
 
 const sessionNotFound = () => new AppError(404, 'session_not_found', 'Session not found', { coded: true })
 
@@ -93,9 +97,11 @@ export function createWidgetService(deps: {
       return bot
     },
 
-    config(bot: BotRow, locale: string | undefined) {
+    async config(bot: BotRow, locale: string | undefined) {
       const l = labelsFor(locale)
+      const availability = deps.live ? await deps.live.availability(bot.tenant_id, bot.id) : NOBODY
       return {
+        availability,
         bot_id: bot.public_id,
         name: bot.name,
         link_safety_enabled: bot.link_safety_enabled,

@@ -1,0 +1,107 @@
+import { sql } from 'kysely'
+import type { Db } from '../../db/client.js'
+import type { OfficeHoursValue } from '../../db/schema/foundation.js'
+
+export type LiveStatus = 'online' | 'away' | 'offline'
+
+/** Roles that answer conversations (the `tickets` permission). */
+const ANSWERING = ['owner', 'admin', 'agent'] as const
+
+/**
+ * Who is there to answer: office hours, members' live status, the auto-assignment settings, the candidates
+ * for a conversation and the conversations waiting for one, the recent first-reply times.
+ */
+export function createAvailabilityRepo(db: Db) {
+  return {
+    async officeHours(tenantId: string, trx: Db = db): Promise<OfficeHoursValue | null> {
+      const t = await trx.selectFrom('tenants').select('office_hours').where('id', '=', tenantId).executeTakeFirst()
+      return t?.office_hours ?? null
+    },
+
+    async setOfficeHours(tenantId: string, hours: OfficeHoursValue, now: Date): Promise<void> {
+      await db
+        .updateTable('tenants')
+        .set({ office_hours: JSON.stringify(hours), updated_at: now })
+        .where('id', '=', tenantId)
+        .execute()
+    },
+
+    async assignSettings(tenantId: string, trx: Db = db) {
+      const t = await trx.selectFrom('tenants').select(['auto_assign', 'agent_capacity']).where('id', '=', tenantId).executeTakeFirst()
+      return { autoAssign: t?.auto_assign ?? false, capacity: t?.agent_capacity ?? 3 }
+    },
+
+    /** Sets the member's status; returns the member (undefined when not a member of the workspace). */
+    setStatus(tenantId: string, userId: string, status: LiveStatus, now: Date) {
+      return db
+        .updateTable('users')
+        .set({ live_status: status, live_status_at: now })
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', userId)
+        .returning(['id', 'email', 'role', 'bot_ids', 'can_view_original', 'last_active_at', 'created_at', 'live_status'])
+        .executeTakeFirst()
+    },
+
+    /**
+     * Online members who may answer a conversation of `botId` (owners and admins are never limited to bots),
+     * with how many open conversations each has (person-owned, ticket unresolved); fewest first, then the
+     * longest online.
+     */
+    async candidates(tenantId: string, botId: string | null, trx: Db = db) {
+      const rows = await trx
+        .selectFrom('users as u')
+        .select((eb) => [
+          'u.id',
+          'u.role',
+          'u.bot_ids',
+          eb
+            .selectFrom('escalation_tickets as t')
+            .innerJoin('chat_sessions as s', (j) => j.onRef('s.id', '=', 't.session_id').onRef('s.tenant_id', '=', 't.tenant_id'))
+            .select(sql<number>`count(*)::int`.as('n'))
+            .whereRef('t.assignee_user_id', '=', 'u.id')
+            .where('t.tenant_id', '=', tenantId)
+            .where('t.status', 'in', ['open', 'in_progress'])
+            .where('s.owner', '=', 'human')
+            .as('open_count'),
+        ])
+        .where('u.tenant_id', '=', tenantId)
+        .where('u.live_status', '=', 'online')
+        .where('u.role', 'in', [...ANSWERING])
+        .orderBy('u.live_status_at')
+        .orderBy('u.id')
+        .execute()
+      return rows
+        .filter((r) => botId === null || r.role !== 'agent' || r.bot_ids === null || r.bot_ids.includes(botId))
+        .map((r) => ({ id: r.id, open: Number(r.open_count ?? 0) }))
+        .sort((a, b) => a.open - b.open)
+    },
+
+    /** Conversations waiting for a person, the longest waiting first. */
+    queued(tenantId: string, limit: number, trx: Db = db) {
+      return trx
+        .selectFrom('chat_sessions')
+        .select(['id', 'bot_id'])
+        .where('tenant_id', '=', tenantId)
+        .where('owner', '=', 'queue')
+        .orderBy('owner_since')
+        .orderBy('id')
+        .limit(limit)
+        .execute()
+    },
+
+    /** Seconds from each ticket's creation to its first operator reply (or resolution), over tickets since `since`. */
+    async medianFirstReplySeconds(tenantId: string, since: Date): Promise<number | null> {
+      const r = await sql<{ m: number | null }>`
+        SELECT percentile_cont(0.5) WITHIN GROUP (
+          ORDER BY extract(epoch FROM (least(coalesce(first_response_at, resolved_at), coalesce(resolved_at, first_response_at)) - created_at))
+        ) AS m
+        FROM escalation_tickets
+        WHERE tenant_id = ${tenantId} AND created_at >= ${since}
+          AND (first_response_at IS NOT NULL OR resolved_at IS NOT NULL)`.execute(db)
+      const m = r.rows[0]?.m
+      return m === null || m === undefined ? null : Math.max(0, Math.round(Number(m)))
+    },
+  }
+}
+
+export type AvailabilityRepo = ReturnType<typeof createAvailabilityRepo>
