@@ -101,7 +101,12 @@ suite('dashboard: settings, FAQ, profile and gaps in Chromium', { timeout: 90_00
     await page.getByLabel('Language of ticket notifications').fill('de')
     await page.getByRole('button', { name: 'Save support settings' }).click()
     await page.getByText('Support settings saved').waitFor()
-    expect((await tenant.api.get('/tenants/me/support-settings')).body).toEqual({ l2_email: 'l2@shop.test', escalation_language: 'de' })
+    expect((await tenant.api.get('/tenants/me/support-settings')).body).toEqual({
+      l2_email: 'l2@shop.test',
+      escalation_language: 'de',
+      auto_assign: false,
+      agent_capacity: 3,
+    })
     await expectScreenHealthy(w, 'settings (after changes)')
     await page.close()
   })
