@@ -188,7 +188,9 @@ for (let i = 0; i < CASES; i++) {
     tags: ['throughput'],
   })
 }
-console.log(`evals bench: ${CASES} cases created over HTTP in ${((performance.now() - tc) / 1000).toFixed(1)} s; fake model ${MODEL_MS} ms a chat call; embedded DB, one process`)
+console.log(
+  `evals bench: ${CASES} cases created over HTTP in ${((performance.now() - tc) / 1000).toFixed(1)} s; fake model ${MODEL_MS} ms a chat call; embedded DB, one process`,
+)
 const calls0 = fake.chatCalls().length
 const t0 = performance.now()
 const run = await waitRun(await startRun({ tags: ['throughput'] }))
@@ -235,12 +237,14 @@ if (VISITOR) {
     const idOf = new Map<string, string>()
     for (const p of pages) idOf.set(p.path, await upload(p.path.replace(/\//g, '__'), p.text))
     await waitIndexed([...idOf.values()])
-    const questions = (JSON.parse(readFileSync('bench/grounding-visitor-questions.json', 'utf8')) as {
-      q: string
-      covered: boolean
-      pages: string[]
-      split: 'dev' | 'heldout'
-    }[]).filter((q) => q.covered)
+    const questions = (
+      JSON.parse(readFileSync('bench/grounding-visitor-questions.json', 'utf8')) as {
+        q: string
+        covered: boolean
+        pages: string[]
+        split: 'dev' | 'heldout'
+      }[]
+    ).filter((q) => q.covered)
     let made = 0
     for (const q of questions) {
       const ids = q.pages.map((p) => idOf.get(p)).filter((x): x is string => !!x)

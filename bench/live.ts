@@ -133,24 +133,21 @@ await Promise.all(
   sessions.map(
     (s) =>
       new Promise<void>((resolve, reject) => {
-        const req = httpRequest(
-          { host: '127.0.0.1', port, path: `/widget/events?bot_id=${bot.public_id}&session_id=${s.session}`, agent: false },
-          (res) => {
-            if (res.statusCode !== 200) return reject(new Error(`events: ${res.statusCode}`))
-            responses.push(res)
-            res.setEncoding('utf8')
-            let buf = ''
-            res.on('data', (d: string) => {
-              const now = performance.now()
-              buf += d
-              const end = buf.lastIndexOf('\n\n')
-              if (end < 0) return
-              for (const m of buf.slice(0, end).matchAll(/"id":"([0-9a-f-]{36})"/g)) if (!arrived.has(m[1]!)) arrived.set(m[1]!, now)
-              buf = buf.slice(end + 2)
-            })
-            resolve()
-          },
-        )
+        const req = httpRequest({ host: '127.0.0.1', port, path: `/widget/events?bot_id=${bot.public_id}&session_id=${s.session}`, agent: false }, (res) => {
+          if (res.statusCode !== 200) return reject(new Error(`events: ${res.statusCode}`))
+          responses.push(res)
+          res.setEncoding('utf8')
+          let buf = ''
+          res.on('data', (d: string) => {
+            const now = performance.now()
+            buf += d
+            const end = buf.lastIndexOf('\n\n')
+            if (end < 0) return
+            for (const m of buf.slice(0, end).matchAll(/"id":"([0-9a-f-]{36})"/g)) if (!arrived.has(m[1]!)) arrived.set(m[1]!, now)
+            buf = buf.slice(end + 2)
+          })
+          resolve()
+        })
         req.on('error', reject)
         req.end()
       }),
