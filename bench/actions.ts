@@ -19,14 +19,11 @@ import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { loadConfig } from '../src/config.js'
 import { closeContext, createContext } from '../src/context.js'
-import { createJwt } from '../src/modules/auth/jwt.js'
-import { createTenantsRepo } from '../src/modules/tenants/tenants.repo.js'
-import { createTenantsService } from '../src/modules/tenants/tenants.service.js'
 import { FAKE_EMBEDDING_FLOOR, startFakeLlm } from '../test/fakes/fake-llm.js'
 import { json, WorkspaceApi } from '../test/fakes/workspace-api.js'
 import { reads } from '../test/helpers/http.js'
 import { SseParser } from '../widget/src/sse.js'
-import { serveInProcess } from './support.js'
+import { benchWorkspace, serveInProcess } from './support.js'
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 30)
 const MODEL_MS = 300
@@ -62,37 +59,8 @@ const config = loadConfig(
 const ctx = await createContext(config, { pgliteDir: 'memory' })
 const { app, worker, url } = await serveInProcess(ctx)
 
-// A tenant with a model key, written through the service (no e-mail round trip), then everything else over HTTP.
-const { db, clock, cipher } = ctx
-const user = await db
-  .insertInto('users')
-  .values({
-    email: `bench-${randomBytes(4).toString('hex')}@example.test`,
-    password_hash: 'x',
-    is_verified: true,
-    tenant_id: null,
-    created_at: new Date(),
-    updated_at: new Date(),
-  })
-  .returning('id')
-  .executeTakeFirstOrThrow()
-const tenants = createTenantsService({ db, clock, cipher, repo: createTenantsRepo(db, ctx.database.changes) })
-const { tenant } = await db.transaction().execute((trx) => tenants.provision(user.id, trx))
-await db.updateTable('users').set({ tenant_id: tenant.id }).where('id', '=', user.id).execute()
-await tenants.update(tenant.id, { llm_api_key: 'sk-bench-0123456789' })
-const jwt = await createJwt(config.JWT_SECRET, clock).sign({ sub: user.id, ver: 0 })
-
-async function http<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const init: RequestInit = { method, headers: { authorization: `Bearer ${jwt}` } }
-  if (body instanceof FormData) init.body = body
-  else if (body !== undefined) {
-    init.body = JSON.stringify(body)
-    init.headers = { ...init.headers, 'content-type': 'application/json' }
-  }
-  const r = await fetch(`${url}${path}`, init)
-  if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${await r.text()}`)
-  return (await r.json()) as T
-}
+// A workspace with a model key; everything else over HTTP as its owner
+const { http } = await benchWorkspace(ctx, url)
 
 const withActions = await http<{ id: string; public_id: string }>('POST', '/bots', { name: 'With actions' })
 const without = await http<{ id: string; public_id: string }>('POST', '/bots', { name: 'Without actions' })

@@ -4,6 +4,9 @@ import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../src/app.js'
+import { createJwt } from '../src/modules/auth/jwt.js'
+import { createTenantsRepo } from '../src/modules/tenants/tenants.repo.js'
+import { createTenantsService } from '../src/modules/tenants/tenants.service.js'
 import type { AppContext } from '../src/context.js'
 import type { Worker } from '../src/jobs/worker.js'
 import { wireModules, type Modules } from '../src/modules/index.js'
@@ -49,4 +52,41 @@ export async function serveInProcess(ctx: AppContext): Promise<{ app: FastifyIns
   const worker = createWorker(ctx, modules)
   await worker.start()
   return { app, modules, worker, url: `http://127.0.0.1:${(app.server.address() as { port: number }).port}` }
+}
+
+/**
+ * A workspace with a model key, written through the tenants service (no e-mail round trip), and a client for
+ * everything else over HTTP as its owner (a JSON body, or FormData for uploads).
+ */
+export async function benchWorkspace(ctx: AppContext, url: string, llmKey = 'sk-bench-0123456789') {
+  const { db, clock, cipher } = ctx
+  const user = await db
+    .insertInto('users')
+    .values({
+      email: `bench-${randomBytes(4).toString('hex')}@example.test`,
+      password_hash: 'x',
+      is_verified: true,
+      tenant_id: null,
+      created_at: new Date(),
+      updated_at: new Date(),
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  const tenants = createTenantsService({ db, clock, cipher, repo: createTenantsRepo(db, ctx.database.changes) })
+  const { tenant } = await db.transaction().execute((trx) => tenants.provision(user.id, trx))
+  await db.updateTable('users').set({ tenant_id: tenant.id }).where('id', '=', user.id).execute()
+  await tenants.update(tenant.id, { llm_api_key: llmKey })
+  const jwt = await createJwt(ctx.config.JWT_SECRET, clock).sign({ sub: user.id, ver: 0 })
+  async function http<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const init: RequestInit = { method, headers: { authorization: `Bearer ${jwt}` } }
+    if (body instanceof FormData) init.body = body
+    else if (body !== undefined) {
+      init.body = JSON.stringify(body)
+      init.headers = { ...init.headers, 'content-type': 'application/json' }
+    }
+    const r = await fetch(`${url}${path}`, init)
+    if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${await r.text()}`)
+    return (await r.json()) as T
+  }
+  return { tenantId: tenant.id, userId: user.id, jwt, http }
 }
