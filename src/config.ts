@@ -108,6 +108,8 @@ const EnvSchema = Type.Object({
   CHAT_MAX_ANSWER_TOKENS: Type.Integer({ minimum: 16, maximum: 8000, default: 700 }),
   /** An evaluation run stops (marked partial) once its turns have used this many model tokens. */
   EVAL_MAX_TOKENS: Type.Integer({ minimum: 1000, maximum: 100_000_000, default: 200_000 }),
+  /** An automatic evaluation run starts this long after the knowledge change (a crawl's pages settle), at most hourly. */
+  EVAL_AUTO_RUN_DELAY_SECONDS: Type.Integer({ minimum: 0, maximum: 3600, default: 120 }),
   /** Turns of history given to rewriting and the prompt, and the characters kept of each. */
   CHAT_HISTORY_TURNS: Type.Integer({ minimum: 0, maximum: 50, default: 6 }),
   CHAT_HISTORY_MESSAGE_CHARS: Type.Integer({ minimum: 50, maximum: 20000, default: 1200 }),
@@ -334,6 +336,8 @@ export const CONFIG_DOCS: { readonly [K in keyof Env]-?: string } = {
   CHAT_TIMEOUT_MS: 'total time for an answer',
   CHAT_MAX_ANSWER_TOKENS: 'answer length cap',
   EVAL_MAX_TOKENS: 'model tokens an evaluation run may use before it stops, marked partial',
+  EVAL_AUTO_RUN_DELAY_SECONDS:
+    'with evals_auto_run on: seconds between a knowledge change and the automatic evaluation run (later changes join it; at most one run an hour)',
   CHAT_HISTORY_TURNS: 'turns of history given to the model',
   CHAT_HISTORY_MESSAGE_CHARS: 'characters kept of each history message',
   RETRIEVAL_TOP_K: 'at most this many passages given to the model',

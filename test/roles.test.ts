@@ -99,6 +99,8 @@ const RULES: Record<string, readonly Role[]> = {
   listEvalRuns: EVALS_READ,
   getEvalRun: EVALS_READ,
   diffEvalRuns: EVALS_READ,
+  getEvalSettings: EVALS_READ,
+  updateEvalSettings: KNOWLEDGE,
   // analytics and exports
   getAnalyticsSummary: ANALYTICS,
   getAnalyticsTimeseries: ANALYTICS,
@@ -179,6 +181,7 @@ const BODIES: Record<string, () => unknown> = {
     base_url: 'http://127.0.0.1:9',
   }),
   updateEvalCase: () => ({ tags: ['matrix'] }),
+  updateEvalSettings: () => ({ evals_auto_run: false }),
   importEvalCases: () => {
     const form = new FormData()
     form.append('file', new Blob(['question,expected_outcome\nMatrix?,answered\n']), 'cases.csv')

@@ -97,7 +97,17 @@ export function wireModules(ctx: AppContext): Modules {
     actions: actions.port,
   })
   const widget = wireWidget(ctx, { repo: widgetRepo, bots: botsRepo, tenants: tenants.service, chat: chat.service, live: live.widget })
-  const documents = wireDocuments(ctx, guards, { llmKey: tenants.service.llmKey, onDocumentIndexed: knowledge.onDocumentIndexed, audit, events })
+  // the knowledge changing: its profile, and an automatic evaluation run (evals is wired below; called later)
+  const documents = wireDocuments(ctx, guards, {
+    llmKey: tenants.service.llmKey,
+    onDocumentIndexed: async (tenantId, documentId) => {
+      await knowledge.onDocumentIndexed(tenantId, documentId)
+      await evals.knowledgeChanged(tenantId)
+    },
+    onDocumentRemoved: (tenantId) => evals.knowledgeChanged(tenantId),
+    audit,
+    events,
+  })
   const gaps = wireGaps(ctx, guards, {
     llmKey: tenants.service.llmKey,
     retrieval: chat.retrieval,
@@ -111,6 +121,7 @@ export function wireModules(ctx: AppContext): Modules {
     present: documents.documents.present,
     audit,
     events,
+    onCrawled: (tenantId) => evals.knowledgeChanged(tenantId),
   })
 
   const analytics = wireAnalytics(ctx, guards, { audit })

@@ -75,6 +75,8 @@ export interface EvalRunsTable {
   created_by: string | null
   created_at: Timestamp
   finished_at: NullableTimestamp
+  /** manual, or auto: started by a knowledge change with evals_auto_run on (1400) */
+  trigger: Generated<'manual' | 'auto'>
 }
 
 export interface EvalResultsTable {

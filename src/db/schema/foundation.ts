@@ -51,6 +51,8 @@ export interface TenantsTable {
   office_hours: NullableJson<OfficeHoursValue>
   auto_assign: Generated<boolean>
   agent_capacity: Generated<number>
+  /** a run of the evaluations after the knowledge changes, at most hourly (1400_evals_auto_run) */
+  evals_auto_run: Generated<boolean>
 }
 
 export interface AuthTokensTable {

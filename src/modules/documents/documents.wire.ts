@@ -17,6 +17,8 @@ export function wireDocuments(
   deps: {
     llmKey: (tenantId: string) => Promise<string | null>
     onDocumentIndexed?: (tenantId: string, documentId: string) => Promise<void>
+    /** a document deleted through the API (automatic evaluations follow the knowledge) */
+    onDocumentRemoved?: (tenantId: string) => Promise<void>
     audit: AuditPort
     events?: EventsPort
   },
@@ -52,7 +54,13 @@ export function wireDocuments(
   })
   const routes = documentsRoutes({
     guards,
-    documents,
+    documents: {
+      ...documents,
+      async remove(tenantId: string, id: string) {
+        await documents.remove(tenantId, id)
+        await deps.onDocumentRemoved?.(tenantId)
+      },
+    },
     audit: deps.audit,
     maxUploadBytes: config.MAX_UPLOAD_BYTES,
     uploadRatePerHour: config.UPLOAD_RATE_PER_HOUR,

@@ -13,6 +13,9 @@ declare module '../../jobs/types.js' {
   interface JobPayloads {
     /** One evaluation run: every case through the turn pipeline as a dry run (the run row says its status). */
     'evals.run': { tenantId: string; runId: string }
+    /** With evals_auto_run on: a run after the knowledge changed (at most one an hour; evals.auto.ts). */
+    'evals.auto': { tenantId: string }
+    'evals.sweep': Record<string, never>
   }
 }
 
@@ -26,6 +29,8 @@ export interface EvalRunnerDeps {
   config: { EVAL_MAX_TOKENS: number; CHAT_MODEL: string; EMBEDDING_MODEL: string; [k: string]: unknown }
   events?: EventsPort
 }
+
+export const RUN_MAX_ATTEMPTS = 5
 
 /** The bot settings and pipeline thresholds an answer depends on: a run's settings_hash pins them. */
 const SETTINGS_KEYS = [
@@ -100,23 +105,32 @@ export function createEvalRunner(deps: EvalRunnerDeps) {
     return cache.get(key)!
   }
 
+  /** Asks the cases a run has no result for yet: a run taken up again after a restart resumes where it stopped. */
   async function execute(run: RunRow, signal?: AbortSignal) {
     const tenantId = run.tenant_id
     const cases = await repo.listCases(tenantId, { tags: run.tags, botId: run.bot_id })
     const bots = new Map<string, BotRow | null>()
     for (const c of cases) await botFor(tenantId, c.bot_id ?? run.bot_id, bots)
-    await repo.updateRun(tenantId, run.id, {
-      status: 'running',
-      pins: await pins(
-        tenantId,
-        [...bots.values()].filter((b): b is BotRow => !!b),
-      ),
-    })
+    if (run.status === 'queued' || !run.pins)
+      await repo.updateRun(tenantId, run.id, {
+        status: 'running',
+        pins: await pins(
+          tenantId,
+          [...bots.values()].filter((b): b is BotRow => !!b),
+        ),
+      })
+    const earlier = new Map((await repo.results(tenantId, run.id)).map((r) => [r.case_id, r]))
     const results: EvalResult[] = []
-    let tokens = 0
+    let tokens = run.tokens
     let partial = false
     for (const [i, c] of cases.entries()) {
-      if (tokens >= deps.config.EVAL_MAX_TOKENS || signal?.aborted) {
+      const before = earlier.get(c.id)
+      if (before) {
+        results.push(before)
+        continue
+      }
+      if (signal?.aborted) throw new RunInterrupted()
+      if (tokens >= deps.config.EVAL_MAX_TOKENS) {
         partial = true
         break
       }
@@ -134,6 +148,7 @@ export function createEvalRunner(deps: EvalRunnerDeps) {
           const reached = reachedFor(c.expect, observed.passages)
           repeats.push({ passed: checks.every((x) => x.passed), outcome: observed.outcome, answer: observed.answer, cited: observed.cited, reached, checks })
         } catch (err) {
+          if (signal?.aborted) throw new RunInterrupted()
           repeats.push(failedRepeat(err))
         }
       }
@@ -163,21 +178,57 @@ export function createEvalRunner(deps: EvalRunnerDeps) {
       try {
         await execute(run, signal)
       } catch (err) {
+        // a shutdown: the job is tried again after the restart and resumes from the stored results
+        if (err instanceof RunInterrupted) throw err
         deps.log.warn({ tenant_id: tenantId, run_id: runId, err: { message: (err as Error).message } }, 'evaluation run failed')
         await repo.updateRun(tenantId, runId, { status: 'failed', error: (err as Error).message.slice(0, 500), finishedAt: clock.now() })
       }
     },
+
+    /** Runs whose job is gone without finishing them (the process died on its last attempt): failed, saying why. */
+    async settleOrphans() {
+      for (const r of await repo.orphanRuns())
+        await repo.updateRun(r.tenant_id, r.id, { status: 'failed', error: INTERRUPTED_MESSAGE, finishedAt: clock.now() })
+    },
+  }
+}
+
+export const INTERRUPTED_MESSAGE = 'The run was interrupted (the service restarted) and could not be resumed; start it again.'
+
+class RunInterrupted extends Error {
+  constructor() {
+    super('evaluation run interrupted by a shutdown; it resumes when the job runs again')
   }
 }
 
 export type EvalRunner = ReturnType<typeof createEvalRunner>
 
-export const evalsJobs = (deps: { runner: EvalRunner }) => [
+/** Seconds between sweeps for runs left behind by a process that died on the run's last attempt. */
+const SWEEP_EVERY_SECONDS = 300
+
+export const evalsJobs = (deps: { runner: EvalRunner; auto: { handle: (tenantId: string) => Promise<void> } }) => [
   defineJob({
     kind: 'evals.run',
-    maxAttempts: 2,
+    // each restart during a run is one attempt; the run resumes from its stored results
+    maxAttempts: RUN_MAX_ATTEMPTS,
+    backoffSeconds: () => 2,
     async handler({ tenantId, runId }, ctx) {
       await deps.runner.run(tenantId, runId, ctx.signal)
+    },
+  }),
+  defineJob({
+    kind: 'evals.auto',
+    maxAttempts: 3,
+    async handler({ tenantId }) {
+      await deps.auto.handle(tenantId)
+    },
+  }),
+  defineJob({
+    kind: 'evals.sweep',
+    everySeconds: SWEEP_EVERY_SECONDS,
+    maxAttempts: 1,
+    async handler() {
+      await deps.runner.settleOrphans()
     },
   }),
 ]

@@ -78,11 +78,24 @@ export function createEvalsRepo(db: Db) {
     },
 
     /** A new queued run; a second while one is queued or running is a 409 (the partial unique index decides). */
-    async insertRun(tenantId: string, r: { botId: string | null; tags: string[] | null; repeat: number; createdBy: string | null; now: Date }, trx: Db = db) {
+    async insertRun(
+      tenantId: string,
+      r: { botId: string | null; tags: string[] | null; repeat: number; createdBy: string | null; trigger?: 'manual' | 'auto'; now: Date },
+      trx: Db = db,
+    ) {
       try {
         return await trx
           .insertInto('eval_runs')
-          .values({ tenant_id: tenantId, bot_id: r.botId, tags: json(r.tags), repeat: r.repeat, error: null, created_by: r.createdBy, created_at: r.now })
+          .values({
+            tenant_id: tenantId,
+            bot_id: r.botId,
+            tags: json(r.tags),
+            repeat: r.repeat,
+            error: null,
+            created_by: r.createdBy,
+            created_at: r.now,
+            trigger: r.trigger ?? 'manual',
+          })
           .returningAll()
           .executeTakeFirstOrThrow()
       } catch (err) {
@@ -148,6 +161,48 @@ export function createEvalsRepo(db: Db) {
         .orderBy('position')
         .execute()
       return rows.map((r) => r.result)
+    },
+
+    /** When the last automatic run started (the hourly limit of evals_auto_run). */
+    async lastAutoRunAt(tenantId: string): Promise<Date | null> {
+      const r = await db
+        .selectFrom('eval_runs')
+        .select('created_at')
+        .where('tenant_id', '=', tenantId)
+        .where('trigger', '=', 'auto')
+        .orderBy('created_at', 'desc')
+        .limit(1)
+        .executeTakeFirst()
+      return r?.created_at ?? null
+    },
+
+    async autoRun(tenantId: string): Promise<boolean> {
+      const t = await db.selectFrom('tenants').select('evals_auto_run').where('id', '=', tenantId).executeTakeFirst()
+      return t?.evals_auto_run ?? false
+    },
+
+    async setAutoRun(tenantId: string, on: boolean, now: Date) {
+      await db.updateTable('tenants').set({ evals_auto_run: on, updated_at: now }).where('id', '=', tenantId).execute()
+    },
+
+    /** Runs left queued or running by a process that stopped (no live job of theirs): the restart's to settle. */
+    async orphanRuns(limit = 100) {
+      return db
+        .selectFrom('eval_runs as r')
+        .selectAll('r')
+        .where('r.status', 'in', ['queued', 'running'])
+        .where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('jobs')
+                .select('jobs.id')
+                .where('jobs.dedupe_key', '=', sql<string>`'eval-run:' || r.id::text`)
+                .where('jobs.status', 'in', ['queued', 'running']),
+            ),
+          ),
+        )
+        .limit(limit)
+        .execute()
     },
 
     /** The knowledge as it stands: its documents' ids and last changes (a run's knowledge_version pin hashes this). */

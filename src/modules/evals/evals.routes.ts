@@ -1,7 +1,7 @@
 import multipart from '@fastify/multipart'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
-import { bearerSecurity, type Guards } from '../../http/auth.js'
+import { bearerSecurity, scopeOf, type Guards } from '../../http/auth.js'
 import { ErrorBody, commonErrors } from '../../http/schemas.js'
 import { badRequest, ValidationError } from '../../lib/errors.js'
 import {
@@ -23,6 +23,7 @@ import {
   RunQuery,
   RunResponse,
   SessionParams,
+  Settings,
 } from './evals.schemas.js'
 import type { EvalsService } from './evals.service.js'
 
@@ -40,26 +41,43 @@ export const evalsRoutes =
 
     await app.register(multipart, { limits: { fileSize: IMPORT_MAX_BYTES, files: 1, fields: 5, parts: 6, fieldSize: 1024, headerPairs: 100 } })
 
+    app.get('/evals/settings', { ...read, schema: { ...base, operationId: 'getEvalSettings', response: { 200: Settings, ...errors } } }, async (req) =>
+      evals.settings(req.tenantId!),
+    )
+    app.put(
+      '/evals/settings',
+      {
+        ...write,
+        schema: {
+          ...base,
+          operationId: 'updateEvalSettings',
+          description: '`evals_auto_run`: a run after the knowledge changes (a document added, changed or deleted, a crawl finishing), at most one an hour.',
+          body: Settings,
+          response: { 200: Settings, ...errors },
+        },
+      },
+      async (req) => evals.updateSettings(req.tenantId!, req.body),
+    )
     app.get(
       '/evals/cases',
       { ...read, schema: { ...base, operationId: 'listEvalCases', querystring: CaseListQuery, response: { 200: CaseListResponse, ...errors } } },
-      async (req) => evals.listCases(req.tenantId!, req.query.tag),
+      async (req) => evals.listCases(req.tenantId!, req.query.tag, scopeOf(req)),
     )
     app.post(
       '/evals/cases',
       { ...write, schema: { ...base, operationId: 'createEvalCase', body: CaseInput, response: { 201: CaseResponse, ...errors } } },
-      async (req, reply) => reply.code(201).send(await evals.createCase(req.tenantId!, req.body)),
+      async (req, reply) => reply.code(201).send(await evals.createCase(req.tenantId!, req.body, scopeOf(req))),
     )
     app.patch(
       '/evals/cases/:id',
       { ...write, schema: { ...base, operationId: 'updateEvalCase', params: CaseParams, body: CasePatch, response: { 200: CaseResponse, ...errors } } },
-      async (req) => evals.updateCase(req.tenantId!, req.params.id, req.body),
+      async (req) => evals.updateCase(req.tenantId!, req.params.id, req.body, scopeOf(req)),
     )
     app.delete(
       '/evals/cases/:id',
       { ...write, schema: { ...base, operationId: 'deleteEvalCase', params: CaseParams, response: { 204: Type.Null(), ...errors } } },
       async (req, reply) => {
-        await evals.deleteCase(req.tenantId!, req.params.id)
+        await evals.deleteCase(req.tenantId!, req.params.id, scopeOf(req))
         return reply.code(204).send(null)
       },
     )
@@ -91,7 +109,7 @@ export const evalsRoutes =
         } catch {
           throw badRequest(`The file is larger than ${IMPORT_MAX_BYTES / 1024 / 1024} MB`, 'file_too_large')
         }
-        return evals.importCases(req.tenantId!, bytes.toString('utf8'))
+        return evals.importCases(req.tenantId!, bytes.toString('utf8'), scopeOf(req))
       },
     )
     app.post(
@@ -106,16 +124,16 @@ export const evalsRoutes =
           response: { 201: CaseResponse, ...errors },
         },
       },
-      async (req, reply) => reply.code(201).send(await evals.caseFromSession(req.tenantId!, req.params.session_id, req.body?.expect)),
+      async (req, reply) => reply.code(201).send(await evals.caseFromSession(req.tenantId!, req.params.session_id, req.body?.expect, scopeOf(req))),
     )
 
     app.post(
       '/evals/runs',
       { ...write, schema: { ...base, operationId: 'startEvalRun', body: Type.Optional(RunInput), response: { 202: RunAccepted, 409: ErrorBody, ...errors } } },
-      async (req, reply) => reply.code(202).send(await evals.startRun(req.tenantId!, req.body ?? {}, req.authUser?.id ?? null)),
+      async (req, reply) => reply.code(202).send(await evals.startRun(req.tenantId!, req.body ?? {}, req.authUser?.id ?? null, scopeOf(req))),
     )
     app.get('/evals/runs', { ...read, schema: { ...base, operationId: 'listEvalRuns', response: { 200: RunListResponse, ...errors } } }, async (req) =>
-      evals.listRuns(req.tenantId!),
+      evals.listRuns(req.tenantId!, scopeOf(req)),
     )
     app.get(
       '/evals/runs/:id',
@@ -131,13 +149,14 @@ export const evalsRoutes =
         },
       },
       async (req, reply) => {
-        if (req.query.format === 'junit') return reply.type('application/xml; charset=utf-8').send(await evals.junit(req.tenantId!, req.params.id))
-        return evals.getRun(req.tenantId!, req.params.id)
+        if (req.query.format === 'junit')
+          return reply.type('application/xml; charset=utf-8').send(await evals.junit(req.tenantId!, req.params.id, scopeOf(req)))
+        return evals.getRun(req.tenantId!, req.params.id, scopeOf(req))
       },
     )
     app.get(
       '/evals/runs/:id/diff',
       { ...read, schema: { ...base, operationId: 'diffEvalRuns', params: RunParams, querystring: DiffQuery, response: { 200: DiffResponse, ...errors } } },
-      async (req) => evals.diff(req.tenantId!, req.params.id, req.query.against),
+      async (req) => evals.diff(req.tenantId!, req.params.id, req.query.against, scopeOf(req)),
     )
   }

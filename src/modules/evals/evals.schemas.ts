@@ -111,6 +111,8 @@ const RunSummary = {
   finished_at: Nullable(DateTime),
   pins: Pins,
   totals: Totals,
+  /** manual, or auto: started by a knowledge change (evals_auto_run) */
+  trigger: Type.Union([Type.Literal('manual'), Type.Literal('auto')]),
 }
 export const RunListResponse = Type.Object({ items: Type.Array(Type.Object(RunSummary)) })
 export const RunResponse = Type.Object({
@@ -136,3 +138,9 @@ export const RunQuery = Type.Object({ format: Type.Optional(Type.Union([Type.Lit
 export const DiffQuery = Type.Object({ against: Uuid })
 const Ids = Type.Array(Uuid)
 export const DiffResponse = Type.Object({ fixed: Ids, broken: Ids, still_passing: Ids, still_failing: Ids, missing: Ids })
+
+export const Settings = Type.Object(
+  { evals_auto_run: Type.Boolean({ description: 'a run after the knowledge changes, at most one an hour' }) },
+  { additionalProperties: false },
+)
+export type Settings = Static<typeof Settings>

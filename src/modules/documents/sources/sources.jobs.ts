@@ -16,13 +16,21 @@ declare module '../../../jobs/types.js' {
 
 export const SCHEDULER_EVERY_SECONDS = 60
 
-export const sourcesJobs = (deps: { crawler: Crawler; sources: Pick<SourcesService, 'enqueueDue' | 'closeOrphanRuns'> }) => [
+export const sourcesJobs = (deps: {
+  crawler: Crawler
+  sources: Pick<SourcesService, 'enqueueDue' | 'closeOrphanRuns'>
+  /** a crawl ended (pages added, changed or removed): whoever follows the knowledge (automatic evaluations) */
+  onCrawled?: (tenantId: string) => Promise<void>
+}) => [
   defineJob({
     kind: 'sources.crawl',
     // Retries resume the run from its saved frontier; a shutdown mid-crawl is one of them.
     maxAttempts: 10,
     backoffSeconds: (attempt) => Math.min(600, 2 ** attempt),
-    handler: (payload, ctx) => deps.crawler.run(payload.tenantId, payload.sourceId, ctx.signal),
+    async handler(payload, ctx) {
+      await deps.crawler.run(payload.tenantId, payload.sourceId, ctx.signal)
+      await deps.onCrawled?.(payload.tenantId)
+    },
   }),
   defineJob({
     kind: 'sources.schedule',

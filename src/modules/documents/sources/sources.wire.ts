@@ -26,7 +26,11 @@ export const crawlerUserAgent = (configured: string, publicBaseUrl: string): str
 export function wireSources(
   ctx: AppContext,
   guards: Guards,
-  deps: Pick<CrawlerDeps, 'parseFile' | 'extractHtml' | 'events'> & { present: DocumentsService['present']; audit: AuditPort },
+  deps: Pick<CrawlerDeps, 'parseFile' | 'extractHtml' | 'events'> & {
+    present: DocumentsService['present']
+    audit: AuditPort
+    onCrawled?: (tenantId: string) => Promise<void>
+  },
 ) {
   const { db, clock, queue, config } = ctx
   const repo = createSourcesRepo(db)
@@ -70,6 +74,6 @@ export function wireSources(
   return {
     sources,
     routes: withFetcherClosed(sourcesRoutes({ guards, sources, present: deps.present, audit: deps.audit }), fetcher),
-    jobs: sourcesJobs({ crawler, sources }),
+    jobs: sourcesJobs({ crawler, sources, onCrawled: deps.onCrawled }),
   }
 }
