@@ -11,9 +11,9 @@ export const ROLE_WORDS: Record<Role, string> = { owner: 'Owner', admin: 'Admin'
 export const ROLE_HINTS: Record<Role, string> = {
   owner: 'Everything, including the model key, API keys and ownership.',
   admin: 'Members, bots, settings, knowledge, tickets and analytics; not the keys.',
-  editor: 'Knowledge: documents, websites, FAQ, gaps and the profile.',
+  editor: 'Knowledge: documents, websites, FAQ, gaps and the profile; writes and runs evaluations.',
   agent: 'Tickets and conversations: read, reply, resolve, take.',
-  analyst: 'Analytics and exports.',
+  analyst: 'Analytics and exports; reads evaluations.',
 }
 
 /** The signed-in member's role; an account from before roles existed is its workspace's owner. */

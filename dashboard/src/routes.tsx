@@ -28,6 +28,8 @@ const screens = {
   Integrations: lazy(() => import('./screens/integrations')),
   Actions: lazy(() => import('./screens/actions')),
   ActionDetail: lazy(() => import('./screens/action-detail')),
+  Evals: lazy(() => import('./screens/evals')),
+  EvalRun: lazy(() => import('./screens/evals-run')),
 }
 
 /** Each menu entry with what the role needs to use it: the menu shows only what the member may do. */
@@ -47,6 +49,8 @@ const NAV: [string, string, Permission][] = [
   ['/integrations', 'Integrations', 'integrations'],
   // Owners and admins manage actions; editors read and dry-run them (`actions_test` covers all three).
   ['/actions', 'Actions', 'actions_test'],
+  // Owners, admins and editors write and run the tests; analysts read them (`evals_read` covers all four).
+  ['/evals', 'Evaluations', 'evals_read'],
 ]
 
 const START_FIRST = ['/knowledge', '/tickets']
@@ -277,6 +281,20 @@ function Private() {
           {(p) => (
             <Allowed p="actions_test">
               <Screen c={screens.ActionDetail} params={{ id: p.id }} />
+            </Allowed>
+          )}
+        </Route>
+        <Route path="/evals">
+          {() => (
+            <Allowed p="evals_read">
+              <Screen c={screens.Evals} />
+            </Allowed>
+          )}
+        </Route>
+        <Route path="/evals/runs/:id">
+          {(p) => (
+            <Allowed p="evals_read">
+              <Screen c={screens.EvalRun} params={{ id: p.id }} />
             </Allowed>
           )}
         </Route>

@@ -4,6 +4,7 @@ import { Link } from 'wouter'
 import { api, call } from '../api/client'
 import { Empty, ErrorBox, Loading, PageHeader, Pager, When } from '../ui/kit'
 import { IdealAnswerEditor } from '../ui/knowledge-parts'
+import { MakeTestFromSession } from './eval-from-session'
 
 const LIMIT = 20
 
@@ -42,6 +43,7 @@ export default function BadAnswers() {
                   <span className="ideal-label">Bot answered:</span> <span className="msg-text">{b.answer}</span>
                 </div>
                 <IdealAnswerEditor messageId={b.message_id} initial={b.ideal_answer} />
+                <MakeTestFromSession sessionId={b.session_id} about={b.question ?? undefined} />
               </li>
             ))}
           </ul>

@@ -3,6 +3,7 @@ import { useState } from 'react'
 import { Link } from 'wouter'
 import { api, call } from '../api/client'
 import { Badge, Empty, ErrorBox, Loading, PageHeader, Pager, When } from '../ui/kit'
+import { MakeTestFromSession } from './eval-from-session'
 
 const LIMIT = 20
 
@@ -57,7 +58,10 @@ export default function Conversations() {
                         </>
                       )}
                     </td>
-                    <td className="kc-cell-wrap muted">{s.last_answer_preview ?? '–'}</td>
+                    <td className="kc-cell-wrap muted">
+                      {s.last_answer_preview ?? '–'}
+                      {s.last_question && <MakeTestFromSession sessionId={s.session_id} about={s.last_question} />}
+                    </td>
                     <td className="num">{s.message_count}</td>
                     <td>{s.ticket_number ? <Badge tone="warn">{s.ticket_number}</Badge> : <span className="muted">none</span>}</td>
                     <td>
