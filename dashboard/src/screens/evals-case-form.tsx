@@ -1,5 +1,5 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query'
-import { useState } from 'react'
+import { useEffect, useRef, useState } from 'react'
 import { api, call, messageOf } from '../api/client'
 import { useBots } from '../session'
 import { Button, Field, fieldError, lines, Select, TextArea } from '../ui/kit'
@@ -29,6 +29,12 @@ export function CaseForm({ existing, onDone }: { existing: EvalCase | null; onDo
   const [argsError, setArgsError] = useState<string | undefined>()
   const bots = useBots()
   const qc = useQueryClient()
+  // the form opens above the list: focus moves to it, so a keyboard user does not stay at the Edit button below
+  const heading = useRef<HTMLHeadingElement>(null)
+  useEffect(() => {
+    heading.current?.focus()
+    heading.current?.scrollIntoView({ block: 'nearest' })
+  }, [])
   const set = (k: keyof typeof v) => (e: { target: { value: string } }) => setV({ ...v, [k]: e.target.value })
   const save = useMutation({
     mutationFn: (body: EvalCaseInput) =>
@@ -77,7 +83,9 @@ export function CaseForm({ existing, onDone }: { existing: EvalCase | null; onDo
         submit()
       }}
     >
-      <h2>{title}</h2>
+      <h2 ref={heading} tabIndex={-1}>
+        {title}
+      </h2>
       <Select
         label="Bot"
         value={v.bot}
