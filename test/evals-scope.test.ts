@@ -167,8 +167,13 @@ describe('automatic runs (evals_auto_run)', () => {
       await newCase(ws.api, { question: 'How long do refunds take?', expect: { outcome: 'answered' } })
       expect((await ws.api.get('/evals/settings')).body).toEqual({ evals_auto_run: false })
       await withDocs(t, ws, { 'off.md': '# Opening hours\n\nThe shop opens at 9 am on weekdays and closes at 6 pm.' })
+      // switched on but without a case: no empty run either
+      const empty = await createTenant(t)
+      expect((await empty.api.put('/evals/settings', { evals_auto_run: true })).status).toBe(200)
+      await withDocs(t, empty, { 'hours.md': '# Opening hours\n\nThe shop opens at 9 am on weekdays and closes at 6 pm.' })
       await sleep(2500)
       expect((await ws.api.get('/evals/runs')).body.items).toEqual([])
+      expect((await empty.api.get('/evals/runs')).body.items).toEqual([])
 
       const on = await ws.api.put('/evals/settings', { evals_auto_run: true })
       expect(on.status, on.text).toBe(200)

@@ -15,7 +15,7 @@ const BUSY_RETRY_MS = 5 * 60_000
  * join it (the dedupe key); a change after it started schedules the next, an hour on.
  */
 export function createAutoRun(deps: {
-  repo: Pick<EvalsRepo, 'autoRun' | 'lastAutoRunAt'>
+  repo: Pick<EvalsRepo, 'autoRun' | 'lastAutoRunAt' | 'hasCases'>
   queue: JobQueue
   clock: Clock
   delaySeconds: number
@@ -41,7 +41,8 @@ export function createAutoRun(deps: {
     },
 
     async handle(tenantId: string) {
-      if (!(await repo.autoRun(tenantId))) return
+      // no cases: an empty run would only add noise to the runs and a webhook
+      if (!(await repo.autoRun(tenantId)) || !(await repo.hasCases(tenantId))) return
       const at = await earliest(tenantId, 0)
       // due again later (another job took the hour meanwhile): a second key, as this job's own is still running
       if (at.getTime() > clock.now().getTime()) return schedule(tenantId, at, `eval-auto-later:${tenantId}`)

@@ -163,6 +163,10 @@ export function createEvalsRepo(db: Db) {
       return rows.map((r) => r.result)
     },
 
+    async hasCases(tenantId: string): Promise<boolean> {
+      return !!(await db.selectFrom('eval_cases').select('id').where('tenant_id', '=', tenantId).limit(1).executeTakeFirst())
+    },
+
     /** When the last automatic run started (the hourly limit of evals_auto_run). */
     async lastAutoRunAt(tenantId: string): Promise<Date | null> {
       const r = await db
