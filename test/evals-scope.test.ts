@@ -151,6 +151,11 @@ describe('bot scope of evaluations', () => {
     const run = await both.api.post('/evals/runs', {})
     expect(run.status).toBe(422)
     expect(run.body.detail[0]).toMatchObject({ loc: ['body', 'bot_id'], type: 'bot_required' })
+    // automatic runs ask every bot's cases: not a limited member's switch
+    const auto = await both.api.put('/evals/settings', { evals_auto_run: true })
+    expect(auto.status).toBe(403)
+    expect(auto.body.detail).toMatch(/every bot/)
+    expect((await both.api.get('/evals/settings')).body).toEqual({ evals_auto_run: false })
     const c = await both.api.post('/evals/cases', { question: 'x', expect: { outcome: 'answered' } })
     expect(c.status).toBe(422)
     expect(c.body.detail[0].loc).toEqual(['body', 'bot_id'])

@@ -152,8 +152,10 @@ function CasesList({ manage, onEdit }: { manage: boolean; onEdit: (c: EvalCase) 
 }
 
 export default function EvalsScreen() {
-  const { may } = useRole()
+  const { may, me } = useRole()
   const manage = may('evals')
+  // automatic runs ask every bot's cases: a member limited to some bots reads the switch, never flips it
+  const limited = !!(me as { bot_ids?: string[] | null } | null | undefined)?.bot_ids
   const [mode, setMode] = useState<{ kind: 'none' } | { kind: 'new' } | { kind: 'edit'; c: EvalCase } | { kind: 'import' }>({ kind: 'none' })
   const close = () => setMode({ kind: 'none' })
   return (
@@ -179,7 +181,7 @@ export default function EvalsScreen() {
       {mode.kind === 'import' && <ImportCases onDone={close} />}
       <section aria-labelledby="evals-runs">
         <h2 id="evals-runs">Runs</h2>
-        <AutoRunToggle manage={manage} />
+        <AutoRunToggle manage={manage && !limited} />
         {manage && <RunForm />}
         <RunsList />
       </section>

@@ -56,7 +56,7 @@ export const evalsRoutes =
           response: { 200: Settings, ...errors },
         },
       },
-      async (req) => evals.updateSettings(req.tenantId!, req.body),
+      async (req) => evals.updateSettings(req.tenantId!, req.body, scopeOf(req)),
     )
     app.get(
       '/evals/cases',

@@ -125,7 +125,9 @@ export function createEvalsService(deps: {
       return { evals_auto_run: await repo.autoRun(tenantId) }
     },
 
-    async updateSettings(tenantId: string, input: Settings): Promise<Settings> {
+    /** Automatic runs ask every bot's cases: a member limited to some bots may not switch them. */
+    async updateSettings(tenantId: string, input: Settings, scope: BotScope = null): Promise<Settings> {
+      if (scope !== null) throw forbidden('Automatic runs cover every bot: only a member who sees every bot may switch them', 'bot_scope')
       await repo.setAutoRun(tenantId, input.evals_auto_run, clock.now())
       return { evals_auto_run: input.evals_auto_run }
     },
