@@ -168,7 +168,8 @@ async function main() {
   const smtp = await new FakeSmtp().start()
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-grounding-'))
   const scratch = PG_URL ? await scratchDatabase(PG_URL, 'grounding') : null
-  const floorEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('RETRIEVAL_FLOOR_')))
+  // the retrieval and chunking settings from the environment (RETRIEVAL_FLOOR_*, RETRIEVAL_TOP_K, CHUNK_TARGET_TOKENS, ...)
+  const floorEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('RETRIEVAL_') || k.startsWith('CHUNK_')))
   const config = loadConfig(
     {
       NODE_ENV: 'production',
@@ -331,24 +332,29 @@ async function main() {
             }
             console.log(`  k ${k}: answer passage in the hits ${pc(got / n)} (of ${n} dev), hits median ${median(sizes)} tokens`)
           }
-        // BENCH_PACK="budget,max,whole,window;...": the passages packed from the top 20 under a token budget (dev)
+        // BENCH_PACK="budget,max,window;...": the passages packed from the top 20 under a token budget; dev, and the
+        // held-out split as a total only (never question by question)
         if (passages && process.env.BENCH_PACK)
           for (const spec of process.env.BENCH_PACK.split(';')) {
             const [budgetTokens, maxPassages, windowTokens] = spec.split(',').map(Number) as [number, number, number]
-            let n = 0
-            let got = 0
-            const sizes: number[] = []
-            for (const q of questions.filter((x) => x.covered && x.split === (process.env.BENCH_SPLIT ?? 'dev'))) {
-              const passage = passages.get(q.id)
-              if (!passage) continue
-              const found = await retrieval.search(tenantId, q.q, { apiKey: vectors ? LLM_KEY : null, k: 20 })
-              const packed = packPassages(found.hits, found.queryTerms, { budgetTokens, maxPassages, windowTokens, corpusChunks: found.corpusChunks })
-              const text = packed.map((h) => `${h.title}\n${h.text}`).join('\n')
-              n++
-              if (reached(passage, text)) got++
-              sizes.push(Math.ceil(text.length / 4))
+            const figures: string[] = []
+            for (const split of ['dev', 'heldout'] as const) {
+              let n = 0
+              let got = 0
+              const sizes: number[] = []
+              for (const q of questions.filter((x) => x.covered && x.split === split)) {
+                const passage = passages.get(q.id)
+                if (!passage) continue
+                const found = await retrieval.search(tenantId, q.q, { apiKey: vectors ? LLM_KEY : null, k: 20 })
+                const packed = packPassages(found.hits, found.queryTerms, { budgetTokens, maxPassages, windowTokens, corpusChunks: found.corpusChunks })
+                const text = packed.map((h) => `${h.title}\n${h.text}`).join('\n')
+                n++
+                if (reached(passage, text)) got++
+                sizes.push(Math.ceil(text.length / 4))
+              }
+              figures.push(`${split} ${pc(got / Math.max(1, n))} (of ${n}), median ${median(sizes)} tokens`)
             }
-            console.log(`  pack ${spec}: answer passage in the sources ${pc(got / n)} (of ${n}), median ${median(sizes)} tokens`)
+            console.log(`  pack ${spec}: answer passage in the sources ${figures.join('; ')}`)
           }
       }
       return
