@@ -1,6 +1,6 @@
 /**
  * Live hand-off figures (npm run bench:live): the issue's scenario, on PostgreSQL + Redis with TWO HTTP service
- * processes (the built service, `dist`-style, in a temporary directory; one runs the job worker).
+ * processes (the built service, as `npm start` builds it, under dist/bench-live-<pid>; one runs the job worker).
  *
  * BENCH_STREAMS (default 500) widget sessions, each handed to a person (a widget turn, then POST /widget/escalate),
  * each with its visitor event stream open (GET /widget/events, from the start of the session: ?after=0), spread
@@ -9,12 +9,15 @@
  * (POST /escalations/{id}/messages) on either process. Each message's latency is the POST's start to the arrival
  * of the visitor frame carrying its message id, wherever the stream is: p50/p95.
  *
- * 1. Steady: BENCH_MESSAGES (default 1000) messages with both processes up. The same-run baseline is GET /health
- *    on both processes, measured during that load by one client: the ratios say how much of the figure is the
- *    loaded machine and how much is the stream.
+ * 1. Steady: BENCH_MESSAGES (default 750) messages with both processes up, each agent sending one every
+ *    BENCH_AGENT_PAUSE_MS (default 2000; 0.5x to 1.5x at random: people type), about 25 messages/s in all: the
+ *    issue's figure. Then saturation: BENCH_BURST_MESSAGES (default 500), each agent sending its next message as
+ *    soon as its last POST is answered: the most the two processes take, and the latency at that rate. The
+ *    same-run baseline of each phase is GET /health on both processes, measured during it by one client: the
+ *    ratios say how much of the figure is the loaded machine and how much is the stream.
  * 2. Memory per idle stream: each process's RSS (/proc/<pid>/status) before and after its streams opened
  *    (the streams idle 3 s first), divided by its stream count: the server side alone.
- * 3. Kill: BENCH_KILL_MESSAGES (default 600) more messages; at their middle the second process gets SIGKILL;
+ * 3. Kill: BENCH_KILL_MESSAGES (default 400) more messages, paced as in 1; at their middle the second process gets SIGKILL;
  *    its streams reconnect to the first with Last-Event-ID and the posts meant for it go to the first. At the
  *    end every stream's received frame ids are checked against the database's event log (live_events, the
  *    source of truth): lost, duplicated, out of order (each must be 0).
@@ -41,8 +44,10 @@ import { benchWorkspace, freePort, scratchDatabase, startNodeFlags } from './sup
 
 const N = Number(process.env.BENCH_STREAMS ?? 500)
 const AGENTS = Number(process.env.BENCH_AGENTS ?? 50)
-const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 1000)
-const KILL_MESSAGES = Number(process.env.BENCH_KILL_MESSAGES ?? 600)
+const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 750)
+const PAUSE_MS = Number(process.env.BENCH_AGENT_PAUSE_MS ?? 2000)
+const BURST_MESSAGES = Number(process.env.BENCH_BURST_MESSAGES ?? 500)
+const KILL_MESSAGES = Number(process.env.BENCH_KILL_MESSAGES ?? 400)
 const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test'
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379'
 const PROF_DIR = process.env.BENCH_CPU_PROF
@@ -54,6 +59,15 @@ const pct = (xs: number[], p: number) => {
 }
 const ms = (x: number) => `${x.toFixed(0)} ms`
 const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024
+
+interface PhaseResult {
+  lat: number[]
+  posts: number[]
+  failures: string[]
+  pending: Promise<void>[]
+  health: number[]
+  secs: number
+}
 
 interface Proc {
   name: string
@@ -287,7 +301,7 @@ try {
   // --- operators: agent a posts to sessions a, a+AGENTS, ...; message n goes to process n % 2 (the other when it is down)
   let sent = 0
   let retried = 0
-  async function post(n: number, a: number, lat: number[], posts: number[], failures: string[]) {
+  async function post(n: number, a: number, out: PhaseResult) {
     const s = sessions[(a + AGENTS * Math.floor(n / AGENTS)) % sessions.length]!
     const start = performance.now()
     for (let attempt = 0; attempt < 5; attempt++) {
@@ -295,70 +309,81 @@ try {
       const p = live[n % live.length]!
       try {
         const m = await call<{ id: string }>(p.base, 'POST', `/escalations/${s.ticket}/messages`, agents[a]!, { content: `Agent ${a} here, message ${n}` })
-        posts.push(performance.now() - start)
-        for (let w = 0; w < 400 && !arrived.has(m.id); w++) await sleep(25)
-        const at = arrived.get(m.id)
-        if (at === undefined) failures.push(`message ${m.id} not on the visitor stream 10 s after its POST`)
-        else lat.push(at - start)
+        out.posts.push(performance.now() - start)
+        out.pending.push(
+          (async () => {
+            for (let w = 0; w < 400 && !arrived.has(m.id); w++) await sleep(25)
+            const at = arrived.get(m.id)
+            if (at === undefined) out.failures.push(`message ${m.id} not on the visitor stream 10 s after its POST`)
+            else out.lat.push(at - start)
+          })(),
+        )
         return
       } catch (err) {
         retried++
-        if (attempt === 4) failures.push(String(err).slice(0, 200))
+        if (attempt === 4) out.failures.push(String(err).slice(0, 200))
         await sleep(100)
       }
     }
   }
-  async function phase(total: number, onHalf?: () => void) {
-    const lat: number[] = []
-    const posts: number[] = []
-    const failures: string[] = []
+  /** `total` messages from the agents: each waits `pauseMs` (0.5x to 1.5x, at random) before each message, or none. */
+  async function phase(total: number, pauseMs: number, onHalf?: () => void) {
+    const out: PhaseResult = { lat: [], posts: [], failures: [], pending: [], health: [], secs: 0 }
     const end = sent + total
     const half = sent + total / 2
     const t1 = performance.now()
+    let running = true
+    // the baseline in the same run: GET /health on both processes, one client, during the phase
+    const healthLoop = (async () => {
+      for (let i = 0; running; i++) {
+        const p = procs.filter((x) => !x.dead)[i % 2] ?? A
+        const s = performance.now()
+        const ok = await fetch(`${p.base}/health`).then(
+          (r) => r.arrayBuffer().then(() => r.ok),
+          () => false,
+        )
+        if (ok) out.health.push(performance.now() - s)
+        await sleep(20)
+      }
+    })()
     await Promise.all(
       Array.from({ length: AGENTS }, async (_, a) => {
-        while (sent < end) {
+        for (;;) {
+          if (pauseMs > 0) await sleep(pauseMs * (0.5 + Math.random()))
+          if (sent >= end) break
           const n = sent++
           if (n >= half && onHalf) {
             const f = onHalf
             onHalf = undefined
             f()
           }
-          await post(n, a, lat, posts, failures)
+          await post(n, a, out)
         }
       }),
     )
-    return { lat, posts, failures, secs: (performance.now() - t1) / 1000 }
+    out.secs = (performance.now() - t1) / 1000
+    await Promise.all(out.pending)
+    running = false
+    await healthLoop
+    return out
+  }
+  const report = (title: string, total: number, r: PhaseResult) => {
+    const [l50, l95, h50, h95] = [pct(r.lat, 50), pct(r.lat, 95), pct(r.health, 50), pct(r.health, 95)]
+    console.log(
+      `${title}: ${total} messages (${(total / r.secs).toFixed(0)}/s): operator POST -> visitor frame p50 ${ms(l50)}, p95 ${ms(l95)}, max ${ms(Math.max(...r.lat))}; ` +
+        `the POST's own answer p50 ${ms(pct(r.posts, 50))}, p95 ${ms(pct(r.posts, 95))}; baseline GET /health in the same phase p50 ${ms(h50)}, p95 ${ms(h95)}: ` +
+        `ratio p50 x${(l50 / h50).toFixed(1)}, p95 x${(l95 / h95).toFixed(1)}; ${r.lat.length} arrived, ${r.failures.length} failed${r.failures[0] ? ` (${r.failures[0]})` : ''}`,
+    )
   }
 
-  // baseline in the same run: GET /health on both processes while the operators post
-  const health: number[] = []
-  let healthOn = true
-  const healthLoop = (async () => {
-    for (let i = 0; healthOn; i++) {
-      const p = procs.filter((x) => !x.dead)[i % 2] ?? A
-      const s = performance.now()
-      await fetch(`${p.base}/health`).then(
-        (r) => r.arrayBuffer(),
-        () => null,
-      )
-      health.push(performance.now() - s)
-      await sleep(20)
-    }
-  })()
-  const steady = await phase(MESSAGES)
-  healthOn = false
-  await healthLoop
-  const [l50, l95, h50, h95] = [pct(steady.lat, 50), pct(steady.lat, 95), pct(health, 50), pct(health, 95)]
-  console.log(
-    `steady, ${AGENTS} agents, ${MESSAGES} messages (${(MESSAGES / steady.secs).toFixed(0)}/s) over both processes: operator POST -> visitor frame p50 ${ms(l50)}, p95 ${ms(l95)} (goal < 300 ms), max ${ms(Math.max(...steady.lat))}; ` +
-      `the POST's own answer p50 ${ms(pct(steady.posts, 50))}, p95 ${ms(pct(steady.posts, 95))}; baseline GET /health in the same run p50 ${ms(h50)}, p95 ${ms(h95)}: ` +
-      `ratio p50 x${(l50 / h50).toFixed(1)}, p95 x${(l95 / h95).toFixed(1)}; ${steady.lat.length} arrived, ${steady.failures.length} failed${steady.failures[0] ? ` (${steady.failures[0]})` : ''}`,
-  )
+  const paced = await phase(MESSAGES, PAUSE_MS)
+  report(`steady, ${AGENTS} agents each sending a message every ${PAUSE_MS / 1000} s on average (goal p95 < 300 ms)`, MESSAGES, paced)
+  const burst = await phase(BURST_MESSAGES, 0)
+  report(`saturation, ${AGENTS} agents each sending the next message as soon as the last one is answered`, BURST_MESSAGES, burst)
 
   // --- SIGKILL of B mid-run
   let killedAt = 0
-  const killed = await phase(KILL_MESSAGES, () => {
+  const killed = await phase(KILL_MESSAGES, PAUSE_MS, () => {
     B.dead = true
     killedAt = performance.now()
     B.child.kill('SIGKILL')

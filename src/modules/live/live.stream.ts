@@ -90,7 +90,7 @@ export function createLiveHub(deps: { changes: Pick<ChangeFeed, 'subscribe' | 'o
           if (from === null) break
           const frames = await g.read(from)
           for (const m of g.members) {
-            if (m.sse.closed || after(m.cursor, from)) continue
+            if (m.sse.closed || after(from, m.cursor)) continue
             for (const f of frames) {
               if (!after(f.id, m.cursor)) continue
               if (m.accept(f) && !m.sse.event(f.id, f.payload)) break
