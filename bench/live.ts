@@ -62,6 +62,8 @@ const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/
 
 interface PhaseResult {
   lat: number[]
+  /** the visitor frame's arrival after the POST's answer (negative: before it): the stream's own part */
+  after: number[]
   posts: number[]
   failures: string[]
   pending: Promise<void>[]
@@ -309,13 +311,17 @@ try {
       const p = live[n % live.length]!
       try {
         const m = await call<{ id: string }>(p.base, 'POST', `/escalations/${s.ticket}/messages`, agents[a]!, { content: `Agent ${a} here, message ${n}` })
-        out.posts.push(performance.now() - start)
+        const answered = performance.now()
+        out.posts.push(answered - start)
         out.pending.push(
           (async () => {
             for (let w = 0; w < 400 && !arrived.has(m.id); w++) await sleep(25)
             const at = arrived.get(m.id)
             if (at === undefined) out.failures.push(`message ${m.id} not on the visitor stream 10 s after its POST`)
-            else out.lat.push(at - start)
+            else {
+              out.lat.push(at - start)
+              out.after.push(at - answered)
+            }
           })(),
         )
         return
@@ -328,7 +334,7 @@ try {
   }
   /** `total` messages from the agents: each waits `pauseMs` (0.5x to 1.5x, at random) before each message, or none. */
   async function phase(total: number, pauseMs: number, onHalf?: () => void) {
-    const out: PhaseResult = { lat: [], posts: [], failures: [], pending: [], health: [], secs: 0 }
+    const out: PhaseResult = { lat: [], after: [], posts: [], failures: [], pending: [], health: [], secs: 0 }
     const end = sent + total
     const half = sent + total / 2
     const t1 = performance.now()
@@ -371,7 +377,7 @@ try {
     const [l50, l95, h50, h95] = [pct(r.lat, 50), pct(r.lat, 95), pct(r.health, 50), pct(r.health, 95)]
     console.log(
       `${title}: ${total} messages (${(total / r.secs).toFixed(0)}/s): operator POST -> visitor frame p50 ${ms(l50)}, p95 ${ms(l95)}, max ${ms(Math.max(...r.lat))}; ` +
-        `the POST's own answer p50 ${ms(pct(r.posts, 50))}, p95 ${ms(pct(r.posts, 95))}; baseline GET /health in the same phase p50 ${ms(h50)}, p95 ${ms(h95)}: ` +
+        `the POST's own answer p50 ${ms(pct(r.posts, 50))}, p95 ${ms(pct(r.posts, 95))}, the frame after that answer p50 ${ms(pct(r.after, 50))}, p95 ${ms(pct(r.after, 95))}; baseline GET /health in the same phase p50 ${ms(h50)}, p95 ${ms(h95)}: ` +
         `ratio p50 x${(l50 / h50).toFixed(1)}, p95 x${(l95 / h95).toFixed(1)}; ${r.lat.length} arrived, ${r.failures.length} failed${r.failures[0] ? ` (${r.failures[0]})` : ''}`,
     )
   }
@@ -399,16 +405,16 @@ try {
   for (const r of rows)
     if (r.session_id && !r.internal && r.session_seq) bySession.set(r.session_id, [...(bySession.get(r.session_id) ?? []), Number(r.session_seq)])
   const teamExpected = rows.map((r) => Number(r.seq)).filter((x) => x > Number(teamStart))
-  const expectedOf = (s: Stream, i: number) => (i < N ? (bySession.get(sessions[i]!.session) ?? []) : teamExpected)
+  const expectedOf = (i: number) => (i < N ? (bySession.get(sessions[i]!.session) ?? []) : teamExpected)
   for (const deadline = Date.now() + 20_000; Date.now() < deadline; await sleep(200)) {
-    if (streams.every((s, i) => (expectedOf(s, i).at(-1) ?? 0) <= (s.seqs.at(-1) ?? 0))) break
+    if (streams.every((s, i) => (expectedOf(i).at(-1) ?? 0) <= (s.seqs.at(-1) ?? 0))) break
   }
   let lost = 0
   let duplicated = 0
   let disordered = 0
   let events = 0
   streams.forEach((s, i) => {
-    const expected = expectedOf(s, i)
+    const expected = expectedOf(i)
     events += expected.length
     const seen = new Map<number, number>()
     for (const x of s.seqs) seen.set(x, (seen.get(x) ?? 0) + 1)
