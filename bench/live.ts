@@ -62,6 +62,9 @@ const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/
 
 interface PhaseResult {
   lat: number[]
+  /** the same, for the first operator message of each session (it takes the conversation: owner change, webhooks) and the later ones */
+  takeover: number[]
+  later: number[]
   /** the visitor frame's arrival after the POST's answer (negative: before it): the stream's own part */
   after: number[]
   posts: number[]
@@ -303,8 +306,11 @@ try {
   // --- operators: agent a posts to sessions a, a+AGENTS, ...; message n goes to process n % 2 (the other when it is down)
   let sent = 0
   let retried = 0
+  const taken = new Set<string>()
   async function post(n: number, a: number, out: PhaseResult) {
     const s = sessions[(a + AGENTS * Math.floor(n / AGENTS)) % sessions.length]!
+    const first = !taken.has(s.session)
+    taken.add(s.session)
     const start = performance.now()
     for (let attempt = 0; attempt < 5; attempt++) {
       const live = procs.filter((p) => !p.dead)
@@ -320,6 +326,7 @@ try {
             if (at === undefined) out.failures.push(`message ${m.id} not on the visitor stream 10 s after its POST`)
             else {
               out.lat.push(at - start)
+              ;(first ? out.takeover : out.later).push(at - start)
               out.after.push(at - answered)
             }
           })(),
@@ -334,7 +341,7 @@ try {
   }
   /** `total` messages from the agents: each waits `pauseMs` (0.5x to 1.5x, at random) before each message, or none. */
   async function phase(total: number, pauseMs: number, onHalf?: () => void) {
-    const out: PhaseResult = { lat: [], after: [], posts: [], failures: [], pending: [], health: [], secs: 0 }
+    const out: PhaseResult = { lat: [], takeover: [], later: [], after: [], posts: [], failures: [], pending: [], health: [], secs: 0 }
     const end = sent + total
     const half = sent + total / 2
     const t1 = performance.now()
@@ -378,7 +385,8 @@ try {
     console.log(
       `${title}: ${total} messages (${(total / r.secs).toFixed(0)}/s): operator POST -> visitor frame p50 ${ms(l50)}, p95 ${ms(l95)}, max ${ms(Math.max(...r.lat))}; ` +
         `the POST's own answer p50 ${ms(pct(r.posts, 50))}, p95 ${ms(pct(r.posts, 95))}, the frame after that answer p50 ${ms(pct(r.after, 50))}, p95 ${ms(pct(r.after, 95))}; baseline GET /health in the same phase p50 ${ms(h50)}, p95 ${ms(h95)}: ` +
-        `ratio p50 x${(l50 / h50).toFixed(1)}, p95 x${(l95 / h95).toFixed(1)}; ${r.lat.length} arrived, ${r.failures.length} failed${r.failures[0] ? ` (${r.failures[0]})` : ''}`,
+        `ratio p50 x${(l50 / h50).toFixed(1)}, p95 x${(l95 / h95).toFixed(1)}; ` +
+        `a session's first operator message (the takeover) p50 ${ms(pct(r.takeover, 50))}, p95 ${ms(pct(r.takeover, 95))} (${r.takeover.length}), later ones p50 ${ms(pct(r.later, 50))}, p95 ${ms(pct(r.later, 95))} (${r.later.length}); ${r.lat.length} arrived, ${r.failures.length} failed${r.failures[0] ? ` (${r.failures[0]})` : ''}`,
     )
   }
 
