@@ -8,6 +8,7 @@ function fakeSse() {
   const controller = new AbortController()
   const sse = {
     event: (id: string) => (ids.push(id), true),
+    events: (frames: { id: string }[]) => (ids.push(...frames.map((f) => f.id)), true),
     comment: () => true,
     send: () => true,
     close: () => controller.abort(),

@@ -91,11 +91,15 @@ export function createLiveHub(deps: { changes: Pick<ChangeFeed, 'subscribe' | 'o
           const frames = await g.read(from)
           for (const m of g.members) {
             if (m.sse.closed || after(from, m.cursor)) continue
+            // the member's frames of this read in one write; its cursor moves past the ones it does not show too
+            const mine: StreamFrame[] = []
+            let last = m.cursor
             for (const f of frames) {
-              if (!after(f.id, m.cursor)) continue
-              if (m.accept(f) && !m.sse.event(f.id, f.payload)) break
-              m.cursor = f.id
+              if (!after(f.id, last)) continue
+              if (m.accept(f)) mine.push(f)
+              last = f.id
             }
+            if (m.sse.events(mine)) m.cursor = last
           }
           if (frames.length < PAGE) {
             // a member still behind `from` joined during the read: once more for it
