@@ -11,6 +11,8 @@ export interface SseStream {
   send(payload: unknown): boolean
   /** Writes one frame with an `id:` line (what a reconnecting client sends back as Last-Event-ID). */
   event(id: string, payload: unknown): boolean
+  /** Writes several `id:` frames in one write (one system call for a batch, as a live stream's read returns them). */
+  events(frames: readonly { id: string; payload: unknown }[]): boolean
   /** Writes a comment line (a keep-alive the client ignores). */
   comment(text: string): boolean
   /** Ends the response (idempotent). */
@@ -77,6 +79,11 @@ export function openSse(req: FastifyRequest, reply: FastifyReply, opts: SseOptio
     event(id: string, payload: unknown): boolean {
       if (closed || res.destroyed) return false
       res.write(`id: ${id}\ndata: ${JSON.stringify(payload)}\n\n`)
+      return true
+    },
+    events(frames: readonly { id: string; payload: unknown }[]): boolean {
+      if (closed || res.destroyed) return false
+      if (frames.length) res.write(frames.map((f) => `id: ${f.id}\ndata: ${JSON.stringify(f.payload)}\n\n`).join(''))
       return true
     },
     comment(text: string): boolean {

@@ -10,6 +10,7 @@ import type { AuditPort } from '../shared/audit.port.js'
 import type { EventsPort, OutboundEvent } from '../shared/events.port.js'
 import type { LiveMessage, LivePort, OwnerChange } from '../shared/live.port.js'
 import { TYPING_LAPSE_MS, ownerWebhooks } from './live.fns.js'
+import { createLiveLog } from './live.log.js'
 import { memberName, type LiveRepo, type NewLiveEvent } from './live.repo.js'
 
 /** Change-feed topic of live events; key `<tenant id>/<session id>` (session empty for workspace-wide events). */
@@ -40,10 +41,15 @@ export interface LiveServiceDeps {
 export function createLiveService(deps: LiveServiceDeps) {
   const { db, clock, repo } = deps
 
+  const announce = (trx: Db, tenantId: string, sessionId: string | null) => deps.changes.announce(trx, LIVE_TOPIC, `${tenantId}/${sessionId ?? ''}`)
+  // this service's own hot transactions (`logged`) write their events last: the tenant's seq lock is held briefly
+  const log = createLiveLog({ announce })
+  const logged = <T>(fn: (trx: Db) => Promise<T>) => db.transaction().execute(log.atEnd(fn))
+
   async function append(tenantId: string, e: NewLiveEvent, trx: Db) {
-    const r = await repo.append(tenantId, e, trx)
-    await deps.changes.announce(trx, LIVE_TOPIC, `${tenantId}/${e.sessionId ?? ''}`)
-    return r
+    if (log.defer(trx, tenantId, e)) return
+    await repo.append(tenantId, e, trx)
+    await announce(trx, tenantId, e.sessionId)
   }
 
   async function emit(tenantId: string, events: OutboundEvent[], trx: Db) {
@@ -159,7 +165,7 @@ export function createLiveService(deps: LiveServiceDeps) {
       const id = randomUUID()
       const now = clock.now()
       const author = viewer.userId ? memberName(await repo.member(tenantId, viewer.userId)) : null
-      await db.transaction().execute(async (trx) => {
+      await logged(async (trx) => {
         const { ticket, session, sessionId } = await ticketSession(tenantId, ticketId, viewer, trx)
         if (body.internal) {
           await repo.insertNote(tenantId, { id, sessionId, ticketId, content, authorUserId: viewer.userId, now }, trx)
@@ -216,7 +222,7 @@ export function createLiveService(deps: LiveServiceDeps) {
 
     /** An operator is typing (on a note: only the team sees it). */
     async operatorTyping(tenantId: string, ticketId: string, body: { on: boolean; internal?: boolean }, viewer: Viewer) {
-      await db.transaction().execute(async (trx) => {
+      await logged(async (trx) => {
         const { session, sessionId } = await ticketSession(tenantId, ticketId, viewer, trx)
         await append(
           tenantId,
@@ -228,7 +234,7 @@ export function createLiveService(deps: LiveServiceDeps) {
 
     /** The visitor is typing (the widget). */
     async visitorTyping(tenantId: string, sessionId: string, on: boolean) {
-      await db.transaction().execute(async (trx) => {
+      await logged(async (trx) => {
         const s = await repo.lockSession(tenantId, sessionId, trx)
         if (!s) throw notFound('Session not found')
         await append(tenantId, { sessionId, botId: s.bot_id, type: 'typing', data: typingData('visitor', on, clock.now()), at: clock.now() }, trx)
@@ -237,7 +243,7 @@ export function createLiveService(deps: LiveServiceDeps) {
 
     /** The visitor's read receipt reaches the team (and the visitor's other tabs). */
     async visitorRead(tenantId: string, sessionId: string, messageId: string) {
-      await db.transaction().execute(async (trx) => {
+      await logged(async (trx) => {
         const s = await repo.lockSession(tenantId, sessionId, trx)
         if (!s || s.owner === 'bot') return
         await append(tenantId, { sessionId, botId: s.bot_id, type: 'read', data: { message_id: messageId }, at: clock.now() }, trx)

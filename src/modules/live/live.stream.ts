@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Logger } from 'pino'
 import type { ChangeFeed } from '../../db/change-feed.js'
 import { openSse, type SseStream } from '../../http/sse.js'
-import type { BotScope } from '../shared/bot-scope.js'
+import { inScope, type BotScope } from '../shared/bot-scope.js'
 import { parseSeq, teamPayload, widgetPayload } from './live.fns.js'
 import type { LiveRepo } from './live.repo.js'
 import { LIVE_TOPIC } from './live.service.js'
@@ -13,118 +13,163 @@ const PAGE = 200
 export interface StreamFrame {
   id: string
   payload: unknown
+  /** The event's bot (null: the workspace's): a team member limited to some bots gets only theirs. */
+  botId?: string | null
 }
 
-/** One open stream: where it is, and how it reads what came after. */
-interface Pump {
+/** One open stream: where it is, and which frames of its group it shows. */
+interface Member {
   sse: SseStream
-  wake(): void
+  cursor: string
+  accept(f: StreamFrame): boolean
 }
 
 /**
+ * The streams that read the same log: a workspace's team streams (every member's, filtered by bot scope in
+ * memory), or one session's widget streams (a visitor's tabs). A wake-up makes one read for all of them, from
+ * the lowest cursor, instead of one query per stream per event.
+ */
+interface Group {
+  read(after: string): Promise<StreamFrame[]>
+  members: Set<Member>
+  reading: boolean
+  again: boolean
+}
+
+/** Sequence numbers are bigints as text without leading zeros: compared as numbers without parsing. */
+const after = (a: string, b: string) => a.length > b.length || (a.length === b.length && a > b)
+
+/**
  * Every open event stream of this process, woken by the change feed (topic `live`, key `<tenant>/<session>`):
- * a wake-up reads the table after the stream's last seq, so a lost notice is made good by the next one, and
+ * a wake-up reads the table after the group's lowest cursor, so a lost notice is made good by the next one, and
  * a feed that lost its listener (not live, or reset) wakes every stream on the shared heartbeat. One timer
  * for all streams; an idle stream holds its cursor and a few closures, no timer of its own.
  */
 export function createLiveHub(deps: { changes: Pick<ChangeFeed, 'subscribe' | 'onReset' | 'live'>; heartbeatMs: number; log: Pick<Logger, 'warn'> }) {
-  const teams = new Map<string, Set<Pump>>()
-  const sessions = new Map<string, Set<Pump>>()
+  const teams = new Map<string, Group>()
+  const sessions = new Map<string, Group>()
   let timer: NodeJS.Timeout | null = null
 
-  const wakeAll = (set: Set<Pump> | undefined) => {
-    if (set) for (const p of set) p.wake()
-  }
-  const everyPump = function* () {
-    for (const set of teams.values()) yield* set
-    for (const set of sessions.values()) yield* set
+  const everyGroup = function* () {
+    yield* teams.values()
+    yield* sessions.values()
   }
   deps.changes.subscribe(LIVE_TOPIC, (key) => {
     const [tenantId, sessionId] = key.split('/')
-    wakeAll(teams.get(tenantId!))
-    if (sessionId) wakeAll(sessions.get(sessionId))
+    const t = teams.get(tenantId!)
+    if (t) wake(t)
+    const s = sessionId ? sessions.get(sessionId) : undefined
+    if (s) wake(s)
   })
   deps.changes.onReset(() => {
-    for (const p of everyPump()) p.wake()
+    for (const g of everyGroup()) wake(g)
   })
 
   function tick() {
     const catchUp = !deps.changes.live
-    for (const p of everyPump()) {
-      p.sse.comment('ping')
-      if (catchUp) p.wake()
+    for (const g of everyGroup()) {
+      for (const m of g.members) m.sse.comment('ping')
+      if (catchUp) wake(g)
     }
   }
 
-  function add(map: Map<string, Set<Pump>>, key: string, pump: Pump) {
-    let set = map.get(key)
-    if (!set) map.set(key, (set = new Set()))
-    set.add(pump)
+  function wake(g: Group) {
+    if (g.reading) g.again = true
+    else void run(g)
+  }
+
+  /** Reads until every member is at the end of the log; a member only gets frames of a read that started at or before its cursor. */
+  async function run(g: Group) {
+    g.reading = true
+    try {
+      do {
+        g.again = false
+        for (;;) {
+          let from: string | null = null
+          for (const m of g.members) if (!m.sse.closed && (from === null || after(from, m.cursor))) from = m.cursor
+          if (from === null) break
+          const frames = await g.read(from)
+          for (const m of g.members) {
+            if (m.sse.closed || after(from, m.cursor)) continue
+            // the member's frames of this read in one write; its cursor moves past the ones it does not show too
+            const mine: StreamFrame[] = []
+            let last = m.cursor
+            for (const f of frames) {
+              if (!after(f.id, last)) continue
+              if (m.accept(f)) mine.push(f)
+              last = f.id
+            }
+            if (m.sse.events(mine)) m.cursor = last
+          }
+          if (frames.length < PAGE) {
+            // a member still behind `from` joined during the read: once more for it
+            if ([...g.members].some((m) => !m.sse.closed && after(from!, m.cursor))) continue
+            break
+          }
+        }
+      } while (g.again)
+    } catch (err) {
+      deps.log.warn({ err: { message: (err as Error).message } }, 'live stream read failed')
+    } finally {
+      g.reading = false
+    }
+  }
+
+  function join(map: Map<string, Group>, key: string, member: Member, read: Group['read']) {
+    let g = map.get(key)
+    if (!g) map.set(key, (g = { read, members: new Set(), reading: false, again: false }))
+    g.members.add(member)
     if (!timer) {
       timer = setInterval(tick, deps.heartbeatMs)
       timer.unref()
     }
-    pump.sse.signal.addEventListener('abort', () => remove(map, key, pump), { once: true })
-  }
-
-  function remove(map: Map<string, Set<Pump>>, key: string, pump: Pump) {
-    const set = map.get(key)
-    set?.delete(pump)
-    if (set && set.size === 0) map.delete(key)
-    if (teams.size === 0 && sessions.size === 0 && timer) {
-      clearInterval(timer)
-      timer = null
-    }
-  }
-
-  /** Streams every frame after `after` (then each new one) until the client goes away; replays exactly once, in order. */
-  function open(sse: SseStream, scope: { team: string } | { session: string }, after: string, read: (after: string) => Promise<StreamFrame[]>) {
-    let cursor = after
-    let reading = false
-    let again = false
-    const run = async () => {
-      reading = true
-      try {
-        do {
-          again = false
-          for (;;) {
-            const frames = await read(cursor)
-            for (const f of frames) {
-              if (!sse.event(f.id, f.payload)) return
-              cursor = f.id
-            }
-            if (frames.length < PAGE) break
-          }
-        } while (again && !sse.closed)
-      } catch (err) {
-        deps.log.warn({ err: { message: (err as Error).message } }, 'live stream read failed')
-      } finally {
-        reading = false
-      }
-    }
-    const pump: Pump = {
-      sse,
-      wake() {
-        if (sse.closed) return
-        if (reading) again = true
-        else void run()
+    const group = g
+    member.sse.signal.addEventListener(
+      'abort',
+      () => {
+        group.members.delete(member)
+        if (group.members.size === 0 && map.get(key) === group) map.delete(key)
+        if (teams.size === 0 && sessions.size === 0 && timer) {
+          clearInterval(timer)
+          timer = null
+        }
       },
-    }
-    if ('team' in scope) add(teams, scope.team, pump)
-    else add(sessions, scope.session, pump)
-    pump.wake()
+      { once: true },
+    )
+    wake(g)
+  }
+
+  /**
+   * Streams every frame after `after` (then each new one) until the client goes away; replays exactly once, in
+   * order. `read` reads the group's log (the same for every stream of `scope`); `accept` filters it per stream.
+   */
+  function open(
+    sse: SseStream,
+    scope: { team: string } | { session: string },
+    after: string,
+    read: Group['read'],
+    accept: (f: StreamFrame) => boolean = () => true,
+  ) {
+    const member: Member = { sse, cursor: after, accept }
+    if ('team' in scope) join(teams, scope.team, member, read)
+    else join(sessions, scope.session, member, read)
   }
 
   /** Ends every stream (the app is closing: a client reconnects to another instance with Last-Event-ID). */
   function closeAll() {
-    for (const p of [...everyPump()]) p.sse.close()
+    for (const g of [...everyGroup()]) for (const m of g.members) m.sse.close()
     teams.clear()
     sessions.clear()
     if (timer) clearInterval(timer)
     timer = null
   }
 
-  return { open, closeAll, PAGE, openStreams: () => [...everyPump()].length }
+  const openStreams = () => {
+    let n = 0
+    for (const g of everyGroup()) n += g.members.size
+    return n
+  }
+  return { open, closeAll, PAGE, openStreams }
 }
 
 export type LiveHub = ReturnType<typeof createLiveHub>
@@ -141,8 +186,13 @@ export function createLiveStreams(deps: { repo: LiveRepo; hub: LiveHub }) {
     async team(req: FastifyRequest, reply: FastifyReply, tenantId: string, scope: BotScope, after: string | undefined) {
       const start = startOf(req, after) ?? (await repo.lastTeamSeq(tenantId))
       const sse = openSse(req, reply, { heartbeatMs: 0 })
-      hub.open(sse, { team: tenantId }, start, async (a) =>
-        (await repo.teamEvents(tenantId, a, scope, hub.PAGE)).map((e) => ({ id: e.seq, payload: teamPayload(e) })),
+      // one read of the whole workspace for all its team streams on this process; each shows its member's bots
+      hub.open(
+        sse,
+        { team: tenantId },
+        start,
+        async (a) => (await repo.teamEvents(tenantId, a, null, hub.PAGE)).map((e) => ({ id: e.seq, payload: teamPayload(e), botId: e.bot_id })),
+        (f) => f.botId === null || f.botId === undefined || inScope(scope, f.botId),
       )
     },
 

@@ -1,0 +1,94 @@
+import { sql } from 'kysely'
+import type { Db } from '../../db/client.js'
+import type { NewLiveEvent } from './live.repo.js'
+
+interface Pending {
+  tenantId: string
+  e: NewLiveEvent
+}
+
+/**
+ * Live events written at the end of their transaction. The tenant's counter row (the team stream's seq) is
+ * locked from its update to the commit, so every transaction of a workspace that appends an event waits for
+ * the one holding it: when the update came first, that wait lasted the rest of the transaction (webhooks,
+ * jobs, a dozen round trips), and 50 agents posting at once queued one behind another for seconds. Buffered,
+ * the events of a transaction are written last: the change notices (sent at commit anyway), then one
+ * statement that takes the sessions' seqs (rows the transaction has locked already) and the tenant's and
+ * inserts the rows: the tenant lock is held for that statement and the commit only. Same order, same seqs:
+ * each event still gets the next seq of its session and of its workspace, committed in seq order.
+ */
+export function createLiveLog(deps: { announce: (trx: Db, tenantId: string, sessionId: string | null) => Promise<void> }) {
+  const buffers = new WeakMap<Db, Pending[]>()
+
+  async function flush(trx: Db, events: Pending[]) {
+    const byTenant = new Map<string, Pending[]>()
+    for (const p of events) byTenant.set(p.tenantId, [...(byTenant.get(p.tenantId) ?? []), p])
+    for (const [tenantId, list] of byTenant) {
+      // each event's place among its session's events of this transaction (the session's seq = its base + this)
+      const perSession = new Map<string, number>()
+      const rows = list.map((p, ord) => {
+        const sid = p.e.sessionId
+        const sord = sid ? (perSession.get(sid) ?? 0) + 1 : null
+        if (sid) perSession.set(sid, sord!)
+        return {
+          ord: ord + 1,
+          sord,
+          session_id: sid,
+          bot_id: p.e.botId,
+          type: p.e.type,
+          internal: p.e.internal ?? false,
+          data: p.e.data,
+          created_at: p.e.at.toISOString(),
+        }
+      })
+      for (const key of new Set(list.map((p) => p.e.sessionId))) await deps.announce(trx, tenantId, key)
+      const sessions = [...perSession].map(([id, n]) => ({ id, n }))
+      const k = rows.length
+      // one statement: the sessions' seqs (rows this transaction has locked already), the tenant's, the rows
+      const r = await sql`
+        WITH s AS (
+          UPDATE chat_sessions cs SET live_seq = cs.live_seq + v.n
+          FROM jsonb_to_recordset(${JSON.stringify(sessions)}::jsonb) AS v(id uuid, n int)
+          WHERE cs.tenant_id = ${tenantId} AND cs.id = v.id
+          RETURNING cs.id, cs.live_seq - v.n AS base
+        ), c AS (
+          INSERT INTO live_counters (tenant_id, last) VALUES (${tenantId}, ${k})
+          ON CONFLICT (tenant_id) DO UPDATE SET last = live_counters.last + ${k}
+          RETURNING last
+        )
+        INSERT INTO live_events (tenant_id, seq, session_id, session_seq, bot_id, type, internal, data, created_at)
+        SELECT ${tenantId}, c.last - ${k} + v.ord, v.session_id, s.base + v.sord, v.bot_id, v.type, v.internal, v.data, v.created_at
+        FROM c CROSS JOIN jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+          AS v(ord int, sord int, session_id uuid, bot_id uuid, type text, internal boolean, data jsonb, created_at timestamptz)
+        LEFT JOIN s ON s.id = v.session_id
+        WHERE v.session_id IS NULL OR s.id IS NOT NULL
+        RETURNING 1 AS one`.execute(trx)
+      if (r.rows.length !== k) throw new Error('live event of an unknown session')
+    }
+  }
+
+  return {
+    /** Keeps the event for the end of `trx` when `trx` runs an `atEnd` callback; false: write it now. */
+    defer(trx: Db, tenantId: string, e: NewLiveEvent): boolean {
+      const buf = buffers.get(trx)
+      if (!buf) return false
+      buf.push({ tenantId, e })
+      return true
+    },
+    /** The transaction callback `fn`, which then writes the events it appended (the transaction's last statements). */
+    atEnd<T>(fn: (trx: Db) => Promise<T>): (trx: Db) => Promise<T> {
+      return async (trx) => {
+        const buf: Pending[] = []
+        buffers.set(trx, buf)
+        try {
+          const r = await fn(trx)
+          buffers.delete(trx)
+          if (buf.length) await flush(trx, buf)
+          return r
+        } finally {
+          buffers.delete(trx)
+        }
+      }
+    },
+  }
+}
