@@ -9812,6 +9812,15 @@ export interface operations {
                             first_response_at: string | null;
                             owner: "bot" | "queue" | "human" | "closed";
                             assignee_name: string | null;
+                            unread_count: number;
+                            notes?: {
+                                /** Format: uuid */
+                                id: string;
+                                author_name: string | null;
+                                content: string;
+                                /** Format: date-time */
+                                created_at: string;
+                            }[];
                         }[];
                         total: number;
                     };
@@ -9953,6 +9962,15 @@ export interface operations {
                         first_response_at: string | null;
                         owner: "bot" | "queue" | "human" | "closed";
                         assignee_name: string | null;
+                        unread_count: number;
+                        notes?: {
+                            /** Format: uuid */
+                            id: string;
+                            author_name: string | null;
+                            content: string;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
                     };
                 };
             };
@@ -10097,6 +10115,15 @@ export interface operations {
                         first_response_at: string | null;
                         owner: "bot" | "queue" | "human" | "closed";
                         assignee_name: string | null;
+                        unread_count: number;
+                        notes?: {
+                            /** Format: uuid */
+                            id: string;
+                            author_name: string | null;
+                            content: string;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
                     };
                 };
             };
@@ -10240,6 +10267,15 @@ export interface operations {
                         first_response_at: string | null;
                         owner: "bot" | "queue" | "human" | "closed";
                         assignee_name: string | null;
+                        unread_count: number;
+                        notes?: {
+                            /** Format: uuid */
+                            id: string;
+                            author_name: string | null;
+                            content: string;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
                     };
                 };
             };
@@ -10689,6 +10725,15 @@ export interface operations {
                         first_response_at: string | null;
                         owner: "bot" | "queue" | "human" | "closed";
                         assignee_name: string | null;
+                        unread_count: number;
+                        notes?: {
+                            /** Format: uuid */
+                            id: string;
+                            author_name: string | null;
+                            content: string;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
                     };
                 };
             };
@@ -10842,6 +10887,15 @@ export interface operations {
                         first_response_at: string | null;
                         owner: "bot" | "queue" | "human" | "closed";
                         assignee_name: string | null;
+                        unread_count: number;
+                        notes?: {
+                            /** Format: uuid */
+                            id: string;
+                            author_name: string | null;
+                            content: string;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
                     };
                 };
             };
