@@ -33,11 +33,15 @@ suite('live conversation: widget and dashboard in Chromium', { timeout: 180_000 
   const widgetLog = (visitor: Page) => visitor.locator(`${W} >> .log`)
 
   it('an operator takes over from the ticket page and the visitor sees every step live', async () => {
+    // Someone is there (the dashboard's status switch says so): the widget promises a person.
+    expect((await tenant.api.put('/tenants/me/members/me/status', { status: 'online' })).status).toBe(200)
     // The visitor asks for a person from the widget.
     const visitor = await env.browser.context.newPage()
     visitor.on('pageerror', (e) => console.warn('widget page error:', e.message))
     await visitor.goto(site.url)
     await visitor.locator(`${W} >> .launcher`).click()
+    await visitor.locator(`${W} >> .avail`, { hasText: 'Our team is online' }).waitFor(LIVE)
+    await expectAccessible(visitor, 'widget with the availability line')
     await visitor.locator(`${W} >> button.human`).click()
     await visitor.locator(`${W} >> .escalate textarea`).fill('My order never arrived')
     await visitor.locator(`${W} >> .escalate .btn:not(.ghost)`).click()
@@ -58,7 +62,9 @@ suite('live conversation: widget and dashboard in Chromium', { timeout: 180_000 
     await expectAccessible(op, 'ticket live chat')
 
     // Operator typing shows in the widget; the message arrives without a reload, signed with the name.
-    const field = chat.getByLabel('Message to the visitor')
+    // one composer on the page: the reply, the note and "reply and resolve" share it
+    expect(await op.locator('main textarea').count()).toBe(1)
+    const field = chat.getByLabel('Reply to the visitor')
     await field.fill('Hello, I am looking into your order now.')
     await expect.poll(() => visitor.locator(`${W} >> .typing`).isVisible(), LIVE).toBe(true)
     await chat.getByRole('button', { name: 'Send', exact: true }).click()
@@ -85,6 +91,10 @@ suite('live conversation: widget and dashboard in Chromium', { timeout: 180_000 
     const note = chat.locator('.msg-note', { hasText: 'check the courier' })
     await note.waitFor(LIVE)
     expect(await note.textContent()).toMatch(/only your team sees this/i)
+    // the note is kept with the ticket: still there after a reload
+    await op.reload()
+    await chat.locator('.msg-note', { hasText: 'check the courier' }).waitFor(LIVE)
+    await chat.locator('.msg-operator', { hasText: 'looking into your order' }).waitFor(LIVE)
 
     // Back to the bot: the widget says so; the note never reached it (the stream is in order).
     await chat.getByRole('button', { name: 'Return to bot' }).click()
@@ -95,4 +105,67 @@ suite('live conversation: widget and dashboard in Chromium', { timeout: 180_000 
     await visitor.close()
     await op.close()
   })
+
+  it('offline: the widget says when the team is back and takes an e-mail, keyboard only, axe-clean at 390 px', async () => {
+    // Nobody online, and today is outside the office hours: the team is back in two days at 09:00 UTC.
+    expect((await tenant.api.put('/tenants/me/members/me/status', { status: 'offline' })).status).toBe(200)
+    const day = (new Date().getUTCDay() + 2) % 7
+    const hours = await tenant.api.put('/tenants/me/office-hours', { timezone: 'UTC', weekly: [{ day, start: '09:00', end: '17:00' }], holidays: [] })
+    expect(hours.status, hours.text).toBe(200)
+
+    const visitor = await env.browser.context.newPage()
+    await visitor.setViewportSize({ width: 390, height: 844 })
+    visitor.on('pageerror', (e) => console.warn('widget page error:', e.message))
+    await visitor.goto(site.url)
+    // a new visitor: the first test's chat (kept in this browser's storage) is forgotten
+    await visitor.evaluate(() => localStorage.clear())
+    await visitor.reload()
+    await visitor.locator(`${W} >> .launcher`).click()
+    const line = visitor.locator(`${W} >> .avail`)
+    await line.filter({ hasText: 'Our team is away. Back ' }).waitFor(LIVE)
+    // in the visitor's own time: the browser's zone formats the weekday and time
+    const expected = await visitor.evaluate((iso) => new Intl.DateTimeFormat('en', { weekday: 'long' }).format(new Date(iso)), nextOpening(day))
+    expect(await line.textContent()).toContain(expected)
+
+    // Keyboard only: Tab to "Talk to a human", Enter; the e-mail field has the focus.
+    await visitor.locator(`${W} >> button.human`).focus()
+    await visitor.keyboard.press('Enter')
+    const email = visitor.locator(`${W} >> #scb-email`)
+    await expect
+      .poll(() => visitor.evaluate(() => document.querySelector('[data-support-chat]')?.shadowRoot?.activeElement?.outerHTML.slice(0, 80) ?? null), LIVE)
+      .toContain('scb-email')
+    await visitor.locator(`${W} >> .offline-prompt`, { hasText: 'Leave your e-mail' }).waitFor(LIVE)
+    // a wrong address is named next to the field, and nothing is sent
+    await visitor.keyboard.type('not-an-address')
+    await visitor.keyboard.press('Enter')
+    await visitor.locator(`${W} >> #scb-email-error`, { hasText: 'valid e-mail' }).waitFor(LIVE)
+    expect(await email.getAttribute('aria-invalid')).toBe('true')
+    await expectAccessible(visitor, 'widget offline form at 390 px')
+    expect((await tenant.api.get('/escalations')).body.tickets.length).toBe(1)
+
+    await email.fill('late.visitor@example.org')
+    await visitor.locator(`${W} >> .escalate textarea`).fill('My parcel is lost')
+    await visitor.keyboard.press('Tab')
+    await visitor.locator(`${W} >> .escalate .btn:not(.ghost)`).press('Enter')
+    await visitor.locator(`${W} >> .system`, { hasText: 'We will answer you at late.visitor@example.org' }).waitFor(LIVE)
+    await expectAccessible(visitor, 'widget after the offline form at 390 px')
+
+    // the team has the ticket with the address to answer by mail
+    await expect
+      .poll(async () => {
+        const list = (await tenant.api.get('/escalations')).body.tickets as { user_email: string | null; user_note: string | null }[]
+        return list.find((x) => x.user_note?.includes('parcel'))?.user_email ?? null
+      }, LIVE)
+      .toBe('late.visitor@example.org')
+    await visitor.close()
+  })
 })
+
+/** The next 09:00 UTC on weekday `day` (0 = Sunday), at least a day ahead. */
+function nextOpening(day: number): string {
+  const d = new Date()
+  d.setUTCHours(9, 0, 0, 0)
+  do d.setUTCDate(d.getUTCDate() + 1)
+  while (d.getUTCDay() !== day)
+  return d.toISOString()
+}
