@@ -1,4 +1,4 @@
-import { useQuery } from '@tanstack/react-query'
+import { useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
 import { Link } from 'wouter'
 import { api, call } from '../api/client'
@@ -72,8 +72,10 @@ export default function Tickets() {
     refetchInterval: POLL_MS,
   })
   // the team's stream: a visitor writing, a hand-off or a takeover shows at once (unread counts, owners)
+  const qc = useQueryClient()
   useTeamEvents((e) => {
-    if (e.type === 'message' || e.type === 'owner') void list.refetch()
+    // the list and the open count together, so they never disagree
+    if (e.type === 'message' || e.type === 'owner') void qc.invalidateQueries({ queryKey: ['tickets'] })
   })
   const filtered = list.data?.tickets.filter((t) => (priority === 'all' || t.priority === priority) && (owner === 'all' || t.owner === owner)) ?? []
   // the queue: who has waited longest comes first

@@ -56,7 +56,7 @@ export function StatusSwitch() {
     <span className={`status-switch status-${status}`}>
       <span className="status-dot" aria-hidden="true" />
       <label htmlFor={id} className="sr-only">
-        Your status
+        Your availability
       </label>
       <select
         id={id}
