@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Tenant } from '../helpers/factories.js'
-import { expectAccessible, openScreen, signedInTenant, startDashboardEnv, watchedPage, type DashboardEnv } from './dashboard-harness.js'
+import { expectAccessible, expectScreenHealthy, openScreen, signedInTenant, startDashboardEnv, watchedPage, type DashboardEnv } from './dashboard-harness.js'
 import { hasChromium, hostPageHtml, serveHostPage, type HostPage } from './harness.js'
 
 /**
@@ -158,6 +158,54 @@ suite('live conversation: widget and dashboard in Chromium', { timeout: 180_000 
       }, LIVE)
       .toBe('late.visitor@example.org')
     await visitor.close()
+  })
+})
+
+describe.skipIf(!hasChromium)('live conversation: the team side of availability', { timeout: 180_000 }, () => {
+  let env: DashboardEnv
+  let tenant: Tenant
+  beforeAll(async () => {
+    env = await startDashboardEnv()
+    tenant = await signedInTenant(env)
+  }, 120_000)
+  afterAll(async () => {
+    await env?.close()
+  })
+
+  it('office hours are edited in Settings; the header status switch sets the member online, away or offline', async () => {
+    const status = async () =>
+      (await env.t.ctx.db.selectFrom('users').select('live_status').where('tenant_id', '=', tenant.tenantId).executeTakeFirstOrThrow()).live_status
+    const w = await watchedPage(env)
+    const { page } = w
+    await openScreen(page, env, '/settings', 'Settings')
+    // an open dashboard is online (its heartbeat), until the member says otherwise
+    await expect.poll(status, LIVE).toBe('online')
+    await page.getByLabel('Your availability').selectOption('away')
+    await expect.poll(status, LIVE).toBe('away')
+
+    const hours = page.locator('section', { has: page.getByRole('heading', { name: 'Office hours' }) })
+    await hours.getByLabel('Time zone').fill('Europe/Berlin')
+    await hours.getByRole('button', { name: 'Monday to Friday, 9 to 5' }).click()
+    await hours.getByLabel('Friday to').fill('15:00')
+    await hours.getByLabel('Holiday').fill('2026-12-25')
+    await hours.getByRole('button', { name: 'Add holiday' }).click()
+    await hours.getByRole('button', { name: 'Save office hours' }).click()
+    await page.getByText('Office hours saved').waitFor(LIVE)
+    const saved = await tenant.api.get('/tenants/me/office-hours')
+    expect(saved.body).toEqual({
+      timezone: 'Europe/Berlin',
+      weekly: [1, 2, 3, 4, 5].map((day) => ({ day, start: '09:00', end: day === 5 ? '15:00' : '17:00' })),
+      holidays: ['2026-12-25'],
+    })
+    // a zone the service does not know is named next to the field
+    await hours.getByLabel('Time zone').fill('Mars/Olympus')
+    await hours.getByRole('button', { name: 'Save office hours' }).click()
+    await hours.locator('.field-error').first().waitFor(LIVE)
+    await expectScreenHealthy(w, 'settings with office hours')
+
+    await page.getByLabel('Your availability').selectOption('offline')
+    await expect.poll(status, LIVE).toBe('offline')
+    await page.close()
   })
 })
 

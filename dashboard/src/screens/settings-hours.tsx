@@ -88,7 +88,7 @@ function HoursForm({ initial, canChange }: { initial: Hours; canChange: boolean 
           <p className="muted">No weekly hours: the team counts as open every day (but the holidays).</p>
         ) : (
           <div className="table-wrap">
-            <table aria-labelledby="hours-weekly">
+            <table className="hours-table" aria-labelledby="hours-weekly">
               <thead>
                 <tr>
                   <th scope="col">Day</th>
