@@ -96,6 +96,16 @@ suite('live conversation: widget and dashboard in Chromium', { timeout: 180_000 
     await chat.locator('.msg-note', { hasText: 'check the courier' }).waitFor(LIVE)
     await chat.locator('.msg-operator', { hasText: 'looking into your order' }).waitFor(LIVE)
 
+    // The inbox counts the visitor's message since the team last wrote; the queue view has nobody waiting.
+    await openScreen(op, env, '/tickets', 'Tickets')
+    await op.getByLabel('Status', { exact: true }).selectOption('all')
+    const row = op.locator('tr', { has: op.getByRole('link', { name: ticket.ticket_number }) })
+    await expect.poll(() => row.textContent(), LIVE).toContain('1 unread')
+    await op.getByRole('button', { name: /^Queue/ }).click()
+    await op.getByText('Nobody is waiting for a person').waitFor(LIVE)
+    await expectAccessible(op, 'inbox queue view')
+    await openScreen(op, env, `/tickets/${ticket.id}`, `Ticket ${ticket.ticket_number}`)
+
     // Back to the bot: the widget says so; the note never reached it (the stream is in order).
     await chat.getByRole('button', { name: 'Return to bot' }).click()
     await visitor.locator(`${W} >> .system`, { hasText: 'You are back with the assistant' }).waitFor(LIVE)
