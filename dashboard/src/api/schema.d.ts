@@ -5924,6 +5924,16 @@ export interface operations {
                             assistant: string;
                             operator: string;
                             powered_by: string;
+                            team_online: string;
+                            reply_eta: string;
+                            team_away: string;
+                            team_back: string;
+                            offline_prompt: string;
+                            email_label: string;
+                            offline_note_label: string;
+                            offline_send: string;
+                            offline_sent: string;
+                            email_invalid: string;
                         };
                         availability: {
                             /** @description inside office hours (none set: always) with at least one agent online */
