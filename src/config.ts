@@ -81,6 +81,8 @@ const EnvSchema = Type.Object({
   /** A `: ping` comment on an open widget answer stream this often, so idle proxies keep it open. */
   WIDGET_SSE_HEARTBEAT_MS: Type.Integer({ minimum: 100, maximum: 120000, default: 15000 }),
   OPERATOR_REPLY_GRACE_SECONDS: Type.Integer({ minimum: 0, default: 600 }),
+  /** Days live conversation events (the streams' replay log) are kept (daily cleanup); messages stay in the history. */
+  LIVE_EVENTS_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 30 }),
   /** Days PII audit events are kept when the tenant has not set its own retention (daily cleanup). */
   PII_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 365 }),
   // --- answer pipeline (chat) ---
@@ -320,6 +322,7 @@ export const CONFIG_DOCS: { readonly [K in keyof Env]-?: string } = {
   WIDGET_LOADER_URL: 'where widget.js is served from (a CDN); empty: this service',
   WIDGET_SSE_HEARTBEAT_MS: 'keep-alive comment on open answer streams',
   OPERATOR_REPLY_GRACE_SECONDS: 'wait before an operator reply is also mailed to a visitor who has not read it',
+  LIVE_EVENTS_RETENTION_DAYS: 'days live conversation events (stream replay) are kept',
   PII_RETENTION_DAYS: 'days PII audit events are kept when a tenant set no retention',
   GUARDS_ENABLED: 'all guard checks (injection, relevance, human request) on GUARD_MODEL',
   GUARD_INJECTION_ENABLED: 'the prompt-injection guard',

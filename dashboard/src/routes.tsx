@@ -4,6 +4,7 @@ import { forbiddenText, type Permission, ROLE_WORDS } from './roles'
 import { ForgotPage, LoginPage, SignupPage } from './screens/auth'
 import { useLogout, useMe, useRole } from './session'
 import { Badge, ErrorBox, Forbidden, Loading } from './ui/kit'
+import { StatusSwitch } from './ui/status'
 
 // Each screen is its own chunk: the login screen loads only the shell.
 const screens = {
@@ -98,6 +99,7 @@ function Shell({ email, children }: { email: string; children: React.ReactNode }
         </button>
         <span className="brand">Support dashboard</span>
         <span className="topbar-user">
+          <StatusSwitch />
           <span className="muted user-email">{email}</span>
           <Badge tone="info">
             <span className="sr-only">Your role: </span>

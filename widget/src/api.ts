@@ -1,4 +1,5 @@
 import { SseParser } from './sse.js'
+import type { Availability } from './availability.js'
 import type { LinkLabels, UiLabels } from './labels.js'
 import type { Owner } from './live.js'
 import type { Source } from './store.js'
@@ -23,6 +24,7 @@ export interface WidgetConfig {
   link_safety_labels: LinkLabels
   labels?: UiLabels
   locale: string
+  availability?: Availability
 }
 
 export interface HistoryMessage {

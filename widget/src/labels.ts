@@ -31,6 +31,16 @@ export const FALLBACK_LABELS = {
     assistant: 'Assistant',
     operator: 'Support team',
     powered_by: 'AI answers may contain mistakes.',
+    team_online: 'Our team is online.',
+    reply_eta: 'Usually replies in about {n} min',
+    team_away: 'Our team is away right now.',
+    team_back: 'Our team is away. Back {when} (your time).',
+    offline_prompt: 'Nobody is here right now. Leave your e-mail and we will answer by mail.',
+    email_label: 'Your e-mail',
+    offline_note_label: 'Your message (optional)',
+    offline_send: 'Send',
+    offline_sent: 'Thank you! We will answer you at {email}.',
+    email_invalid: 'Please enter a valid e-mail address.',
   },
 }
 

@@ -21,7 +21,8 @@ export type LiveEvent =
   | ({ type: 'message' } & LiveMessage)
   | { type: 'owner'; owner: Owner; assignee_name: string | null }
   | { type: 'typing'; from: 'visitor' | 'operator'; on: boolean }
-  | { type: 'read' | 'availability' }
+  | { type: 'read' }
+  | { type: 'availability'; online?: boolean; reply_eta_s?: number | null; next_open_at?: string | null }
 
 /** Texts of the live conversation; the service's labels override them when it sends these keys. */
 export const LIVE_LABELS = {

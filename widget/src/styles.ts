@@ -22,8 +22,8 @@ background:var(--bg);border-radius:14px;box-shadow:0 12px 40px rgba(0,0,0,.22);d
 .inline .panel{position:relative;bottom:auto;right:auto;left:auto;width:100%;max-width:none;height:100%;min-height:420px;max-height:none;box-shadow:none;border:1px solid var(--line)}
 header{display:flex;align-items:center;gap:8px;padding:12px 12px 12px 16px;background:var(--a);color:#fff}
 header h2{flex:1;margin:0;font-size:15px;font-weight:600;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
-.hbtn{border:0;background:rgba(255,255,255,.16);color:#fff;border-radius:8px;padding:6px 10px;font-size:12.5px}
-.hbtn:hover{background:rgba(255,255,255,.28)}
+.hbtn{border:0;background:rgba(0,0,0,.2);color:#fff;border-radius:8px;padding:6px 10px;font-size:12.5px}
+.hbtn:hover{background:rgba(0,0,0,.32)}
 .x{width:32px;height:32px;padding:0;font-size:20px;line-height:1}
 .log{flex:1;overflow-y:auto;padding:14px;display:flex;flex-direction:column;gap:10px;background:var(--bg);overscroll-behavior:contain}
 .msg{display:flex;flex-direction:column;max-width:88%}
@@ -33,7 +33,7 @@ header h2{flex:1;margin:0;font-size:15px;font-weight:600;overflow:hidden;text-ov
 .assistant .bubble{border-bottom-left-radius:4px}
 .operator .bubble{background:#ecfdf5;border:1px solid #a7f3d0}
 .who{font-size:11.5px;color:var(--mute);margin:0 4px 2px}
-.system{align-self:center;max-width:92%;text-align:center;font-size:12.5px;color:var(--mute);background:var(--soft);border-radius:10px;padding:6px 10px}
+.system{align-self:center;max-width:92%;text-align:center;font-size:12.5px;color:#4b5563;background:var(--soft);border-radius:10px;padding:6px 10px}
 .bubble p{margin:0 0 .5em}.bubble p:last-child{margin:0}
 .bubble h3,.bubble h4{margin:.3em 0;font-size:1em}
 .bubble ul,.bubble ol{margin:.3em 0;padding-left:1.3em}
@@ -65,6 +65,13 @@ header h2{flex:1;margin:0;font-size:15px;font-weight:600;overflow:hidden;text-ov
 .send{width:40px;height:40px;border-radius:10px;border:0;background:var(--a);color:#fff;display:flex;align-items:center;justify-content:center;flex:none}
 .send:disabled{opacity:.45;cursor:default}
 .send svg{width:18px;height:18px;fill:currentColor}
+.avail{margin:0;padding:6px 14px;font-size:12.5px;color:var(--fg);background:var(--soft);border-bottom:1px solid var(--line)}
+.field{display:flex;flex-direction:column;gap:4px}
+.field label{font-weight:600;font-size:13px}
+.field input{width:100%;border:1px solid #6b7280;border-radius:8px;padding:8px;font:inherit;color:inherit;background:var(--bg)}
+.field input[aria-invalid=true]{border-color:#b91c1c}
+.field-error{margin:0;font-size:12.5px;color:#b91c1c}
+.field-error:empty{display:none}
 .foot{padding:0 12px 8px;font-size:11px;color:var(--mute);text-align:center;background:var(--bg)}
 .count{font-size:11px;color:#b91c1c;padding:0 14px}
 .veil{position:absolute;inset:0;background:rgba(17,24,39,.45);display:flex;align-items:center;justify-content:center;padding:20px}

@@ -1,7 +1,10 @@
 import { ApiError, createClient, type History, type StreamEvent, type WidgetConfig } from './api.js'
+import { type Availability, availabilityView } from './availability.js'
 import { confirmCard, isConfirmFrame } from './confirm-card.js'
+import { h, icon } from './dom.js'
 import { FALLBACK_LABELS, fill, type LinkLabels, type UiLabels } from './labels.js'
-import { type LiveEvent, type LiveStream, liveLabels, openLiveStream, type Owner, typingSignal } from './live.js'
+import { liveLabels } from './live.js'
+import { createLiveChat } from './live-chat.js'
 import { renderMarkdown } from './markdown.js'
 import { createStore, type Source, type StoredSession } from './store.js'
 import { CSS as STYLES } from './styles.js'
@@ -24,28 +27,6 @@ export interface WidgetInstance {
 }
 
 const MAX_CHARS = 1000
-const POLL_MS = 15_000
-const SVG = 'http://www.w3.org/2000/svg'
-
-type Child = Node | string | null | false | undefined
-
-function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
-  const el = document.createElement(tag)
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v)
-  for (const c of children) if (c) el.append(c)
-  return el
-}
-
-function icon(path: string): SVGSVGElement {
-  const svg = document.createElementNS(SVG, 'svg')
-  svg.setAttribute('viewBox', '0 0 24 24')
-  svg.setAttribute('aria-hidden', 'true')
-  const p = document.createElementNS(SVG, 'path')
-  p.setAttribute('d', path)
-  svg.appendChild(p)
-  return svg
-}
-
 const CHAT_ICON = 'M4 4h16a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H8l-4 4V6a2 2 0 0 1 2-2zm3 6h10V8H7zm0 4h7v-2H7z'
 const CLOSE_ICON = 'M18.3 5.7 12 12l6.3 6.3-1.4 1.4L10.6 13.4 4.3 19.7 2.9 18.3 9.2 12 2.9 5.7l1.4-1.4 6.3 6.3 6.3-6.3z'
 const SEND_ICON = 'M2 21 23 12 2 3v7l15 2-15 2z'
@@ -94,10 +75,6 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
   let ticket: string | null = null
   let lastReadSent: string | null = null
   let lastHistoryKey = ''
-  let pollTimer: ReturnType<typeof setInterval> | undefined
-  let stream: LiveStream | null = null
-  let streamFailed = false
-  let owner: Owner = 'bot'
   let lx = liveLabels(undefined)
   let inflight: AbortController | null = null
   let destroyed = false
@@ -126,7 +103,8 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
   const escPrompt = h('p')
   const escConfirm = h('button', { class: 'btn', type: 'button' })
   const escCancel = h('button', { class: 'btn ghost', type: 'button' })
-  const escBox = h('div', { class: 'box escalate', hidden: '' }, escPrompt, escNote, h('div', { class: 'row' }, escCancel, escConfirm))
+  const avail = availabilityView()
+  const escBox = h('div', { class: 'box escalate', hidden: '' }, escPrompt, ...avail.offlineFields, escNote, h('div', { class: 'row' }, escCancel, escConfirm))
 
   const endedText = h('p')
   const newChatBtn = h('button', { class: 'btn', type: 'button' })
@@ -157,6 +135,7 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     'section',
     { class: 'panel', id: 'scb-panel', role: 'dialog', 'aria-labelledby': 'scb-title' },
     header,
+    avail.line,
     log,
     typingEl,
     escBox,
@@ -181,9 +160,10 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     input.setAttribute('aria-label', ui.placeholder)
     sendBtn.setAttribute('aria-label', ui.send)
     escPrompt.textContent = ui.escalate_prompt
-    escNote.placeholder = ui.escalate_note_placeholder
-    escNote.setAttribute('aria-label', ui.escalate_note_placeholder)
-    escConfirm.textContent = ui.escalate_confirm
+    escConfirm.textContent = avail.offline ? ui.offline_send : ui.escalate_confirm
+    escNote.placeholder = avail.offline ? ui.offline_note_label : ui.escalate_note_placeholder
+    escNote.setAttribute('aria-label', escNote.placeholder)
+    escPrompt.hidden = avail.offline
     escCancel.textContent = ui.cancel
     endedText.textContent = ui.chat_ended
     newChatBtn.textContent = ui.new_chat
@@ -349,7 +329,8 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     }
     ticket = hist.ticket_number ?? null
     if (ticket) addSystem(fill(ui.ticket_opened, { ticket }))
-    owner = hist.owner ?? (hist.chat_ended ? 'closed' : 'bot')
+    const owner = hist.owner ?? (hist.chat_ended ? 'closed' : 'bot')
+    liveChat.owner = owner
     if (owner === 'queue') addSystem(lx.waiting)
     // chat_ended is also true while a person has the conversation: only a closed one ends the chat
     setEnded(owner === 'closed')
@@ -384,11 +365,7 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     ticket = null
     lastReadSent = null
     lastHistoryKey = ''
-    owner = 'bot'
-    streamFailed = false
-    stream?.close()
-    stream = null
-    typingEl.hidden = true
+    liveChat.reset()
     log.replaceChildren()
     greet()
     setEnded(false)
@@ -396,77 +373,29 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     if (focus) input.focus()
   }
 
-  /** Live events while the panel is open and a session exists; the history poll only when the stream keeps failing. */
-  function syncPolling(): void {
-    const live = isOpen && !destroyed && Boolean(session) && !streamFailed
-    if (live && !stream && session) {
-      stream = openLiveStream(client.eventsUrl(session.id), null, onLive, () => {
-        stream = null
-        streamFailed = true
-        syncPolling()
-      })
-    }
-    if (!live && stream) {
-      stream.close()
-      stream = null
-    }
-    const want = isOpen && !destroyed && Boolean(session && ticket) && streamFailed
-    if (want && !pollTimer) pollTimer = setInterval(() => void refreshHistory(), POLL_MS)
-    if (!want && pollTimer) {
-      clearInterval(pollTimer)
-      pollTimer = undefined
-    }
-  }
+  // --- live conversation (live-chat.ts) and the availability promise (availability.ts) -------------
+  const liveChat = createLiveChat({
+    client,
+    log,
+    typingEl,
+    session: () => session,
+    active: () => isOpen && !destroyed,
+    hasTicket: () => Boolean(ticket),
+    ui: () => ui,
+    lx: () => lx,
+    addMessage,
+    addSystem,
+    announce,
+    markRead,
+    setEnded,
+    refreshHistory,
+    availability: showAvailability,
+  })
+  const syncPolling = () => liveChat.sync()
 
-  // --- live conversation ---------------------------------------------------------------------------
-  const typing = typingSignal((on) => (session ? client.typing(session.id, on) : Promise.resolve()))
-
-  function setOwner(next: Owner, name: string | null): void {
-    if (next === owner) return
-    owner = next
-    const line =
-      next === 'human'
-        ? name
-          ? fill(lx.operator_joined, { name })
-          : lx.someone_joined
-        : next === 'bot'
-          ? lx.back_to_bot
-          : next === 'queue'
-            ? lx.waiting
-            : lx.conversation_closed
-    announce(addSystem(line).textContent ?? '')
-    if (next !== 'human') typingEl.hidden = true
-    setEnded(next === 'closed')
-  }
-
-  /** Adds the team's messages the stream did not carry (a resolution's reply), keeping what is on screen. */
-  async function catchUp(): Promise<void> {
-    if (!session) return
-    try {
-      for (const m of (await client.history(session.id)).messages) {
-        if (m.from_operator && !log.querySelector(`[data-id="${CSS.escape(m.id)}"]`)) addMessage('operator', m.content, m.id, m.author_name)
-      }
-      markRead()
-    } catch {
-      // the next owner change or the next open tries again
-    }
-  }
-
-  function onLive(e: LiveEvent): void {
-    if (e.type === 'owner') {
-      setOwner(e.owner, e.assignee_name)
-      void catchUp()
-    } else if (e.type === 'typing' && e.from === 'operator') {
-      typingEl.textContent = lx.someone_typing
-      typingEl.hidden = !e.on
-    } else if (e.type === 'message') {
-      // the visitor's own messages are on screen already; a bot answer comes with its own stream
-      if (e.role === 'user' || !e.from_operator || log.querySelector(`[data-id="${CSS.escape(e.id)}"]`)) return
-      typingEl.hidden = true
-      addMessage('operator', e.content, e.id, e.author_name)
-      announce(`${e.author_name ? fill(lx.operator_suffix, { name: e.author_name }) : ui.operator}: ${e.content}`)
-      markRead()
-    }
+  function showAvailability(a: Availability | null | undefined): void {
+    if (avail.update(a, ui, locale) && avail.line.textContent) announce(avail.line.textContent)
+    applyLabels()
   }
 
   // --- sending -------------------------------------------------------------------------------------
@@ -479,7 +408,7 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     }
     busy = true
     input.value = ''
-    typing.stop()
+    liveChat.typing.stop()
     autosize()
     updateControls()
     addMessage('user', text)
@@ -541,7 +470,7 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     if (e.type === 'done' && e.owner && e.owner !== 'bot' && !e.text) {
       // taken over while the bot was writing: its partial answer was not kept
       view.el.remove()
-      setOwner(e.owner, null)
+      liveChat.setOwner(e.owner, null)
       saveSession()
       updateControls()
       return
@@ -562,7 +491,7 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
         ticket = e.ticket_number
         addSystem(fill(ui.ticket_opened, { ticket }))
       }
-      if (e.owner) setOwner(e.owner, null)
+      if (e.owner) liveChat.setOwner(e.owner, null)
       else if (e.chat_ended) setEnded(true)
       updateControls()
       markRead()
@@ -585,20 +514,30 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     }
   }
 
+  /**
+   * Hands the chat to the team. Nobody there (the offline form): the address is required, and it goes to the
+   * team as the visitor's next message, which the hand-off keeps as the ticket's e-mail (no route takes an
+   * e-mail field; a note would be redacted).
+   */
   async function escalate(): Promise<void> {
+    const email = avail.offline ? avail.validEmail(ui) : ''
+    if (email === null) return
     escConfirm.disabled = true
     try {
       const sid = await ensureSession()
       const r = await client.escalate(sid, escNote.value.trim())
+      if (email) await client.chat(sid, email, locale, () => {}, new AbortController().signal)
       escBox.hidden = true
       composer.hidden = ended
       escNote.value = ''
+      avail.clear()
       ticket = r.ticket_number
       const note = addSystem(fill(ui.ticket_opened, { ticket }))
-      announce(note.textContent ?? '')
       updateControls()
       saveSession()
       await refreshHistory()
+      // after the history: it redraws the log
+      announce((email ? addSystem(fill(ui.offline_sent, { email })) : note).textContent ?? '')
       syncPolling()
       // Focus never stays on a control that was just hidden.
       ;(ended ? newChatBtn : input).focus()
@@ -648,6 +587,12 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     markRead()
     void refreshHistory()
     syncPolling()
+    // the promise is kept fresh: who is there may have changed since the page loaded
+    if (config)
+      client.config(locale).then(
+        (c) => showAvailability(c.availability),
+        () => {},
+      )
   }
 
   function close(): void {
@@ -677,7 +622,7 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
   input.addEventListener('input', () => {
     autosize()
     updateControls()
-    if (owner === 'queue' || owner === 'human') typing.input(Boolean(input.value.trim()))
+    liveChat.input(Boolean(input.value.trim()))
   })
   input.addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
@@ -688,7 +633,7 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
   humanBtn.addEventListener('click', () => {
     escBox.hidden = false
     composer.hidden = true
-    escNote.focus()
+    ;(avail.offline ? avail.email : escNote).focus()
   })
   escCancel.addEventListener('click', () => {
     escBox.hidden = true
@@ -696,6 +641,13 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     humanBtn.focus()
   })
   escConfirm.addEventListener('click', () => void escalate())
+  // Enter in the e-mail field sends the offline form, as in any one-line form
+  avail.email.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !e.isComposing) {
+      e.preventDefault()
+      void escalate()
+    }
+  })
   newChatBtn.addEventListener('click', () => resetChat(true))
   dlgCancel.addEventListener('click', closeDialog)
   log.addEventListener('click', (e) => {
@@ -740,6 +692,7 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     ui = { ...FALLBACK_LABELS.ui, ...config.labels }
     lx = liveLabels(config.labels)
     linkLabels = { ...FALLBACK_LABELS.link, ...config.link_safety_labels }
+    avail.update(config.availability, ui, locale)
     applyLabels()
     host.style.display = inline ? 'block' : ''
     greet()

@@ -5941,6 +5941,16 @@ export interface operations {
                             assistant: string;
                             operator: string;
                             powered_by: string;
+                            team_online: string;
+                            reply_eta: string;
+                            team_away: string;
+                            team_back: string;
+                            offline_prompt: string;
+                            email_label: string;
+                            offline_note_label: string;
+                            offline_send: string;
+                            offline_sent: string;
+                            email_invalid: string;
                         };
                         availability: {
                             /** @description inside office hours (none set: always) with at least one agent online */
@@ -9829,6 +9839,15 @@ export interface operations {
                             first_response_at: string | null;
                             owner: "bot" | "queue" | "human" | "closed";
                             assignee_name: string | null;
+                            unread_count: number;
+                            notes?: {
+                                /** Format: uuid */
+                                id: string;
+                                author_name: string | null;
+                                content: string;
+                                /** Format: date-time */
+                                created_at: string;
+                            }[];
                         }[];
                         total: number;
                     };
@@ -9970,6 +9989,15 @@ export interface operations {
                         first_response_at: string | null;
                         owner: "bot" | "queue" | "human" | "closed";
                         assignee_name: string | null;
+                        unread_count: number;
+                        notes?: {
+                            /** Format: uuid */
+                            id: string;
+                            author_name: string | null;
+                            content: string;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
                     };
                 };
             };
@@ -10114,6 +10142,15 @@ export interface operations {
                         first_response_at: string | null;
                         owner: "bot" | "queue" | "human" | "closed";
                         assignee_name: string | null;
+                        unread_count: number;
+                        notes?: {
+                            /** Format: uuid */
+                            id: string;
+                            author_name: string | null;
+                            content: string;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
                     };
                 };
             };
@@ -10257,6 +10294,15 @@ export interface operations {
                         first_response_at: string | null;
                         owner: "bot" | "queue" | "human" | "closed";
                         assignee_name: string | null;
+                        unread_count: number;
+                        notes?: {
+                            /** Format: uuid */
+                            id: string;
+                            author_name: string | null;
+                            content: string;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
                     };
                 };
             };
@@ -10706,6 +10752,15 @@ export interface operations {
                         first_response_at: string | null;
                         owner: "bot" | "queue" | "human" | "closed";
                         assignee_name: string | null;
+                        unread_count: number;
+                        notes?: {
+                            /** Format: uuid */
+                            id: string;
+                            author_name: string | null;
+                            content: string;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
                     };
                 };
             };
@@ -10859,6 +10914,15 @@ export interface operations {
                         first_response_at: string | null;
                         owner: "bot" | "queue" | "human" | "closed";
                         assignee_name: string | null;
+                        unread_count: number;
+                        notes?: {
+                            /** Format: uuid */
+                            id: string;
+                            author_name: string | null;
+                            content: string;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
                     };
                 };
             };

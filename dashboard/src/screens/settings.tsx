@@ -6,6 +6,7 @@ import type { Tenant } from '../api/types'
 import { useRole, useTenant } from '../session'
 import { Badge, Button, Check, Empty, ErrorBox, Field, fieldError, Loading, PageHeader, Pager, When } from '../ui/kit'
 import { useToast } from '../ui/toast'
+import { OfficeHours } from './settings-hours'
 import { ApiKeys, SigningSecret } from './settings-keys'
 import { ModelKeyForm, ProviderStatus } from './shared'
 
@@ -297,6 +298,7 @@ export default function Settings() {
         <a href="#s-model">Model key</a>
         <a href="#s-workspace">Workspace</a>
         <a href="#s-support">Support</a>
+        <a href="#s-hours">Office hours</a>
         <a href="#s-privacy">Privacy</a>
         <a href="#s-keys">API keys</a>
         <a href="#s-signing">Signing secret</a>
@@ -335,6 +337,13 @@ export default function Settings() {
       </Section>
       <Section id="s-support" title="Support settings" hint="Where ticket notifications go and in which language.">
         <SupportSettings />
+      </Section>
+      <Section
+        id="s-hours"
+        title="Office hours"
+        hint="The widget promises a person only inside these hours with someone online; outside them it says when you are back and asks for an e-mail."
+      >
+        <OfficeHours canChange={may('settings')} />
       </Section>
       <Section id="s-privacy" title="Privacy" hint="Personal data in visitors' messages is masked before it is stored or sent to the model.">
         <Privacy />

@@ -107,6 +107,10 @@ function Evidence({ t }: { t: Ticket }) {
   )
 }
 
+/**
+ * The resolution once there is one. Replying and resolving happen in the live chat's one composer; a ticket
+ * without a conversation (a server-to-server hand-off) keeps a reply form of its own here.
+ */
 function Resolve({ t }: { t: Ticket }) {
   const [text, setText] = useState('')
   const qc = useQueryClient()
@@ -115,7 +119,7 @@ function Resolve({ t }: { t: Ticket }) {
     mutationFn: () => call(api.POST('/escalations/{ticket_id}/resolve', { params: { path: { ticket_id: t.id } }, body: { resolution_text: text.trim() } })),
     onSuccess: async () => {
       setText('')
-      toast(`${t.ticket_number} resolved; the reply is in the visitor's chat`)
+      toast(`${t.ticket_number} resolved`)
       await qc.invalidateQueries({ queryKey: ['ticket', t.id] })
       void qc.invalidateQueries({ queryKey: ['tickets'] })
     },
@@ -130,6 +134,15 @@ function Resolve({ t }: { t: Ticket }) {
         {t.resolution_text ? <p className="msg-text resolution">{t.resolution_text}</p> : <p className="muted">No reply was recorded.</p>}
       </div>
     )
+  if (t.session_id)
+    return isReopened(t) ? (
+      <div className="card">
+        <h2>Earlier resolution</h2>
+        <p className="muted">
+          The visitor asked for help again after this earlier resolution: <span className="msg-text">{t.resolution_text}</span>
+        </p>
+      </div>
+    ) : null
   const err = fieldError(resolve.error, 'resolution_text')
   return (
     <form
@@ -140,15 +153,10 @@ function Resolve({ t }: { t: Ticket }) {
       }}
       noValidate
     >
-      <h2>Reply and resolve</h2>
-      {isReopened(t) && (
-        <p className="muted">
-          The visitor asked for help again after this earlier resolution: <span className="msg-text">{t.resolution_text}</span>
-        </p>
-      )}
+      <h2>Resolve</h2>
       <TextArea
-        label="Reply to the visitor"
-        hint="Sent into the visitor's chat as your reply, and mailed to them if they do not read it there. Plain text."
+        label="Resolution"
+        hint="This ticket has no chat: the resolution is kept with the ticket."
         maxLength={8000}
         value={text}
         onChange={(e) => setText(e.target.value)}
@@ -156,7 +164,7 @@ function Resolve({ t }: { t: Ticket }) {
       />
       <ErrorBox error={resolve.error && !err ? resolve.error : null} />
       <Button type="submit" variant="primary" busy={resolve.isPending}>
-        Send reply and resolve
+        Resolve
       </Button>
     </form>
   )

@@ -137,9 +137,21 @@ export function LiveChat({ t }: { t: Ticket }) {
     } else if (e.type === 'typing' && e.from === 'visitor') setVisitorTyping(e.on)
   })
 
-  const earlier: LiveLine[] = (log.data?.messages ?? [])
-    .filter((m) => new Date(m.created_at).getTime() >= since)
-    .map((m) => ({ id: m.id, role: m.role, content: m.content, created_at: m.created_at, from_operator: m.from_operator, author_name: null, internal: false }))
+  // the messages since the hand-off and the team's notes (the ticket carries them), in time order
+  const earlier: LiveLine[] = [
+    ...(log.data?.messages ?? [])
+      .filter((m) => new Date(m.created_at).getTime() >= since)
+      .map((m) => ({
+        id: m.id,
+        role: m.role,
+        content: m.content,
+        created_at: m.created_at,
+        from_operator: m.from_operator,
+        author_name: null,
+        internal: false,
+      })),
+    ...(t.notes ?? []).map((n) => ({ ...n, role: 'assistant', from_operator: true, internal: true })),
+  ].sort((a, b) => a.created_at.localeCompare(b.created_at))
   const shown = [...earlier, ...lines.filter((l) => !earlier.some((e) => e.id === l.id))]
 
   const send = useMutation({
@@ -148,6 +160,17 @@ export function LiveChat({ t }: { t: Ticket }) {
       typing.stop()
       setText('')
       add({ ...m, internal: m.internal })
+    },
+  })
+  const resolve = useMutation({
+    mutationFn: () => call(api.POST('/escalations/{ticket_id}/resolve', { params: { path: { ticket_id: t.id } }, body: { resolution_text: text.trim() } })),
+    onSuccess: async () => {
+      typing.stop()
+      setText('')
+      toast(`${t.ticket_number} resolved; the reply is in the visitor's chat`)
+      await qc.invalidateQueries({ queryKey: ['ticket', t.id] })
+      void qc.invalidateQueries({ queryKey: ['ticket-live', sid] })
+      void qc.invalidateQueries({ queryKey: ['tickets'] })
     },
   })
   const after = (words: string) => async () => {
@@ -165,7 +188,8 @@ export function LiveChat({ t }: { t: Ticket }) {
   })
 
   if (!sid) return null
-  const err = fieldError(send.error, 'content')
+  const err = fieldError(send.error, 'content') ?? fieldError(resolve.error, 'resolution_text')
+  const resolvable = !internal && t.status !== 'resolved'
   return (
     <section className="card live-chat" aria-labelledby="live-chat-title">
       <div className="row live-head">
@@ -196,8 +220,12 @@ export function LiveChat({ t }: { t: Ticket }) {
           noValidate
         >
           <TextArea
-            label={internal ? 'Note for your team' : 'Message to the visitor'}
-            hint={internal ? 'Only your team sees this.' : 'Appears in the visitor’s chat at once. Ctrl+Enter sends.'}
+            label={internal ? 'Note for your team' : 'Reply to the visitor'}
+            hint={
+              internal
+                ? 'Only your team sees this; it stays with the ticket.'
+                : 'Appears in the visitor’s chat at once, and is mailed to them if they do not read it there. Ctrl+Enter sends.'
+            }
             maxLength={8000}
             rows={3}
             value={text}
@@ -213,11 +241,27 @@ export function LiveChat({ t }: { t: Ticket }) {
             }}
             error={err}
           />
-          <Check label="Internal note" checked={internal} onChange={setInternal} />
-          <ErrorBox error={send.error && !err ? send.error : null} />
-          <Button type="submit" variant="primary" busy={send.isPending} disabled={!text.trim()}>
-            {internal ? 'Add note' : 'Send'}
-          </Button>
+          <Check
+            label="Internal note"
+            hint="A note for your team: never shown to the visitor"
+            checked={internal}
+            onChange={(on) => {
+              setInternal(on)
+              send.reset()
+              resolve.reset()
+            }}
+          />
+          <ErrorBox error={(send.error ?? resolve.error) && !err ? (send.error ?? resolve.error) : null} />
+          <div className="row">
+            <Button type="submit" variant="primary" busy={send.isPending} disabled={!text.trim()}>
+              {internal ? 'Add note' : 'Send'}
+            </Button>
+            {resolvable && (
+              <Button busy={resolve.isPending} onClick={() => resolve.mutate()}>
+                Send reply and resolve
+              </Button>
+            )}
+          </div>
         </form>
       )}
       <div className="row live-actions">

@@ -1,13 +1,13 @@
-import { useQuery } from '@tanstack/react-query'
+import { useQuery, useQueryClient } from '@tanstack/react-query'
 import { useState } from 'react'
 import { Link } from 'wouter'
 import { api, call } from '../api/client'
 import type { Ticket } from '../api/types'
-import { Badge, Empty, ErrorBox, Loading, PageHeader, Pager, Select, When } from '../ui/kit'
+import { Badge, Button, Empty, ErrorBox, Loading, PageHeader, Pager, Select, When } from '../ui/kit'
 import { isReopened, PriorityBadge, StatusBadge, TRIGGER_WORDS, Visitor } from '../ui/ops'
 import { useMembers } from '../ui/team'
 import { AssigneeName, AssignmentMailPref } from './ticket-assignee'
-import { OwnerBadge } from './ticket-live'
+import { OwnerBadge, useTeamEvents } from './ticket-live'
 
 type StatusFilter = 'open' | 'in_progress' | 'resolved' | 'all'
 type PriorityFilter = 'all' | Ticket['priority']
@@ -71,7 +71,16 @@ export default function Tickets() {
     queryFn: () => call(api.GET('/escalations', { params: { query: { status: 'open', include_original: false, limit: 1, offset: 0 } } })),
     refetchInterval: POLL_MS,
   })
-  const rows = list.data?.tickets.filter((t) => (priority === 'all' || t.priority === priority) && (owner === 'all' || t.owner === owner)) ?? []
+  // the team's stream: a visitor writing, a hand-off or a takeover shows at once (unread counts, owners)
+  const qc = useQueryClient()
+  useTeamEvents((e) => {
+    // the list and the open count together, so they never disagree
+    if (e.type === 'message' || e.type === 'owner') void qc.invalidateQueries({ queryKey: ['tickets'] })
+  })
+  const filtered = list.data?.tickets.filter((t) => (priority === 'all' || t.priority === priority) && (owner === 'all' || t.owner === owner)) ?? []
+  // the queue: who has waited longest comes first
+  const rows = owner === 'queue' ? [...filtered].sort((a, b) => a.created_at.localeCompare(b.created_at)) : filtered
+  const waiting = list.data?.tickets.filter((t) => t.owner === 'queue').length ?? 0
   return (
     <>
       <PageHeader title="Tickets">
@@ -85,6 +94,14 @@ export default function Tickets() {
       </PageHeader>
       <p className="hint">Visitors' hand-offs to a human. The list refreshes itself every few seconds.</p>
       <AssignmentMailPref />
+      <div className="row queue-tabs" role="group" aria-label="View">
+        <Button variant={owner === 'queue' ? 'secondary' : 'primary'} aria-pressed={owner !== 'queue'} onClick={() => setOwner('all')}>
+          All tickets
+        </Button>
+        <Button variant={owner === 'queue' ? 'primary' : 'secondary'} aria-pressed={owner === 'queue'} onClick={() => setOwner('queue')}>
+          Queue ({waiting} waiting)
+        </Button>
+      </div>
       <div className="filters">
         <Select
           label="Status"
@@ -152,6 +169,13 @@ export default function Tickets() {
                   <tr key={t.id}>
                     <td>
                       <Link href={`/tickets/${t.id}`}>{t.ticket_number}</Link>
+                      {t.unread_count > 0 && (
+                        <span className="unread">
+                          <Badge tone="warn">
+                            {t.unread_count} unread<span className="sr-only"> message{t.unread_count === 1 ? '' : 's'} from the visitor</span>
+                          </Badge>
+                        </span>
+                      )}
                     </td>
                     <td>
                       <PriorityBadge priority={t.priority} />

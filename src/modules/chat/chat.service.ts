@@ -192,6 +192,7 @@ async function escalateSession(deps: ChatServiceDeps, tenantId: string, sessionI
         language,
         say: SAY[trigger],
         followUp: null,
+        awaitEmail: true,
       },
       trx,
     )

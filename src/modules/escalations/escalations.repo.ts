@@ -29,6 +29,10 @@ export function createEscalationsRepo(db: Db) {
         's.owner as session_owner',
         'a.email as assignee_email',
         'a.display_name as assignee_display_name',
+        // the visitor's messages since the team last wrote (or since the hand-off): the inbox's unread count
+        sql<number>`(SELECT count(*)::int FROM chat_messages m WHERE m.tenant_id = t.tenant_id AND m.session_id = t.session_id
+          AND m.role = 'user' AND m.created_at > GREATEST(t.created_at, COALESCE((SELECT max(o.created_at) FROM chat_messages o
+          WHERE o.tenant_id = t.tenant_id AND o.session_id = t.session_id AND o.from_operator), t.created_at)))`.as('unread_count'),
       ])
       .where('t.tenant_id', '=', tenantId)
       .$if(scope !== null, (q) => q.where('t.bot_id', 'in', scopeIds(scope!)))
@@ -53,9 +57,46 @@ export function createEscalationsRepo(db: Db) {
       return query.executeTakeFirstOrThrow().then((r) => r.n)
     },
 
+    /** The conversation's internal notes, oldest first: for the team's ticket view only (never a visitor's read). */
+    notes(tenantId: string, sessionId: string) {
+      return db
+        .selectFrom('conversation_notes as n')
+        .leftJoin('users as u', (j) => j.onRef('u.id', '=', 'n.author_user_id').on('u.tenant_id', '=', tenantId))
+        .select(['n.id', 'n.content', 'n.created_at', 'u.email as author_email', 'u.display_name as author_display_name'])
+        .where('n.tenant_id', '=', tenantId)
+        .where('n.session_id', '=', sessionId)
+        .orderBy('n.created_at')
+        .limit(500)
+        .execute()
+    },
+
     /** The ticket, if it is this tenant's and within the caller's bots. */
     find(tenantId: string, ticketId: string, trx: Db = db, scope: BotScope = null) {
       return ticketQuery(trx, tenantId, scope).where('t.id', '=', ticketId).executeTakeFirst()
+    },
+
+    /**
+     * Locks the ticket's conversation, then the ticket: the one lock order of every change that touches both
+     * (a turn's hand-off and the live routes take the session first too), so two of them never deadlock.
+     */
+    async lockWithSession(tenantId: string, ticketId: string, trx: Db, scope: BotScope = null) {
+      const peek = await trx
+        .selectFrom('escalation_tickets')
+        .select('session_id')
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', ticketId)
+        .executeTakeFirst()
+      if (peek?.session_id) {
+        await trx.selectFrom('chat_sessions').select('id').where('tenant_id', '=', tenantId).where('id', '=', peek.session_id).forUpdate().execute()
+      }
+      return trx
+        .selectFrom('escalation_tickets')
+        .selectAll()
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', ticketId)
+        .$if(scope !== null, (q) => q.where('bot_id', 'in', scopeIds(scope!)))
+        .forUpdate()
+        .executeTakeFirst()
     },
 
     /** Locks the ticket row for the rest of the transaction; undefined when it is not this tenant's (or outside the caller's bots). */

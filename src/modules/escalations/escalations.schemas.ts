@@ -42,6 +42,8 @@ const EvidenceItem = Type.Object(
   { additionalProperties: true },
 )
 
+export const TicketNote = Type.Object({ id: Uuid, author_name: Nullable(Type.String()), content: Type.String(), created_at: DateTime })
+
 export const EscalationTicket = Type.Object({
   id: Uuid,
   ticket_number: Type.String(),
@@ -77,6 +79,10 @@ export const EscalationTicket = Type.Object({
   owner: OwnerSchema,
   /** the member who has the conversation while its owner is human */
   assignee_name: Nullable(Type.String()),
+  /** the visitor's messages since the team last wrote in the conversation */
+  unread_count: Type.Integer(),
+  /** internal notes on the conversation, oldest first (the single ticket only; never shown to the visitor) */
+  notes: Type.Optional(Type.Array(TicketNote)),
 })
 
 export const EscalationList = Type.Object({ tickets: Type.Array(EscalationTicket), total: Type.Integer() })

@@ -89,6 +89,7 @@ export function createEscalationsService(deps: {
       first_response_at: t.first_response_at ? t.first_response_at.toISOString() : null,
       owner: t.session_owner ?? 'bot',
       assignee_name: t.session_owner === 'human' ? assigneeName(t) : null,
+      unread_count: Number(t.unread_count ?? 0),
     }
   }
 
@@ -157,12 +158,21 @@ export function createEscalationsService(deps: {
 
     /** The ticket; an operator opening an open ticket moves it to in_progress. */
     async get(tenantId: string, ticketId: string, opts: { includeOriginal: boolean }, viewer: Viewer) {
-      const t = await ticketOr404(tenantId, ticketId, viewer.scope)
+      let t = await ticketOr404(tenantId, ticketId, viewer.scope)
       if (t.status === 'open') {
         await repo.markInProgress(tenantId, ticketId, clock.now())
-        return (await presentAll(tenantId, [await ticketOr404(tenantId, ticketId)], { ...opts, viewer }))[0]!
+        t = await ticketOr404(tenantId, ticketId)
       }
-      return (await presentAll(tenantId, [t], { ...opts, viewer }))[0]!
+      const notes = t.session_id ? await repo.notes(tenantId, t.session_id) : []
+      return {
+        ...(await presentAll(tenantId, [t], { ...opts, viewer }))[0]!,
+        notes: notes.map((n) => ({
+          id: n.id,
+          author_name: n.author_email ? n.author_display_name?.trim() || n.author_email.split('@')[0]! : null,
+          content: n.content,
+          created_at: n.created_at.toISOString(),
+        })),
+      }
     },
 
     /**
@@ -174,7 +184,7 @@ export function createEscalationsService(deps: {
     async assign(tenantId: string, ticketId: string, assigneeUserId: string | null, viewer: Viewer) {
       const now = clock.now()
       await db.transaction().execute(async (trx) => {
-        const t = await repo.lock(tenantId, ticketId, trx, viewer.scope)
+        const t = await repo.lockWithSession(tenantId, ticketId, trx, viewer.scope)
         if (!t) throw notFound('Ticket not found')
         if (!roleMay(viewer.role, 'members')) {
           const free = t.assignee_user_id === null || t.assignee_user_id === viewer.userId
@@ -232,7 +242,7 @@ export function createEscalationsService(deps: {
       const optional = (await repo.tenantPrivacy(tenantId))?.pii_optional_types ?? []
       const now = clock.now()
       await db.transaction().execute(async (trx) => {
-        const t = await repo.lock(tenantId, ticketId, trx, viewer.scope)
+        const t = await repo.lockWithSession(tenantId, ticketId, trx, viewer.scope)
         if (!t) throw notFound('Ticket not found')
         if (t.session_id) {
           const messageId = randomUUID()

@@ -45,6 +45,11 @@ export interface HandOffInput
    * without one the bot asks for it); null for a manual hand-off.
    */
   followUp: { question: Pick<Redaction, 'originalEnc'> } | null
+  /**
+   * A manual hand-off (the widget's button or its offline form) waits for an e-mail too when the ticket has
+   * none, without asking in words: the widget's own form asks, and the next message with an address keeps it.
+   */
+  awaitEmail?: boolean
 }
 
 export interface HandOffResult {
@@ -114,10 +119,10 @@ export async function openHandOff(deps: HandOffDeps, tenantId: string, input: Ha
     trx,
   )
   let text = handOffText(created ? input.say : 'existing', input.language, ticket.ticket_number)
-  if (input.followUp) {
-    const questionOriginalEnc = input.followUp.question.originalEnc
+  if (input.followUp || input.awaitEmail) {
+    const questionOriginalEnc = input.followUp?.question.originalEnc ?? null
     const awaiting = await followUpAfterHandOff(deps, tenantId, { sessionId: session.id, ticket, questionOriginalEnc }, trx)
-    if (awaiting === 'email') text = `${text} ${followUpText('ask_email', input.language)}`
+    if (awaiting === 'email' && input.followUp) text = `${text} ${followUpText('ask_email', input.language)}`
   }
   // the conversation goes to the team (a reopened ticket's assignee has it at once)
   const moved = await deps.live.changeOwner(

@@ -31,6 +31,11 @@ export function createAvailabilityRepo(db: Db) {
       return { autoAssign: t?.auto_assign ?? false, capacity: t?.agent_capacity ?? 3 }
     },
 
+    /** The member's status as last set (a heartbeat refreshes its time). */
+    statusOf(tenantId: string, userId: string) {
+      return db.selectFrom('users').select(['live_status', 'live_status_at']).where('tenant_id', '=', tenantId).where('id', '=', userId).executeTakeFirst()
+    },
+
     /** Sets the member's status; returns the member (undefined when not a member of the workspace). */
     setStatus(tenantId: string, userId: string, status: LiveStatus, now: Date) {
       return db
@@ -45,9 +50,9 @@ export function createAvailabilityRepo(db: Db) {
     /**
      * Online members who may answer a conversation of `botId` (owners and admins are never limited to bots),
      * with how many open conversations each has (person-owned, ticket unresolved); fewest first, then the
-     * longest online.
+     * longest online. Only members whose online status was set or refreshed since `onlineSince` count.
      */
-    async candidates(tenantId: string, botId: string | null, trx: Db = db) {
+    async candidates(tenantId: string, botId: string | null, onlineSince: Date, trx: Db = db) {
       const rows = await trx
         .selectFrom('users as u')
         .select((eb) => [
@@ -66,6 +71,8 @@ export function createAvailabilityRepo(db: Db) {
         ])
         .where('u.tenant_id', '=', tenantId)
         .where('u.live_status', '=', 'online')
+        // an online status lapses when its dashboard stopped sending the heartbeat (closed tab, lost network)
+        .where('u.live_status_at', '>=', onlineSince)
         .where('u.role', 'in', [...ANSWERING])
         .orderBy('u.live_status_at')
         .orderBy('u.id')

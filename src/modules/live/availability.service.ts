@@ -9,6 +9,11 @@ import { hoursProblem, isOpenAt, nextOpening } from './hours.fns.js'
 
 const DEFAULT_HOURS = { timezone: 'UTC', weekly: [], holidays: [] }
 const ETA_WINDOW_MS = 7 * 86_400_000
+/**
+ * An online status counts this long after it was last set: an open dashboard re-sends it every minute (its
+ * heartbeat), so a closed tab or a lost network makes the member offline after a few missed beats.
+ */
+export const STATUS_LAPSE_MS = 3 * 60_000
 /** At most this many queued conversations are offered in one sweep (each in its own transaction). */
 const SWEEP_LIMIT = 100
 
@@ -28,6 +33,7 @@ export interface AvailabilityDeps {
  */
 export function createAvailabilityService(deps: AvailabilityDeps) {
   const { clock, repo } = deps
+  const onlineSince = () => new Date(clock.now().getTime() - STATUS_LAPSE_MS)
 
   const presentHours = (h: Static<typeof OfficeHoursBody> | null) => h ?? DEFAULT_HOURS
 
@@ -35,7 +41,7 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
   async function pickAgent(tenantId: string, botId: string | null, trx: Db): Promise<string | null> {
     const s = await repo.assignSettings(tenantId, trx)
     if (!s.autoAssign) return null
-    const c = (await repo.candidates(tenantId, botId, trx)).find((x) => x.open < s.capacity)
+    const c = (await repo.candidates(tenantId, botId, onlineSince(), trx)).find((x) => x.open < s.capacity)
     return c?.id ?? null
   }
 
@@ -45,7 +51,7 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
     if (!s.autoAssign) return 0
     let assigned = 0
     for (const q of await repo.queued(tenantId, SWEEP_LIMIT)) {
-      const free = (await repo.candidates(tenantId, null)).some((c) => c.open < s.capacity)
+      const free = (await repo.candidates(tenantId, null, onlineSince())).some((c) => c.open < s.capacity)
       if (!free) break
       if (await deps.offerQueued(tenantId, q.id)) assigned++
     }
@@ -71,10 +77,15 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
 
     /** Last status wins (the dashboard's heartbeat sets online); coming online takes queued conversations. */
     async setStatus(tenantId: string, userId: string, status: LiveStatus) {
+      const before = await repo.statusOf(tenantId, userId)
       const m = await repo.setStatus(tenantId, userId, status, clock.now())
       if (!m) throw notFound('Member not found')
-      await deps.announce(tenantId, { reason: 'member_status', user_id: userId, status })
-      if (status === 'online') await assignQueued(tenantId)
+      // a heartbeat of a member still online changes nothing the team or the widget would see
+      const lapsed = !before?.live_status_at || before.live_status_at < onlineSince()
+      if (before?.live_status !== status || (status === 'online' && lapsed)) {
+        await deps.announce(tenantId, { reason: 'member_status', user_id: userId, status })
+        if (status === 'online') await assignQueued(tenantId)
+      }
       const member = memberOf(m)
       return {
         user_id: m.id,
@@ -93,7 +104,7 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
       const now = clock.now()
       const hours = await repo.officeHours(tenantId)
       const inHours = isOpenAt(hours, now)
-      const online = inHours && (await repo.candidates(tenantId, botId)).length > 0
+      const online = inHours && (await repo.candidates(tenantId, botId, onlineSince())).length > 0
       const next = inHours ? null : nextOpening(hours, now)
       return {
         online,

@@ -119,6 +119,25 @@ export function createLiveRepo(db: Db) {
       return rows as LiveEventRow[]
     },
 
+    /**
+     * Retention: events created before `before` go, every workspace at once (a daily job). The counters stay,
+     * so sequence numbers never repeat; a stream asking to resume from a swept seq gets what is left.
+     */
+    async sweepEvents(before: Date, batch = 5000): Promise<number> {
+      let total = 0
+      for (;;) {
+        const r = await sql<{ n: number }>`
+          WITH gone AS (
+            DELETE FROM live_events WHERE ctid IN (SELECT ctid FROM live_events WHERE created_at < ${before}::timestamptz LIMIT ${batch})
+            RETURNING 1
+          )
+          SELECT count(*)::int AS n FROM gone`.execute(db)
+        const n = r.rows[0]?.n ?? 0
+        total += n
+        if (n < batch) return total
+      }
+    },
+
     async lastTeamSeq(tenantId: string): Promise<string> {
       const r = await db.selectFrom('live_counters').select(sql<string>`last::text`.as('last')).where('tenant_id', '=', tenantId).executeTakeFirst()
       return r?.last ?? '0'

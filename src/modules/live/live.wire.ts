@@ -52,7 +52,10 @@ export function wireLive(
     port,
     hub,
     availability,
-    jobs: liveJobs({ availability }),
+    jobs: liveJobs({
+      availability,
+      sweepEvents: () => repo.sweepEvents(new Date(ctx.clock.now().getTime() - ctx.config.LIVE_EVENTS_RETENTION_DAYS * 86_400_000)),
+    }),
     /** What the widget's endpoints use: the visitor's stream, typing and read receipts. */
     widget: {
       sessionStream: streams.session,
