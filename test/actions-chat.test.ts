@@ -7,6 +7,7 @@ import { orderStatus } from './helpers/actions.js'
 import { startApp, type TestApp } from './helpers/app.js'
 import { chatApi, sseFrames } from './helpers/chat.js'
 import { createTenant, type Tenant } from './helpers/factories.js'
+import { addMember } from './helpers/team.js'
 import { memoryLogger } from './helpers/logs.js'
 import { until } from './helpers/wait.js'
 
@@ -134,6 +135,48 @@ describe('actions in a chat turn', () => {
     expect(done).toBeTruthy()
     const last = fake.chatCalls().at(-1)!
     expect(last.body.tools).toBeUndefined()
+  })
+})
+
+describe('the transcript shows the calls', () => {
+  it('lists each call under the message of its turn: action, status, latency and redacted arguments; never a secret or a visitor value', async () => {
+    const s = await session({ user_id: 'u-transcript-31', email: 'tess@example.test' })
+    await ask(s, 'Where is my order 12345?')
+    const log = await owner.api.get(`/chat/logs/session/${s}`)
+    expect(log.status, log.text).toBe(200)
+    const [question, answer] = log.body.messages
+    expect(question.action_calls).toEqual([])
+    expect(answer.action_calls).toHaveLength(1)
+    expect(answer.action_calls[0]).toMatchObject({
+      action: 'order_status',
+      status: 'ok',
+      http_status: 200,
+      arguments: { order_number: '12345', user_id: '[visitor:user_id]' },
+    })
+    expect(answer.action_calls[0].latency_ms).toEqual(expect.any(Number))
+    expect(log.text).not.toContain('supersecret')
+    expect(log.text).not.toContain('u-transcript-31')
+    // an agent (who sees conversations, not the Actions screen) sees the calls too; another workspace sees nothing
+    const agent = await addMember(t, owner, 'agent')
+    expect((await agent.api.get(`/chat/logs/session/${s}`)).body.messages[1].action_calls).toHaveLength(1)
+    const other = await createTenant(t)
+    expect((await other.api.get(`/chat/logs/session/${s}`)).status).toBe(404)
+  })
+
+  it('shows an approved write under the message that tells its outcome, with its final status', async () => {
+    const created = await owner.api.post('/actions', { ...cancelOrder(api.url), name: 'cancel_for_transcript' })
+    expect(created.status, created.text).toBe(201)
+    const r = await chatApi(t, owner).post('/chat', { question: 'Please cancel my order 24680' })
+    const { call_id } = r.body.pending_action
+    const pending = (await owner.api.get(`/chat/logs/session/${r.body.session_id}`)).body.messages
+    expect(pending.at(-1).action_calls).toMatchObject([{ id: call_id, status: 'pending', latency_ms: null }])
+    await chatApi(t, owner).post(`/chat/${r.body.session_id}/actions/${call_id}/confirm`, { approve: true })
+    const after = (await owner.api.get(`/chat/logs/session/${r.body.session_id}`)).body.messages
+    const shown = after.flatMap((m: { id: string; action_calls: { id: string }[] }) => m.action_calls.map((c) => ({ message: m.id, ...c })))
+    expect(shown).toHaveLength(1)
+    expect(shown[0]).toMatchObject({ id: call_id, status: 'ok', http_status: 200, arguments: { order_number: '24680' } })
+    expect(shown[0].message).toBe(after.at(-1).id)
+    await owner.api.delete(`/actions/${created.body.id}`)
   })
 })
 

@@ -45,9 +45,23 @@ export interface ConfirmOutcome {
   content: string | null
 }
 
+/** A call as a conversation's transcript shows it: no secret, arguments redacted as the call log keeps them. */
+export interface SessionCall {
+  id: string
+  /** null: the action was deleted since */
+  action: string | null
+  status: CallStatus
+  http_status: number | null
+  latency_ms: number | null
+  arguments: Record<string, unknown>
+  created_at: string
+}
+
 export interface ActionsPort {
   offer(tenantId: string, botId: string, identity: Identity): Promise<OfferedTool[]>
   call(tenantId: string, input: ToolCallInput): Promise<ToolOutcome>
   /** null: no such call in this session. A call that is no longer pending runs nothing and answers its status. */
   confirm(tenantId: string, input: { sessionId: string; callId: string; approve: boolean; identity: Identity }): Promise<ConfirmOutcome | null>
+  /** The calls made in a conversation, oldest first (the caller has checked the viewer may see it). */
+  sessionCalls(tenantId: string, sessionId: string): Promise<SessionCall[]>
 }

@@ -1,7 +1,7 @@
 import { addSeconds, type Clock } from '../../lib/clock.js'
 import type { Cipher } from '../../lib/crypto.js'
 import { callSummary } from './actions.fns.js'
-import type { ActionsPort, Identity, OfferedTool, ToolOutcome } from './actions.port.js'
+import type { ActionsPort, Identity, OfferedTool, SessionCall, ToolOutcome } from './actions.port.js'
 import type { ActionRow, ActionsRepo } from './actions.repo.js'
 import type { Runner } from './actions.runner.js'
 import { buildRequest, toolSchema } from './request.fns.js'
@@ -10,6 +10,9 @@ import { isAbsolute } from './templates.fns.js'
 /** Whether a session may be offered the action: enabled, absolute URL, and an identity when a parameter needs one. */
 const offerable = (a: ActionRow, identity: Identity) =>
   a.enabled && isAbsolute(a.url) && (identity !== null || !a.parameters.some((p) => p.source === 'visitor'))
+
+/** At most this many calls of one conversation in its transcript (4 a turn: a long conversation). */
+export const SESSION_CALLS_MAX = 400
 
 /** How long a write waits for the visitor's approval; later it is cancelled and runs nothing. */
 export const APPROVAL_SECONDS = 15 * 60
@@ -103,6 +106,19 @@ export function createActionsPort(deps: { repo: ActionsRepo; cipher: Cipher; clo
       }
       const r = await run(tenantId, action, call, ready, input.identity)
       return { fresh: true, status: r.status, action: action.name, summary: taken.summary, content: r.status === 'ok' ? r.modelView : null }
+    },
+
+    async sessionCalls(tenantId, sessionId): Promise<SessionCall[]> {
+      const rows = await repo.sessionCalls(tenantId, sessionId, SESSION_CALLS_MAX)
+      return rows.map((r) => ({
+        id: r.id,
+        action: r.name ?? null,
+        status: r.status,
+        http_status: r.http_status,
+        latency_ms: r.latency_ms,
+        arguments: r.arguments,
+        created_at: r.created_at.toISOString(),
+      }))
     },
   }
 }
