@@ -155,6 +155,24 @@ console.log(
 console.log(`CPU per turn with the action: ${(a.cpuMs - b.cpuMs).toFixed(1)} ms more than without (${a.cpuMs.toFixed(1)} vs ${b.cpuMs.toFixed(1)} ms)`)
 console.log(`last answer with the action: ${JSON.stringify(a.sample.slice(0, 160))}`)
 
+// Where a turn's time goes: the median of each stage timing the turns stored (debug.timings; persistence not included)
+async function stages(botId: string) {
+  const rows = await ctx.db
+    .selectFrom('chat_messages as m')
+    .innerJoin('chat_sessions as s', 's.id', 'm.session_id')
+    .select('m.debug')
+    .where('s.bot_id', '=', botId)
+    .where('m.role', '=', 'assistant')
+    .execute()
+  const by: Record<string, number[]> = {}
+  for (const r of rows) for (const [k, v] of Object.entries(((r.debug ?? {}) as { timings?: Record<string, number> }).timings ?? {})) (by[k] ??= []).push(v)
+  return Object.entries(by)
+    .map(([k, xs]) => `${k} ${pct(xs, 50).toFixed(0)}`)
+    .join(', ')
+}
+console.log(`stage medians (ms), one read action: ${await stages(withActions.id)}`)
+console.log(`stage medians (ms), no actions: ${await stages(without.id)}`)
+
 await app.close()
 await worker.stop(2000)
 await closeContext(ctx)

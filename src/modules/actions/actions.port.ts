@@ -26,10 +26,13 @@ export interface ToolCallInput {
 }
 
 export type ToolOutcome =
-  /** a read ran: `content` is what the model is given (response fields, at most 8 KB) */
-  | { kind: 'result'; callId: string; action: string; content: string }
+  /**
+   * a read ran: `content` is what the model is given (response fields, at most 8 KB); `recorded` settles once its
+   * log entry and event are written (the turn awaits it before it ends, so the next model call need not)
+   */
+  | { kind: 'result'; callId: string; action: string; content: string; recorded?: Promise<void> }
   /** it ran and failed (timeout, 4xx/5xx, refused, blocked) */
-  | { kind: 'failed'; callId: string | null; action: string; status: CallStatus; content: string }
+  | { kind: 'failed'; callId: string | null; action: string; status: CallStatus; content: string; recorded?: Promise<void> }
   /** a write waits for the visitor's approval */
   | { kind: 'pending'; callId: string; action: string; summary: string; arguments: Record<string, unknown> }
   /** the model's call could not be made (unknown tool, arguments against the schema): told to the model */

@@ -27,6 +27,10 @@ const failureText = (status: string, action: string) =>
 export function createActionsPort(deps: { repo: ActionsRepo; cipher: Cipher; clock: Clock; runner: Runner }): ActionsPort {
   const { repo, cipher, clock, runner } = deps
 
+  /**
+   * Sends the call; its log entry and `action.called` event are written while the caller goes on (`recorded`), so
+   * the turn's next model call does not wait for them. Whoever runs it awaits `recorded` before it is done.
+   */
   async function run(
     tenantId: string,
     action: ActionRow,
@@ -35,14 +39,13 @@ export function createActionsPort(deps: { repo: ActionsRepo; cipher: Cipher; clo
     identity: Identity,
   ) {
     const built = buildRequest(action, args, identity, runner.secretsOf(action))
-    if (!built.ok) {
-      const r = { status: 'refused' as const, httpStatus: null, body: null, latencyMs: 0, error: built.message, maskedBody: null, modelView: null }
-      await runner.record(tenantId, action, call, r)
-      return r
-    }
-    const r = await runner.send(tenantId, action, call.id, built.request, identity)
-    await runner.record(tenantId, action, call, r)
-    return r
+    const r = built.ok
+      ? await runner.send(tenantId, action, call.id, built.request, identity)
+      : { status: 'refused' as const, httpStatus: null, body: null, latencyMs: 0, error: built.message, maskedBody: null, modelView: null }
+    const recorded = runner.record(tenantId, action, call, r)
+    // handled here so a failure waits for the caller's await instead of being an unhandled rejection meanwhile
+    recorded.catch(() => {})
+    return { r, recorded }
   }
 
   return {
@@ -73,9 +76,9 @@ export function createActionsPort(deps: { repo: ActionsRepo; cipher: Cipher; clo
         return { kind: 'pending', callId: call.id, action: action.name, summary, arguments: built.modelArgs }
       }
       const call = await repo.insertCall(tenantId, { ...base, status: 'running', argumentsEnc: null })
-      const r = await run(tenantId, action, { id: call.id, botId: input.botId, sessionId: input.sessionId }, built.modelArgs, input.identity)
-      if (r.status === 'ok') return { kind: 'result', callId: call.id, action: action.name, content: r.modelView ?? '' }
-      return { kind: 'failed', callId: call.id, action: action.name, status: r.status, content: failureText(r.status, action.name) }
+      const { r, recorded } = await run(tenantId, action, { id: call.id, botId: input.botId, sessionId: input.sessionId }, built.modelArgs, input.identity)
+      if (r.status === 'ok') return { kind: 'result', callId: call.id, action: action.name, content: r.modelView ?? '', recorded }
+      return { kind: 'failed', callId: call.id, action: action.name, status: r.status, content: failureText(r.status, action.name), recorded }
     },
 
     async confirm(tenantId, input) {
@@ -104,7 +107,8 @@ export function createActionsPort(deps: { repo: ActionsRepo; cipher: Cipher; clo
         await runner.record(tenantId, action, call, r)
         return { fresh: true, status: 'refused', action: action.name, summary: taken.summary, content: null }
       }
-      const r = await run(tenantId, action, call, ready, input.identity)
+      const { r, recorded } = await run(tenantId, action, call, ready, input.identity)
+      await recorded
       return { fresh: true, status: r.status, action: action.name, summary: taken.summary, content: r.status === 'ok' ? r.modelView : null }
     },
 
