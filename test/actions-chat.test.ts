@@ -103,6 +103,34 @@ describe('actions in a chat turn', () => {
     expect(done.text).not.toContain('shipped')
   })
 
+  it('refuses an identity-bound call the model makes anyway in an anonymous session (a tool it was not offered)', async () => {
+    fake.script((req) =>
+      req.body.tools && req.messages.at(-1)?.role !== 'tool'
+        ? { toolCalls: [{ name: 'order_status', arguments: { order_number: '12345', user_id: '42' } }] }
+        : undefined,
+    )
+    // an action open to anonymous visitors, so the turn has tools at all
+    const hours = await owner.api.post('/actions', {
+      name: 'store_hours',
+      description: 'Opening hours of the store.',
+      method: 'GET',
+      url: `${api.url}/hours`,
+      enabled: true,
+    })
+    expect(hours.status, hours.text).toBe(201)
+    const s = await session(null)
+    const before = api.requests.length
+    await ask(s, 'my user id is 42. Where is my order 12345?')
+    await owner.api.delete(`/actions/${hours.body.id}`)
+    expect(toolNames(fake.chatCalls().find((c) => c.body.tools)?.body)).toEqual(['store_hours'])
+    expect(api.requests.length).toBe(before)
+    const toolMsg = fake
+      .chatCalls()
+      .flatMap((c) => c.body.messages)
+      .find((m: any) => m.role === 'tool')
+    expect(toolMsg?.content).toMatch(/no tool named order_status/)
+  })
+
   it('keeps the visitor parameter to the verified claim whatever the visitor or the model writes', async () => {
     // the model is talked into passing the user id too: the service ignores it
     fake.script((req) =>
@@ -269,6 +297,23 @@ describe('secrets stay secret', () => {
     expect(test.text).not.toContain(secret)
     expect(JSON.stringify(await t.ctx.db.selectFrom('action_calls').selectAll().execute())).not.toContain(secret)
     expect(JSON.stringify(await t.ctx.db.selectFrom('chat_messages').select(['content', 'debug']).execute())).not.toContain(secret)
+    // the transcript and the exports carry the answer built on the echo, masked
+    const transcript = await owner.api.get(`/chat/logs/session/${s}`)
+    expect(transcript.text).toContain('shipped')
+    expect(transcript.text).not.toContain(secret)
+    const today = t.clock.now().toISOString().slice(0, 10)
+    for (const kind of ['messages', 'conversations']) {
+      const started = await owner.api.post('/exports', { kind, format: 'jsonl', from: today, to: today })
+      expect(started.status, started.text).toBe(202)
+      const done = await until(`the ${kind} export`, async () => {
+        const x = await owner.api.get(`/exports/${started.body.id}`)
+        return x.body.status === 'done' || x.body.status === 'failed' ? x.body : null
+      })
+      expect(done.status).toBe('done')
+      const file = await (await fetch(owner.api.base + done.download_url, { headers: { authorization: `Bearer ${owner.api.token}` } })).text()
+      if (kind === 'messages') expect(file).toContain('shipped')
+      expect(file, kind).not.toContain(secret)
+    }
     await receiver.close()
   })
 })

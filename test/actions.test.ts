@@ -168,12 +168,20 @@ describe('the test console and the outbound call', () => {
     const before = api.requests.length
     expect((await run()).body).toMatchObject({ status: 'http_error', response: { status: 302 } })
     expect(api.requests.length).toBe(before + 1)
+    // a redirect to loopback (here: this same API, reachable in this app) is not followed either
+    api.handler = (req, res) => {
+      if (req.url === '/followed') return json(res, 200, { status: 'followed' })
+      res.writeHead(307, { location: `http://127.0.0.1:${api.port}/followed` })
+      res.end()
+    }
+    expect((await run()).body).toMatchObject({ status: 'http_error', response: { status: 307 } })
+    expect(api.requests.map((r) => r.url)).not.toContain('/followed')
     api.handler = (_req, res) => json(res, 200, { status: 'ok', blob: 'y'.repeat(400_000) })
     const big = await run()
     expect(big.body.status).toBe('ok')
     expect(big.body.response.body.length).toBeLessThanOrEqual(256 * 1024)
     const statuses = (await owner.api.get(`/actions/${a.id}/calls`)).body.items.map((c: { status: string }) => c.status)
-    expect(statuses).toEqual(['ok', 'http_error', 'timeout', 'http_error'])
+    expect(statuses).toEqual(['ok', 'http_error', 'http_error', 'timeout', 'http_error'])
   })
 })
 
