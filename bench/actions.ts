@@ -171,6 +171,18 @@ async function stages(botId: string) {
     .join(', ')
 }
 console.log(`stage medians (ms), one read action: ${await stages(withActions.id)}`)
+// what the action adds to a turn beyond the model and the API: generation less model time less the call's latency
+const own = await ctx.db
+  .selectFrom('chat_messages as m')
+  .innerJoin('action_calls as c', 'c.session_id', 'm.session_id')
+  .select(['m.debug', 'c.latency_ms'])
+  .where('m.role', '=', 'assistant')
+  .execute()
+const overhead = own.map((r) => {
+  const t = ((r.debug ?? {}) as { timings?: Record<string, number> }).timings ?? {}
+  return (t.generation ?? 0) - (t.model ?? 0) - (r.latency_ms ?? 0)
+})
+console.log(`the action's own time in a turn (generation - model - API latency): p50 ${f(pct(overhead, 50))} p95 ${f(pct(overhead, 95))}`)
 console.log(`stage medians (ms), no actions: ${await stages(without.id)}`)
 
 await app.close()

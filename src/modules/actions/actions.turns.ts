@@ -37,10 +37,11 @@ export function createActionsPort(deps: { repo: ActionsRepo; cipher: Cipher; clo
     call: { id: string; botId: string | null; sessionId: string | null },
     args: Record<string, unknown>,
     identity: Identity,
+    secretP?: Promise<string>,
   ) {
     const built = buildRequest(action, args, identity, runner.secretsOf(action))
     const r = built.ok
-      ? await runner.send(tenantId, action, call.id, built.request, identity)
+      ? await runner.send(tenantId, action, call.id, built.request, identity, secretP)
       : { status: 'refused' as const, httpStatus: null, body: null, latencyMs: 0, error: built.message, maskedBody: null, modelView: null }
     const recorded = runner.record(tenantId, action, call, r)
     // handled here so a failure waits for the caller's await instead of being an unhandled rejection meanwhile
@@ -75,8 +76,12 @@ export function createActionsPort(deps: { repo: ActionsRepo; cipher: Cipher; clo
         const call = await repo.insertCall(tenantId, { ...base, status: 'pending', argumentsEnc: cipher.encrypt(JSON.stringify(built.modelArgs)) })
         return { kind: 'pending', callId: call.id, action: action.name, summary, arguments: built.modelArgs }
       }
+      // the signing secret is read while the call is logged, not after
+      const secretP = runner.signingSecret(tenantId)
+      secretP.catch(() => {})
       const call = await repo.insertCall(tenantId, { ...base, status: 'running', argumentsEnc: null })
-      const { r, recorded } = await run(tenantId, action, { id: call.id, botId: input.botId, sessionId: input.sessionId }, built.modelArgs, input.identity)
+      const callRef = { id: call.id, botId: input.botId, sessionId: input.sessionId }
+      const { r, recorded } = await run(tenantId, action, callRef, built.modelArgs, input.identity, secretP)
       if (r.status === 'ok') return { kind: 'result', callId: call.id, action: action.name, content: r.modelView ?? '', recorded }
       return { kind: 'failed', callId: call.id, action: action.name, status: r.status, content: failureText(r.status, action.name), recorded }
     },
