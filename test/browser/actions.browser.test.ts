@@ -260,6 +260,16 @@ suite('actions in Chromium', { timeout: 120_000 }, () => {
     expect(texts[1]).toMatch(/cancel_order\s*cancelled/)
     expect(await w.page.content()).not.toContain('u-42')
     await expectScreenHealthy(w, 'transcript (action calls)')
+
+    // handed off: the ticket page lists the calls of its conversation too
+    const esc = await env.t.api().post(`/widget/escalate?bot_id=${bot.public_id}&session_id=${sessionId}`, { user_note: 'Please check my order' })
+    expect(esc.status, esc.text).toBe(200)
+    const ticket = (await tenant.api.get('/escalations')).body.tickets.find((x: { session_id: string }) => x.session_id === sessionId)
+    await openScreen(w.page, env, `/tickets/${ticket.id}`, `Ticket ${ticket.ticket_number}`)
+    const onTicket = w.page.getByRole('region', { name: 'Actions the bot called' }).locator('li')
+    await expect.poll(() => onTicket.count()).toBe(2)
+    expect(await onTicket.first().textContent()).toMatch(/^cancel_order\s*ok HTTP 200/)
+    await expectScreenHealthy(w, 'ticket (action calls)')
     await w.page.close()
   })
 })

@@ -1,5 +1,7 @@
-import { Badge } from '../ui/kit'
+import { useQuery } from '@tanstack/react-query'
+import { api, call } from '../api/client'
 import type { LogMessage } from '../api/types'
+import { Badge } from '../ui/kit'
 
 export type TranscriptCall = LogMessage['action_calls'][number]
 
@@ -40,5 +42,21 @@ export function TurnActionCalls({ calls }: { calls: readonly TranscriptCall[] })
         ))}
       </ul>
     </div>
+  )
+}
+
+/** A ticket's conversation: every action call its turns made, or nothing when there were none. */
+export function SessionActionCalls({ sessionId }: { sessionId: string }) {
+  const log = useQuery({
+    queryKey: ['transcript', sessionId, false],
+    queryFn: () => call(api.GET('/chat/logs/session/{session_id}', { params: { path: { session_id: sessionId }, query: { include_original: false } } })),
+  })
+  const calls = (log.data?.messages ?? []).flatMap((m) => m.action_calls)
+  if (calls.length === 0) return null
+  return (
+    <section aria-labelledby="ticket-action-calls-h">
+      <h2 id="ticket-action-calls-h">Actions the bot called</h2>
+      <TurnActionCalls calls={calls} />
+    </section>
   )
 }
