@@ -243,6 +243,21 @@ describe('write actions ask first', () => {
     expect(calls.body.items.filter((c: { id: string }) => c.id === call_id)).toHaveLength(1)
   })
 
+  it('an approval runs the arguments the card showed: arguments sent with it change nothing', async () => {
+    const r = await chatApi(t, owner).post('/chat', { question: 'Please cancel my order 13579' })
+    const { call_id } = r.body.pending_action
+    const before = api.requests.length
+    const ok = await chatApi(t, owner).post(`/chat/${r.body.session_id}/actions/${call_id}/confirm`, {
+      approve: true,
+      arguments: { order_number: '99999' },
+      order_number: '99999',
+    })
+    expect(ok.status, ok.text).toBe(200)
+    expect(api.requests.length).toBe(before + 1)
+    expect(api.requests.at(-1)!.url).toBe('/orders/13579/cancel')
+    expect(JSON.parse(api.requests.at(-1)!.body)).toEqual({ order: '13579' })
+  })
+
   it('a cancel runs nothing, and neither does an approval after it; the widget gets a confirm frame', async () => {
     const s = await session(null)
     const before = api.requests.length
