@@ -34,7 +34,8 @@ function TestConsole({ a }: { a: Action }) {
         }),
       )
     },
-    onSuccess: () => live && qc.invalidateQueries({ queryKey: ['action-calls', a.id] }),
+    // a live call is logged, and the first one makes the workspace's signing secret
+    onSuccess: () => live && Promise.all([qc.invalidateQueries({ queryKey: ['action-calls', a.id] }), qc.invalidateQueries({ queryKey: ['action-secret'] })]),
   })
   const r = run.data
   return (
