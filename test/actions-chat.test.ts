@@ -329,6 +329,8 @@ describe('secrets stay secret', () => {
       if (kind === 'messages') expect(file).toContain('shipped')
       expect(file, kind).not.toContain(secret)
     }
+    // no delivery of later tests' events to a receiver that is gone
+    expect((await owner.api.delete(`/webhooks/endpoints/${hook.body.id}`)).status).toBe(204)
     await receiver.close()
   })
 })
