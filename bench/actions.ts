@@ -155,6 +155,36 @@ console.log(
 console.log(`CPU per turn with the action: ${(a.cpuMs - b.cpuMs).toFixed(1)} ms more than without (${a.cpuMs.toFixed(1)} vs ${b.cpuMs.toFixed(1)} ms)`)
 console.log(`last answer with the action: ${JSON.stringify(a.sample.slice(0, 160))}`)
 
+// Where a turn's time goes: the median of each stage timing the turns stored (debug.timings; persistence not included)
+async function stages(botId: string) {
+  const rows = await ctx.db
+    .selectFrom('chat_messages as m')
+    .innerJoin('chat_sessions as s', 's.id', 'm.session_id')
+    .select('m.debug')
+    .where('s.bot_id', '=', botId)
+    .where('m.role', '=', 'assistant')
+    .execute()
+  const by: Record<string, number[]> = {}
+  for (const r of rows) for (const [k, v] of Object.entries(((r.debug ?? {}) as { timings?: Record<string, number> }).timings ?? {})) (by[k] ??= []).push(v)
+  return Object.entries(by)
+    .map(([k, xs]) => `${k} ${pct(xs, 50).toFixed(0)}`)
+    .join(', ')
+}
+console.log(`stage medians (ms), one read action: ${await stages(withActions.id)}`)
+// what the action adds to a turn beyond the model and the API: generation less model time less the call's latency
+const own = await ctx.db
+  .selectFrom('chat_messages as m')
+  .innerJoin('action_calls as c', 'c.session_id', 'm.session_id')
+  .select(['m.debug', 'c.latency_ms'])
+  .where('m.role', '=', 'assistant')
+  .execute()
+const overhead = own.map((r) => {
+  const t = ((r.debug ?? {}) as { timings?: Record<string, number> }).timings ?? {}
+  return (t.generation ?? 0) - (t.model ?? 0) - (r.latency_ms ?? 0)
+})
+console.log(`the action's own time in a turn (generation - model - API latency): p50 ${f(pct(overhead, 50))} p95 ${f(pct(overhead, 95))}`)
+console.log(`stage medians (ms), no actions: ${await stages(without.id)}`)
+
 await app.close()
 await worker.stop(2000)
 await closeContext(ctx)

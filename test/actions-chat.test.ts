@@ -7,6 +7,7 @@ import { orderStatus } from './helpers/actions.js'
 import { startApp, type TestApp } from './helpers/app.js'
 import { chatApi, sseFrames } from './helpers/chat.js'
 import { createTenant, type Tenant } from './helpers/factories.js'
+import { addMember } from './helpers/team.js'
 import { memoryLogger } from './helpers/logs.js'
 import { until } from './helpers/wait.js'
 
@@ -102,6 +103,34 @@ describe('actions in a chat turn', () => {
     expect(done.text).not.toContain('shipped')
   })
 
+  it('refuses an identity-bound call the model makes anyway in an anonymous session (a tool it was not offered)', async () => {
+    fake.script((req) =>
+      req.body.tools && req.messages.at(-1)?.role !== 'tool'
+        ? { toolCalls: [{ name: 'order_status', arguments: { order_number: '12345', user_id: '42' } }] }
+        : undefined,
+    )
+    // an action open to anonymous visitors, so the turn has tools at all
+    const hours = await owner.api.post('/actions', {
+      name: 'store_hours',
+      description: 'Opening hours of the store.',
+      method: 'GET',
+      url: `${api.url}/hours`,
+      enabled: true,
+    })
+    expect(hours.status, hours.text).toBe(201)
+    const s = await session(null)
+    const before = api.requests.length
+    await ask(s, 'my user id is 42. Where is my order 12345?')
+    await owner.api.delete(`/actions/${hours.body.id}`)
+    expect(toolNames(fake.chatCalls().find((c) => c.body.tools)?.body)).toEqual(['store_hours'])
+    expect(api.requests.length).toBe(before)
+    const toolMsg = fake
+      .chatCalls()
+      .flatMap((c) => c.body.messages)
+      .find((m: any) => m.role === 'tool')
+    expect(toolMsg?.content).toMatch(/no tool named order_status/)
+  })
+
   it('keeps the visitor parameter to the verified claim whatever the visitor or the model writes', async () => {
     // the model is talked into passing the user id too: the service ignores it
     fake.script((req) =>
@@ -134,6 +163,48 @@ describe('actions in a chat turn', () => {
     expect(done).toBeTruthy()
     const last = fake.chatCalls().at(-1)!
     expect(last.body.tools).toBeUndefined()
+  })
+})
+
+describe('the transcript shows the calls', () => {
+  it('lists each call under the message of its turn: action, status, latency and redacted arguments; never a secret or a visitor value', async () => {
+    const s = await session({ user_id: 'u-transcript-31', email: 'tess@example.test' })
+    await ask(s, 'Where is my order 12345?')
+    const log = await owner.api.get(`/chat/logs/session/${s}`)
+    expect(log.status, log.text).toBe(200)
+    const [question, answer] = log.body.messages
+    expect(question.action_calls).toEqual([])
+    expect(answer.action_calls).toHaveLength(1)
+    expect(answer.action_calls[0]).toMatchObject({
+      action: 'order_status',
+      status: 'ok',
+      http_status: 200,
+      arguments: { order_number: '12345', user_id: '[visitor:user_id]' },
+    })
+    expect(answer.action_calls[0].latency_ms).toEqual(expect.any(Number))
+    expect(log.text).not.toContain('supersecret')
+    expect(log.text).not.toContain('u-transcript-31')
+    // an agent (who sees conversations, not the Actions screen) sees the calls too; another workspace sees nothing
+    const agent = await addMember(t, owner, 'agent')
+    expect((await agent.api.get(`/chat/logs/session/${s}`)).body.messages[1].action_calls).toHaveLength(1)
+    const other = await createTenant(t)
+    expect((await other.api.get(`/chat/logs/session/${s}`)).status).toBe(404)
+  })
+
+  it('shows an approved write under the message that tells its outcome, with its final status', async () => {
+    const created = await owner.api.post('/actions', { ...cancelOrder(api.url), name: 'cancel_for_transcript' })
+    expect(created.status, created.text).toBe(201)
+    const r = await chatApi(t, owner).post('/chat', { question: 'Please cancel my order 24680' })
+    const { call_id } = r.body.pending_action
+    const pending = (await owner.api.get(`/chat/logs/session/${r.body.session_id}`)).body.messages
+    expect(pending.at(-1).action_calls).toMatchObject([{ id: call_id, status: 'pending', latency_ms: null }])
+    await chatApi(t, owner).post(`/chat/${r.body.session_id}/actions/${call_id}/confirm`, { approve: true })
+    const after = (await owner.api.get(`/chat/logs/session/${r.body.session_id}`)).body.messages
+    const shown = after.flatMap((m: { id: string; action_calls: { id: string }[] }) => m.action_calls.map((c) => ({ message: m.id, ...c })))
+    expect(shown).toHaveLength(1)
+    expect(shown[0]).toMatchObject({ id: call_id, status: 'ok', http_status: 200, arguments: { order_number: '24680' } })
+    expect(shown[0].message).toBe(after.at(-1).id)
+    await owner.api.delete(`/actions/${created.body.id}`)
   })
 })
 
@@ -170,6 +241,21 @@ describe('write actions ask first', () => {
     expect(api.requests.length).toBe(before + 1)
     const calls = await owner.api.get(`/actions/${cancelId}/calls`)
     expect(calls.body.items.filter((c: { id: string }) => c.id === call_id)).toHaveLength(1)
+  })
+
+  it('an approval runs the arguments the card showed: arguments sent with it change nothing', async () => {
+    const r = await chatApi(t, owner).post('/chat', { question: 'Please cancel my order 13579' })
+    const { call_id } = r.body.pending_action
+    const before = api.requests.length
+    const ok = await chatApi(t, owner).post(`/chat/${r.body.session_id}/actions/${call_id}/confirm`, {
+      approve: true,
+      arguments: { order_number: '99999' },
+      order_number: '99999',
+    })
+    expect(ok.status, ok.text).toBe(200)
+    expect(api.requests.length).toBe(before + 1)
+    expect(api.requests.at(-1)!.url).toBe('/orders/13579/cancel')
+    expect(JSON.parse(api.requests.at(-1)!.body)).toEqual({ order: '13579' })
   })
 
   it('a cancel runs nothing, and neither does an approval after it; the widget gets a confirm frame', async () => {
@@ -226,6 +312,25 @@ describe('secrets stay secret', () => {
     expect(test.text).not.toContain(secret)
     expect(JSON.stringify(await t.ctx.db.selectFrom('action_calls').selectAll().execute())).not.toContain(secret)
     expect(JSON.stringify(await t.ctx.db.selectFrom('chat_messages').select(['content', 'debug']).execute())).not.toContain(secret)
+    // the transcript and the exports carry the answer built on the echo, masked
+    const transcript = await owner.api.get(`/chat/logs/session/${s}`)
+    expect(transcript.text).toContain('shipped')
+    expect(transcript.text).not.toContain(secret)
+    const today = t.clock.now().toISOString().slice(0, 10)
+    for (const kind of ['messages', 'conversations']) {
+      const started = await owner.api.post('/exports', { kind, format: 'jsonl', from: today, to: today })
+      expect(started.status, started.text).toBe(202)
+      const done = await until(`the ${kind} export`, async () => {
+        const x = await owner.api.get(`/exports/${started.body.id}`)
+        return x.body.status === 'done' || x.body.status === 'failed' ? x.body : null
+      })
+      expect(done.status).toBe('done')
+      const file = await (await fetch(owner.api.base + done.download_url, { headers: { authorization: `Bearer ${owner.api.token}` } })).text()
+      if (kind === 'messages') expect(file).toContain('shipped')
+      expect(file, kind).not.toContain(secret)
+    }
+    // no delivery of later tests' events to a receiver that is gone
+    expect((await owner.api.delete(`/webhooks/endpoints/${hook.body.id}`)).status).toBe(204)
     await receiver.close()
   })
 })

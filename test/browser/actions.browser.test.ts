@@ -78,6 +78,24 @@ suite('actions in Chromium', { timeout: 120_000 }, () => {
     expect(api.requests).toHaveLength(0)
     await expectScreenHealthy(w, 'action detail (dry run)')
 
+    // "Send for real": the request reaches the workspace's API, the answer and what the model sees are shown, the call is logged.
+    api.handler = (_req, res) => json(res, 200, { status: 'shipped', internal: 'not for the model' })
+    await page.getByLabel('Send for real').check()
+    await page.getByRole('button', { name: 'Send request' }).click()
+    await page.getByRole('heading', { name: 'Sent: ok' }).waitFor()
+    expect(api.requests).toHaveLength(1)
+    expect(api.requests[0]!.url).toBe('/orders/12345')
+    expect(api.requests[0]!.headers.authorization).toBe(`Bearer ${SECRET}`)
+    expect(await page.getByRole('heading', { name: /^Response: HTTP 200 in \d+ ms$/ }).count()).toBe(1)
+    const modelView = (await page.getByLabel('Model view').textContent())!
+    expect(modelView).toContain('shipped')
+    expect(modelView).not.toContain('not for the model')
+    const log = page.getByRole('table', { name: 'Calls of order_status' })
+    await log.getByText('ok', { exact: true }).waitFor()
+    expect(await page.content()).not.toContain(SECRET)
+    await expectScreenHealthy(w, 'action detail (live test)')
+    api.requests.length = 0
+
     // The list's switch enables it.
     await page.getByRole('link', { name: '← All actions' }).click()
     const toggle = page.getByRole('checkbox', { name: /order_status/ })
@@ -86,6 +104,21 @@ suite('actions in Chromium', { timeout: 120_000 }, () => {
     await until('enabled', async () => (await tenant.api.get(`/actions/${created.id}`)).body.enabled === true)
     await expect.poll(() => toggle.isChecked()).toBe(true)
     await expectScreenHealthy(w, 'actions (list)')
+
+    // The workspace's action secret (made at the live call above): only its mask; a rotation asks first and shows the new one once.
+    const secretCard = page.getByRole('region', { name: 'Signing secret' })
+    const mask = secretCard.locator('dd code')
+    await mask.waitFor()
+    expect(await mask.textContent()).toMatch(/^•+.{4}$/)
+    page.once('dialog', (d) => void d.accept())
+    await secretCard.getByRole('button', { name: 'Rotate signing secret' }).click()
+    const once = page.getByRole('region', { name: 'Your action signing secret.' })
+    const value = (await once.locator('code').textContent())!
+    expect(value).toMatch(/^whsec_/)
+    await expectScreenHealthy(w, 'actions (secret shown once)')
+    await once.getByRole('button', { name: 'I saved it' }).click()
+    await expect.poll(() => mask.textContent()).toMatch(new RegExp(`^•+${value.slice(-4)}$`))
+    expect(await page.content()).not.toContain(value)
     await page.close()
   })
 
@@ -160,6 +193,7 @@ suite('actions in Chromium', { timeout: 120_000 }, () => {
     })
     expect(write.status, write.text).toBe(201)
     api.handler = (_req, res) => json(res, 200, { cancelled: true })
+    api.requests.length = 0
     const bot = (await tenant.api.post('/bots', { name: 'Shop', allowed_domains: ['127.0.0.1'] })).body
     const kyc = (await tenant.api.post('/tenants/me/kyc/secret')).body.secret_key
     const token = signIdentityToken({ exp: Math.floor(env.t.clock.now().getTime() / 1000) + 600, user_id: 'u-42' } as never, kyc)
@@ -212,5 +246,30 @@ suite('actions in Chromium', { timeout: 120_000 }, () => {
     )
     expect(api.requests).toHaveLength(1)
     await page.close()
+
+    // The owner's transcript of that conversation shows each call under its turn: name, status, latency, redacted arguments.
+    const sessionId = (await tenant.api.get(`/actions/${write.body.id}/calls`)).body.items[0].session_id
+    const w = await watchedPage(env)
+    await openScreen(w.page, env, `/conversations/${sessionId}`, 'Conversation')
+    const calls = w.page.locator('.action-calls li')
+    await expect.poll(() => calls.count()).toBe(2)
+    const texts = await calls.allTextContents()
+    expect(texts[0]).toMatch(/^cancel_order\s*ok HTTP 200 · \d+ ms · \{/)
+    expect(texts[0]).toContain('"order_number":"55555"')
+    expect(texts[0]).toContain('"user_id":"[visitor:user_id]"')
+    expect(texts[1]).toMatch(/cancel_order\s*cancelled/)
+    expect(await w.page.content()).not.toContain('u-42')
+    await expectScreenHealthy(w, 'transcript (action calls)')
+
+    // handed off: the ticket page lists the calls of its conversation too
+    const esc = await env.t.api().post(`/widget/escalate?bot_id=${bot.public_id}&session_id=${sessionId}`, { user_note: 'Please check my order' })
+    expect(esc.status, esc.text).toBe(200)
+    const ticket = (await tenant.api.get('/escalations')).body.tickets.find((x: { session_id: string }) => x.session_id === sessionId)
+    await openScreen(w.page, env, `/tickets/${ticket.id}`, `Ticket ${ticket.ticket_number}`)
+    const onTicket = w.page.getByRole('region', { name: 'Actions the bot called' }).locator('li')
+    await expect.poll(() => onTicket.count()).toBe(2)
+    expect(await onTicket.first().textContent()).toMatch(/^cancel_order\s*ok HTTP 200/)
+    await expectScreenHealthy(w, 'ticket (action calls)')
+    await w.page.close()
   })
 })

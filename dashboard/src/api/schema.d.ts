@@ -9294,6 +9294,20 @@ export interface operations {
                             debug: {
                                 [key: string]: unknown;
                             } | null;
+                            action_calls: {
+                                /** Format: uuid */
+                                id: string;
+                                action: string | null;
+                                /** @description pending | running | ok | http_error | timeout | refused | blocked | cancelled */
+                                status: string;
+                                http_status: number | null;
+                                latency_ms: number | null;
+                                arguments: {
+                                    [key: string]: unknown;
+                                };
+                                /** Format: date-time */
+                                created_at: string;
+                            }[];
                         }[];
                     };
                 };

@@ -4,6 +4,7 @@ import { Link, useLocation } from 'wouter'
 import { api, ApiError, call, messageOf } from '../api/client'
 import { useRole } from '../session'
 import { Badge, Button, Check, ErrorBox, fieldError, Loading, PageHeader, TextArea, When } from '../ui/kit'
+import { CALL_TONE } from './action-calls'
 import { ActionForm } from './action-form'
 import { type Action, parseJson } from './action-types'
 
@@ -33,7 +34,8 @@ function TestConsole({ a }: { a: Action }) {
         }),
       )
     },
-    onSuccess: () => live && qc.invalidateQueries({ queryKey: ['action-calls', a.id] }),
+    // a live call is logged, and the first one makes the workspace's signing secret
+    onSuccess: () => live && Promise.all([qc.invalidateQueries({ queryKey: ['action-calls', a.id] }), qc.invalidateQueries({ queryKey: ['action-secret'] })]),
   })
   const r = run.data
   return (
@@ -100,17 +102,6 @@ function TestConsole({ a }: { a: Action }) {
   )
 }
 
-const TONE: Record<string, 'ok' | 'warn' | 'bad' | 'neutral' | 'info'> = {
-  ok: 'ok',
-  http_error: 'bad',
-  timeout: 'bad',
-  refused: 'bad',
-  blocked: 'bad',
-  cancelled: 'neutral',
-  pending: 'info',
-  running: 'info',
-}
-
 function CallLog({ a }: { a: Action }) {
   const calls = useQuery({
     queryKey: ['action-calls', a.id],
@@ -154,7 +145,7 @@ function CallLog({ a }: { a: Action }) {
                     <When at={c.created_at} />
                   </td>
                   <td>
-                    <Badge tone={TONE[c.status] ?? 'neutral'}>{c.status}</Badge>
+                    <Badge tone={CALL_TONE[c.status] ?? 'neutral'}>{c.status}</Badge>
                   </td>
                   <td className="num">{c.http_status ?? '–'}</td>
                   <td className="num">{c.latency_ms ?? '–'}</td>

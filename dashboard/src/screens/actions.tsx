@@ -7,6 +7,7 @@ import { Badge, Button, Empty, ErrorBox, Loading, PageHeader } from '../ui/kit'
 import { botScopeText } from '../ui/team'
 import { ActionForm } from './action-form'
 import { ImportOpenApi } from './action-import'
+import { ActionSigningSecret } from './action-secret'
 import type { Action } from './action-types'
 
 /**
@@ -108,6 +109,7 @@ export default function ActionsScreen() {
           </table>
         </div>
       )}
+      {manage && <ActionSigningSecret />}
     </>
   )
 }

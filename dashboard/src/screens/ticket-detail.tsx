@@ -7,6 +7,7 @@ import { Badge, Button, Check, Empty, ErrorBox, fieldError, Loading, PageHeader,
 import { isReopened, PriorityBadge, score, StatusBadge, TRIGGER_WORDS } from '../ui/ops'
 import { useMaySeeOriginal } from '../session'
 import { useToast } from '../ui/toast'
+import { SessionActionCalls } from './action-calls'
 import { Assignment } from './ticket-assignee'
 import { LiveChat, OwnerBadge } from './ticket-live'
 
@@ -280,6 +281,7 @@ export default function TicketDetail({ params }: { params: Record<string, string
           <Evidence t={t} />
         </div>
       </div>
+      {t.session_id && <SessionActionCalls sessionId={t.session_id} />}
       <h2>Transcript before the hand-off</h2>
       {t.transcript.length === 0 ? (
         <Empty title="No messages before the hand-off" />

@@ -7,6 +7,7 @@ import { useMaySeeOriginal, useRole } from '../session'
 import { Badge, Button, Empty, ErrorBox, Loading, PageHeader, When } from '../ui/kit'
 import { IdealAnswerEditor } from '../ui/knowledge-parts'
 import { useToast } from '../ui/toast'
+import { TurnActionCalls } from './action-calls'
 
 function who(m: LogMessage): string {
   if (m.from_operator) return 'Operator'
@@ -108,6 +109,7 @@ function Message({ m, showOriginal, titles }: { m: LogMessage; showOriginal: boo
           </ul>
         </div>
       )}
+      <TurnActionCalls calls={m.action_calls} />
       {isAnswer && <HandOffWhy m={m} titles={titles} />}
       {isAnswer && (
         <div className="msg-foot">

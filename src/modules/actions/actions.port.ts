@@ -26,10 +26,13 @@ export interface ToolCallInput {
 }
 
 export type ToolOutcome =
-  /** a read ran: `content` is what the model is given (response fields, at most 8 KB) */
-  | { kind: 'result'; callId: string; action: string; content: string }
+  /**
+   * a read ran: `content` is what the model is given (response fields, at most 8 KB); `recorded` settles once its
+   * log entry and event are written (the turn awaits it before it ends, so the next model call need not)
+   */
+  | { kind: 'result'; callId: string; action: string; content: string; recorded?: Promise<void> }
   /** it ran and failed (timeout, 4xx/5xx, refused, blocked) */
-  | { kind: 'failed'; callId: string | null; action: string; status: CallStatus; content: string }
+  | { kind: 'failed'; callId: string | null; action: string; status: CallStatus; content: string; recorded?: Promise<void> }
   /** a write waits for the visitor's approval */
   | { kind: 'pending'; callId: string; action: string; summary: string; arguments: Record<string, unknown> }
   /** the model's call could not be made (unknown tool, arguments against the schema): told to the model */
@@ -45,9 +48,23 @@ export interface ConfirmOutcome {
   content: string | null
 }
 
+/** A call as a conversation's transcript shows it: no secret, arguments redacted as the call log keeps them. */
+export interface SessionCall {
+  id: string
+  /** null: the action was deleted since */
+  action: string | null
+  status: CallStatus
+  http_status: number | null
+  latency_ms: number | null
+  arguments: Record<string, unknown>
+  created_at: string
+}
+
 export interface ActionsPort {
   offer(tenantId: string, botId: string, identity: Identity): Promise<OfferedTool[]>
   call(tenantId: string, input: ToolCallInput): Promise<ToolOutcome>
   /** null: no such call in this session. A call that is no longer pending runs nothing and answers its status. */
   confirm(tenantId: string, input: { sessionId: string; callId: string; approve: boolean; identity: Identity }): Promise<ConfirmOutcome | null>
+  /** The calls made in a conversation, oldest first (the caller has checked the viewer may see it). */
+  sessionCalls(tenantId: string, sessionId: string): Promise<SessionCall[]>
 }

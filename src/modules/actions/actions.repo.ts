@@ -203,6 +203,19 @@ export function createActionsRepo(db: Db) {
       return query.orderBy('seq', 'desc').limit(q.limit).execute()
     },
 
+    /** The calls of one conversation, oldest first, with their action's name (null once the action is deleted). */
+    sessionCalls(tenantId: string, sessionId: string, limit: number) {
+      return db
+        .selectFrom('action_calls as c')
+        .leftJoin('actions as a', (j) => j.onRef('a.id', '=', 'c.action_id').onRef('a.tenant_id', '=', 'c.tenant_id'))
+        .select(['c.id', 'a.name', 'c.status', 'c.http_status', 'c.latency_ms', 'c.arguments', 'c.created_at'])
+        .where('c.tenant_id', '=', tenantId)
+        .where('c.session_id', '=', sessionId)
+        .orderBy('c.seq')
+        .limit(limit)
+        .execute()
+    },
+
     findSecret(tenantId: string) {
       return db.selectFrom('action_settings').select('secret_enc').where('tenant_id', '=', tenantId).executeTakeFirst()
     },

@@ -69,8 +69,15 @@ export function createRunner(deps: {
   }
 
   /** The headers added to every call (signature, visitor token, idempotency key). */
-  async function signedHeaders(tenantId: string, action: ActionRow, callId: string, req: BuiltRequest, claims: Record<string, unknown> | null) {
-    const secret = await signingSecret(tenantId)
+  async function signedHeaders(
+    tenantId: string,
+    action: ActionRow,
+    callId: string,
+    req: BuiltRequest,
+    claims: Record<string, unknown> | null,
+    secretP?: Promise<string>,
+  ) {
+    const secret = await (secretP ?? signingSecret(tenantId))
     const at = deps.wallClock.now()
     const headers: Record<string, string> = {
       'webhook-id': callId,
@@ -83,9 +90,17 @@ export function createRunner(deps: {
     return headers
   }
 
-  async function send(tenantId: string, action: ActionRow, callId: string, req: BuiltRequest, claims: Record<string, unknown> | null): Promise<RunResult> {
+  /** `secretP`: the workspace's action secret when the caller started reading it already (beside its own writes). */
+  async function send(
+    tenantId: string,
+    action: ActionRow,
+    callId: string,
+    req: BuiltRequest,
+    claims: Record<string, unknown> | null,
+    secretP?: Promise<string>,
+  ): Promise<RunResult> {
     const secrets = secretsOf(action)
-    const extra = await signedHeaders(tenantId, action, callId, req, claims)
+    const extra = await signedHeaders(tenantId, action, callId, req, claims, secretP)
     const res = await sender.send({ ...req, headers: { ...req.headers, ...extra } }, action.timeout_ms)
     const maskedBody = res.body === null ? null : maskAll(res.body, secrets)
     const view = res.status === 'ok' && maskedBody !== null ? modelView(maskedBody, action.response_fields) : null

@@ -3,6 +3,7 @@ import type { ActionKind, ActionMethod, ActionParameter } from '../../db/schema/
 import type { Clock } from '../../lib/clock.js'
 import { decryptOrNull, lastChars, type Cipher } from '../../lib/crypto.js'
 import { conflict, notFound, ValidationError } from '../../lib/errors.js'
+import { literalAddressProblem } from '../documents/sources/crawler/ssrf.js'
 import type { AuditPort } from '../shared/audit.port.js'
 import type { BotScope } from '../shared/bot-scope.js'
 import { maskHint } from './actions.fns.js'
@@ -11,7 +12,7 @@ import { MAX_ACTIONS } from './actions.schemas.js'
 import { importOperations } from './openapi-import.fns.js'
 import { newActionSecret, type Runner } from './actions.runner.js'
 import { buildRequest, schemaProblem } from './request.fns.js'
-import { isAbsolute, unknownPlaceholders, urlTemplateProblem } from './templates.fns.js'
+import { isAbsolute, probeUrl, unknownPlaceholders, urlTemplateProblem } from './templates.fns.js'
 
 export interface Actor {
   userId: string | null
@@ -99,7 +100,16 @@ function normalizeParameters(list: ParameterInput[]): ActionParameter[] {
  * secrets stored encrypted and shown as masks), the test console, the call log, the OpenAPI import and the
  * workspace's action secret.
  */
-export function createActionsService(deps: { db: Db; repo: ActionsRepo; cipher: Cipher; clock: Clock; audit: AuditPort; runner: Runner }) {
+export function createActionsService(deps: {
+  db: Db
+  repo: ActionsRepo
+  cipher: Cipher
+  clock: Clock
+  audit: AuditPort
+  runner: Runner
+  /** the outbound guard's setting (CRAWLER_ALLOW_PRIVATE_NETWORKS): when off, a literal private host is refused at save time too */
+  allowPrivateNetworks: boolean
+}) {
   const { repo, cipher, clock, audit, runner } = deps
 
   async function actionOr404(tenantId: string, id: string, scope: BotScope = null) {
@@ -119,6 +129,9 @@ export function createActionsService(deps: { db: Db; repo: ActionsRepo; cipher: 
     const urlProblem = urlTemplateProblem(url, true)
     if (urlProblem) throw invalid(['url'], urlProblem)
     if (enabled && !isAbsolute(url)) throw invalid(['url'], 'The URL is relative: make it absolute (https://...) before enabling the action')
+    // a literal address is known now (a host name is judged at each call, where DNS answers are pinned)
+    const literal = isAbsolute(url) ? literalAddressProblem(probeUrl(url), deps.allowPrivateNetworks) : null
+    if (literal) throw invalid(['url'], `The URL points to ${literal.describe()}, which actions may not reach`)
     const unknown = unknownPlaceholders({ url, headers, body_template }, names)
     if (unknown) throw invalid(unknown.loc, `The template names {${unknown.name}}, which is no parameter of the action`)
 
@@ -249,7 +262,13 @@ export function createActionsService(deps: { db: Db; repo: ActionsRepo; cipher: 
         let name = d.name
         for (let n = 2; taken.has(name); n++) name = `${d.name.slice(0, 60)}_${n}`
         taken.add(name)
-        data.push(await toData(tenantId, { ...d, name, enabled: false }, null))
+        try {
+          data.push(await toData(tenantId, { ...d, name, enabled: false }, null))
+        } catch (err) {
+          // the field stays named (url for a private server address); the message says which operation
+          if (err instanceof ValidationError) throw new ValidationError(err.loc, `${d.name}: ${err.message}`, err.type)
+          throw err
+        }
       }
       const rows = await deps.db.transaction().execute(async (trx) => {
         const out: ActionRow[] = []

@@ -1,7 +1,7 @@
 import { addSeconds, type Clock } from '../../lib/clock.js'
 import type { Cipher } from '../../lib/crypto.js'
 import { callSummary } from './actions.fns.js'
-import type { ActionsPort, Identity, OfferedTool, ToolOutcome } from './actions.port.js'
+import type { ActionsPort, Identity, OfferedTool, SessionCall, ToolOutcome } from './actions.port.js'
 import type { ActionRow, ActionsRepo } from './actions.repo.js'
 import type { Runner } from './actions.runner.js'
 import { buildRequest, toolSchema } from './request.fns.js'
@@ -10,6 +10,9 @@ import { isAbsolute } from './templates.fns.js'
 /** Whether a session may be offered the action: enabled, absolute URL, and an identity when a parameter needs one. */
 const offerable = (a: ActionRow, identity: Identity) =>
   a.enabled && isAbsolute(a.url) && (identity !== null || !a.parameters.some((p) => p.source === 'visitor'))
+
+/** At most this many calls of one conversation in its transcript (4 a turn: a long conversation). */
+export const SESSION_CALLS_MAX = 400
 
 /** How long a write waits for the visitor's approval; later it is cancelled and runs nothing. */
 export const APPROVAL_SECONDS = 15 * 60
@@ -24,22 +27,26 @@ const failureText = (status: string, action: string) =>
 export function createActionsPort(deps: { repo: ActionsRepo; cipher: Cipher; clock: Clock; runner: Runner }): ActionsPort {
   const { repo, cipher, clock, runner } = deps
 
+  /**
+   * Sends the call; its log entry and `action.called` event are written while the caller goes on (`recorded`), so
+   * the turn's next model call does not wait for them. Whoever runs it awaits `recorded` before it is done.
+   */
   async function run(
     tenantId: string,
     action: ActionRow,
     call: { id: string; botId: string | null; sessionId: string | null },
     args: Record<string, unknown>,
     identity: Identity,
+    secretP?: Promise<string>,
   ) {
     const built = buildRequest(action, args, identity, runner.secretsOf(action))
-    if (!built.ok) {
-      const r = { status: 'refused' as const, httpStatus: null, body: null, latencyMs: 0, error: built.message, maskedBody: null, modelView: null }
-      await runner.record(tenantId, action, call, r)
-      return r
-    }
-    const r = await runner.send(tenantId, action, call.id, built.request, identity)
-    await runner.record(tenantId, action, call, r)
-    return r
+    const r = built.ok
+      ? await runner.send(tenantId, action, call.id, built.request, identity, secretP)
+      : { status: 'refused' as const, httpStatus: null, body: null, latencyMs: 0, error: built.message, maskedBody: null, modelView: null }
+    const recorded = runner.record(tenantId, action, call, r)
+    // handled here so a failure waits for the caller's await instead of being an unhandled rejection meanwhile
+    recorded.catch(() => {})
+    return { r, recorded }
   }
 
   return {
@@ -69,10 +76,14 @@ export function createActionsPort(deps: { repo: ActionsRepo; cipher: Cipher; clo
         const call = await repo.insertCall(tenantId, { ...base, status: 'pending', argumentsEnc: cipher.encrypt(JSON.stringify(built.modelArgs)) })
         return { kind: 'pending', callId: call.id, action: action.name, summary, arguments: built.modelArgs }
       }
+      // the signing secret is read while the call is logged, not after
+      const secretP = runner.signingSecret(tenantId)
+      secretP.catch(() => {})
       const call = await repo.insertCall(tenantId, { ...base, status: 'running', argumentsEnc: null })
-      const r = await run(tenantId, action, { id: call.id, botId: input.botId, sessionId: input.sessionId }, built.modelArgs, input.identity)
-      if (r.status === 'ok') return { kind: 'result', callId: call.id, action: action.name, content: r.modelView ?? '' }
-      return { kind: 'failed', callId: call.id, action: action.name, status: r.status, content: failureText(r.status, action.name) }
+      const callRef = { id: call.id, botId: input.botId, sessionId: input.sessionId }
+      const { r, recorded } = await run(tenantId, action, callRef, built.modelArgs, input.identity, secretP)
+      if (r.status === 'ok') return { kind: 'result', callId: call.id, action: action.name, content: r.modelView ?? '', recorded }
+      return { kind: 'failed', callId: call.id, action: action.name, status: r.status, content: failureText(r.status, action.name), recorded }
     },
 
     async confirm(tenantId, input) {
@@ -101,8 +112,22 @@ export function createActionsPort(deps: { repo: ActionsRepo; cipher: Cipher; clo
         await runner.record(tenantId, action, call, r)
         return { fresh: true, status: 'refused', action: action.name, summary: taken.summary, content: null }
       }
-      const r = await run(tenantId, action, call, ready, input.identity)
+      const { r, recorded } = await run(tenantId, action, call, ready, input.identity)
+      await recorded
       return { fresh: true, status: r.status, action: action.name, summary: taken.summary, content: r.status === 'ok' ? r.modelView : null }
+    },
+
+    async sessionCalls(tenantId, sessionId): Promise<SessionCall[]> {
+      const rows = await repo.sessionCalls(tenantId, sessionId, SESSION_CALLS_MAX)
+      return rows.map((r) => ({
+        id: r.id,
+        action: r.name ?? null,
+        status: r.status,
+        http_status: r.http_status,
+        latency_ms: r.latency_ms,
+        arguments: r.arguments,
+        created_at: r.created_at.toISOString(),
+      }))
     },
   }
 }

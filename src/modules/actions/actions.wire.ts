@@ -24,7 +24,15 @@ export function wireActions(ctx: AppContext, guards: Guards, deps: { audit: Audi
       userAgent: `SupportBotActions/0.1${config.PUBLIC_BASE_URL ? ` (+${config.PUBLIC_BASE_URL})` : ''}`,
     })
   const runner = createRunner({ db, repo, cipher, clock, wallClock: systemClock, sender, events: deps.events })
-  const actions = createActionsService({ db, repo, cipher, clock, audit: deps.audit, runner })
+  const actions = createActionsService({
+    db,
+    repo,
+    cipher,
+    clock,
+    audit: deps.audit,
+    runner,
+    allowPrivateNetworks: config.CRAWLER_ALLOW_PRIVATE_NETWORKS,
+  })
   return {
     routes: actionsRoutes({ guards, actions, onClose: () => sender.close() }),
     port: createActionsPort({ repo, cipher, clock, runner }),

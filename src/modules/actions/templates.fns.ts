@@ -68,6 +68,9 @@ export function urlTemplateProblem(template: string, relativeOk: boolean): strin
 
 const hostPart = (template: string) => template.replace(/^https?:\/\//i, '').split(/[/?#]/)[0] ?? ''
 
+/** The URL template with each placeholder as harmless text, for checks of its shape and host. */
+export const probeUrl = (template: string) => template.replace(PLACEHOLDER, 'x')
+
 export const isAbsolute = (url: string) => /^https?:\/\//i.test(url)
 
 /** The names used by any of the templates that are not parameters of the action, with the field they are in. */

@@ -12,6 +12,7 @@ import type { ChatRepo } from './chat.repo.js'
 import { piiEvents, sumCounts } from '../shared/pii-events.js'
 import { entityCounts, redactOperatorText } from '../shared/redaction.js'
 import type { EventsPort } from '../shared/events.port.js'
+import type { ActionsPort, SessionCall } from '../actions/actions.port.js'
 
 /**
  * The dashboard's view of conversations (JWT): session list, message logs with the encrypted originals on
@@ -33,6 +34,8 @@ export function createChatLogsService(deps: {
    * candidate (in this transaction), which answers the question once approved.
    */
   onIdealAnswer?: (tenantId: string, draft: { question: string; answer: string }, trx: Db) => Promise<number>
+  /** the actions module: the calls a conversation made, for its transcript */
+  actions?: Pick<ActionsPort, 'sessionCalls'>
 }) {
   const { db, clock, cipher, repo, privacy } = deps
 
@@ -45,6 +48,27 @@ export function createChatLogsService(deps: {
   const actorEntry = (v: Viewer) => ({ actorUserId: v.userId, ip: v.ip })
 
   const decryptOrNull = (enc: string | null) => decrypt(cipher, enc)
+
+  /**
+   * Each call of the conversation under the message that names it in its debug record: the turn that made it
+   * (`actions[].call_id`), or for an approved write the message that told its outcome (`action_call`), the later one winning.
+   */
+  async function actionCallsByMessage(tenantId: string, sessionId: string, rows: { id: string; debug: Record<string, unknown> | null }[]) {
+    const out = new Map<string, SessionCall[]>()
+    const named = rows.some((m) => m.debug && ('actions' in m.debug || 'action_call' in m.debug))
+    if (!deps.actions || !named) return out
+    const where = new Map<string, string>()
+    for (const m of rows) {
+      const d = (m.debug ?? {}) as { actions?: { call_id?: unknown }[]; action_call?: unknown }
+      for (const a of Array.isArray(d.actions) ? d.actions : []) if (typeof a?.call_id === 'string') where.set(a.call_id, m.id)
+      if (typeof d.action_call === 'string') where.set(d.action_call, m.id)
+    }
+    for (const c of await deps.actions.sessionCalls(tenantId, sessionId)) {
+      const at = where.get(c.id)
+      if (at) out.set(at, [...(out.get(at) ?? []), c])
+    }
+    return out
+  }
 
   return {
     async listSessions(tenantId: string, page: { limit: number; offset: number }, viewer: Viewer) {
@@ -75,6 +99,7 @@ export function createChatLogsService(deps: {
       const byId = new Map(docs.map((d) => [d.id, { id: d.id, title: d.title ?? d.filename, url: d.source_url }]))
       const shown: (Record<string, number> | null)[] = []
       const optional = rows.some((m) => m.from_operator) ? await privacy.optionalTypes(tenantId) : []
+      const callsOf = await actionCallsByMessage(tenantId, sessionId, rows)
       const messages = rows.map((m) => {
         // an operator's message is stored as sent to the visitor; this view redacts it as it does the visitor's text
         const operator = m.from_operator ? redactOperatorText(m.content, optional) : null
@@ -98,6 +123,7 @@ export function createChatLogsService(deps: {
           sources: m.sources ?? [],
           tokens_used: m.tokens_used,
           debug: m.debug ?? null,
+          action_calls: callsOf.get(m.id) ?? [],
         }
       })
       if (shown.length) {

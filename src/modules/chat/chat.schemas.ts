@@ -91,6 +91,17 @@ export const LogQuery = Type.Object({ include_original: Type.Boolean({ default: 
 const Role = Type.Union([Type.Literal('user'), Type.Literal('assistant')])
 const FeedbackValue = Type.Union([Type.Literal('none'), Type.Literal('up'), Type.Literal('down')])
 
+/** An action call of the turn (actions module): no secret; arguments as the call log keeps them (PII redacted, visitor values named). */
+const TranscriptActionCall = Type.Object({
+  id: Uuid,
+  action: Nullable(Type.String({ description: 'the action name; null once the action is deleted' })),
+  status: Type.String({ description: 'pending | running | ok | http_error | timeout | refused | blocked | cancelled' }),
+  http_status: Nullable(Type.Integer()),
+  latency_ms: Nullable(Type.Integer()),
+  arguments: Type.Record(Type.String(), Type.Unknown()),
+  created_at: DateTime,
+})
+
 export const ChatMessageLogItem = Type.Object({
   id: Uuid,
   session_id: Uuid,
@@ -109,6 +120,8 @@ export const ChatMessageLogItem = Type.Object({
   tokens_used: Type.Integer(),
   /** Stage timings (ms), guard and decision outcomes, retrieval scores: no message text. */
   debug: Nullable(Type.Record(Type.String(), Type.Unknown())),
+  /** The action calls this message's turn made (a write: under the message that tells its outcome, once approved). */
+  action_calls: Type.Array(TranscriptActionCall),
 })
 export const ChatMessageLogResponse = Type.Object({ session_id: Uuid, messages: Type.Array(ChatMessageLogItem) })
 

@@ -95,6 +95,7 @@ export function wireChat(
     onIdealAnswer: deps.onIdealAnswer,
     audit: deps.audit,
     events: deps.events,
+    actions: deps.actions,
   })
   const idempotency = createIdempotency({ db, redis: ctx.redis, prefix: config.REDIS_PREFIX, clock, waitMs: config.IDEMPOTENCY_WAIT_MS, log })
   return {

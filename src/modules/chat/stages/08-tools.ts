@@ -91,41 +91,52 @@ export async function generateWithTools(
   let calls = 0
   let tokens = 0
   let attempts = 0
-  for (;;) {
-    const gen = await generate({ ...input, messages, tools: calls < MAX_CALLS ? defs : undefined })
-    tokens += gen.tokens
-    attempts += gen.attempts
-    if (!gen.toolCalls?.length) return { ...gen, tokens, attempts, actions }
-    messages.push({ role: 'assistant', content: gen.text, tool_calls: gen.toolCalls })
-    for (const call of gen.toolCalls) {
-      if (calls >= MAX_CALLS) {
-        messages.push(toolMessage(call, `Not run: at most ${MAX_CALLS} calls a turn.`))
-        continue
+  // the calls' log entries, written while the model reads their results: all written before the turn goes on
+  const recorded: Promise<void>[] = []
+  try {
+    return await toolLoop()
+  } finally {
+    await Promise.all(recorded)
+  }
+
+  async function toolLoop(): Promise<ToolGeneration> {
+    for (;;) {
+      const gen = await generate({ ...input, messages, tools: calls < MAX_CALLS ? defs : undefined })
+      tokens += gen.tokens
+      attempts += gen.attempts
+      if (!gen.toolCalls?.length) return { ...gen, tokens, attempts, actions }
+      messages.push({ role: 'assistant', content: gen.text, tool_calls: gen.toolCalls })
+      for (const call of gen.toolCalls) {
+        if (calls >= MAX_CALLS) {
+          messages.push(toolMessage(call, `Not run: at most ${MAX_CALLS} calls a turn.`))
+          continue
+        }
+        calls++
+        const out: ToolOutcome = t.input.evaluation
+          ? dryRunCall(t.input.evaluation, call)
+          : await deps.actions!.call(t.tenantId, {
+              botId: t.bot.id,
+              sessionId: t.session.id,
+              name: call.name,
+              arguments: call.arguments,
+              identity,
+            })
+        log.push({
+          action: out.action,
+          outcome: out.kind,
+          ...('callId' in out ? { call_id: out.callId } : {}),
+          ...(out.kind === 'failed' ? { status: out.status } : {}),
+        })
+        if ((out.kind === 'result' || out.kind === 'failed') && out.recorded) recorded.push(out.recorded)
+        if (out.kind === 'pending') {
+          const pending = { call_id: out.callId, action: out.action, summary: out.summary, arguments: out.arguments }
+          t.emit({ type: 'confirm', ...pending })
+          return { ...gen, text: '', tokens, attempts, actions, said: { text: actionText('confirm', t.language, out.summary), pending } }
+        }
+        if (out.kind === 'failed') return { ...gen, text: '', tokens, attempts, actions, said: { text: actionText('failed', t.language) } }
+        messages.push(toolMessage(call, out.content))
+        if (out.kind === 'result') actions.push({ n: 1000 + actions.length, documentId: null, title: `Action: ${out.action}`, url: null, text: out.content })
       }
-      calls++
-      const out: ToolOutcome = t.input.evaluation
-        ? dryRunCall(t.input.evaluation, call)
-        : await deps.actions!.call(t.tenantId, {
-            botId: t.bot.id,
-            sessionId: t.session.id,
-            name: call.name,
-            arguments: call.arguments,
-            identity,
-          })
-      log.push({
-        action: out.action,
-        outcome: out.kind,
-        ...('callId' in out ? { call_id: out.callId } : {}),
-        ...(out.kind === 'failed' ? { status: out.status } : {}),
-      })
-      if (out.kind === 'pending') {
-        const pending = { call_id: out.callId, action: out.action, summary: out.summary, arguments: out.arguments }
-        t.emit({ type: 'confirm', ...pending })
-        return { ...gen, text: '', tokens, attempts, actions, said: { text: actionText('confirm', t.language, out.summary), pending } }
-      }
-      if (out.kind === 'failed') return { ...gen, text: '', tokens, attempts, actions, said: { text: actionText('failed', t.language) } }
-      messages.push(toolMessage(call, out.content))
-      if (out.kind === 'result') actions.push({ n: 1000 + actions.length, documentId: null, title: `Action: ${out.action}`, url: null, text: out.content })
     }
   }
 }
