@@ -504,6 +504,7 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
         apiBase: opts.apiBase,
         botId: opts.botId,
         sessionId: session.id,
+        locale,
         labels: { confirm: 'Confirm', cancel: ui.cancel, failed: ui.error_generic, cancelled: 'Cancelled.' },
         say: (text) => addMessage('assistant', text),
         announce,
