@@ -46,13 +46,13 @@
  *    Streams send the reply in word-sized chunks, a final chunk with finish_reason, a usage chunk when
  *    `stream_options.include_usage`, then `data: [DONE]`.
  *
- * 6. A search-query rewrite (a system message asking for a "help-centre search query", the chat stage
- *    05-search-rewrite.ts) answers with the text `fake.searchQueryAs(fn)` gives for the question, else the
- *    question itself (an unchanged rewrite, which the product ignores).
- *
  * 5. Tools (function calling, fake-tools.ts): when `tools` are offered and the question speaks of one, the reply
  *    is a `tool_calls` call of it with the arguments read from the question; the request after the tool messages
  *    is answered from them. Without `tools` the behaviour above is unchanged.
+ *
+ * 6. A search-query rewrite (a system message asking for a "help-centre search query", the chat stage
+ *    05-search-rewrite.ts) answers with the text `fake.searchQueryAs(fn)` gives for the question, else the
+ *    question itself (an unchanged rewrite, which the product ignores).
  *
  * SCRIPTING: `fake.script(fn)` (latest registered first; return undefined to fall through) and fault
  * injection `fake.fail(mode, {times, match, delayMs})`, checked before scripts, for every POST endpoint.
