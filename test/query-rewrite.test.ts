@@ -3,6 +3,7 @@ import { startFakeLlm, type ChatCall, type FakeLlm } from './fakes/fake-llm.js'
 import { startApp, type TestApp } from './helpers/app.js'
 import { chatApi, isAnswer, REFUNDS_MD, SHIPPING_MD, sseFrames, system, withDocs } from './helpers/chat.js'
 import { createTenant, type Tenant } from './helpers/factories.js'
+import { until } from './helpers/wait.js'
 
 /**
  * Issue #29, RETRIEVAL_QUERY_REWRITE (chat/stages/05-search-rewrite.ts): a question in other words than the
@@ -15,6 +16,8 @@ let off: TestApp
 let weak: TestApp
 let ownerOff: Tenant
 let ownerWeak: Tenant
+let accountOff: string
+let accountWeak: string
 
 const ACCOUNT_MD = `# Deactivating your account
 
@@ -36,8 +39,8 @@ beforeAll(async () => {
   ])
   ownerOff = await createTenant(off)
   ownerWeak = await createTenant(weak)
-  await withDocs(off, ownerOff, docs)
-  await withDocs(weak, ownerWeak, docs)
+  accountOff = (await withDocs(off, ownerOff, docs))['account.md']!
+  accountWeak = (await withDocs(weak, ownerWeak, docs))['account.md']!
   fake.searchQueryAs((q) => (q.includes('kill my profile') ? REWRITE : undefined))
 })
 afterAll(async () => {
@@ -99,6 +102,31 @@ describe('search query rewrite', () => {
       expect(typeof debug.search_rewrite.error).toBe('string')
     }
   }, 60_000)
+
+  it("an evaluation's dry run goes through the same rewrite: the account page reaches the answer model's prompt only with the switch on", async () => {
+    const dryRun = async (owner: Tenant, account: string) => {
+      const before = fake.chatCalls().length
+      const c = await owner.api.post('/evals/cases', { question: QUESTION, expect: { outcome: 'handed_off', sources_any: [account] } })
+      expect(c.status, c.text).toBe(201)
+      const started = await owner.api.post('/evals/runs', {})
+      expect(started.status, started.text).toBe(202)
+      const run = await until(
+        'the evaluation run',
+        async () => {
+          const r = await owner.api.get(`/evals/runs/${started.body.id}`)
+          return r.body.status === 'done' || r.body.status === 'failed' ? r.body : null
+        },
+        60_000,
+      )
+      expect(run.status, JSON.stringify(run)).toBe('done')
+      expect(run.results.find((r: { case_id: string }) => r.case_id === c.body.id)).toBeTruthy()
+      const calls = fake.chatCalls().slice(before)
+      return { rewrites: calls.filter(isSearchRewrite).length > 0, passage: promptHasPassage(calls) }
+    }
+    // one after the other: the fake's calls tell the two apart by time
+    expect(await dryRun(ownerOff, accountOff)).toEqual({ rewrites: false, passage: false })
+    expect(await dryRun(ownerWeak, accountWeak)).toEqual({ rewrites: true, passage: true })
+  }, 90_000)
 
   it("the rewritten query never appears in the visitor's transcript", async () => {
     const res = await fetch(`${weak.url}/widget/chat?bot_id=${ownerWeak.bot.public_id}`, {
