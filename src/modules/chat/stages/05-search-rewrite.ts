@@ -25,6 +25,9 @@ export type SearchRewriteMode = 'off' | 'weak' | 'always'
  * everyday words the knowledge does not use scores near 0.
  */
 export const WEAK_LEXICAL = 0.5
+/** Whether the switch asks for a rewrite of a question whose words cover this much of the floor's evidence. */
+export const wouldRewrite = (mode: string, lexical: number): boolean => mode === 'always' || (mode === 'weak' && lexical < WEAK_LEXICAL)
+
 /** A few seconds for the call: it delays the whole answer. */
 export const SEARCH_REWRITE_TIMEOUT_MS = 3000
 const MAX_TOKENS = 48
@@ -145,7 +148,7 @@ export async function withSearchRewrite(
   if (mode === 'off' || found.corpusChunks === 0 || !found.query.trim()) return found
   const lexical = lexicalOf(found)
   const weak = lexical < WEAK_LEXICAL
-  if (mode === 'weak' && !weak) {
+  if (!wouldRewrite(mode, lexical)) {
     t.debug.search_rewrite = { mode, weak, lexical: round(lexical) }
     return found
   }
