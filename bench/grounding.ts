@@ -53,6 +53,8 @@ const MODEL_ENV = Object.fromEntries(
 ) as Record<string, string>
 /** The visitor-like set (written from titles before reading pages) by default; bench/grounding-questions.json is the older page-read set. */
 const QUESTIONS = process.env.BENCH_QUESTIONS ?? 'bench/grounding-visitor-questions.json'
+/** BENCH_REWRITE=1: the search-query rewrite's cost per turn (RETRIEVAL_QUERY_REWRITE=weak|always turns it on). */
+const REWRITE = !!process.env.BENCH_REWRITE
 const MODES = (process.env.BENCH_MODES ?? 'vectors,lexical').split(',') as ('vectors' | 'lexical')[]
 
 interface Question {
@@ -371,6 +373,10 @@ async function main() {
         continue
       }
       fake.reset()
+      // BENCH_REWRITE with the fake: a rewrite that changes the text but not the words (reversed word order), so the
+      // second retrieval and the fusion run and their cost is measured; the quality figure is then meaningless
+      if (REWRITE && !REAL_LLM) fake.searchQueryAs((q) => q.split(/\s+/).reverse().join(' '))
+      const rewrites: { tokens: number; ms: number; used: boolean; weak: boolean }[] = []
       if (mode === 'lexical') {
         fake.fail('malformed', { match: (r) => r.path.endsWith('/embeddings') })
         // another key: the query embeddings of the first pass are cached per key, model and text
@@ -396,6 +402,11 @@ async function main() {
         const passage = passages?.get(q.id)
         if (q.covered && passage) o.reached = reached(passage, prompt)
         if (process.env.BENCH_DUMP_MISSES === '1' && q.covered && passage && !o.reached && q.split === 'dev') console.log(`  not reached ${q.id}: ${q.q}`)
+        if (REWRITE) {
+          const log = await call('GET', `/chat/logs/session/${r.body.session_id}`, jwt)
+          const sr = log.body?.messages?.find((m: { debug: unknown }) => m.debug)?.debug?.search_rewrite
+          if (sr?.tokens !== undefined) rewrites.push({ tokens: sr.tokens, ms: sr.ms, used: sr.used, weak: sr.weak })
+        }
         if (q.covered) {
           // was the answering page among the sources the model saw? (retrieval's miss, or the verdict's)
           const log = await call('GET', `/chat/logs/session/${r.body.session_id}`, jwt)
@@ -425,6 +436,7 @@ async function main() {
         )
       }
       console.log(`${mode.padEnd(8)} ${ms.toFixed(1)} ms per turn`)
+      if (REWRITE) printRewriteCost(mode, config.RETRIEVAL_QUERY_REWRITE, questions.length, rewrites)
     }
   } finally {
     await app.close()
@@ -435,6 +447,19 @@ async function main() {
     await fake.close()
     rmSync(dataDir, { recursive: true, force: true })
   }
+}
+
+/** The rewrite's tokens and added latency (the call and the second retrieval) over the turns that made the call. */
+function printRewriteCost(mode: string, setting: string, turns: number, xs: { tokens: number; ms: number; used: boolean; weak: boolean }[]) {
+  const sum = (f: (x: (typeof xs)[number]) => number) => xs.reduce((a, x) => a + f(x), 0)
+  const ms = xs.map((x) => x.ms).sort((a, b) => a - b)
+  console.log(
+    `${mode.padEnd(8)} query rewrite (${setting}): called on ${xs.length} of ${turns} turns (${xs.filter((x) => x.used).length} fused); per called turn ${(sum((x) => x.tokens) / Math.max(1, xs.length)).toFixed(1)} tokens, added ${(sum((x) => x.ms) / Math.max(1, xs.length)).toFixed(1)} ms mean (median ${median(ms).toFixed(1)}, max ${(ms.at(-1) ?? 0).toFixed(1)}); per turn ${(sum((x) => x.tokens) / Math.max(1, turns)).toFixed(1)} tokens, ${(sum((x) => x.ms) / Math.max(1, turns)).toFixed(1)} ms`,
+  )
+  if (!REAL_LLM)
+    console.log(
+      `${mode.padEnd(8)} query rewrite: the fake model cannot rewrite (its "rewrite" reverses the word order, to run the plumbing): the passage figures above say nothing of the rewrite's quality; measure it with a real model (BENCH_LLM_BASE_URL=...)`,
+    )
 }
 
 type Features = { lexical: number; vector: number | null }

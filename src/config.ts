@@ -132,6 +132,12 @@ const EnvSchema = Type.Object({
    */
   RETRIEVAL_FLOOR_LEXICAL: Type.Number({ minimum: 0, maximum: 1, default: 0 }),
   RETRIEVAL_FLOOR_COSINE: Type.String({ default: '' }),
+  /**
+   * A search query rewritten by the chat model into the knowledge's likely words, fused with the question's own retrieval
+   * (chat/stages/05-search-rewrite.ts): off, weak (only when the question's words cover under half of a top hit's
+   * evidence), always. One short call (at most 48 tokens, 3 s) per rewritten turn; a failure keeps the original retrieval.
+   */
+  RETRIEVAL_QUERY_REWRITE: Type.Union([Type.Literal('off'), Type.Literal('weak'), Type.Literal('always')], { default: 'off' }),
   /** Chunks BM25 scores per query: those holding the query's rarest terms, up to about this many (MaxScore planning). */
   RETRIEVAL_LEXICAL_BUDGET: Type.Integer({ minimum: 50, maximum: 1000000, default: 500 }),
   /** Memory for per-tenant embedding caches when pgvector is absent (exact cosine in process). */
@@ -351,6 +357,8 @@ export const CONFIG_DOCS: { readonly [K in keyof Env]-?: string } = {
     "share (0..1) of the question's idf-weighted terms one top chunk must hold besides one topical word (0: any topical word of the question in a top chunk lets the answer model judge; it says when the sources do not hold the answer)",
   RETRIEVAL_FLOOR_COSINE:
     'per embedding model, "model=cosine,...": a top cosine at least this also passes the floor ("model=none": words only); OpenAI\'s text-embedding-3-small/-large (0.3) and ada-002 (0.8) have defaults; for other models not listed it is measured on each knowledge with off-topic probes',
+  RETRIEVAL_QUERY_REWRITE:
+    "off | weak | always: the chat model rewrites a question into the knowledge's likely words for a second retrieval fused with the first (weak: only when the question's words cover under half of a top hit's evidence); one call of at most 48 tokens per rewritten turn, a failure keeps the original",
   RETRIEVAL_LEXICAL_BUDGET: 'candidate rows the BM25 search scores, taken from the rarest query terms',
   RETRIEVAL_VECTOR_CACHE_MB: 'memory for per-tenant embedding caches when pgvector is absent',
   RETRIEVAL_LEXICAL_CACHE_MB: 'memory for per-tenant BM25 postings scored in process; 0 always uses SQL',

@@ -50,6 +50,10 @@
  *    is a `tool_calls` call of it with the arguments read from the question; the request after the tool messages
  *    is answered from them. Without `tools` the behaviour above is unchanged.
  *
+ * 6. A search-query rewrite (a system message asking for a "help-centre search query", the chat stage
+ *    05-search-rewrite.ts) answers with the text `fake.searchQueryAs(fn)` gives for the question, else the
+ *    question itself (an unchanged rewrite, which the product ignores).
+ *
  * SCRIPTING: `fake.script(fn)` (latest registered first; return undefined to fall through) and fault
  * injection `fake.fail(mode, {times, match, delayMs})`, checked before scripts, for every POST endpoint.
  */
@@ -151,6 +155,11 @@ export interface FakeLlm {
    * vector to give (undefined: the text's own). Lets a test place a question near a passage it shares no word with.
    */
   embedAs(fn: (text: string) => string | undefined): void
+  /**
+   * Answers a search-query rewrite request (rule 6) with `fn(question)` (undefined: the question unchanged), as a
+   * model that knows a help centre's vocabulary would. Faults and scripts still come first.
+   */
+  searchQueryAs(fn: (question: string) => string | undefined): void
   fail(mode: FaultMode | 500 | 429, opts?: FailOptions): void
   /** Polls until fn returns a truthy value (default 5 s), for things the server sees asynchronously. */
   waitFor<T>(fn: () => T | undefined | null | false, timeoutMs?: number): Promise<T>
@@ -540,6 +549,16 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
   const requests: RecordedRequest[] = []
   let scripts: ScriptFn[] = []
   let embedAs: ((text: string) => string | undefined)[] = []
+  let searchQueries: ((question: string) => string | undefined)[] = []
+  const searchQuery = (messages: FakeMessage[]): string | undefined => {
+    if (!messages.some((m) => m.role === 'system' && m.content.includes('help-centre search query'))) return undefined
+    const q = questionOf(messages)
+    for (let i = searchQueries.length - 1; i >= 0; i--) {
+      const r = searchQueries[i](q)
+      if (r !== undefined) return r
+    }
+    return q
+  }
   let faults: Fault[] = []
   let seq = 0
 
@@ -637,7 +656,7 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
           ? JSON.stringify(spec.json)
           : info.json
             ? JSON.stringify(defaultJson(messages))
-            : defaultAnswer(messages))
+            : (searchQuery(messages) ?? defaultAnswer(messages)))
     const chunks = spec.chunks ?? wordChunks(text)
     ex.rec.replyText = text
     const promptTokens = estimateTokens(messages.map((m) => m.content).join('\n'))
@@ -910,6 +929,9 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
     embedAs(fn) {
       embedAs.push(fn)
     },
+    searchQueryAs(fn) {
+      searchQueries.push(fn)
+    },
     fail(mode, o = {}) {
       const m: FaultMode = mode === 500 ? 'http500' : mode === 429 ? 'http429' : mode
       faults.push({ mode: m, remaining: o.times ?? Number.POSITIVE_INFINITY, match: o.match, delayMs: o.delayMs })
@@ -927,6 +949,7 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
       requests.length = 0
       scripts = []
       embedAs = []
+      searchQueries = []
       faults = []
     },
     async close() {

@@ -9,6 +9,7 @@ import { answeredByOwner } from './stages/02-owner.js'
 import { guardTurn, isSmalltalk, matchesHuman, matchesInjection, type GuardVerdict } from './stages/03-guards.js'
 import { rewriteTurn, type HistoryTurn } from './stages/04-rewrite.js'
 import { evidence, promptSources, retrieve, usableHits } from './stages/05-retrieve.js'
+import { withSearchRewrite, wouldRewrite } from './stages/05-search-rewrite.js'
 import { decide, type DecideInput, type Decision, type EscalationTrigger } from './stages/06-decide.js'
 import type { BusinessProfile, PromptInput } from './stages/07-prompt.js'
 import { writeAnswer } from './stages/08-generate.js'
@@ -285,9 +286,15 @@ async function gatherEvidence(deps: TurnDeps, t: Turn, history: HistoryTurn[], p
           k: deps.config.RETRIEVAL_TOP_K,
           budgetTokens: deps.config.RETRIEVAL_SOURCE_TOKENS,
           signal: t.input.signal,
-          ...(early ? { onLexical: speculateOn } : {}),
+          // not from evidence a rewrite is about to replace (its early answer would only be restarted)
+          ...(early
+            ? { onLexical: (p: RetrievalResult) => wouldRewrite(deps.config.RETRIEVAL_QUERY_REWRITE, floorOf(deps.config, p).lexical) || speculateOn(p) }
+            : {}),
         }
-        const found = await t.sw.time('retrieval', () => retrieve(deps.retrieval, t.tenantId, rw.query, opts))
+        const first = await t.sw.time('retrieval', () => retrieve(deps.retrieval, t.tenantId, rw.query, opts))
+        // 5b. a weak question searched again in the knowledge's words (RETRIEVAL_QUERY_REWRITE)
+        const again = (q: string) => retrieve(deps.retrieval, t.tenantId, q, { ...opts, onLexical: undefined })
+        const found = await withSearchRewrite(deps, t, first, again, (r) => floorOf(deps.config, r).lexical)
         await measureFloor(deps, t, found)
         speculateOn(found)
         return found
