@@ -39,6 +39,17 @@ export function createEscalationsRepo(db: Db) {
 
   type Filter = { status?: TicketStatus; assignee?: AssigneeFilter; scope: BotScope }
 
+  /** Locks the ticket row for the rest of the transaction; undefined when it is not this tenant's (or outside the caller's bots). */
+  const lockTicket = (tenantId: string, ticketId: string, trx: Db, scope: BotScope) =>
+    trx
+      .selectFrom('escalation_tickets')
+      .selectAll()
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', ticketId)
+      .$if(scope !== null, (q) => q.where('bot_id', 'in', scopeIds(scope!)))
+      .forUpdate()
+      .executeTakeFirst()
+
   return {
     list(tenantId: string, f: Filter & { limit: number; offset: number }) {
       let query = ticketQuery(db, tenantId, f.scope)
@@ -89,26 +100,12 @@ export function createEscalationsRepo(db: Db) {
       if (peek?.session_id) {
         await trx.selectFrom('chat_sessions').select('id').where('tenant_id', '=', tenantId).where('id', '=', peek.session_id).forUpdate().execute()
       }
-      return trx
-        .selectFrom('escalation_tickets')
-        .selectAll()
-        .where('tenant_id', '=', tenantId)
-        .where('id', '=', ticketId)
-        .$if(scope !== null, (q) => q.where('bot_id', 'in', scopeIds(scope!)))
-        .forUpdate()
-        .executeTakeFirst()
+      return lockTicket(tenantId, ticketId, trx, scope)
     },
 
     /** Locks the ticket row for the rest of the transaction; undefined when it is not this tenant's (or outside the caller's bots). */
     lock(tenantId: string, ticketId: string, trx: Db, scope: BotScope = null) {
-      return trx
-        .selectFrom('escalation_tickets')
-        .selectAll()
-        .where('tenant_id', '=', tenantId)
-        .where('id', '=', ticketId)
-        .$if(scope !== null, (q) => q.where('bot_id', 'in', scopeIds(scope!)))
-        .forUpdate()
-        .executeTakeFirst()
+      return lockTicket(tenantId, ticketId, trx, scope)
     },
 
     async setAssignee(tenantId: string, ticketId: string, userId: string | null, now: Date, trx: Db): Promise<void> {
