@@ -5,7 +5,9 @@ export default defineConfig({
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     globalSetup: ['test/helpers/global-setup.ts'],
     pool: 'forks',
-    maxWorkers: 2,
+    // 2 on the embedded database (PGlite runs in the test processes, CPU-bound on 2 cores); the PostgreSQL pass of
+    // scripts/test-all.sh sets 3, since there much of a test's time is spent waiting on the database server
+    maxWorkers: Number(process.env.TEST_WORKERS) || 2,
     testTimeout: 30_000,
     // CI machines have 2 cores under a full suite; one retry absorbs a timing miss, a real failure fails twice
     retry: process.env.CI ? 1 : 0,
