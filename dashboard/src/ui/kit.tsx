@@ -262,6 +262,14 @@ export function Forbidden({ text, children }: { text: string; children?: ReactNo
 }
 
 /** Moves focus to the element with this id once it is on the page (after the re-render an action causes). */
-export function focusSoon(id: string) {
-  requestAnimationFrame(() => document.getElementById(id)?.focus())
+/**
+ * Moves focus to the element with this id once it is on the page: a fetched page of rows can render a few frames
+ * after the fetch resolves (a busy machine), so it looks again each frame for about two seconds instead of once.
+ */
+export function focusSoon(id: string, frames = 120) {
+  requestAnimationFrame(() => {
+    const el = document.getElementById(id)
+    if (el) el.focus()
+    else if (frames > 0) focusSoon(id, frames - 1)
+  })
 }
