@@ -184,6 +184,15 @@ export interface LiveCountersTable {
   last: ColumnType<string, string | number, string | number>
 }
 
+/** What the visitors waiting for a person of a bot were last told about availability (the sweep compares with it). */
+export interface LiveAvailabilityTable {
+  tenant_id: string
+  bot_id: string
+  online: boolean
+  next_open_at: Date | null
+  updated_at: Date
+}
+
 /** One event of the live streams; seq per tenant (team stream), session_seq per session (widget stream). bigints read as text. */
 export interface LiveEventsTable {
   tenant_id: string
@@ -209,5 +218,6 @@ export interface ChatTables {
   lexical_corpus: LexicalCorpusTable
   conversation_notes: ConversationNotesTable
   live_counters: LiveCountersTable
+  live_availability: LiveAvailabilityTable
   live_events: LiveEventsTable
 }

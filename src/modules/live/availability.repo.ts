@@ -4,6 +4,12 @@ import type { OfficeHoursValue } from '../../db/schema/foundation.js'
 
 export type LiveStatus = 'online' | 'away' | 'offline'
 
+/** What waiting visitors were told: someone is there, or when the team is back. */
+export interface Told {
+  online: boolean
+  nextOpenAt: Date | null
+}
+
 /** Roles that answer conversations (the `tickets` permission). */
 const ANSWERING = ['owner', 'admin', 'agent'] as const
 
@@ -93,6 +99,52 @@ export function createAvailabilityRepo(db: Db) {
         .orderBy('owner_since')
         .orderBy('id')
         .limit(limit)
+        .execute()
+    },
+
+    /** Workspaces with a conversation waiting for a person (the availability sweep visits these). */
+    async queuedTenants(limit: number): Promise<string[]> {
+      const rows = await db.selectFrom('chat_sessions').select('tenant_id').distinct().where('owner', '=', 'queue').limit(limit).execute()
+      return rows.map((r) => r.tenant_id)
+    },
+
+    /** What each bot's waiting visitors were last told (bots never told: absent). */
+    async told(tenantId: string): Promise<Map<string, Told>> {
+      const rows = await db.selectFrom('live_availability').select(['bot_id', 'online', 'next_open_at']).where('tenant_id', '=', tenantId).execute()
+      return new Map(rows.map((r) => [r.bot_id, { online: r.online, nextOpenAt: r.next_open_at }]))
+    },
+
+    /**
+     * Records what each bot's waiting visitors are told now; returns the bots whose record changed (a concurrent
+     * teller that recorded the same thing first leaves nothing changed here), and with `tellNew` the bots that
+     * had no record (without it, a first record is a silent baseline: the widget's config said the same).
+     */
+    async retell(tenantId: string, rows: Array<{ botId: string } & Told>, now: Date, tellNew: boolean, trx: Db): Promise<Set<string>> {
+      const v = JSON.stringify(rows.map((r) => ({ bot_id: r.botId, online: r.online, next_open_at: r.nextOpenAt?.toISOString() ?? null })))
+      const r = await sql<{ bot_id: string; had: boolean }>`
+        WITH v AS (SELECT * FROM jsonb_to_recordset(${v}::jsonb) AS v(bot_id uuid, online boolean, next_open_at timestamptz)),
+        prev AS (SELECT a.bot_id FROM live_availability a WHERE a.tenant_id = ${tenantId} AND a.bot_id IN (SELECT bot_id FROM v))
+        INSERT INTO live_availability (tenant_id, bot_id, online, next_open_at, updated_at)
+        SELECT ${tenantId}, v.bot_id, v.online, v.next_open_at, ${now} FROM v
+        ON CONFLICT (tenant_id, bot_id) DO UPDATE
+          SET online = EXCLUDED.online, next_open_at = EXCLUDED.next_open_at, updated_at = EXCLUDED.updated_at
+          WHERE live_availability.online IS DISTINCT FROM EXCLUDED.online
+             OR live_availability.next_open_at IS DISTINCT FROM EXCLUDED.next_open_at
+        RETURNING bot_id, bot_id IN (SELECT bot_id FROM prev) AS had`.execute(trx)
+      return new Set(r.rows.filter((x) => x.had || tellNew).map((x) => x.bot_id))
+    },
+
+    /** The conversations of `botIds` still waiting for a person, locked in id order (many rows, no deadlock). */
+    lockQueued(tenantId: string, botIds: string[], limit: number, trx: Db) {
+      return trx
+        .selectFrom('chat_sessions')
+        .select(['id', 'bot_id'])
+        .where('tenant_id', '=', tenantId)
+        .where('owner', '=', 'queue')
+        .where('bot_id', 'in', botIds)
+        .orderBy('id')
+        .limit(limit)
+        .forUpdate()
         .execute()
     },
 

@@ -3,7 +3,7 @@ import type { Db } from '../../db/client.js'
 import { memberOf } from '../../http/auth.js'
 import type { Clock } from '../../lib/clock.js'
 import { notFound, ValidationError } from '../../lib/errors.js'
-import type { AvailabilityRepo, LiveStatus } from './availability.repo.js'
+import type { AvailabilityRepo, LiveStatus, Told } from './availability.repo.js'
 import type { OfficeHoursBody } from './availability.schemas.js'
 import { hoursProblem, isOpenAt, nextOpening } from './hours.fns.js'
 
@@ -25,7 +25,21 @@ export interface AvailabilityDeps {
   announce: (tenantId: string, data: Record<string, unknown>) => Promise<void>
   /** Offers a queued conversation to auto-assignment (the live service's changeOwner through pickAgent). */
   offerQueued: (tenantId: string, sessionId: string) => Promise<boolean>
+  /**
+   * Writes `availability` events to sessions' widget streams, in one transaction in which `choose` decides which
+   * sessions (and with what) from rows it has locked.
+   */
+  tellSessions: (tenantId: string, choose: (trx: Db) => Promise<SessionEvent[]>) => Promise<number>
 }
+
+export interface SessionEvent {
+  sessionId: string
+  botId: string
+  data: Record<string, unknown>
+}
+
+/** At most this many waiting visitors are told of one change (the longest waiting first are offered first anyway). */
+const TELL_LIMIT = 1000
 
 /**
  * Whether anyone is there to answer (office hours, members' status), what the widget tells a visitor about
@@ -43,6 +57,57 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
     if (!s.autoAssign) return null
     const c = (await repo.candidates(tenantId, botId, onlineSince(), trx)).find((x) => x.open < s.capacity)
     return c?.id ?? null
+  }
+
+  /** The office hours, the usual first-reply time and the time, read once for every bot of a workspace. */
+  async function moment(tenantId: string) {
+    const now = clock.now()
+    const hours = await repo.officeHours(tenantId)
+    const eta = await repo.medianFirstReplySeconds(tenantId, new Date(now.getTime() - ETA_WINDOW_MS))
+    return { now, hours, eta }
+  }
+
+  async function availabilityOf(tenantId: string, botId: string, at: Awaited<ReturnType<typeof moment>>): Promise<Told> {
+    const inHours = isOpenAt(at.hours, at.now)
+    const online = inHours && (await repo.candidates(tenantId, botId, onlineSince())).length > 0
+    return { online, nextOpenAt: inHours ? null : nextOpening(at.hours, at.now) }
+  }
+
+  const present = (t: Told, eta: number | null) => ({
+    online: t.online,
+    reply_eta_s: eta,
+    next_open_at: t.nextOpenAt ? t.nextOpenAt.toISOString() : null,
+  })
+
+  /**
+   * Sends an `availability` frame to the visitors waiting for a person whose bot's availability changed since
+   * they were last told (someone came online or left, the office closed or opened). `tellNew`: a bot never
+   * recorded counts as changed (a member's status or the hours did change); the sweep records it silently.
+   */
+  async function tellQueued(tenantId: string, tellNew: boolean): Promise<number> {
+    const waiting = await repo.queued(tenantId, TELL_LIMIT)
+    if (waiting.length === 0) return 0
+    const at = await moment(tenantId)
+    const told = await repo.told(tenantId)
+    const now = new Map<string, Told>()
+    for (const botId of new Set(waiting.map((w) => w.bot_id))) now.set(botId, await availabilityOf(tenantId, botId, at))
+    const differs = [...now].some(([botId, t]) => {
+      const before = told.get(botId)
+      return before ? before.online !== t.online || before.nextOpenAt?.getTime() !== t.nextOpenAt?.getTime() : true
+    })
+    if (!differs) return 0
+    return deps.tellSessions(tenantId, async (trx) => {
+      const changed = await repo.retell(
+        tenantId,
+        [...now].map(([botId, t]) => ({ botId, ...t })),
+        at.now,
+        tellNew,
+        trx,
+      )
+      if (changed.size === 0) return []
+      const sessions = await repo.lockQueued(tenantId, [...changed], TELL_LIMIT, trx)
+      return sessions.map((x) => ({ sessionId: x.id, botId: x.bot_id, data: present(now.get(x.bot_id)!, at.eta) }))
+    })
   }
 
   /** Offers the queue, oldest first, until nobody can take more. */
@@ -72,6 +137,7 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
       if (problem) throw new ValidationError(problem[0], problem[1])
       await repo.setOfficeHours(tenantId, hours, clock.now())
       await deps.announce(tenantId, { reason: 'office_hours' })
+      await tellQueued(tenantId, true)
       return hours
     },
 
@@ -85,6 +151,7 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
       if (before?.live_status !== status || (status === 'online' && lapsed)) {
         await deps.announce(tenantId, { reason: 'member_status', user_id: userId, status })
         if (status === 'online') await assignQueued(tenantId)
+        await tellQueued(tenantId, true)
       }
       const member = memberOf(m)
       return {
@@ -101,17 +168,11 @@ export function createAvailabilityService(deps: AvailabilityDeps) {
 
     /** What the widget shows: someone online within the hours, the usual wait, and when the team is back. */
     async availability(tenantId: string, botId: string) {
-      const now = clock.now()
-      const hours = await repo.officeHours(tenantId)
-      const inHours = isOpenAt(hours, now)
-      const online = inHours && (await repo.candidates(tenantId, botId, onlineSince())).length > 0
-      const next = inHours ? null : nextOpening(hours, now)
-      return {
-        online,
-        reply_eta_s: await repo.medianFirstReplySeconds(tenantId, new Date(now.getTime() - ETA_WINDOW_MS)),
-        next_open_at: next ? next.toISOString() : null,
-      }
+      const at = await moment(tenantId)
+      return present(await availabilityOf(tenantId, botId, at), at.eta)
     },
+
+    tellQueued,
   }
 }
 

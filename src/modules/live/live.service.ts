@@ -158,6 +158,23 @@ export function createLiveService(deps: LiveServiceDeps) {
       })
     },
 
+    /**
+     * Events for many sessions' widget streams at once (what waiting visitors are told of availability), chosen
+     * inside the transaction that writes them, written together as its last statement.
+     */
+    async sessionEvents(
+      tenantId: string,
+      type: 'availability',
+      choose: (trx: Db) => Promise<Array<{ sessionId: string; botId: string; data: Record<string, unknown> }>>,
+    ): Promise<number> {
+      return logged(async (trx) => {
+        const list = await choose(trx)
+        const at = clock.now()
+        for (const e of list) await append(tenantId, { sessionId: e.sessionId, botId: e.botId, type, data: e.data, at }, trx)
+        return list.length
+      })
+    },
+
     /** An operator's message into the visitor's chat (taking the conversation), or an internal note for the team only. */
     async postMessage(tenantId: string, ticketId: string, body: { content: string; internal: boolean }, viewer: Viewer) {
       const content = body.content.trim()

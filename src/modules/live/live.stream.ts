@@ -15,6 +15,8 @@ export interface StreamFrame {
   payload: unknown
   /** The event's bot (null: the workspace's): a team member limited to some bots gets only theirs. */
   botId?: string | null
+  /** For the visitor only (what a waiting visitor is told of availability; the team has the workspace's event). */
+  widgetOnly?: boolean
 }
 
 /** One open stream: where it is, and which frames of its group it shows. */
@@ -191,8 +193,14 @@ export function createLiveStreams(deps: { repo: LiveRepo; hub: LiveHub }) {
         sse,
         { team: tenantId },
         start,
-        async (a) => (await repo.teamEvents(tenantId, a, null, hub.PAGE)).map((e) => ({ id: e.seq, payload: teamPayload(e), botId: e.bot_id })),
-        (f) => f.botId === null || f.botId === undefined || inScope(scope, f.botId),
+        async (a) =>
+          (await repo.teamEvents(tenantId, a, null, hub.PAGE)).map((e) => ({
+            id: e.seq,
+            payload: teamPayload(e),
+            botId: e.bot_id,
+            widgetOnly: e.type === 'availability' && e.session_id !== null,
+          })),
+        (f) => !f.widgetOnly && (f.botId === null || f.botId === undefined || inScope(scope, f.botId)),
       )
     },
 

@@ -42,6 +42,7 @@ export function wireLive(
     clock: ctx.clock,
     repo: availabilityRepo,
     announce: (tenantId, data) => service.workspaceEvent(tenantId, 'availability', data),
+    tellSessions: (tenantId, choose) => service.sessionEvents(tenantId, 'availability', choose),
     offerQueued: service.offerQueued,
   })
   const port: LivePort = { changeOwner: service.changeOwner, messagePosted: service.messagePosted }
@@ -54,6 +55,7 @@ export function wireLive(
     availability,
     jobs: liveJobs({
       availability,
+      queuedTenants: () => availabilityRepo.queuedTenants(1000),
       sweepEvents: () => repo.sweepEvents(new Date(ctx.clock.now().getTime() - ctx.config.LIVE_EVENTS_RETENTION_DAYS * 86_400_000)),
     }),
     /** What the widget's endpoints use: the visitor's stream, typing and read receipts. */
