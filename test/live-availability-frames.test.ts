@@ -34,13 +34,7 @@ async function waiting(owner: Tenant, botPublicId = owner.bot.public_id) {
 /** The availability frames a session's widget stream carries (its stored events, in order). */
 const told = async (sid: string) =>
   (
-    await t.ctx.db
-      .selectFrom('live_events')
-      .select('data')
-      .where('session_id', '=', sid)
-      .where('type', '=', 'availability')
-      .orderBy('session_seq')
-      .execute()
+    await t.ctx.db.selectFrom('live_events').select('data').where('session_id', '=', sid).where('type', '=', 'availability').orderBy('session_seq').execute()
   ).map((e) => e.data as { online: boolean; reply_eta_s: number | null; next_open_at: string | null })
 
 /** Runs the minute's sweep now, in the app's worker, and waits for it to finish. */

@@ -167,6 +167,12 @@ suite('live conversation: widget and dashboard in Chromium', { timeout: 180_000 
         return list.find((x) => x.user_note?.includes('parcel'))?.user_email ?? null
       }, LIVE)
       .toBe('late.visitor@example.org')
+
+    // while the visitor waits, the team comes back: the widget's line changes without a reload (an availability frame)
+    expect((await tenant.api.put('/tenants/me/office-hours', { timezone: 'UTC', weekly: [], holidays: [] })).status).toBe(200)
+    expect((await tenant.api.put('/tenants/me/members/me/status', { status: 'online' })).status).toBe(200)
+    // (the first hand-off's reply makes the usual wait known)
+    await line.filter({ hasText: 'Usually replies in about' }).waitFor(LIVE)
     await visitor.close()
   })
 })
