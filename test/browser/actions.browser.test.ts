@@ -4,7 +4,7 @@ import { json, WorkspaceApi } from '../fakes/workspace-api.js'
 import type { Tenant } from '../helpers/factories.js'
 import { addMember } from '../helpers/team.js'
 import { until } from '../helpers/wait.js'
-import { expectScreenHealthy, openScreen, signedInTenant, startDashboardEnv, watchedPage, type DashboardEnv } from './dashboard-harness.js'
+import { expectScreenHealthy, openScreen, screenshot, signedInTenant, startDashboardEnv, watchedPage, type DashboardEnv } from './dashboard-harness.js'
 import { hasChromium, hostPageHtml, serveHostPage, type HostPage } from './harness.js'
 
 /**
@@ -77,6 +77,7 @@ suite('actions in Chromium', { timeout: 120_000 }, () => {
     expect(shown).not.toContain(SECRET)
     expect(api.requests).toHaveLength(0)
     await expectScreenHealthy(w, 'action detail (dry run)')
+    await screenshot(env, page, 'action-dry-run')
 
     // "Send for real": the request reaches the workspace's API, the answer and what the model sees are shown, the call is logged.
     api.handler = (_req, res) => json(res, 200, { status: 'shipped', internal: 'not for the model' })

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { REFUNDS_MD, SHIPPING_MD, withDocs } from '../helpers/chat.js'
 import type { Tenant } from '../helpers/factories.js'
 import { addMember } from '../helpers/team.js'
-import { expectScreenHealthy, openScreen, signedInTenant, startDashboardEnv, watchedPage, type DashboardEnv } from './dashboard-harness.js'
+import { expectScreenHealthy, openScreen, screenshot, signedInTenant, startDashboardEnv, watchedPage, type DashboardEnv } from './dashboard-harness.js'
 import { hasChromium } from './harness.js'
 
 /**
@@ -67,9 +67,14 @@ suite('evaluations in Chromium', { timeout: 240_000 }, () => {
     expect(await failed.getByRole('heading', { level: 3 }).textContent()).toContain('How long do refunds take?')
     expect(await failed.textContent()).toMatch(/fact: free unicorn failed: not in the answer/)
     expect(await failed.textContent()).toMatch(/Expected source reached the model: yes/)
+    // a cited source is named by its document's title, linked to it, not by its id
+    expect(await failed.locator('.eval-cited a').first().textContent()).toMatch(/refund/i)
     expect(await page.locator('.eval-result').count()).toBe(2)
+    // the failed case comes first: what needs work is on top
+    expect(await page.locator('.eval-result').first().getAttribute('class')).toContain('eval-failed')
     const firstRunUrl = page.url()
     await expectScreenHealthy(w, 'evaluation run (one failed)')
+    await screenshot(env, page, 'eval-run')
 
     const junit = await page.getByRole('link', { name: 'Download JUnit XML' }).getAttribute('href')
     const xml = await page.request.get(`${env.t.url}${junit}`)
@@ -95,12 +100,14 @@ suite('evaluations in Chromium', { timeout: 240_000 }, () => {
     await page.getByRole('heading', { name: 'Still passing: 1' }).waitFor()
     await page.getByRole('heading', { name: 'Broken (passed before, fail now): 0' }).waitFor()
     await expectScreenHealthy(w, 'evaluation run (diff)')
+    await screenshot(env, page, 'eval-diff')
 
     // The runs list: two runs, the pass rate over time, the pins.
     await openScreen(page, env, '/evals', 'Evaluations')
     await page.getByRole('img', { name: /Pass rate of the last 2 runs, oldest first: 50%, 100%/ }).waitFor()
     expect(await page.getByRole('region', { name: 'List of runs' }).textContent()).toMatch(/knowledge [0-9a-f]{8}/)
     await expectScreenHealthy(w, 'evaluations (two runs)')
+    await screenshot(env, page, 'evals')
     await page.close()
   })
 

@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Tenant } from '../helpers/factories.js'
-import { expectAccessible, expectScreenHealthy, openScreen, signedInTenant, startDashboardEnv, watchedPage, type DashboardEnv } from './dashboard-harness.js'
+import { expectAccessible, expectScreenHealthy, openScreen, screenshot, signedInTenant, startDashboardEnv, watchedPage, type DashboardEnv } from './dashboard-harness.js'
 import { hasChromium, hostPageHtml, serveHostPage, type HostPage } from './harness.js'
 
 /**
@@ -60,6 +60,7 @@ suite('live conversation: widget and dashboard in Chromium', { timeout: 180_000 
     const chat = op.locator('section.live-chat')
     await chat.getByText('Waiting', { exact: true }).waitFor(LIVE)
     await expectAccessible(op, 'ticket live chat')
+    await screenshot(env, op, 'ticket-live-chat')
 
     // Operator typing shows in the widget; the message arrives without a reload, signed with the name.
     // one composer on the page: the reply, the note and "reply and resolve" share it
@@ -151,6 +152,7 @@ suite('live conversation: widget and dashboard in Chromium', { timeout: 180_000 
     await visitor.locator(`${W} >> #scb-email-error`, { hasText: 'valid e-mail' }).waitFor(LIVE)
     expect(await email.getAttribute('aria-invalid')).toBe('true')
     await expectAccessible(visitor, 'widget offline form at 390 px')
+    await screenshot(env, visitor, 'widget-offline-form')
     expect((await tenant.api.get('/escalations')).body.tickets.length).toBe(1)
 
     await email.fill('late.visitor@example.org')

@@ -5,9 +5,10 @@ import { Badge, Check, Empty, ErrorBox, Loading, PageHeader, Progress, When } fr
 import { listCases } from './evals'
 import { RunDiff } from './evals-diff'
 import { getRun, listRuns, Pins, RunStatus } from './evals-runs'
+import { useDocumentTitles } from './document-titles'
 import { type EvalResult, passRate, percent } from './evals-types'
 
-function Result({ r, question }: { r: EvalResult; question: string }) {
+function Result({ r, question, titles }: { r: EvalResult; question: string; titles: Map<string, string> | null }) {
   const failed = r.checks.filter((c) => !c.passed)
   return (
     <li className={`card eval-result${r.passed ? '' : ' eval-failed'}`}>
@@ -33,8 +34,8 @@ function Result({ r, question }: { r: EvalResult; question: string }) {
           {r.cited.length ? (
             <ul className="eval-cited">
               {r.cited.map((s) => (
-                <li key={s} className="kc-url">
-                  {s}
+                <li key={s} className={titles?.has(s) ? undefined : 'kc-url'}>
+                  {titles?.has(s) ? <Link href={`/knowledge/documents/${s}`}>{titles.get(s)}</Link> : s}
                 </li>
               ))}
             </ul>
@@ -73,6 +74,7 @@ export default function EvalRunScreen({ params }: { params: Record<string, strin
   const cases = useQuery({ queryKey: ['eval-cases'], queryFn: listCases })
   const runs = useQuery({ queryKey: ['eval-runs'], queryFn: listRuns })
   const [onlyFailed, setOnlyFailed] = useState(false)
+  const titles = useDocumentTitles()
   const questionOf = (caseId: string) => cases.data?.items.find((c) => c.id === caseId)?.question ?? 'A case since deleted'
   const r = run.data && typeof run.data !== 'string' ? run.data : null
   return (
@@ -131,10 +133,12 @@ export default function EvalRunScreen({ params }: { params: Record<string, strin
               <Empty title="No results yet" />
             ) : (
               <ul className="eval-results">
-                {r.results
+                {/* failed cases first (what needs work), each group in the order the cases were asked */}
+                {[...r.results]
                   .filter((x) => !onlyFailed || !x.passed)
+                  .sort((a, b) => Number(a.passed) - Number(b.passed))
                   .map((x) => (
-                    <Result key={x.case_id} r={x} question={questionOf(x.case_id)} />
+                    <Result key={x.case_id} r={x} question={questionOf(x.case_id)} titles={titles} />
                   ))}
               </ul>
             )}

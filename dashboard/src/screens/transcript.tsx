@@ -3,11 +3,12 @@ import { useState } from 'react'
 import { Link } from 'wouter'
 import { api, call } from '../api/client'
 import type { LogMessage } from '../api/types'
-import { useMaySeeOriginal, useRole } from '../session'
+import { useMaySeeOriginal } from '../session'
 import { Badge, Button, Empty, ErrorBox, Loading, PageHeader, When } from '../ui/kit'
 import { IdealAnswerEditor } from '../ui/knowledge-parts'
 import { useToast } from '../ui/toast'
 import { TurnActionCalls } from './action-calls'
+import { useDocumentTitles } from './document-titles'
 
 function who(m: LogMessage): string {
   if (m.from_operator) return 'Operator'
@@ -132,11 +133,8 @@ export default function Transcript({ params }: { params: Record<string, string> 
     queryFn: () => call(api.GET('/chat/logs/session/{session_id}', { params: { path: { session_id: id }, query: { include_original: showOriginal } } })),
     placeholderData: keepPreviousData,
   })
-  // Titles of the documents answers were drawn from (uploaded files and crawled pages).
-  // Document titles come from the knowledge, which only roles that edit it may list (agents see no titles).
-  const { may } = useRole()
-  const docs = useQuery({ queryKey: ['documents'], queryFn: () => call(api.GET('/documents')), staleTime: 60_000, enabled: may('knowledge') })
-  const titles = may('knowledge') ? new Map((docs.data?.documents ?? []).map((d) => [d.id, d.title || d.filename])) : null
+  // Titles of the documents answers were drawn from; roles that may not list the knowledge (agents) see none.
+  const titles = useDocumentTitles()
   const delOriginal = useMutation({
     mutationFn: () => call(api.POST('/chat/logs/session/{session_id}/delete-original', { params: { path: { session_id: id } } })),
     onSuccess: async (r) => {
