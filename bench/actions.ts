@@ -12,18 +12,12 @@
  * Guards and answer validation are off (GUARDS_ENABLED, VALIDATION_ENABLED): they are model calls of their
  * own, not the action's cost; the model calls a turn made are counted and printed.
  */
-import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { loadConfig } from '../src/config.js'
-import { closeContext, createContext } from '../src/context.js'
 import { FAKE_EMBEDDING_FLOOR, startFakeLlm } from '../test/fakes/fake-llm.js'
 import { json, WorkspaceApi } from '../test/fakes/workspace-api.js'
 import { reads } from '../test/helpers/http.js'
 import { SseParser } from '../widget/src/sse.js'
-import { benchWorkspace, serveInProcess } from './support.js'
+import { benchService, benchWorkspace } from './support.js'
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 30)
 const MODEL_MS = 300
@@ -39,25 +33,16 @@ fake.script(() => ({ delayMs: MODEL_MS }))
 const wsApi = await new WorkspaceApi().start()
 wsApi.handler = (_req, res) => void setTimeout(() => json(res, 200, { status: 'shipped', items: [{ name: 'Desk lamp' }] }), API_MS)
 
-const dataDir = mkdtempSync(join(tmpdir(), 'scb-bench-actions-'))
-const config = loadConfig(
-  {
-    NODE_ENV: 'test',
-    DATA_DIR: dataDir,
-    LOG_LEVEL: 'silent',
-    JWT_SECRET: randomBytes(32).toString('hex'),
-    ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-    LLM_BASE_URL: fake.url,
-    ...FAKE_EMBEDDING_FLOOR,
-    RATE_LIMIT_ENABLED: 'false',
-    GUARDS_ENABLED: 'false',
-    VALIDATION_ENABLED: 'false',
-    CRAWLER_ALLOW_PRIVATE_NETWORKS: 'true',
-  },
-  () => {},
-)
-const ctx = await createContext(config, { pgliteDir: 'memory' })
-const { app, worker, url } = await serveInProcess(ctx)
+const service = await benchService('actions', {
+  NODE_ENV: 'test',
+  LOG_LEVEL: 'silent',
+  LLM_BASE_URL: fake.url,
+  ...FAKE_EMBEDDING_FLOOR,
+  GUARDS_ENABLED: 'false',
+  VALIDATION_ENABLED: 'false',
+  CRAWLER_ALLOW_PRIVATE_NETWORKS: 'true',
+})
+const { ctx, url } = service
 
 // A workspace with a model key; everything else over HTTP as its owner
 const { http } = await benchWorkspace(ctx, url)
@@ -185,9 +170,6 @@ const overhead = own.map((r) => {
 console.log(`the action's own time in a turn (generation - model - API latency): p50 ${f(pct(overhead, 50))} p95 ${f(pct(overhead, 95))}`)
 console.log(`stage medians (ms), no actions: ${await stages(without.id)}`)
 
-await app.close()
-await worker.stop(2000)
-await closeContext(ctx)
+await service.close()
 await fake.close()
 await wsApi.close()
-rmSync(dataDir, { recursive: true, force: true })

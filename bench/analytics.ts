@@ -10,18 +10,13 @@
  * times, question-log rows with 5 % refusals, feedback on some answers, a ticket in 10 % of the sessions,
  * most resolved by an operator), then one refresh pass (the job's) builds the facts and rollups, timed.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { sql } from 'kysely'
 import pino from 'pino'
-import { loadConfig } from '../src/config.js'
-import { closeContext, createContext } from '../src/context.js'
 import { createRefresher } from '../src/modules/analytics/analytics.jobs.js'
 import { createRollupRepo } from '../src/modules/analytics/rollup.repo.js'
 import { FakeSmtp, tokenFromMail } from '../test/fakes/smtp.js'
-import { scratchDatabase, serveInProcess } from './support.js'
+import { benchService } from './support.js'
 
 const N = Number(process.env.BENCH_MESSAGES ?? 1_000_000)
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 300)
@@ -37,24 +32,8 @@ const day = (d: Date) => d.toISOString().slice(0, 10)
 
 async function main() {
   const smtp = await new FakeSmtp().start()
-  const dataDir = mkdtempSync(join(tmpdir(), 'bench-analytics-'))
-  const scratch = PG_URL ? await scratchDatabase(PG_URL, 'analytics') : null
-  const config = loadConfig(
-    {
-      NODE_ENV: 'production',
-      DATA_DIR: dataDir,
-      DATABASE_URL: scratch?.url,
-      JWT_SECRET: randomBytes(32).toString('hex'),
-      ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-      SMTP_URL: smtp.url,
-      LOG_LEVEL: 'warn',
-      RATE_LIMIT_ENABLED: 'false',
-      WORKER_POLL_MS: '100',
-    },
-    () => {},
-  )
-  const ctx = await createContext(config, { pgliteDir: PG_URL ? undefined : 'memory' })
-  const { app, worker, url: base } = await serveInProcess(ctx)
+  const service = await benchService('analytics', { NODE_ENV: 'production', SMTP_URL: smtp.url, LOG_LEVEL: 'warn', WORKER_POLL_MS: '100' }, PG_URL)
+  const { ctx, url: base } = service
   const json = async (method: string, path: string, token: string | null, body?: unknown) => {
     const res = await fetch(base + path, {
       method,
@@ -218,12 +197,8 @@ async function main() {
       `export: ${status.status}, ${status.rows} rows, ${mb(bytes)} MB CSV in ${exportS.toFixed(1)} s; RSS ${mb(base0)} MB before, peak ${mb(peak)} MB, growth ${mb(peak - base0)} MB (goal < 50 MB)`,
     )
   } finally {
-    await app.close()
-    await worker.stop(2000)
-    await closeContext(ctx)
-    await scratch?.drop()
+    await service.close()
     await smtp.stop()
-    rmSync(dataDir, { recursive: true, force: true })
   }
 }
 

@@ -11,15 +11,10 @@
  *    bench/grounding-visitor-questions.json imported as cases (expect answered, sources_any: the page's document
  *    id; tagged dev / heldout), one run per tag with the fake model answering at once: pass rate and reached share.
  */
-import { randomBytes } from 'node:crypto'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join, relative } from 'node:path'
+import { existsSync, readFileSync } from 'node:fs'
 import { performance } from 'node:perf_hooks'
-import { loadConfig } from '../src/config.js'
-import { closeContext, createContext } from '../src/context.js'
 import { FAKE_EMBEDDING_FLOOR, startFakeLlm } from '../test/fakes/fake-llm.js'
-import { benchWorkspace, serveInProcess } from './support.js'
+import { benchService, benchWorkspace, helpPages } from './support.js'
 
 const CASES = Number(process.env.BENCH_CASES ?? 200)
 const TURNS = Number(process.env.BENCH_TURNS ?? 30)
@@ -52,27 +47,18 @@ const fake = await startFakeLlm()
 let modelMs = MODEL_MS
 fake.script(() => (modelMs > 0 ? { delayMs: modelMs } : undefined))
 
-const dataDir = mkdtempSync(join(tmpdir(), 'scb-bench-evals-'))
-const config = loadConfig(
-  {
-    NODE_ENV: 'test',
-    DATA_DIR: dataDir,
-    LOG_LEVEL: 'silent',
-    JWT_SECRET: randomBytes(32).toString('hex'),
-    ENCRYPTION_KEY: randomBytes(32).toString('hex'),
-    LLM_BASE_URL: fake.url,
-    ...FAKE_EMBEDDING_FLOOR,
-    RATE_LIMIT_ENABLED: 'false',
-    UPLOAD_RATE_PER_HOUR: '10000',
-    WORKER_POLL_MS: '50',
-    KNOWLEDGE_EXTRACT_DELAY_SECONDS: '86400',
-    // the run must not stop at the default token budget before the last case
-    EVAL_MAX_TOKENS: '100000000',
-  },
-  () => {},
-)
-const ctx = await createContext(config, { pgliteDir: 'memory' })
-const { app, worker, url } = await serveInProcess(ctx)
+const service = await benchService('evals', {
+  NODE_ENV: 'test',
+  LOG_LEVEL: 'silent',
+  LLM_BASE_URL: fake.url,
+  ...FAKE_EMBEDDING_FLOOR,
+  UPLOAD_RATE_PER_HOUR: '10000',
+  WORKER_POLL_MS: '50',
+  KNOWLEDGE_EXTRACT_DELAY_SECONDS: '86400',
+  // the run must not stop at the default token budget before the last case
+  EVAL_MAX_TOKENS: '100000000',
+})
+const { ctx, url } = service
 
 // A workspace with a model key; everything else over HTTP as its owner
 const { http } = await benchWorkspace(ctx, url)
@@ -193,20 +179,7 @@ if (VISITOR) {
   if (!existsSync(DOCS)) console.log(`visitor mode: ${DOCS} not found, skipped`)
   else {
     modelMs = 0
-    const pages: { path: string; text: string }[] = []
-    const walk = (dir: string) => {
-      for (const name of readdirSync(dir).sort()) {
-        const p = join(dir, name)
-        if (statSync(p).isDirectory()) walk(p)
-        else if (name.endsWith('.md') && !name.startsWith('_')) {
-          const text = readFileSync(p, 'utf8')
-          const front = /^---\n([\s\S]*?)\n---/.exec(text)?.[1] ?? ''
-          if (/^(redirect:|layout: redirect|excluded_in_search: true)/m.test(front)) continue
-          pages.push({ path: relative(join(DOCS, '_docs'), p), text })
-        }
-      }
-    }
-    walk(join(DOCS, '_docs'))
+    const pages = helpPages(DOCS)
     const idOf = new Map<string, string>()
     for (const p of pages) idOf.set(p.path, await upload(p.path.replace(/\//g, '__'), p.text))
     await waitIndexed([...idOf.values()])
@@ -239,8 +212,5 @@ if (VISITOR) {
   }
 }
 
-await app.close()
-await worker.stop(2000)
-await closeContext(ctx)
+await service.close()
 await fake.close()
-rmSync(dataDir, { recursive: true, force: true })

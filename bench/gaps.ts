@@ -14,15 +14,10 @@
  * delay is sampled. Keep it short on a shared machine: the figures move with whatever else runs.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { randomBytes, randomUUID } from 'node:crypto'
-import { loadConfig } from '../src/config.js'
-import { closeContext, createContext } from '../src/context.js'
 import { FakeSmtp, tokenFromMail } from '../test/fakes/smtp.js'
-import { freePort, scratchDatabase, serveInProcess } from './support.js'
+import { benchService, freePort } from './support.js'
 
 const N = Number(process.env.BENCH_QUESTIONS ?? 10_000)
 const PG_URL = process.env.BENCH_DATABASE_URL
@@ -167,27 +162,19 @@ function buildData(n: number) {
 async function main() {
   const fake = await startFakeLlmProcess()
   const smtp = await new FakeSmtp().start()
-  const dataDir = mkdtempSync(join(tmpdir(), 'bench-gaps-'))
-  const scratch = PG_URL ? await scratchDatabase(PG_URL, 'gaps') : null
-  const databaseUrl = scratch?.url
-  const config = loadConfig(
+  const service = await benchService(
+    'gaps',
     {
       NODE_ENV: 'production',
-      DATA_DIR: dataDir,
-      DATABASE_URL: databaseUrl,
-      JWT_SECRET: randomBytes(32).toString('hex'),
-      ENCRYPTION_KEY: randomBytes(32).toString('hex'),
       SMTP_URL: smtp.url,
       LLM_BASE_URL: fake.url,
       LOG_LEVEL: 'warn',
-      RATE_LIMIT_ENABLED: 'false',
       WORKER_POLL_MS: '50',
       KNOWLEDGE_EXTRACT_DELAY_SECONDS: '86400',
     },
-    () => {},
+    PG_URL,
   )
-  const ctx = await createContext(config, { pgliteDir: PG_URL ? undefined : 'memory' })
-  const { app, worker, url: base } = await serveInProcess(ctx)
+  const { ctx, url: base } = service
   const json = async (method: string, path: string, token: string | null, body?: unknown) => {
     const res = await fetch(base + path, {
       method,
@@ -365,13 +352,9 @@ async function main() {
       console.log(`  /bots   (${bots.length} requests) p50 ${f1(pct(bots, 50))} ms, p99 ${f1(pct(bots, 99))} ms, max ${f1(Math.max(...bots))} ms`)
     }
   } finally {
-    await app.close()
-    await worker.stop(2000)
-    await closeContext(ctx)
+    await service.close()
     await smtp.stop()
     fake.child.kill('SIGTERM')
-    rmSync(dataDir, { recursive: true, force: true })
-    await scratch?.drop()
   }
 }
 

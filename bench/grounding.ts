@@ -24,17 +24,14 @@
  *    false refusal: no answer to a covered one. "right page": a covered answer citing the page that answers it.
  */
 import { randomBytes } from 'node:crypto'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join, relative } from 'node:path'
-import { loadConfig } from '../src/config.js'
-import { closeContext, createContext } from '../src/context.js'
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { cosineFor, relevance } from '../src/modules/retrieval/relevance.fns.js'
 import { createRetrievalRepo } from '../src/modules/retrieval/retrieval.repo.js'
 import { createRetrievalService } from '../src/modules/retrieval/retrieval.service.js'
 import { FAKE_EMBEDDING_FLOOR, startFakeLlm } from '../test/fakes/fake-llm.js'
 import { FakeSmtp, tokenFromMail } from '../test/fakes/smtp.js'
-import { scratchDatabase, serveInProcess } from './support.js'
+import { benchService, helpPages } from './support.js'
 import { loadPassages, median, reached } from './passages.js'
 import { packPassages } from '../src/modules/retrieval/passages.fns.js'
 
@@ -68,25 +65,6 @@ interface Question {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const pc = (x: number) => `${(100 * x).toFixed(1)} %`
-
-/** The help centre's pages a visitor can reach: no redirects, nothing the site keeps out of its search. */
-function helpPages(root: string): { path: string; text: string }[] {
-  const out: { path: string; text: string }[] = []
-  const walk = (dir: string) => {
-    for (const name of readdirSync(dir).sort()) {
-      const p = join(dir, name)
-      if (statSync(p).isDirectory()) walk(p)
-      else if (name.endsWith('.md') && !name.startsWith('_')) {
-        const text = readFileSync(p, 'utf8')
-        const front = /^---\n([\s\S]*?)\n---/.exec(text)?.[1] ?? ''
-        if (/^(redirect:|layout: redirect|excluded_in_search: true)/m.test(front)) continue
-        out.push({ path: relative(join(root, '_docs'), p), text })
-      }
-    }
-  }
-  walk(join(root, '_docs'))
-  return out
-}
 
 interface Outcome {
   q: Question
@@ -168,24 +146,18 @@ async function main() {
   )
   const fake = await startFakeLlm()
   const smtp = await new FakeSmtp().start()
-  const dataDir = mkdtempSync(join(tmpdir(), 'bench-grounding-'))
-  const scratch = PG_URL ? await scratchDatabase(PG_URL, 'grounding') : null
   // the retrieval and chunking settings from the environment (RETRIEVAL_FLOOR_*, RETRIEVAL_TOP_K, CHUNK_TARGET_TOKENS, ...)
   const floorEnv = Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('RETRIEVAL_') || k.startsWith('CHUNK_')))
-  const config = loadConfig(
+  const service = await benchService(
+    'grounding',
     {
       NODE_ENV: 'production',
-      DATA_DIR: dataDir,
-      DATABASE_URL: scratch?.url,
-      JWT_SECRET: randomBytes(32).toString('hex'),
-      ENCRYPTION_KEY: randomBytes(32).toString('hex'),
       SMTP_URL: smtp.url,
       LLM_BASE_URL: REAL_LLM ?? fake.url,
       ...(REAL_LLM ? { GUARD_RELEVANCE_ENABLED: 'false', ...MODEL_ENV } : {}),
       // BENCH_EMBEDDING_MODEL: the fake's vectors under another name; one of unknown scale has its floor measured with probes
       ...(!REAL_LLM && process.env.BENCH_EMBEDDING_MODEL ? { EMBEDDING_MODEL: process.env.BENCH_EMBEDDING_MODEL } : {}),
       LOG_LEVEL: 'error',
-      RATE_LIMIT_ENABLED: 'false',
       UPLOAD_RATE_PER_HOUR: '10000',
       WORKER_POLL_MS: '50',
       KNOWLEDGE_EXTRACT_DELAY_SECONDS: '86400',
@@ -193,10 +165,9 @@ async function main() {
       ...(REAL_LLM ? {} : FAKE_EMBEDDING_FLOOR),
       ...floorEnv,
     },
-    () => {},
+    PG_URL,
   )
-  const ctx = await createContext(config, { pgliteDir: PG_URL ? undefined : 'memory' })
-  const { app, worker, url: base } = await serveInProcess(ctx)
+  const { ctx, config, url: base } = service
   // the retrieval a turn runs, configured as chat.wire.ts does (the floor's inputs for calibration)
   const retrieval = createRetrievalService({
     repo: createRetrievalRepo(ctx.db, ctx.database.features),
@@ -439,13 +410,9 @@ async function main() {
       if (REWRITE) printRewriteCost(mode, config.RETRIEVAL_QUERY_REWRITE, questions.length, rewrites)
     }
   } finally {
-    await app.close()
-    await worker.stop(2000)
-    await closeContext(ctx)
-    await scratch?.drop()
+    await service.close()
     await smtp.stop()
     await fake.close()
-    rmSync(dataDir, { recursive: true, force: true })
   }
 }
 

@@ -1,13 +1,19 @@
-/** Small pieces the benchmarks share: a free port, JSONL files, a scratch database, the start script's flags, an in-process service. */
+/**
+ * Small pieces the benchmarks share: a free port, JSONL files, a scratch database, the start script's flags, an
+ * in-process service (and one with its config, data directory and clean-up), a workspace, the help centre's pages.
+ */
 import { randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join, relative } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../src/app.js'
+import { loadConfig } from '../src/config.js'
 import { createJwt } from '../src/modules/auth/jwt.js'
 import { createTenantsRepo } from '../src/modules/tenants/tenants.repo.js'
 import { createTenantsService } from '../src/modules/tenants/tenants.service.js'
-import type { AppContext } from '../src/context.js'
+import { type AppContext, closeContext, createContext } from '../src/context.js'
 import type { Worker } from '../src/jobs/worker.js'
 import { wireModules, type Modules } from '../src/modules/index.js'
 import { createWorker } from '../src/runtime.js'
@@ -55,6 +61,41 @@ export async function serveInProcess(ctx: AppContext): Promise<{ app: FastifyIns
 }
 
 /**
+ * The service in this process (serveInProcess) over a config of its own: a fresh data directory, random secrets, no
+ * rate limit, the embedded database in memory, or with `pgServer` (a PostgreSQL URL) a scratch database there;
+ * `env` adds to that and overrides it. `close` stops the service and removes the directory and the database.
+ */
+export async function benchService(tag: string, env: Record<string, string | undefined>, pgServer?: string) {
+  const scratch = pgServer ? await scratchDatabase(pgServer, tag) : null
+  const dataDir = mkdtempSync(join(tmpdir(), `scb-bench-${tag}-`))
+  const config = loadConfig(
+    {
+      DATA_DIR: dataDir,
+      JWT_SECRET: randomBytes(32).toString('hex'),
+      ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+      RATE_LIMIT_ENABLED: 'false',
+      DATABASE_URL: scratch?.url,
+      ...env,
+    },
+    () => {},
+  )
+  const ctx = await createContext(config, { pgliteDir: 'memory' })
+  const served = await serveInProcess(ctx)
+  return {
+    ...served,
+    ctx,
+    config,
+    async close() {
+      await served.app.close()
+      await served.worker.stop(2000)
+      await closeContext(ctx)
+      await scratch?.drop()
+      rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+}
+
+/**
  * A workspace with a model key, written through the tenants service (no e-mail round trip), and a client for
  * everything else over HTTP as its owner (a JSON body, or FormData for uploads).
  */
@@ -89,4 +130,23 @@ export async function benchWorkspace(ctx: AppContext, url: string, llmKey = 'sk-
     return (await r.json()) as T
   }
   return { tenantId: tenant.id, userId: user.id, jwt, http }
+}
+
+/** The help centre's pages under `root`/_docs a visitor can reach: no redirects, nothing the site keeps out of its search. */
+export function helpPages(root: string): { path: string; text: string }[] {
+  const out: { path: string; text: string }[] = []
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir).sort()) {
+      const p = join(dir, name)
+      if (statSync(p).isDirectory()) walk(p)
+      else if (name.endsWith('.md') && !name.startsWith('_')) {
+        const text = readFileSync(p, 'utf8')
+        const front = /^---\n([\s\S]*?)\n---/.exec(text)?.[1] ?? ''
+        if (/^(redirect:|layout: redirect|excluded_in_search: true)/m.test(front)) continue
+        out.push({ path: relative(join(root, '_docs'), p), text })
+      }
+    }
+  }
+  walk(join(root, '_docs'))
+  return out
 }

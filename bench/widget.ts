@@ -17,23 +17,15 @@
  * model calls before/after generation, not streaming latency); figure 1 and 3 run the full pipeline.
  */
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:http'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { gzipSync } from 'node:zlib'
-import { loadConfig } from '../src/config.js'
-import { closeContext, createContext } from '../src/context.js'
-import { createJwt } from '../src/modules/auth/jwt.js'
 import { createBotsRepo } from '../src/modules/bots/bots.repo.js'
 import { createBotsService } from '../src/modules/bots/bots.service.js'
-import { createTenantsRepo } from '../src/modules/tenants/tenants.repo.js'
-import { createTenantsService } from '../src/modules/tenants/tenants.service.js'
 import { defaultAnswer, defaultJson, FAKE_EMBEDDING_FLOOR, fakeEmbedding, wordChunks } from '../test/fakes/fake-llm.js'
 import { reads } from '../test/helpers/http.js'
 import { SseParser } from '../widget/src/sse.js'
-import { scratchDatabase, serveInProcess } from './support.js'
+import { benchService, benchWorkspace } from './support.js'
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`)
@@ -103,56 +95,33 @@ const modelUrl = `http://127.0.0.1:${(model.address() as { port: number }).port}
 /** With DATABASE_URL the runs use a scratch database on that server, dropped at the end. */
 
 async function startService(env: Record<string, string>) {
-  const scratch = process.env.DATABASE_URL ? await scratchDatabase(process.env.DATABASE_URL, 'widget') : null
-  const dataDir = mkdtempSync(join(tmpdir(), 'scb-bench-'))
-  const config = loadConfig(
+  const service = await benchService(
+    'widget',
     {
       NODE_ENV: 'test',
-      DATA_DIR: dataDir,
       LOG_LEVEL: 'silent',
-      JWT_SECRET: randomBytes(32).toString('hex'),
-      ENCRYPTION_KEY: randomBytes(32).toString('hex'),
       LLM_BASE_URL: modelUrl,
       ...FAKE_EMBEDDING_FLOOR,
-      RATE_LIMIT_ENABLED: 'false',
-      DATABASE_URL: scratch?.url,
       REDIS_URL: process.env.REDIS_URL,
       ...env,
     },
-    () => {},
+    process.env.DATABASE_URL,
   )
-  const ctx = await createContext(config, { pgliteDir: 'memory' })
-  const { app, worker, url } = await serveInProcess(ctx)
+  const { ctx, url } = service
 
   // A tenant with a key and a bot, written through the services (no e-mail round trip needed here).
-  const { db, clock, cipher } = ctx
-  const user = await db
-    .insertInto('users')
-    .values({
-      email: `bench-${randomBytes(4).toString('hex')}@example.test`,
-      password_hash: 'x',
-      is_verified: true,
-      tenant_id: null,
-      created_at: new Date(),
-      updated_at: new Date(),
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow()
-  const tenants = createTenantsService({ db, clock, cipher, repo: createTenantsRepo(db, ctx.database.changes) })
-  const { tenant } = await db.transaction().execute((trx) => tenants.provision(user.id, trx))
-  await db.updateTable('users').set({ tenant_id: tenant.id }).where('id', '=', user.id).execute()
-  await tenants.update(tenant.id, { llm_api_key: 'sk-bench-0123456789' })
+  const { tenantId, jwt } = await benchWorkspace(ctx, url)
+  const { db, clock } = ctx
   const bot = await createBotsService({
     db,
     clock,
     repo: createBotsRepo(db, ctx.database.changes),
     changes: ctx.database.changes,
     audit: { record: async () => {} },
-  }).create(tenant.id, {
+  }).create(tenantId, {
     name: 'Bench bot',
   })
   // Knowledge through the real upload path, so answers are generated (and streamed) from it.
-  const jwt = await createJwt(config.JWT_SECRET, clock).sign({ sub: user.id, ver: 0 })
   const form = new FormData()
   form.append('file', new Blob([KNOWLEDGE], { type: 'text/markdown' }), 'help.md')
   const up = await fetch(`${url}/documents`, { method: 'POST', headers: { authorization: `Bearer ${jwt}` }, body: form })
@@ -167,13 +136,7 @@ async function startService(env: Record<string, string>) {
   return {
     url,
     bot: bot.public_id,
-    async close() {
-      await app.close()
-      await worker.stop(2000)
-      await closeContext(ctx)
-      await scratch?.drop()
-      rmSync(dataDir, { recursive: true, force: true })
-    },
+    close: service.close,
   }
 }
 

@@ -1,34 +1,17 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { signIdentityToken } from '../src/modules/tenants/identity-token.fns.js'
-import { startFakeLlm, type FakeLlm } from './fakes/fake-llm.js'
-import { startApp, type TestApp } from './helpers/app.js'
-import { chatApi, isAnswer, REFUNDS_MD, system, withDocs } from './helpers/chat.js'
-import { createTenant, type Tenant } from './helpers/factories.js'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { FakeLlm } from './fakes/fake-llm.js'
+import { appWithFakeLlm, type TestApp } from './helpers/app.js'
+import { chatApi, identifiedSession, isAnswer, REFUNDS_MD, system, withDocs } from './helpers/chat.js'
+import { createTenant } from './helpers/factories.js'
 
 let fake: FakeLlm
 let t: TestApp
 
-beforeAll(async () => {
-  fake = await startFakeLlm()
-  t = await startApp({ env: { LLM_BASE_URL: fake.url } })
-})
-afterAll(async () => {
-  await t?.close()
-  await fake?.close()
-})
+appWithFakeLlm({}, (started) => ({ fake, t } = started))
 afterEach(() => fake.reset())
 
 const ticketOf = (tenantId: string, number: string) =>
   t.ctx.db.selectFrom('escalation_tickets').selectAll().where('tenant_id', '=', tenantId).where('ticket_number', '=', number).executeTakeFirstOrThrow()
-
-async function identifiedSession(owner: Tenant, claims: Record<string, unknown>) {
-  const secret = await owner.api.post('/tenants/me/kyc/secret')
-  expect(secret.status, secret.text).toBe(200)
-  const token = signIdentityToken({ exp: Math.floor(t.clock.now().getTime() / 1000) + 600, ...claims } as never, secret.body.secret_key)
-  const init = await t.api().post('/widget/session/init', { bot_id: owner.bot.public_id, identity_token: token })
-  expect(init.body.mode).toBe('identified')
-  return init.body.session_id as string
-}
 
 describe('tickets opened by a turn', () => {
   it('opens a no_documents ticket when the tenant has no knowledge, numbered per tenant', async () => {
@@ -113,14 +96,14 @@ describe('tickets opened by a turn', () => {
 
   it('raises the priority for an identified visitor on a paid plan and keeps who they are', async () => {
     const owner = await createTenant(t)
-    const sessionId = await identifiedSession(owner, { user_id: 'u-42', email: 'kim@customer.test', name: 'Kim', plan_tier: 'enterprise' })
+    const sessionId = await identifiedSession(t, owner, { user_id: 'u-42', email: 'kim@customer.test', name: 'Kim', plan_tier: 'enterprise' })
     const r = await chatApi(t, owner).post('/chat', { question: 'I need to talk to a person about my contract', session_id: sessionId })
     expect(r.body.session_id).toBe(sessionId)
     const ticket = await ticketOf(owner.tenantId, r.body.ticket_number)
     expect(ticket).toMatchObject({ trigger: 'user_request', priority: 'high', user_id: 'u-42', user_name: 'Kim' })
     expect(ticket.user_email_enc).not.toContain('kim@customer.test')
     expect(t.ctx.cipher.decrypt(ticket.user_email_enc!)).toBe('kim@customer.test')
-    const free = await identifiedSession(await createTenant(t), { user_id: 'u-1', plan_tier: 'free' })
+    const free = await identifiedSession(t, await createTenant(t), { user_id: 'u-1', plan_tier: 'free' })
     expect(free).toBeTruthy()
   })
 

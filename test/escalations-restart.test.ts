@@ -8,24 +8,9 @@ import { FakeSmtp } from './fakes/smtp.js'
 import { startApp, type TestApp } from './helpers/app.js'
 import { sseFrames } from './helpers/chat.js'
 import { createTenant } from './helpers/factories.js'
+import { jobsIdle } from './helpers/wait.js'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-/** Nothing running and nothing due, so the next clock jump or shutdown interrupts no job. */
-const settled = (app: TestApp) =>
-  expect
-    .poll(
-      async () =>
-        (
-          await app.ctx.db
-            .selectFrom('jobs')
-            .select('id')
-            .where((eb) => eb.or([eb('status', '=', 'running'), eb.and([eb('status', '=', 'queued'), eb('run_at', '<=', app.clock.now())])]))
-            .execute()
-        ).length,
-      { timeout: 10_000 },
-    )
-    .toBe(0)
 
 it('an operator reply is mailed exactly once, or not at all when read, across a restart during the grace period', async () => {
   const fake = await startFakeLlm()
@@ -65,9 +50,9 @@ it('an operator reply is mailed exactly once, or not at all when read, across a 
     expect((await visitor.post(`/widget/messages/read?bot_id=${bot}&session_id=${tickets.read!.sid}`, { message_id: reply.id })).status).toBe(200)
 
     // half the grace period passes, then the process stops
-    await settled(first)
+    await jobsIdle(first)
     clock.advance(300_000)
-    await settled(first)
+    await jobsIdle(first)
     const databaseUrl = first.ctx.config.DATABASE_URL
     await first.close()
     const replyMails = () => smtp.mails.filter((m) => /Reply to your support request/.test(m.subject))
@@ -75,13 +60,13 @@ it('an operator reply is mailed exactly once, or not at all when read, across a 
 
     // the rest of the grace period passes while a new process runs on the same database
     second = await startApp({ env, smtp, clock, pgliteDir: join(dir, 'pgdata'), databaseUrl })
-    await settled(second)
+    await jobsIdle(second)
     await sleep(200)
     expect(replyMails()).toHaveLength(0)
     clock.advance(301_000)
     const mail = await smtp.waitFor((m) => m.to.includes('unread-visitor@example.com'))
     expect(mail.text).toContain('Answer for unread')
-    await settled(second)
+    await jobsIdle(second)
     await second.worker!.drain()
     await sleep(300)
     expect(replyMails().map((m) => m.to)).toEqual([['unread-visitor@example.com']])

@@ -1,48 +1,20 @@
 import { randomUUID } from 'node:crypto'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { signIdentityToken } from '../src/modules/tenants/identity-token.fns.js'
-import { startFakeLlm, type FakeLlm } from './fakes/fake-llm.js'
-import { startApp, type TestApp } from './helpers/app.js'
-import { chatApi, REFUNDS_MD, sseFrames, withDocs } from './helpers/chat.js'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { FakeLlm } from './fakes/fake-llm.js'
+import { appWithFakeLlm, type TestApp } from './helpers/app.js'
+import { chatApi, identifiedSession, REFUNDS_MD, sseFrames, withDocs } from './helpers/chat.js'
 import { createTenant, type Tenant } from './helpers/factories.js'
 import type { Api } from './helpers/http.js'
+import { advanceWhenIdle } from './helpers/wait.js'
 
 let fake: FakeLlm
 let t: TestApp
 
-beforeAll(async () => {
-  fake = await startFakeLlm()
-  t = await startApp({ env: { LLM_BASE_URL: fake.url } })
-})
-afterAll(async () => {
-  await t?.close()
-  await fake?.close()
-})
+appWithFakeLlm({}, (started) => ({ fake, t } = started))
 afterEach(() => fake.reset())
 
 const GRACE_MS = 600_000
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-/**
- * Waits until the worker has nothing due or running, then moves the clock. A jump longer than the job
- * lease while a job runs would hand that job to a second claim, which no real clock does.
- */
-async function advance(ms: number) {
-  await expect
-    .poll(
-      async () =>
-        (
-          await t.ctx.db
-            .selectFrom('jobs')
-            .select('id')
-            .where((eb) => eb.or([eb('status', '=', 'running'), eb.and([eb('status', '=', 'queued'), eb('run_at', '<=', t.clock.now())])]))
-            .execute()
-        ).length,
-      { timeout: 10_000 },
-    )
-    .toBe(0)
-  t.clock.advance(ms)
-}
 
 /** The ticket as the operator sees it (by number, through the list). */
 async function ticketByNumber(owner: Tenant, number: string) {
@@ -54,15 +26,6 @@ async function ticketByNumber(owner: Tenant, number: string) {
 }
 
 const notification = (t: TestApp, to: string, number: string) => t.smtp.waitFor((m) => m.to.includes(to) && m.subject.includes(number))
-
-async function identifiedSession(owner: Tenant, claims: Record<string, unknown>) {
-  const secret = await owner.api.post('/tenants/me/kyc/secret')
-  expect(secret.status, secret.text).toBe(200)
-  const token = signIdentityToken({ exp: Math.floor(t.clock.now().getTime() / 1000) + 600, ...claims } as never, secret.body.secret_key)
-  const init = await t.api().post('/widget/session/init', { bot_id: owner.bot.public_id, identity_token: token })
-  expect(init.body.mode).toBe('identified')
-  return init.body.session_id as string
-}
 
 /** One widget turn: the whole event stream, or the plain HTTP error before it. */
 async function widgetTurn(api: Api, bot: string, sessionId: string, message: string) {
@@ -158,7 +121,7 @@ describe('a ticket opens with a notification to the support address', () => {
 
   it('an identified visitor: identity on the ticket, Reply-To their e-mail, one step higher on a paid plan', async () => {
     const owner = await createTenant(t)
-    const sessionId = await identifiedSession(owner, { user_id: 'u-42', email: 'kim@customer.test', name: 'Kim', plan_tier: 'enterprise' })
+    const sessionId = await identifiedSession(t, owner, { user_id: 'u-42', email: 'kim@customer.test', name: 'Kim', plan_tier: 'enterprise' })
     const done = await widgetTurn(t.api(), owner.bot.public_id, sessionId, 'I need to talk to a person about my contract')
     expect(done.done, JSON.stringify(done)).toMatchObject({ ticket_number: 'ESC-0001', chat_ended: true, owner: 'queue' })
     // the e-mail is known: no question for it
@@ -292,10 +255,10 @@ describe('operator replies', () => {
     expect(dash.messages.filter((m: { from_operator: boolean }) => m.from_operator)).toHaveLength(1)
 
     // not before the grace period ends
-    await advance(GRACE_MS - 5_000)
+    await advanceWhenIdle(t, GRACE_MS - 5_000)
     await sleep(300)
     expect(visitorMails(email)).toHaveLength(0)
-    await advance(10_000)
+    await advanceWhenIdle(t, 10_000)
     const mail = await t.smtp.waitFor((m) => m.to.includes(email) && /Reply to your support request/.test(m.subject))
     expect(mail.subject).toBe(`Reply to your support request ${ticket.ticket_number}`)
     expect(mail.text).toContain('Your refund was sent today.')
@@ -318,7 +281,7 @@ describe('operator replies', () => {
     expect(reply.from_operator).toBe(true)
     const read = await visitor.post(`/widget/messages/read?bot_id=${bot}&session_id=${sid}`, { message_id: reply.id })
     expect(read.status, read.text).toBe(200)
-    await advance(GRACE_MS + 1_000)
+    await advanceWhenIdle(t, GRACE_MS + 1_000)
     await expect.poll(() => replyState(ticket.id), { timeout: 5000 }).toEqual([{ mail_status: 'read' }])
     await sleep(300)
     expect(visitorMails(email)).toHaveLength(0)
@@ -333,7 +296,7 @@ describe('operator replies', () => {
     await owner.api.post(`/escalations/${a.ticket.id}/resolve`, { resolution_text: 'Answer for A' })
     const b = await ticketWithVisitor(owner, null)
     await owner.api.post(`/escalations/${b.ticket.id}/resolve`, { resolution_text: 'Answer for B' })
-    await advance(GRACE_MS + 1_000)
+    await advanceWhenIdle(t, GRACE_MS + 1_000)
     await t.smtp.waitFor((m) => m.to.includes(email) && m.text.includes('Answer for A'))
     await expect.poll(() => replyState(b.ticket.id), { timeout: 5000 }).toEqual([{ mail_status: 'no_email' }])
     expect(await replyState(a.ticket.id)).toEqual([{ mail_status: 'sent' }])

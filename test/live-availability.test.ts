@@ -1,8 +1,10 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { startFakeLlm, type FakeLlm } from './fakes/fake-llm.js'
-import { startApp, type TestApp } from './helpers/app.js'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { FakeLlm } from './fakes/fake-llm.js'
+import { appWithFakeLlm, type TestApp } from './helpers/app.js'
 import { createTenant, type Tenant } from './helpers/factories.js'
+import { handedOff } from './helpers/live.js'
 import { addMember } from './helpers/team.js'
+import { advanceWhenIdle } from './helpers/wait.js'
 import { WebhookReceiver } from './fakes/webhook-receiver.js'
 
 /**
@@ -12,15 +14,8 @@ import { WebhookReceiver } from './fakes/webhook-receiver.js'
 let fake: FakeLlm
 let t: TestApp
 
-beforeAll(async () => {
-  fake = await startFakeLlm()
-  // webhook receivers listen on 127.0.0.1: this app may reach loopback (as in test/webhooks.test.ts)
-  t = await startApp({ env: { LLM_BASE_URL: fake.url, CRAWLER_ALLOW_PRIVATE_NETWORKS: 'true' } })
-})
-afterAll(async () => {
-  await t?.close()
-  await fake?.close()
-})
+// webhook receivers listen on 127.0.0.1: this app may reach loopback (as in test/webhooks.test.ts)
+appWithFakeLlm({ CRAWLER_ALLOW_PRIVATE_NETWORKS: 'true' }, (started) => ({ fake, t } = started))
 afterEach(() => fake.reset())
 
 const ALL_WEEK = [0, 1, 2, 3, 4, 5, 6].map((day) => ({ day, start: '00:00', end: '24:00' }))
@@ -28,12 +23,7 @@ const todayUtc = () => t.clock.now().toISOString().slice(0, 10)
 
 /** A widget visitor handed off to the team; returns the session and its ticket. */
 async function handOff(owner: Tenant, botPublicId = owner.bot.public_id) {
-  const visitor = t.api()
-  const sid = (await visitor.post('/widget/session/init', { bot_id: botPublicId })).body.session_id as string
-  const esc = await visitor.post(`/widget/escalate?bot_id=${botPublicId}&session_id=${sid}`, { user_note: 'Where is my refund?' })
-  expect(esc.status, esc.text).toBe(200)
-  const list = await owner.api.get('/escalations')
-  const ticket = list.body.tickets.find((x: { session_id: string }) => x.session_id === sid) as { id: string }
+  const { visitor, sid, ticket } = await handedOff(t, owner, { bot: botPublicId, note: 'Where is my refund?' })
   const history = await visitor.get(`/widget/history?bot_id=${botPublicId}&session_id=${sid}`)
   return { sid, ticket, owner: history.body.owner as string, assignee: history.body.assignee_name as string | null }
 }
@@ -199,24 +189,6 @@ describe('auto-assignment', () => {
 describe('operator messages the visitor has not seen are mailed once per grace period', () => {
   const GRACE_MS = 600_000
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-  /** Lets the due jobs finish, then moves the clock. */
-  async function advance(ms: number) {
-    await expect
-      .poll(
-        async () =>
-          (
-            await t.ctx.db
-              .selectFrom('jobs')
-              .select('id')
-              .where((eb) => eb.or([eb('status', '=', 'running'), eb.and([eb('status', '=', 'queued'), eb('run_at', '<=', t.clock.now())])]))
-              .execute()
-          ).length,
-        { timeout: 10_000 },
-      )
-      .toBe(0)
-    t.clock.advance(ms)
-  }
-
   async function widgetTurn(visitor: ReturnType<TestApp['api']>, bot: string, sid: string, message: string) {
     const res = await fetch(`${visitor.base}/widget/chat?bot_id=${bot}&session_id=${sid}`, {
       method: 'POST',
@@ -249,17 +221,17 @@ describe('operator messages the visitor has not seen are mailed once per grace p
       expect((await owner.api.post(`/escalations/${ticket.id}/messages`, { content })).status).toBe(201)
     }
     await owner.api.post(`/escalations/${ticket.id}/messages`, { content: 'Note: customer is VIP', internal: true })
-    await advance(GRACE_MS - 5_000)
+    await advanceWhenIdle(t, GRACE_MS - 5_000)
     await sleep(300)
     expect(replyMails(email)).toHaveLength(0)
-    await advance(10_000)
+    await advanceWhenIdle(t, 10_000)
     const mail = await t.smtp.waitFor((m) => m.to.includes(email) && /Reply to your support request/.test(m.subject))
     expect(mail.text).toContain('First: looking into it.')
     expect(mail.text).toContain('Second: found your order.')
     expect(mail.text).toContain('Third: refund sent.')
     expect(mail.text).not.toContain('VIP')
-    await advance(GRACE_MS)
-    await advance(0)
+    await advanceWhenIdle(t, GRACE_MS)
+    await advanceWhenIdle(t, 0)
     await sleep(300)
     expect(replyMails(email)).toHaveLength(1)
   })
@@ -271,8 +243,8 @@ describe('operator messages the visitor has not seen are mailed once per grace p
     for (const content of ['One', 'Two', 'Three']) last = (await owner.api.post(`/escalations/${ticket.id}/messages`, { content })).body.id
     const read = await visitor.post(`/widget/messages/read?bot_id=${bot}&session_id=${sid}`, { message_id: last })
     expect(read.status, read.text).toBe(200)
-    await advance(GRACE_MS + 1_000)
-    await advance(0)
+    await advanceWhenIdle(t, GRACE_MS + 1_000)
+    await advanceWhenIdle(t, 0)
     const states = () =>
       t.ctx.db
         .selectFrom('operator_replies')

@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startFakeLlm, type FakeLlm } from './fakes/fake-llm.js'
-import { startApp, type TestApp } from './helpers/app.js'
-import { createTenant, type Tenant } from './helpers/factories.js'
+import { describe, expect, it } from 'vitest'
+import type { FakeLlm } from './fakes/fake-llm.js'
+import { appWithFakeLlm, startApp, type TestApp } from './helpers/app.js'
+import { createTenant } from './helpers/factories.js'
+import { handedOff, openEventStream } from './helpers/live.js'
 import { addMember } from './helpers/team.js'
 
 /**
@@ -14,57 +15,20 @@ let fake: FakeLlm
 let t: TestApp
 const onPostgres = Boolean(process.env.DATABASE_URL)
 
-beforeAll(async () => {
-  fake = await startFakeLlm()
-  t = await startApp({ env: { LLM_BASE_URL: fake.url } })
-})
-afterAll(async () => {
-  await t?.close()
-  await fake?.close()
-})
+appWithFakeLlm({}, (started) => ({ fake, t } = started))
 
 function openStream(url: string, headers: Record<string, string> = {}) {
-  const controller = new AbortController()
   const ids: number[] = []
   const types: string[] = []
-  let buf = ''
-  const done = (async () => {
-    const res = await fetch(url, { headers, signal: controller.signal })
-    if (res.status !== 200) throw new Error(`stream ${res.status}: ${await res.text()}`)
-    const reader = res.body!.getReader()
-    const decoder = new TextDecoder()
-    try {
-      for (;;) {
-        const { value, done } = await reader.read()
-        if (done) break
-        buf += decoder.decode(value, { stream: true })
-        let i: number
-        while ((i = buf.indexOf('\n\n')) >= 0) {
-          const block = buf.slice(0, i)
-          buf = buf.slice(i + 2)
-          const id = block.match(/^id: (\d+)$/m)?.[1]
-          const data = block.match(/^data: (.*)$/m)?.[1]
-          if (id && data) {
-            ids.push(Number(id))
-            types.push(JSON.parse(data).type)
-          }
-        }
-      }
-    } catch {
-      // aborted
+  const { cut } = openEventStream(url, headers, (block) => {
+    const id = block.match(/^id: (\d+)$/m)?.[1]
+    const data = block.match(/^data: (.*)$/m)?.[1]
+    if (id && data) {
+      ids.push(Number(id))
+      types.push(JSON.parse(data).type)
     }
-  })()
-  return { ids, types, cut: () => (controller.abort(), done.catch(() => {})) }
-}
-
-async function handedOff(app: TestApp, owner: Tenant, botPublicId: string) {
-  const visitor = app.api()
-  const sid = (await visitor.post('/widget/session/init', { bot_id: botPublicId })).body.session_id as string
-  const esc = await visitor.post(`/widget/escalate?bot_id=${botPublicId}&session_id=${sid}`, { user_note: 'Please help' })
-  expect(esc.status, esc.text).toBe(200)
-  const list = await owner.api.get('/escalations')
-  const ticket = list.body.tickets.find((x: { session_id: string }) => x.session_id === sid) as { id: string }
-  return { sid, ticket: ticket.id }
+  })
+  return { ids, types, cut }
 }
 
 const log = (tenantId: string) =>
@@ -81,7 +45,7 @@ describe('live fan-out', () => {
     const owner = await createTenant(t)
     const other = (await owner.api.post('/bots', { name: 'Other' })).body as { id: string; public_id: string }
     const scoped = await addMember(t, owner, 'agent', { botIds: [other.id] })
-    const a = await handedOff(t, owner, owner.bot.public_id)
+    const a = await handedOff(t, owner, { note: 'Please help' })
     const first = (await log(owner.tenantId))[0]!.seq
     const auth = { authorization: `Bearer ${owner.token}` }
     const streams = {
@@ -91,9 +55,9 @@ describe('live fan-out', () => {
       tabAll: openStream(`${t.url}/widget/events?bot_id=${owner.bot.public_id}&session_id=${a.sid}&after=0`),
       tabMid: openStream(`${t.url}/widget/events?bot_id=${owner.bot.public_id}&session_id=${a.sid}`, { 'last-event-id': '1' }),
     }
-    const b = await handedOff(t, owner, other.public_id)
+    const b = await handedOff(t, owner, { bot: other.public_id, note: 'Please help' })
     for (let i = 0; i < 4; i++) {
-      const r = await owner.api.post(`/escalations/${(i % 2 ? b : a).ticket}/messages`, { content: `Reply ${i}`, internal: i === 2 })
+      const r = await owner.api.post(`/escalations/${(i % 2 ? b : a).ticket.id}/messages`, { content: `Reply ${i}`, internal: i === 2 })
       expect(r.status, r.text).toBe(201)
     }
     const rows = await log(owner.tenantId)
@@ -121,11 +85,11 @@ describe('live fan-out', () => {
       const second = await startApp({ env: { LLM_BASE_URL: fake.url }, databaseUrl: t.ctx.config.DATABASE_URL!, worker: false })
       try {
         const owner = await createTenant(t)
-        const a = await handedOff(t, owner, owner.bot.public_id)
+        const a = await handedOff(t, owner, { note: 'Please help' })
         const widget = openStream(`${second.url}/widget/events?bot_id=${owner.bot.public_id}&session_id=${a.sid}&after=0`)
         const team = openStream(`${second.url}/escalations/events?after=0`, { authorization: `Bearer ${owner.token}` })
         await new Promise((r) => setTimeout(r, 300))
-        const r = await owner.api.post(`/escalations/${a.ticket}/messages`, { content: 'Hello from the other instance' })
+        const r = await owner.api.post(`/escalations/${a.ticket.id}/messages`, { content: 'Hello from the other instance' })
         expect(r.status, r.text).toBe(201)
         const rows = await log(owner.tenantId)
         await expect.poll(() => widget.types.includes('message'), { timeout: 15_000 }).toBe(true)

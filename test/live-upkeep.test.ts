@@ -1,8 +1,8 @@
 import { sql } from 'kysely'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startFakeLlm, type FakeLlm } from './fakes/fake-llm.js'
-import { startApp, type TestApp } from './helpers/app.js'
-import { createTenant, type Tenant } from './helpers/factories.js'
+import { describe, expect, it } from 'vitest'
+import { appWithFakeLlm, type TestApp } from './helpers/app.js'
+import { createTenant } from './helpers/factories.js'
+import { handedOff } from './helpers/live.js'
 import { addMember } from './helpers/team.js'
 
 /**
@@ -10,28 +10,9 @@ import { addMember } from './helpers/team.js'
  * and the live routes take their row locks in one order (no deadlock when both run at once), internal notes
  * come back with the ticket after a reload but never reach the visitor, and the inbox's unread count.
  */
-let fake: FakeLlm
 let t: TestApp
 
-beforeAll(async () => {
-  fake = await startFakeLlm()
-  t = await startApp({ env: { LLM_BASE_URL: fake.url, LIVE_EVENTS_RETENTION_DAYS: '30' } })
-})
-afterAll(async () => {
-  await t?.close()
-  await fake?.close()
-})
-
-async function handedOff(owner: Tenant) {
-  const visitor = t.api()
-  const bot = owner.bot.public_id
-  const sid = (await visitor.post('/widget/session/init', { bot_id: bot })).body.session_id as string
-  const esc = await visitor.post(`/widget/escalate?bot_id=${bot}&session_id=${sid}`, { user_note: 'My refund is late' })
-  expect(esc.status, esc.text).toBe(200)
-  const list = await owner.api.get('/escalations')
-  const ticket = list.body.tickets.find((x: { session_id: string }) => x.session_id === sid) as { id: string }
-  return { visitor, bot, sid, ticket }
-}
+appWithFakeLlm({ LIVE_EVENTS_RETENTION_DAYS: '30' }, (started) => (t = started.t))
 
 const eventCount = async (sid: string) =>
   (await t.ctx.db.selectFrom('live_events').select(sql<number>`count(*)::int`.as('n')).where('session_id', '=', sid).executeTakeFirstOrThrow()).n
@@ -39,8 +20,8 @@ const eventCount = async (sid: string) =>
 describe('live event retention', () => {
   it('the daily sweep deletes events older than LIVE_EVENTS_RETENTION_DAYS and keeps newer ones and the messages', async () => {
     const owner = await createTenant(t)
-    const old = await handedOff(owner)
-    const recent = await handedOff(owner)
+    const old = await handedOff(t, owner)
+    const recent = await handedOff(t, owner)
     expect((await owner.api.post(`/escalations/${old.ticket.id}/messages`, { content: 'Looking into it.' })).status).toBe(201)
     expect(await eventCount(old.sid)).toBeGreaterThan(0)
     await sql`UPDATE live_events SET created_at = now() - interval '31 days' WHERE session_id = ${old.sid}`.execute(t.ctx.db)
@@ -66,7 +47,7 @@ describe('one lock order', () => {
     const agent = await addMember(t, owner, 'agent')
     const statuses: number[] = []
     for (let round = 0; round < 12; round++) {
-      const { visitor, bot, sid, ticket } = await handedOff(owner)
+      const { visitor, bot, sid, ticket } = await handedOff(t, owner)
       const calls = [
         agent.api.patch(`/escalations/${ticket.id}`, { assignee_user_id: agent.userId }),
         owner.api.post(`/escalations/${ticket.id}/messages`, { content: `Hello ${round}` }),
@@ -95,7 +76,7 @@ describe('one lock order', () => {
 describe('notes and unread counts', () => {
   it('internal notes come back with the ticket after a reload, never in the visitor history; the inbox counts unread visitor messages', async () => {
     const owner = await createTenant(t)
-    const { visitor, bot, sid, ticket } = await handedOff(owner)
+    const { visitor, bot, sid, ticket } = await handedOff(t, owner)
     const note = await owner.api.post(`/escalations/${ticket.id}/messages`, { content: 'VIP customer, be quick', internal: true })
     expect(note.status, note.text).toBe(201)
 
@@ -163,7 +144,7 @@ describe('status heartbeat', () => {
 describe('offline form', () => {
   it('a manual hand-off keeps the e-mail of the next visitor message on the ticket (what the widget offline form sends)', async () => {
     const owner = await createTenant(t)
-    const { visitor, bot, sid, ticket } = await handedOff(owner)
+    const { visitor, bot, sid, ticket } = await handedOff(t, owner)
     const r = await fetch(`${visitor.base}/widget/chat?bot_id=${bot}&session_id=${sid}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-forwarded-for': visitor.ip },

@@ -1,9 +1,10 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { startFakeLlm, type FakeLlm } from './fakes/fake-llm.js'
-import { startApp, type TestApp } from './helpers/app.js'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { FakeLlm } from './fakes/fake-llm.js'
+import { appWithFakeLlm, type TestApp } from './helpers/app.js'
 import { chatApi, isAnswer, REFUNDS_MD, sseFrames, userText, withDocs } from './helpers/chat.js'
-import { createTenant, type Tenant } from './helpers/factories.js'
+import { createTenant } from './helpers/factories.js'
 import type { Api } from './helpers/http.js'
+import { handedOff, openEventStream } from './helpers/live.js'
 import { addMember } from './helpers/team.js'
 
 /**
@@ -13,30 +14,11 @@ import { addMember } from './helpers/team.js'
 let fake: FakeLlm
 let t: TestApp
 
-beforeAll(async () => {
-  fake = await startFakeLlm()
-  // heartbeats every 300 ms (15 s in production), so a test sees them
-  t = await startApp({ env: { LLM_BASE_URL: fake.url, WIDGET_SSE_HEARTBEAT_MS: '300' } })
-})
-afterAll(async () => {
-  await t?.close()
-  await fake?.close()
-})
+// heartbeats every 300 ms (15 s in production), so a test sees them
+appWithFakeLlm({ WIDGET_SSE_HEARTBEAT_MS: '300' }, (started) => ({ fake, t } = started))
 afterEach(() => fake.reset())
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-/** A widget visitor's session with a ticket: handed off through the widget's escalate button. */
-async function handedOff(owner: Tenant) {
-  const visitor = t.api()
-  const bot = owner.bot.public_id
-  const sid = (await visitor.post('/widget/session/init', { bot_id: bot })).body.session_id as string
-  const esc = await visitor.post(`/widget/escalate?bot_id=${bot}&session_id=${sid}`, { user_note: 'My refund is late' })
-  expect(esc.status, esc.text).toBe(200)
-  const list = await owner.api.get('/escalations')
-  const ticket = list.body.tickets.find((x: { session_id: string }) => x.session_id === sid)
-  return { visitor, bot, sid, ticket: ticket as { id: string; ticket_number: string } }
-}
 
 async function widgetSay(visitor: Api, bot: string, sid: string, message: string) {
   const res = await fetch(`${visitor.base}/widget/chat?bot_id=${bot}&session_id=${sid}`, {
@@ -62,7 +44,7 @@ describe('owner transitions', () => {
   it('queue on hand-off, human when assigned, bot on return, human on the first operator message, bot on resolve, closed on close', async () => {
     const owner = await createTenant(t)
     const agent = await addMember(t, owner, 'agent')
-    const { visitor, bot, sid, ticket } = await handedOff(owner)
+    const { visitor, bot, sid, ticket } = await handedOff(t, owner)
     const history = () => visitor.get(`/widget/history?bot_id=${bot}&session_id=${sid}`).then((r) => r.body)
     expect(await history()).toMatchObject({ owner: 'queue', assignee_name: null, chat_ended: true })
 
@@ -130,7 +112,7 @@ describe('owner transitions', () => {
   it('while a person owns it, a visitor message is stored and delivered, never answered by the bot; an internal note never reaches the visitor', async () => {
     const owner = await createTenant(t)
     await withDocs(t, owner, { 'refunds.md': REFUNDS_MD })
-    const { visitor, bot, sid, ticket } = await handedOff(owner)
+    const { visitor, bot, sid, ticket } = await handedOff(t, owner)
     const calls = fake.chatCalls().length
     const r = await widgetSay(visitor, bot, sid, 'How long do refunds take?')
     expect(r.frames.map((f) => f.type)).toEqual(['status', 'delivered', 'done'])
@@ -160,7 +142,7 @@ describe('owner transitions', () => {
   it("the bot's next answer after a return has the person's part in its context", async () => {
     const owner = await createTenant(t)
     await withDocs(t, owner, { 'refunds.md': REFUNDS_MD })
-    const { visitor, bot, sid, ticket } = await handedOff(owner)
+    const { visitor, bot, sid, ticket } = await handedOff(t, owner)
     await owner.api.post(`/escalations/${ticket.id}/messages`, { content: 'I have issued your refund for order 4711.' })
     await owner.api.post(`/escalations/${ticket.id}/return-to-bot`)
     const before = fake.chatCalls().length
@@ -178,7 +160,7 @@ describe('takeover while the bot writes', () => {
   it('never stores a bot answer after an agent took over (a slow model raced against the takeover many times)', async () => {
     const owner = await createTenant(t)
     await withDocs(t, owner, { 'refunds.md': REFUNDS_MD })
-    const { sid, ticket } = await handedOff(owner)
+    const { sid, ticket } = await handedOff(t, owner)
     const api = chatApi(t, owner)
     fake.script((req) => (!req.json ? { text: 'Refunds are processed within 5 business days [1].', delayMs: 120 } : undefined))
     const botMessages = async () =>
@@ -223,41 +205,18 @@ describe('takeover while the bot writes', () => {
 
 /** An event stream read over real HTTP: frames as they arrive, each with its id. */
 function openStream(url: string, headers: Record<string, string>) {
-  const controller = new AbortController()
   const frames: { id: string | null; data: any }[] = []
   let comments = 0
-  let buf = ''
-  const done = (async () => {
-    const res = await fetch(url, { headers, signal: controller.signal })
-    if (res.status !== 200) throw new Error(`stream ${res.status}: ${await res.text()}`)
-    const reader = res.body!.getReader()
-    const decoder = new TextDecoder()
-    try {
-      for (;;) {
-        const { value, done } = await reader.read()
-        if (done) break
-        buf += decoder.decode(value, { stream: true })
-        let i: number
-        while ((i = buf.indexOf('\n\n')) >= 0) {
-          const block = buf.slice(0, i)
-          buf = buf.slice(i + 2)
-          if (block.startsWith(':')) comments++
-          const id = block.match(/^id: (.*)$/m)?.[1] ?? null
-          const data = block.match(/^data: (.*)$/m)?.[1]
-          if (data) frames.push({ id, data: JSON.parse(data) })
-        }
-      }
-    } catch {
-      // aborted: the cut connection
-    }
-  })()
+  const { cut } = openEventStream(url, headers, (block) => {
+    if (block.startsWith(':')) comments++
+    const id = block.match(/^id: (.*)$/m)?.[1] ?? null
+    const data = block.match(/^data: (.*)$/m)?.[1]
+    if (data) frames.push({ id, data: JSON.parse(data) })
+  })
   return {
     frames,
     comments: () => comments,
-    cut: async () => {
-      controller.abort()
-      await done.catch(() => {})
-    },
+    cut,
     waitFor: async (n: number) => {
       await expect.poll(() => frames.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(n)
       return frames
@@ -268,7 +227,7 @@ function openStream(url: string, headers: Record<string, string>) {
 describe('event streams', () => {
   it('the widget stream: operator messages, owner changes and typing, never notes; a cut connection replays exactly the missed events once, in order', async () => {
     const owner = await createTenant(t)
-    const { visitor, bot, sid, ticket } = await handedOff(owner)
+    const { visitor, bot, sid, ticket } = await handedOff(t, owner)
     const url = `${t.url}/widget/events?bot_id=${bot}&session_id=${sid}`
     const s1 = openStream(url, { 'x-forwarded-for': visitor.ip })
     await sleep(200)
@@ -321,7 +280,7 @@ describe('event streams', () => {
     const owner = await createTenant(t)
     const s1 = openStream(`${t.url}/escalations/events`, { authorization: `Bearer ${owner.token}` })
     await sleep(200)
-    const { visitor, bot, sid, ticket } = await handedOff(owner)
+    const { visitor, bot, sid, ticket } = await handedOff(t, owner)
     const first = await s1.waitFor(1)
     expect(first[0]!.data).toMatchObject({ type: 'owner', owner: 'queue', session_id: sid, reason: 'user_request', by: { type: 'visitor' } })
     await widgetSay(visitor, bot, sid, 'Are you there?')

@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import type { Logger } from 'pino'
-import { inject } from 'vitest'
+import { afterAll, beforeAll, inject } from 'vitest'
 import { buildApp, type App } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
 import { closeContext, createContext, type AppContext } from '../../src/context.js'
 import type { Worker } from '../../src/jobs/worker.js'
-import { FAKE_EMBEDDING_FLOOR } from '../fakes/fake-llm.js'
+import { FAKE_EMBEDDING_FLOOR, type FakeLlm, startFakeLlm } from '../fakes/fake-llm.js'
 import { ManualClock } from '../../src/lib/clock.js'
 import { wireModules } from '../../src/modules/index.js'
 import { createWorker } from '../../src/runtime.js'
@@ -119,4 +119,22 @@ export async function startApp(opts: StartOptions = {}): Promise<TestApp> {
       rmSync(dataDir, { recursive: true, force: true })
     },
   }
+}
+
+/**
+ * A test file's usual set-up: the fake model, and an app that calls it with `env` on top, started before the
+ * file's tests (handed to `use`, which keeps them) and closed after them.
+ */
+export function appWithFakeLlm(env: Record<string, string>, use: (started: { fake: FakeLlm; t: TestApp }) => void): void {
+  let fake: FakeLlm | undefined
+  let t: TestApp | undefined
+  beforeAll(async () => {
+    fake = await startFakeLlm()
+    t = await startApp({ env: { LLM_BASE_URL: fake.url, ...env } })
+    use({ fake, t })
+  })
+  afterAll(async () => {
+    await t?.close()
+    await fake?.close()
+  })
 }

@@ -1,3 +1,5 @@
+import { expect } from 'vitest'
+import { signIdentityToken } from '../../src/modules/tenants/identity-token.fns.js'
 import type { ChatCall, FakeLlm } from '../fakes/fake-llm.js'
 import type { TestApp } from './app.js'
 import { uploadReady } from './documents.js'
@@ -55,3 +57,13 @@ export function sseFrames(text: string): any[] {
 
 /** Calls made by the fake since `from` (a count taken before the request). */
 export const callsSince = (fake: FakeLlm, from: number) => fake.chatCalls().slice(from)
+
+/** A widget session opened with an identity token (signed with the workspace's KYC secret) carrying `claims`: its id. */
+export async function identifiedSession(t: TestApp, owner: Tenant, claims: Record<string, unknown>) {
+  const secret = await owner.api.post('/tenants/me/kyc/secret')
+  expect(secret.status, secret.text).toBe(200)
+  const token = signIdentityToken({ exp: Math.floor(t.clock.now().getTime() / 1000) + 600, ...claims } as never, secret.body.secret_key)
+  const init = await t.api().post('/widget/session/init', { bot_id: owner.bot.public_id, identity_token: token })
+  expect(init.body.mode).toBe('identified')
+  return init.body.session_id as string
+}

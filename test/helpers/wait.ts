@@ -1,3 +1,4 @@
+import { expect } from 'vitest'
 import type { TestApp } from './app.js'
 
 /** Polls `fn` every 50 ms until it returns something truthy, and returns that; fails naming `what` after the timeout. */
@@ -23,4 +24,27 @@ export async function extractionSettled(t: TestApp, tenant: { tenantId: string }
       .execute()
     return jobs.length === 0
   })
+}
+
+/** Waits until the app's worker has no job running and none due, so a clock jump or a shutdown interrupts no job. */
+export async function jobsIdle(t: TestApp): Promise<void> {
+  await expect
+    .poll(
+      async () =>
+        (
+          await t.ctx.db
+            .selectFrom('jobs')
+            .select('id')
+            .where((eb) => eb.or([eb('status', '=', 'running'), eb.and([eb('status', '=', 'queued'), eb('run_at', '<=', t.clock.now())])]))
+            .execute()
+        ).length,
+      { timeout: 10_000 },
+    )
+    .toBe(0)
+}
+
+/** Moves the clock once the worker is idle: a jump longer than the job lease while a job runs would hand that job to a second claim, which no real clock does. */
+export async function advanceWhenIdle(t: TestApp, ms: number): Promise<void> {
+  await jobsIdle(t)
+  t.clock.advance(ms)
 }

@@ -68,29 +68,10 @@ export function createRunner(deps: {
       .sign(keyBytes(secret))
   }
 
-  /** The headers added to every call (signature, visitor token, idempotency key). */
-  async function signedHeaders(
-    tenantId: string,
-    action: ActionRow,
-    callId: string,
-    req: BuiltRequest,
-    claims: Record<string, unknown> | null,
-    secretP?: Promise<string>,
-  ) {
-    const secret = await (secretP ?? signingSecret(tenantId))
-    const at = deps.wallClock.now()
-    const headers: Record<string, string> = {
-      'webhook-id': callId,
-      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-      'webhook-signature': new Webhook(secret).sign(callId, at, req.body ?? ''),
-    }
-    if (req.body !== null && !Object.keys(req.headers).some((h) => h.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json'
-    if (claims?.user_id !== undefined) headers['x-visitor-token'] = await visitorToken(secret, claims, action.name, callId, at)
-    if (action.kind === 'write') headers['idempotency-key'] = callId
-    return headers
-  }
-
-  /** `secretP`: the workspace's action secret when the caller started reading it already (beside its own writes). */
+  /**
+   * Signs the call (the headers every call gets: signature, visitor token, idempotency key), sends it and masks the
+   * answer. `secretP`: the workspace's action secret when the caller started reading it already (beside its own writes).
+   */
   async function send(
     tenantId: string,
     action: ActionRow,
@@ -100,8 +81,17 @@ export function createRunner(deps: {
     secretP?: Promise<string>,
   ): Promise<RunResult> {
     const secrets = secretsOf(action)
-    const extra = await signedHeaders(tenantId, action, callId, req, claims, secretP)
-    const res = await sender.send({ ...req, headers: { ...req.headers, ...extra } }, action.timeout_ms)
+    const secret = await (secretP ?? signingSecret(tenantId))
+    const at = deps.wallClock.now()
+    const signed: Record<string, string> = {
+      'webhook-id': callId,
+      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+      'webhook-signature': new Webhook(secret).sign(callId, at, req.body ?? ''),
+    }
+    if (req.body !== null && !Object.keys(req.headers).some((h) => h.toLowerCase() === 'content-type')) signed['content-type'] = 'application/json'
+    if (claims?.user_id !== undefined) signed['x-visitor-token'] = await visitorToken(secret, claims, action.name, callId, at)
+    if (action.kind === 'write') signed['idempotency-key'] = callId
+    const res = await sender.send({ ...req, headers: { ...req.headers, ...signed } }, action.timeout_ms)
     const maskedBody = res.body === null ? null : maskAll(res.body, secrets)
     const view = res.status === 'ok' && maskedBody !== null ? modelView(maskedBody, action.response_fields) : null
     return { ...res, maskedBody, modelView: view }

@@ -12,6 +12,44 @@ import type { ReplyMailStatus } from '../../db/schema/escalations.js'
 /** A ticket list's assignee filter: a user id, null for unassigned tickets, undefined for all. */
 export type AssigneeFilter = string | null | undefined
 
+/**
+ * An operator's text as an assistant message (from_operator) in the visitor's chat, counted in the session with
+ * its preview. `debug` says which path wrote it: a ticket's reply here, a live conversation's message in live.repo.ts.
+ */
+export async function writeOperatorMessage(
+  tenantId: string,
+  m: { id: string; sessionId: string; content: string; authorUserId?: string | null; debug: Record<string, unknown>; now: Date },
+  trx: Db,
+): Promise<void> {
+  await trx
+    .insertInto('chat_messages')
+    .values({
+      id: m.id,
+      tenant_id: tenantId,
+      session_id: m.sessionId,
+      role: 'assistant',
+      content: m.content,
+      from_operator: true,
+      author_user_id: m.authorUserId,
+      source_documents: '[]',
+      sources: '[]',
+      debug: JSON.stringify(m.debug),
+      created_at: m.now,
+    })
+    .execute()
+  const preview = m.content.replace(/\s+/g, ' ').trim()
+  await trx
+    .updateTable('chat_sessions')
+    .set((eb) => ({
+      message_count: eb('message_count', '+', 1),
+      last_answer_preview: preview.length > 200 ? `${preview.slice(0, 199)}…` : preview,
+      last_activity_at: m.now,
+    }))
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', m.sessionId)
+    .execute()
+}
+
 export function createEscalationsRepo(db: Db) {
   const ticketQuery = (trx: Db, tenantId: string, scope: BotScope = null) =>
     trx
@@ -209,33 +247,8 @@ export function createEscalationsRepo(db: Db) {
     },
 
     /** The operator's reply as an assistant message in the visitor's chat. */
-    async insertOperatorMessage(tenantId: string, m: { id: string; sessionId: string; content: string; now: Date }, trx: Db): Promise<void> {
-      await trx
-        .insertInto('chat_messages')
-        .values({
-          id: m.id,
-          tenant_id: tenantId,
-          session_id: m.sessionId,
-          role: 'assistant',
-          content: m.content,
-          from_operator: true,
-          source_documents: '[]',
-          sources: '[]',
-          debug: JSON.stringify({ operator_reply: true }),
-          created_at: m.now,
-        })
-        .execute()
-      const preview = m.content.replace(/\s+/g, ' ').trim()
-      await trx
-        .updateTable('chat_sessions')
-        .set((eb) => ({
-          message_count: eb('message_count', '+', 1),
-          last_answer_preview: preview.length > 200 ? `${preview.slice(0, 199)}…` : preview,
-          last_activity_at: m.now,
-        }))
-        .where('tenant_id', '=', tenantId)
-        .where('id', '=', m.sessionId)
-        .execute()
+    insertOperatorMessage(tenantId: string, m: { id: string; sessionId: string; content: string; now: Date }, trx: Db): Promise<void> {
+      return writeOperatorMessage(tenantId, { ...m, debug: { operator_reply: true } }, trx)
     },
 
     insertReply(tenantId: string, r: { ticketId: string; sessionId: string; messageId: string; actorUserId: string | null; dueAt: Date; now: Date }, trx: Db) {

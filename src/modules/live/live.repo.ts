@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import type { Db } from '../../db/client.js'
 import type { SessionOwner } from '../../db/schema/chat.js'
+import { writeOperatorMessage } from '../escalations/escalations.repo.js'
 import { scopeIds, type BotScope } from '../shared/bot-scope.js'
 
 /** A member as visitors see them: the display name, else the e-mail's local part. */
@@ -231,38 +232,12 @@ export function createLiveRepo(db: Db) {
         .execute()
     },
 
-    async insertOperatorMessage(
+    insertOperatorMessage(
       tenantId: string,
       m: { id: string; sessionId: string; content: string; authorUserId: string | null; now: Date },
       trx: Db,
     ): Promise<void> {
-      await trx
-        .insertInto('chat_messages')
-        .values({
-          id: m.id,
-          tenant_id: tenantId,
-          session_id: m.sessionId,
-          role: 'assistant',
-          content: m.content,
-          from_operator: true,
-          author_user_id: m.authorUserId,
-          source_documents: '[]',
-          sources: '[]',
-          debug: JSON.stringify({ operator_message: true }),
-          created_at: m.now,
-        })
-        .execute()
-      const preview = m.content.replace(/\s+/g, ' ').trim()
-      await trx
-        .updateTable('chat_sessions')
-        .set((eb) => ({
-          message_count: eb('message_count', '+', 1),
-          last_answer_preview: preview.length > 200 ? `${preview.slice(0, 199)}…` : preview,
-          last_activity_at: m.now,
-        }))
-        .where('tenant_id', '=', tenantId)
-        .where('id', '=', m.sessionId)
-        .execute()
+      return writeOperatorMessage(tenantId, { ...m, debug: { operator_message: true } }, trx)
     },
 
     async insertNote(
