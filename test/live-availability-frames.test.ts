@@ -1,8 +1,8 @@
 import { sql } from 'kysely'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startFakeLlm, type FakeLlm } from './fakes/fake-llm.js'
-import { startApp, type TestApp } from './helpers/app.js'
+import { describe, expect, it } from 'vitest'
+import { appWithFakeLlm, type TestApp } from './helpers/app.js'
 import { createTenant, type Tenant } from './helpers/factories.js'
+import { handedOff, openEventStream } from './helpers/live.js'
 import { addMember } from './helpers/team.js'
 import { until } from './helpers/wait.js'
 
@@ -11,25 +11,12 @@ import { until } from './helpers/wait.js'
  * `availability`): a member comes online or leaves, the office hours close, an online status lapses (the sweep).
  * Only what changed is sent, only to the waiting visitors of the bots it changed for, never on the team stream.
  */
-let fake: FakeLlm
 let t: TestApp
-
-beforeAll(async () => {
-  fake = await startFakeLlm()
-  t = await startApp({ env: { LLM_BASE_URL: fake.url } })
-})
-afterAll(async () => {
-  await t?.close()
-  await fake?.close()
+appWithFakeLlm({}, (started) => {
+  t = started.t
 })
 
-async function waiting(owner: Tenant, botPublicId = owner.bot.public_id) {
-  const visitor = t.api()
-  const sid = (await visitor.post('/widget/session/init', { bot_id: botPublicId })).body.session_id as string
-  const esc = await visitor.post(`/widget/escalate?bot_id=${botPublicId}&session_id=${sid}`, { user_note: 'Where is my parcel?' })
-  expect(esc.status, esc.text).toBe(200)
-  return { visitor, sid, bot: botPublicId }
-}
+const waiting = (owner: Tenant, bot?: string) => handedOff(t, owner, { bot, note: 'Where is my parcel?' })
 
 /** The availability frames a session's widget stream carries (its stored events, in order). */
 const told = async (sid: string) =>
@@ -131,30 +118,15 @@ describe('availability frames for waiting visitors', () => {
 
 /** Reads an event stream until a frame matches (then cuts it): the data of every frame up to that one. */
 async function readStream(url: string, headers: Record<string, string>, last: (d: any) => boolean): Promise<any[]> {
-  const controller = new AbortController()
-  const res = await fetch(url, { headers, signal: controller.signal })
-  expect(res.status).toBe(200)
-  const reader = res.body!.getReader()
-  const decoder = new TextDecoder()
-  let buf = ''
   const got: any[] = []
-  const timer = setTimeout(() => controller.abort(), 10_000)
+  const stream = openEventStream(url, headers, (block) => {
+    const data = block.match(/^data: (.*)$/m)?.[1]
+    if (data) got.push(JSON.parse(data))
+  })
   try {
-    for (;;) {
-      const { value, done } = await reader.read()
-      if (done) throw new Error(`stream ended before the frame looked for: ${JSON.stringify(got)}`)
-      buf += decoder.decode(value, { stream: true })
-      const blocks = buf.split('\n\n')
-      buf = blocks.pop()!
-      for (const block of blocks) {
-        const data = block.match(/^data: (.*)$/m)?.[1]
-        if (!data) continue
-        got.push(JSON.parse(data))
-        if (last(got.at(-1))) return got
-      }
-    }
+    await expect.poll(() => got.some(last), { timeout: 10_000 }).toBe(true)
+    return got.slice(0, got.findIndex(last) + 1)
   } finally {
-    clearTimeout(timer)
-    controller.abort()
+    await stream.cut()
   }
 }

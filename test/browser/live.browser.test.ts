@@ -1,7 +1,16 @@
 import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Tenant } from '../helpers/factories.js'
-import { expectAccessible, expectScreenHealthy, openScreen, screenshot, signedInTenant, startDashboardEnv, watchedPage, type DashboardEnv } from './dashboard-harness.js'
+import {
+  expectAccessible,
+  expectScreenHealthy,
+  openScreen,
+  screenshot,
+  signedInTenant,
+  startDashboardEnv,
+  watchedPage,
+  type DashboardEnv,
+} from './dashboard-harness.js'
 import { hasChromium, hostPageHtml, serveHostPage, type HostPage } from './harness.js'
 
 /**
