@@ -13,6 +13,9 @@ import { TYPING_LAPSE_MS, ownerWebhooks } from './live.fns.js'
 import { createLiveLog } from './live.log.js'
 import { memberName, type LiveRepo, type NewLiveEvent } from './live.repo.js'
 
+/** A session row as repo.lockSession read it (locked for the rest of the transaction). */
+type LockedSession = NonNullable<Awaited<ReturnType<LiveRepo['lockSession']>>>
+
 /** Change-feed topic of live events; key `<tenant id>/<session id>` (session empty for workspace-wide events). */
 export const LIVE_TOPIC = 'live'
 
@@ -60,6 +63,11 @@ export function createLiveService(deps: LiveServiceDeps) {
     const trx = trxIn as Db
     const s = await repo.lockSession(tenantId, sessionId, trx)
     if (!s) throw notFound('Session not found')
+    return changeLockedOwner(tenantId, sessionId, s, change, trx)
+  }
+
+  /** changeOwner on a session row this transaction has locked already (no second lock round trip). */
+  async function changeLockedOwner(tenantId: string, sessionId: string, s: LockedSession, change: OwnerChange, trx: Db) {
     const from = s.owner as SessionOwner
     if (change.from && !change.from.includes(from)) return { from, to: from }
     let assignee = change.assigneeUserId ?? null
@@ -98,6 +106,11 @@ export function createLiveService(deps: LiveServiceDeps) {
     const s = await repo.lockSession(tenantId, m.sessionId, trx)
     if (!s) return
     const author = m.authorUserId ? memberName(await repo.member(tenantId, m.authorUserId, trx)) : null
+    await lockedMessagePosted(tenantId, m, s, author, trx)
+  }
+
+  /** messagePosted on a session row this transaction has locked, with the author's name already read. */
+  async function lockedMessagePosted(tenantId: string, m: LiveMessage, s: LockedSession, author: string | null, trx: Db) {
     await append(tenantId, { sessionId: m.sessionId, botId: s.bot_id, type: 'message', data: messageData(m, author, false), at: m.createdAt }, trx)
     await deps.events.emit(
       tenantId,
@@ -195,8 +208,16 @@ export function createLiveService(deps: LiveServiceDeps) {
         await repo.insertOperatorMessage(tenantId, { id, sessionId, content, authorUserId: viewer.userId, now }, trx)
         await repo.takeTicket(tenantId, ticketId, viewer.userId, now, trx)
         const assignee = ticket.assignee_user_id ?? viewer.userId
-        await changeOwner(tenantId, sessionId, { to: 'human', assigneeUserId: assignee, by: userActor(viewer), reason: 'operator_message', ticketId }, trx)
-        await messagePosted(tenantId, { id, sessionId, role: 'assistant', content, createdAt: now, fromOperator: true, authorUserId: viewer.userId }, trx)
+        // the session row is locked (ticketSession) and the author read: neither is done again below
+        await changeLockedOwner(
+          tenantId,
+          sessionId,
+          session,
+          { to: 'human', assigneeUserId: assignee, by: userActor(viewer), reason: 'operator_message', ticketId },
+          trx,
+        )
+        const m: LiveMessage = { id, sessionId, role: 'assistant', content, createdAt: now, fromOperator: true, authorUserId: viewer.userId }
+        await lockedMessagePosted(tenantId, m, session, author, trx)
         await deps.onOperatorMessage?.(tenantId, { ticketId, sessionId, messageId: id, actorUserId: viewer.userId }, trx)
       })
       return {
