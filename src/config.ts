@@ -40,6 +40,8 @@ const EnvSchema = Type.Object({
   WORKER_POLL_MS: Type.Integer({ minimum: 10, maximum: 60000, default: 500 }),
   /** A claimed job's lease, renewed by a heartbeat every third of it: a dead worker's jobs are taken over after this. */
   JOB_LEASE_SECONDS: Type.Integer({ minimum: 3, maximum: 3600, default: 20 }),
+  /** Finished jobs (done or failed) are deleted after this many days by a daily job. */
+  JOBS_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 14 }),
   RATE_LIMIT_ENABLED: Type.Boolean({ default: true }),
   /** GET /metrics on the main port for this bearer token (long, random: it guards aggregate traffic figures). */
   METRICS_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
@@ -301,6 +303,7 @@ export const CONFIG_DOCS: { readonly [K in keyof Env]-?: string } = {
   WORKER_CONCURRENCY: 'jobs one worker runs at once',
   WORKER_POLL_MS: 'how often an idle worker looks for due jobs',
   JOB_LEASE_SECONDS: "a running job's lease, renewed every third of it; a crashed worker's jobs are taken over after it (embedded database: at the restart)",
+  JOBS_RETENTION_DAYS: 'days finished jobs (done or failed, with their last error) are kept; a daily job deletes older ones',
   RATE_LIMIT_ENABLED: 'false switches every rate limit off (load tests only)',
   UPLOAD_RATE_PER_HOUR: 'document uploads allowed per tenant per hour (POST /documents), counted like the other rate limits',
   METRICS_TOKEN: 'serve Prometheus metrics at GET /metrics to Authorization: Bearer <this> (16+ characters); unset with no METRICS_PORT: no /metrics',

@@ -1,3 +1,4 @@
+import { sql } from 'kysely'
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -5,6 +6,7 @@ import { join } from 'node:path'
 import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openDatabase, type DatabaseHandle } from '../src/db/client.js'
+import { pruneFinishedJobs, pruneJobs } from '../src/jobs/prune.js'
 import { JobQueue, defaultBackoff } from '../src/jobs/queue.js'
 import { defineJob, type JobDefinition } from '../src/jobs/types.js'
 import { PermanentJobError, Worker } from '../src/jobs/worker.js'
@@ -354,5 +356,40 @@ describe('enqueueing', () => {
     } finally {
       await worker.stop()
     }
+  })
+
+  it('prunes finished jobs older than the retention in batches, and never a queued or running one, however old', async () => {
+    const day = 86_400_000
+    const at = (daysAgo: number) => new Date(t.clock.now().getTime() - daysAgo * day)
+    const run = `prune-${Date.now()}`
+    const rows: { status: 'done' | 'failed' | 'queued' | 'running'; finished_at: Date | null; tag: string }[] = [
+      { status: 'done', finished_at: at(20), tag: 'old-done' },
+      { status: 'failed', finished_at: at(15), tag: 'old-failed' },
+      { status: 'done', finished_at: at(3), tag: 'recent-done' },
+      { status: 'queued', finished_at: null, tag: 'old-queued' },
+      { status: 'running', finished_at: null, tag: 'old-running' },
+    ]
+    for (const r of rows) {
+      await t.ctx.db
+        .insertInto('jobs')
+        .values({
+          kind: 'test.tick',
+          payload: JSON.stringify({ run, tag: r.tag }),
+          status: r.status,
+          max_attempts: 1,
+          run_at: at(30),
+          created_at: at(30),
+          finished_at: r.finished_at,
+        })
+        .execute()
+    }
+    const left = async () =>
+      (await t.ctx.db.selectFrom('jobs').select('payload').where(sql<boolean>`payload->>'run' = ${run}`).execute())
+        .map((j) => (j.payload as { tag: string }).tag)
+        .sort()
+    await pruneFinishedJobs(t.ctx.db, t.clock, 14)()
+    expect(await left()).toEqual(['old-queued', 'old-running', 'recent-done'])
+    // the job that runs it daily
+    expect(pruneJobs(async () => 0).map((d) => [d.kind, d.everySeconds])).toEqual([['jobs.prune', 86_400]])
   })
 })

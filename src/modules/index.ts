@@ -2,6 +2,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import type { FastifyCorsOptions } from '@fastify/cors'
 import type { AppContext } from '../context.js'
 import { createGuards, type Guards } from '../http/auth.js'
+import { pruneFinishedJobs, pruneJobs } from '../jobs/prune.js'
 import type { JobDefinition } from '../jobs/types.js'
 import { createAuthRepo } from './auth/auth.repo.js'
 import { wireActions } from './actions/actions.wire.js'
@@ -167,6 +168,7 @@ export function wireModules(ctx: AppContext): Modules {
       ...analytics.jobs,
       ...webhooks.jobs,
       ...evals.jobs,
+      ...pruneJobs(pruneFinishedJobs(ctx.db, ctx.clock, ctx.config.JOBS_RETENTION_DAYS)),
     ],
     widgetCors: widget.corsOptions,
   }
