@@ -84,6 +84,10 @@ describe('owner transitions', () => {
     // the ticket's assignee keeps it: the agent who had it
     expect(h).toMatchObject({ owner: 'human', assignee_name: agentName })
     expect(h.messages.at(-1)).toMatchObject({ id: msg.body.id, role: 'assistant', from_operator: true, author_name: ownerName })
+    // the team's transcript names the operator too (the ticket page after a reload); a visitor's message has no author
+    const logged = (await owner.api.get(`/chat/logs/session/${sid}`)).body.messages as { id: string; role: string; author_name: string | null }[]
+    expect(logged.find((x) => x.id === msg.body.id)).toMatchObject({ from_operator: true, author_name: ownerName })
+    expect(logged.filter((x) => x.role === 'user').every((x) => x.author_name === null)).toBe(true)
 
     // resolve gives it back to the bot
     const resolved = await agent.api.post(`/escalations/${ticket.id}/resolve`, { resolution_text: 'Your refund was sent today.' })

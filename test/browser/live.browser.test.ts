@@ -69,7 +69,6 @@ suite('live conversation: widget and dashboard in Chromium', { timeout: 180_000 
     const chat = op.locator('section.live-chat')
     await chat.getByText('Waiting', { exact: true }).waitFor(LIVE)
     await expectAccessible(op, 'ticket live chat')
-    await screenshot(env, op, 'ticket-live-chat')
 
     // Operator typing shows in the widget; the message arrives without a reload, signed with the name.
     // one composer on the page: the reply, the note and "reply and resolve" share it
@@ -105,6 +104,7 @@ suite('live conversation: widget and dashboard in Chromium', { timeout: 180_000 
     await op.reload()
     await chat.locator('.msg-note', { hasText: 'check the courier' }).waitFor(LIVE)
     await chat.locator('.msg-operator', { hasText: 'looking into your order' }).waitFor(LIVE)
+    await screenshot(env, op, 'ticket-live-chat')
 
     // The inbox counts the visitor's message since the team last wrote; the queue view has nobody waiting.
     await openScreen(op, env, '/tickets', 'Tickets')

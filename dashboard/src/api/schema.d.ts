@@ -9279,6 +9279,7 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             from_operator: boolean;
+                            author_name: string | null;
                             source_documents: string[];
                             cited_documents: {
                                 /** Format: uuid */

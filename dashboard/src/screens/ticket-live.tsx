@@ -147,7 +147,7 @@ export function LiveChat({ t }: { t: Ticket }) {
         content: m.content,
         created_at: m.created_at,
         from_operator: m.from_operator,
-        author_name: null,
+        author_name: m.author_name,
         internal: false,
       })),
     ...(t.notes ?? []).map((n) => ({ ...n, role: 'assistant', from_operator: true, internal: true })),

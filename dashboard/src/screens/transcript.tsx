@@ -11,7 +11,7 @@ import { TurnActionCalls } from './action-calls'
 import { useDocumentTitles } from './document-titles'
 
 function who(m: LogMessage): string {
-  if (m.from_operator) return 'Operator'
+  if (m.from_operator) return m.author_name ? `${m.author_name} (operator)` : 'Operator'
   return m.role === 'user' ? 'Visitor' : 'Assistant'
 }
 

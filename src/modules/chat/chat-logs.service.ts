@@ -117,6 +117,7 @@ export function createChatLogsService(deps: {
           ideal_answer: m.ideal_answer,
           created_at: m.created_at.toISOString(),
           from_operator: m.from_operator,
+          author_name: m.from_operator ? m.author_name : null,
           source_documents: m.source_documents ?? [],
           /** Which documents the answer cited, by title (for the operator; a deleted document drops out). */
           cited_documents: (m.source_documents ?? []).flatMap((id) => byId.get(id) ?? []),

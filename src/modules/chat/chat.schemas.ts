@@ -113,6 +113,8 @@ export const ChatMessageLogItem = Type.Object({
   ideal_answer: Nullable(Type.String()),
   created_at: DateTime,
   from_operator: Type.Boolean(),
+  /** The member who wrote an operator message (display name, else the e-mail's local part); null for others. */
+  author_name: Nullable(Type.String()),
   source_documents: Type.Array(Type.String()),
   /** The documents the answer cited, by title, with their public address when they have one. */
   cited_documents: Type.Array(Type.Object({ id: Uuid, title: Type.String(), url: Nullable(Type.String()) })),
