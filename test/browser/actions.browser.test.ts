@@ -77,7 +77,7 @@ suite('actions in Chromium', { timeout: 120_000 }, () => {
     expect(shown).not.toContain(SECRET)
     expect(api.requests).toHaveLength(0)
     await expectScreenHealthy(w, 'action detail (dry run)')
-    await screenshot(env, page, 'action-dry-run')
+    await screenshot(env, page, 'action-dry-run', { docs: true })
 
     // "Send for real": the request reaches the workspace's API, the answer and what the model sees are shown, the call is logged.
     api.handler = (_req, res) => json(res, 200, { status: 'shipped', internal: 'not for the model' })

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs'
+import { mkdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import type { BrowserContext, Page } from 'playwright-core'
@@ -115,6 +115,12 @@ export async function expectScreenHealthy(w: WatchedPage, label: string): Promis
   expect(w.errors, `console errors on ${label}`).toEqual([])
 }
 
-export async function screenshot(env: DashboardEnv, page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: join(env.shots, `dashboard-${name}.png`), fullPage: false })
+/**
+ * Saves the page as `dashboard-<name>.png` under test-results; a picture the README shows (`docs`) goes to
+ * DASHBOARD_SCREENSHOTS instead when that is set (`npm run docs:screenshots`).
+ */
+export async function screenshot(env: DashboardEnv, page: Page, name: string, opts: { docs?: boolean } = {}): Promise<void> {
+  const dir = (opts.docs && process.env.DASHBOARD_SCREENSHOTS) || env.shots
+  mkdirSync(dir, { recursive: true })
+  await page.screenshot({ path: join(dir, `dashboard-${name}.png`), fullPage: false })
 }

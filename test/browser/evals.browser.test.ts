@@ -74,7 +74,7 @@ suite('evaluations in Chromium', { timeout: 240_000 }, () => {
     expect(await page.locator('.eval-result').first().getAttribute('class')).toContain('eval-failed')
     const firstRunUrl = page.url()
     await expectScreenHealthy(w, 'evaluation run (one failed)')
-    await screenshot(env, page, 'eval-run')
+    await screenshot(env, page, 'eval-run', { docs: true })
 
     const junit = await page.getByRole('link', { name: 'Download JUnit XML' }).getAttribute('href')
     const xml = await page.request.get(`${env.t.url}${junit}`)

@@ -104,7 +104,7 @@ suite('live conversation: widget and dashboard in Chromium', { timeout: 180_000 
     await op.reload()
     await chat.locator('.msg-note', { hasText: 'check the courier' }).waitFor(LIVE)
     await chat.locator('.msg-operator', { hasText: 'looking into your order' }).waitFor(LIVE)
-    await screenshot(env, op, 'ticket-live-chat')
+    await screenshot(env, op, 'ticket-live-chat', { docs: true })
 
     // The inbox counts the visitor's message since the team last wrote; the queue view has nobody waiting.
     await openScreen(op, env, '/tickets', 'Tickets')
@@ -161,7 +161,7 @@ suite('live conversation: widget and dashboard in Chromium', { timeout: 180_000 
     await visitor.locator(`${W} >> #scb-email-error`, { hasText: 'valid e-mail' }).waitFor(LIVE)
     expect(await email.getAttribute('aria-invalid')).toBe('true')
     await expectAccessible(visitor, 'widget offline form at 390 px')
-    await screenshot(env, visitor, 'widget-offline-form')
+    await screenshot(env, visitor, 'widget-offline-form', { docs: true })
     expect((await tenant.api.get('/escalations')).body.tickets.length).toBe(1)
 
     await email.fill('late.visitor@example.org')
