@@ -5,6 +5,7 @@ import { startApp, type TestApp } from './helpers/app.js'
 import { chatApi, isGuard, REFUNDS_MD, SHIPPING_MD, system, userText, withDocs } from './helpers/chat.js'
 import { createTenant, type Tenant } from './helpers/factories.js'
 import type { Api } from './helpers/http.js'
+import { handedOff } from './helpers/live.js'
 import { until } from './helpers/wait.js'
 import { WebhookReceiver } from './fakes/webhook-receiver.js'
 import { WorkspaceApi } from './fakes/workspace-api.js'
@@ -129,7 +130,16 @@ describe('evaluation cases', () => {
     expect(h.status, h.text).toBe(201)
     expect(h.body.expect.outcome).toBe('handed_off')
     expect((await owner.api.post('/evals/cases/from-session/00000000-0000-4000-8000-000000000000', {})).status).toBe(404)
-    for (const id of [c.body.id, h.body.id]) await owner.api.delete(`/evals/cases/${id}`)
+    // a ticket from the widget's "talk to a human" box, with a note and no chat message: the note is the question
+    const { sid } = await handedOff(t, owner, { note: 'Can I change the delivery address of order 1042?' })
+    const fromTicket = await owner.api.post(`/evals/cases/from-session/${sid}`, {})
+    expect(fromTicket.status, fromTicket.text).toBe(201)
+    expect(fromTicket.body).toMatchObject({ question: 'Can I change the delivery address of order 1042?', expect: { outcome: 'handed_off' } })
+    // a conversation with no question at all is a 422 naming the session
+    const empty = (await t.api().post('/widget/session/init', { bot_id: owner.bot.public_id })).body.session_id as string
+    const none = await owner.api.post(`/evals/cases/from-session/${empty}`, {})
+    expect(none.status, none.text).toBe(422)
+    for (const id of [c.body.id, h.body.id, fromTicket.body.id]) await owner.api.delete(`/evals/cases/${id}`)
   })
 })
 

@@ -127,7 +127,7 @@ export function wireModules(ctx: AppContext): Modules {
 
   const analytics = wireAnalytics(ctx, guards, { audit })
   // evaluations ask the chat's own turn, as a dry run
-  const evals = wireEvals(ctx, guards, { bots: botsRepo, chat: chat.service, events })
+  const evals = wireEvals(ctx, guards, { bots: botsRepo, chat: chat.service, events, ticketQuestion: escalations.ticketQuestion })
 
   return {
     guards,

@@ -54,6 +54,11 @@ suite('dashboard: tickets inbox and ticket detail in Chromium', { timeout: 90_00
     await page.getByRole('heading', { name: 'Retrieval evidence' }).waitFor()
     await page.getByRole('heading', { name: 'Visitor', exact: true }).waitFor()
     await expectScreenHealthy(w, 'ticket detail (open)')
+    // a ticket becomes an evaluation case in one click
+    await page.getByRole('button', { name: /Make a test from this conversation/ }).click()
+    await page.getByRole('status').filter({ hasText: 'Test created.' }).waitFor()
+    const cases = await tenant.api.get('/evals/cases')
+    expect(cases.body.items.map((c: { question: string }) => c.question).join(' ')).toContain('invoice')
 
     // An empty reply is refused by the service, shown next to the field.
     await page.getByRole('button', { name: 'Send reply and resolve' }).click()

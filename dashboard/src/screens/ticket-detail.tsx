@@ -9,6 +9,7 @@ import { useMaySeeOriginal } from '../session'
 import { useToast } from '../ui/toast'
 import { SessionActionCalls } from './action-calls'
 import { Assignment } from './ticket-assignee'
+import { MakeTestFromSession } from './eval-from-session'
 import { LiveChat, OwnerBadge } from './ticket-live'
 
 const ROLE_WORDS: Record<string, string> = { user: 'Visitor', assistant: 'Bot', operator: 'Operator', system: 'System' }
@@ -268,6 +269,9 @@ export default function TicketDetail({ params }: { params: Record<string, string
                   <dt>Conversation</dt>
                   <dd>
                     <Link href={`/conversations/${t.session_id}`}>Open the conversation</Link>
+                  </dd>
+                  <dd>
+                    <MakeTestFromSession sessionId={t.session_id} about={t.primary_question ?? undefined} />
                   </dd>
                 </>
               )}

@@ -195,7 +195,7 @@ export function createEscalationsRepo(db: Db) {
     latestForSession(tenantId: string, sessionId: string, trx: Db = db) {
       return trx
         .selectFrom('escalation_tickets')
-        .select(['id', 'user_email_enc', 'status'])
+        .select(['id', 'user_email_enc', 'status', 'primary_question'])
         .where('tenant_id', '=', tenantId)
         .where('session_id', '=', sessionId)
         .orderBy('created_at', 'desc')

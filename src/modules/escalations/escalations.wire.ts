@@ -64,6 +64,8 @@ export function wireEscalations(
   return {
     service: escalations,
     handOff,
+    /** The question of the session's latest ticket (redacted; a hand-off without a chat message has only this). */
+    ticketQuestion: async (tenantId: string, sessionId: string) => (await repo.latestForSession(tenantId, sessionId))?.primary_question ?? null,
     routes: escalationsRoutes({ guards, escalations }),
     jobs: escalationsJobs({ escalations }),
   }

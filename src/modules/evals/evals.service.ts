@@ -92,6 +92,8 @@ export function createEvalsService(deps: {
   repo: EvalsRepo
   bots: Pick<BotsRepo, 'find'>
   chat: Pick<ChatService, 'history' | 'getSession'>
+  /** The question of the session's latest ticket, for a hand-off without a chat message (the escalations module's). */
+  ticketQuestion?: (tenantId: string, sessionId: string) => Promise<string | null>
 }) {
   const { db, clock, queue, repo } = deps
 
@@ -195,21 +197,22 @@ export function createEvalsService(deps: {
     },
 
     /**
-     * A logged conversation's last visitor question as a case of the conversation's bot; handed off or answered,
-     * as it went, unless `expect` says. Another bot's conversation is a 404 for a member limited to some bots.
+     * A logged conversation's last visitor question (or, without one, its ticket's) as a case of the conversation's
+     * bot; handed off or answered, as it went, unless `expect` says. Another bot's conversation is a 404 for a member limited to some bots.
      */
     async caseFromSession(tenantId: string, sessionId: string, expect?: CaseInput['expect'], scope: BotScope = null) {
       const session = await deps.chat.getSession(tenantId, sessionId)
       if (!session || !inScope(scope, session.bot_id)) throw notFound('Session not found')
       const h = await deps.chat.history(tenantId, sessionId)
       const users = h.messages.filter((m) => m.role === 'user' && !m.from_operator)
-      const last = users[users.length - 1]
-      if (!last) throw new ValidationError(['path', 'session_id'], 'This conversation has no visitor question')
+      // a hand-off from the widget's button with a note and no chat message: the ticket's question is the visitor's
+      const question = users.at(-1)?.content ?? (await deps.ticketQuestion?.(tenantId, sessionId)) ?? null
+      if (!question) throw new ValidationError(['path', 'session_id'], 'This conversation has no visitor question')
       const earlier = users.slice(-11, -1).map((m) => m.content.slice(0, 2000))
       const handedOff = h.ticket_number !== null || h.owner !== 'bot'
       const values = valuesOf({
         bot_id: session.bot_id,
-        question: last.content.slice(0, 2000),
+        question: question.slice(0, 2000),
         turns: earlier.length ? earlier : null,
         expect: expect ?? { outcome: handedOff ? 'handed_off' : 'answered' },
         tags: ['from-session'],

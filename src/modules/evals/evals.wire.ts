@@ -16,11 +16,16 @@ import { createEvalsService } from './evals.service.js'
 export function wireEvals(
   ctx: AppContext,
   guards: Guards,
-  deps: { bots: Pick<BotsRepo, 'find' | 'findDefault'>; chat: Pick<ChatService, 'runTurn' | 'history' | 'getSession'>; events?: EventsPort },
+  deps: {
+    bots: Pick<BotsRepo, 'find' | 'findDefault'>
+    chat: Pick<ChatService, 'runTurn' | 'history' | 'getSession'>
+    events?: EventsPort
+    ticketQuestion?: (tenantId: string, sessionId: string) => Promise<string | null>
+  },
 ) {
   const { db, clock, queue, config, log } = ctx
   const repo = createEvalsRepo(db)
-  const evals = createEvalsService({ db, clock, queue, repo, bots: deps.bots, chat: deps.chat })
+  const evals = createEvalsService({ db, clock, queue, repo, bots: deps.bots, chat: deps.chat, ticketQuestion: deps.ticketQuestion })
   const runner = createEvalRunner({ repo, bots: deps.bots, runTurn: deps.chat.runTurn, clock, log, config, events: deps.events })
   const auto = createAutoRun({ repo, queue, clock, delaySeconds: config.EVAL_AUTO_RUN_DELAY_SECONDS, startRun: evals.startRun })
   // a knowledge change (document indexed or deleted, crawl finished): an automatic run if the workspace asked for one
