@@ -1,4 +1,5 @@
 import type { TermStat } from './bm25.fns.js'
+import { capPerDocument } from './fusion.fns.js'
 import { foldText, lexemeMatcher, termWeight, type LexemeMatcher } from './relevance.fns.js'
 
 /**
@@ -121,4 +122,33 @@ export function packPassages<T extends { title: string; text: string }>(hits: T[
     break
   }
   return out
+}
+
+/**
+ * At most this many of the k hits from one document while other documents' candidates remain: a long section
+ * cut into four chunks filled four of six sources ("whats the catch with duckduckgo" got four chunks of one page
+ * on data brokers). Three keeps a multi-chunk answer whole. Visitor dev, answering page among six, hybrid 74.4 ->
+ * 75.0 % (two per page: 75.6 %), lexical and held-out unchanged; SciFact train unchanged (0.7113).
+ */
+const PER_DOCUMENT = 3
+
+/**
+ * A hit that no longer fits the budget whole is given as its best window of this many tokens. Visitor dev,
+ * answering passage among the sources (hybrid, 1,500 tokens): 74.3 % with or without it, 67.3 % for six whole chunks.
+ */
+const WINDOW_TOKENS = 150
+
+/**
+ * The sources a turn gives the model from its ranked hits: at most PER_DOCUMENT from one document, then, with a
+ * budget, packed under it (a hit that no longer fits given as its best window); without one, the first k.
+ */
+export function chooseSources<T extends { documentId: string | null; title: string; text: string }>(
+  ranked: T[],
+  queryTerms: TermStat[],
+  o: { k: number; budgetTokens?: number; corpusChunks: number },
+): T[] {
+  const capped = capPerDocument(ranked, o.k, PER_DOCUMENT)
+  return o.budgetTokens
+    ? packPassages(capped, queryTerms, { budgetTokens: o.budgetTokens, maxPassages: o.k, windowTokens: WINDOW_TOKENS, corpusChunks: o.corpusChunks })
+    : capped
 }

@@ -11,10 +11,10 @@ import {
   type QueryPlan,
   type TermStat,
 } from './bm25.fns.js'
-import { capPerDocument, cosine, mmr, rrf, wordHashes } from './fusion.fns.js'
+import { cosine, mmr, rrf, wordHashes } from './fusion.fns.js'
 import type { ChunkDetail, CorpusRow, RetrievalRepo, ScoredChunk } from './retrieval.repo.js'
 import { LexicalCache, scoreBm25, vocabularyOf } from './lexical-cache.js'
-import { packPassages } from './passages.fns.js'
+import { chooseSources } from './passages.fns.js'
 import { corrections, unknownTerms } from './spelling.fns.js'
 import { uiAlternates } from './ui-words.fns.js'
 import { phrasingLexemes } from './relevance.fns.js'
@@ -121,20 +121,6 @@ const POOL_K = 20
  * 0.7, 74.4 % at 0.9, 75.0 % at 1.0; hybrid 74.4 / 75.6 / 74.4 %). 0.9 keeps near-duplicates apart at almost no cost.
  */
 const MMR_LAMBDA = 0.9
-/**
- * At most this many of the k hits from one document while other documents' candidates remain: a long section
- * cut into four chunks filled four of six sources ("whats the catch with duckduckgo" got four chunks of one page
- * on data brokers). Three keeps a multi-chunk answer whole. Visitor dev, answering page among six, hybrid 74.4 ->
- * 75.0 % (two per page: 75.6 %), lexical and held-out unchanged; SciFact train unchanged (0.7113).
- */
-const PER_DOCUMENT = 3
-
-/**
- * A hit that no longer fits the budget whole is given as its best window of this many tokens. Visitor dev,
- * answering passage among the sources (hybrid, 1,500 tokens): 74.3 % with or without it, 67.3 % for six whole chunks.
- */
-const WINDOW_TOKENS = 150
-
 const ms = (start: number) => Math.round((performance.now() - start) * 100) / 100
 
 const TERMS_CACHE_MAX = 10_000
@@ -380,10 +366,7 @@ export function createRetrievalService(deps: RetrievalDeps) {
           candidates.length,
           MMR_LAMBDA,
         ).map(({ relevance: _r, terms: _t, ...hit }) => hit as RetrievalHit)
-        const capped = capPerDocument(ordered, k, PER_DOCUMENT)
-        const picked = opts.budgetTokens
-          ? packPassages(capped, terms, { budgetTokens: opts.budgetTokens, maxPassages: k, windowTokens: WINDOW_TOKENS, corpusChunks: corpus.n })
-          : capped
+        const picked = chooseSources(ordered, terms, { k, budgetTokens: opts.budgetTokens, corpusChunks: corpus.n })
         timings.fuse = ms(tf)
         timings.total = ms(t0)
         return {

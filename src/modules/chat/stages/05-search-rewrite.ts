@@ -1,7 +1,7 @@
 import type { LlmClient } from '../../llm/llm.js'
 import type { TermStat } from '../../retrieval/bm25.fns.js'
-import { capPerDocument, rrf } from '../../retrieval/fusion.fns.js'
-import { packPassages } from '../../retrieval/passages.fns.js'
+import { rrf } from '../../retrieval/fusion.fns.js'
+import { chooseSources } from '../../retrieval/passages.fns.js'
 import type { RetrievalHit, RetrievalResult } from '../../retrieval/retrieval.service.js'
 import type { Turn, TurnDeps } from '../turn.context.js'
 
@@ -99,10 +99,6 @@ export async function rewriteForSearch(
   }
 }
 
-/** As retrieval.service.ts: at most three of the k passages from one document, a hit cut to a window of 150 tokens. */
-const PER_DOCUMENT = 3
-const WINDOW_TOKENS = 150
-
 /**
  * The original retrieval and the rewrite's fused by RRF (ties: the original's order first), capped per document
  * and packed under the budget again. The floor then reads the question's words and the rewrite's together.
@@ -116,10 +112,7 @@ export function fuseRetrievals(a: RetrievalResult, b: RetrievalResult, o: { k: n
   const seen = new Set(a.queryTerms.map((t) => t.term))
   const terms: TermStat[] = [...a.queryTerms, ...b.queryTerms.filter((t) => !seen.has(t.term))]
   const corpusChunks = Math.max(a.corpusChunks, b.corpusChunks)
-  const capped = capPerDocument(ordered, o.k, PER_DOCUMENT)
-  const hits = o.budgetTokens
-    ? packPassages(capped, terms, { budgetTokens: o.budgetTokens, maxPassages: o.k, windowTokens: WINDOW_TOKENS, corpusChunks })
-    : capped
+  const hits = chooseSources(ordered, terms, { k: o.k, budgetTokens: o.budgetTokens, corpusChunks })
   return {
     ...a,
     hits,
