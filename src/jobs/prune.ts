@@ -1,4 +1,5 @@
 import { sql } from 'kysely'
+import { deleteInBatches } from '../db/batches.js'
 import type { Db } from '../db/client.js'
 import type { Clock } from '../lib/clock.js'
 import { defineJob } from './types.js'
@@ -10,7 +11,7 @@ declare module './types.js' {
   }
 }
 
-/** Rows deleted per statement: a long backlog goes in short transactions, not one long lock. */
+/** Rows deleted per statement (deleteInBatches). */
 const BATCH = 5000
 
 /**
@@ -18,18 +19,19 @@ const BATCH = 5000
  * thousand rows a day, so the old ones go. Queued and running jobs are never touched. Safe to run twice.
  */
 export function pruneFinishedJobs(db: Db, clock: Clock, days: number) {
-  return async (): Promise<number> => {
+  return (): Promise<number> => {
     const before = new Date(clock.now().getTime() - days * 86_400_000)
-    let deleted = 0
-    for (;;) {
-      const r = await sql`
-        DELETE FROM jobs WHERE id IN (
-          SELECT id FROM jobs WHERE status IN ('done', 'failed') AND finished_at < ${before} LIMIT ${BATCH}
-        )`.execute(db)
-      const n = Number(r.numAffectedRows ?? 0)
-      deleted += n
-      if (n < BATCH) return deleted
-    }
+    return deleteInBatches(BATCH, async (limit) => {
+      const r = await sql<{ n: number }>`
+        WITH gone AS (
+          DELETE FROM jobs WHERE id IN (
+            SELECT id FROM jobs WHERE status IN ('done', 'failed') AND finished_at < ${before} LIMIT ${limit}
+          )
+          RETURNING 1
+        )
+        SELECT count(*)::int AS n FROM gone`.execute(db)
+      return r.rows[0]?.n ?? 0
+    })
   }
 }
 

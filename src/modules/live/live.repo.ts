@@ -1,4 +1,5 @@
 import { sql } from 'kysely'
+import { deleteInBatches } from '../../db/batches.js'
 import type { Db } from '../../db/client.js'
 import type { SessionOwner } from '../../db/schema/chat.js'
 import { writeOperatorMessage } from '../escalations/escalations.repo.js'
@@ -124,19 +125,16 @@ export function createLiveRepo(db: Db) {
      * Retention: events created before `before` go, every workspace at once (a daily job). The counters stay,
      * so sequence numbers never repeat; a stream asking to resume from a swept seq gets what is left.
      */
-    async sweepEvents(before: Date, batch = 5000): Promise<number> {
-      let total = 0
-      for (;;) {
+    sweepEvents(before: Date, batch = 5000): Promise<number> {
+      return deleteInBatches(batch, async (limit) => {
         const r = await sql<{ n: number }>`
           WITH gone AS (
-            DELETE FROM live_events WHERE ctid IN (SELECT ctid FROM live_events WHERE created_at < ${before}::timestamptz LIMIT ${batch})
+            DELETE FROM live_events WHERE ctid IN (SELECT ctid FROM live_events WHERE created_at < ${before}::timestamptz LIMIT ${limit})
             RETURNING 1
           )
           SELECT count(*)::int AS n FROM gone`.execute(db)
-        const n = r.rows[0]?.n ?? 0
-        total += n
-        if (n < batch) return total
-      }
+        return r.rows[0]?.n ?? 0
+      })
     },
 
     async lastTeamSeq(tenantId: string): Promise<string> {
