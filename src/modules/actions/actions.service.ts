@@ -11,7 +11,7 @@ import type { ActionData, ActionRow, ActionsRepo } from './actions.repo.js'
 import { MAX_ACTIONS } from './actions.schemas.js'
 import { importOperations } from './openapi-import.fns.js'
 import { newActionSecret, type Runner } from './actions.runner.js'
-import { buildRequest, schemaProblem } from './request.fns.js'
+import { badSchemaPattern, buildRequest, schemaProblem } from './request.fns.js'
 import { isAbsolute, probeUrl, unknownPlaceholders, urlTemplateProblem } from './templates.fns.js'
 
 export interface Actor {
@@ -79,7 +79,8 @@ function normalizeParameters(list: ParameterInput[]): ActionParameter[] {
     seen.add(p.name)
     const schema = p.schema ?? { type: 'string' }
     const problem = schemaProblem(schema)
-    if (problem) throw invalid(['parameters', i, 'schema'], `The schema of ${p.name} ${problem}`)
+    const pattern = problem ? badSchemaPattern(schema) : null
+    if (problem) throw invalid(['parameters', i, 'schema', ...(pattern?.path ?? [])], `The schema of ${p.name} ${problem}`)
     if (p.source === 'visitor' && !p.claim)
       throw invalid(['parameters', i, 'claim'], `${p.name} takes a claim of the visitor's identity: name it (e.g. user_id)`)
     if (p.source === 'constant' && (p.value === null || p.value === undefined))

@@ -1,5 +1,6 @@
 import AjvModule, { type ValidateFunction } from 'ajv'
 import type { ActionParameter } from '../../db/schema/actions.js'
+import { ajvRegExp, patternProblem } from '../../lib/linear-regex.js'
 import { redact } from '../tenants/privacy/pii.fns.js'
 import { maskSecret } from './actions.fns.js'
 import { render, type Value } from './templates.fns.js'
@@ -13,12 +14,48 @@ import { render, type Value } from './templates.fns.js'
 
 // ajv is CommonJS: its class is the module's default export under NodeNext
 const Ajv = (AjvModule as unknown as { default: typeof AjvModule.default }).default
-const ajv = new Ajv({ strict: false, allErrors: false })
+// `pattern` and `patternProperties` run on the linear-time engine: a tenant's pattern cannot stall the process
+const ajv = new Ajv({ strict: false, allErrors: false, code: { regExp: ajvRegExp } })
 const compiled = new Map<string, ValidateFunction | null>()
+
+/** The first regular expression of a schema (`pattern`, a `patternProperties` key) the linear-time engine refuses: its path in the schema and why. */
+export function badSchemaPattern(schema: unknown): { path: (string | number)[]; message: string } | null {
+  let budget = 5000
+  const walk = (v: unknown, path: (string | number)[]): { path: (string | number)[]; message: string } | null => {
+    if (!v || typeof v !== 'object' || path.length > 32 || --budget < 0) return null
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) {
+        const hit = walk(v[i], [...path, i])
+        if (hit) return hit
+      }
+      return null
+    }
+    const o = v as Record<string, unknown>
+    if (typeof o.pattern === 'string') {
+      const why = patternProblem(o.pattern)
+      if (why) return { path: [...path, 'pattern'], message: why }
+    }
+    if (o.patternProperties && typeof o.patternProperties === 'object') {
+      for (const k of Object.keys(o.patternProperties)) {
+        const why = patternProblem(k)
+        if (why) return { path: [...path, 'patternProperties', k], message: why }
+      }
+    }
+    for (const [k, child] of Object.entries(o)) {
+      if (k === 'pattern' || k === 'const' || k === 'enum' || k === 'default' || k === 'examples') continue
+      const hit = walk(child, [...path, k])
+      if (hit) return hit
+    }
+    return null
+  }
+  return walk(schema, [])
+}
 
 /** Why a parameter's schema is no JSON Schema, or null. */
 export function schemaProblem(schema: unknown): string | null {
   if (!schema || typeof schema !== 'object' || Array.isArray(schema)) return 'must be a JSON Schema object'
+  const pattern = badSchemaPattern(schema)
+  if (pattern) return `has a regular expression at ${['schema', ...pattern.path].join('.')}: ${pattern.message}`
   if (!ajv.validateSchema(schema as object)) return `is not a valid JSON Schema: ${ajv.errorsText(ajv.errors, { dataVar: 'schema' })}`
   try {
     validator(schema as object)

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { parse } from 'csv-parse/sync'
 import type { EvalCheck, EvalExpect, EvalOutcome, EvalResult, EvalTotals } from '../../db/schema/evals.js'
+import { compileLinear, PatternError } from '../../lib/linear-regex.js'
 
 /**
  * Evaluations as pure functions: reading a fact ("/regex/flags" or plain text), the deterministic checks of one
@@ -12,11 +13,15 @@ export const PROMPT_VERSION = 'answer-prompt-2026-11'
 
 const REGEX = /^\/(.+)\/([a-z]*)$/s
 
-/** A fact written as "/pattern/flags" is a regular expression; anything else is text. Throws on a bad regex. */
+/**
+ * A fact written as "/pattern/flags" is a regular expression, run in linear time (a tenant's pattern never
+ * stalls the process); anything else is text. Throws PatternError on a pattern the engine refuses; the matcher
+ * throws PatternError when the text is beyond the engine's limit (the check fails).
+ */
 export function factMatcher(fact: string): (text: string) => boolean {
   const m = REGEX.exec(fact)
   if (m) {
-    const re = new RegExp(m[1]!, m[2]!.replace(/g/g, ''))
+    const re = compileLinear(m[1]!, m[2]!)
     return (text) => re.test(text)
   }
   const needle = fact.toLowerCase()
@@ -31,7 +36,8 @@ export function badPattern(expect: Pick<EvalExpect, 'facts' | 'forbidden'>): { l
       try {
         factMatcher(list[i]!)
       } catch (err) {
-        return { loc: ['body', 'expect', field, i], message: `Invalid regular expression: ${(err as Error).message}` }
+        const why = err instanceof PatternError ? err.message : 'it does not compile'
+        return { loc: ['body', 'expect', field, i], message: `Invalid regular expression in expect.${field}[${i}]: ${why}` }
       }
     }
   }
@@ -59,6 +65,15 @@ export function isSubset(sub: unknown, whole: unknown): boolean {
   return JSON.stringify(sub) === JSON.stringify(whole)
 }
 
+/** Whether a fact is in the text; a string: why it could not be checked (a pattern saved before the engine's rules, a limit hit). */
+function safeMatch(fact: string, text: string): boolean | string {
+  try {
+    return factMatcher(fact)(text)
+  } catch (err) {
+    return `not checked: ${err instanceof PatternError ? err.message : 'the pattern could not be run'}`
+  }
+}
+
 /** The deterministic checks of one answer against a case's expectation. */
 export function checkAnswer(expect: EvalExpect, o: Observed): EvalCheck[] {
   const checks: EvalCheck[] = [{ name: 'outcome', passed: o.outcome === expect.outcome, detail: `expected ${expect.outcome}, got ${o.outcome}` }]
@@ -71,12 +86,14 @@ export function checkAnswer(expect: EvalExpect, o: Observed): EvalCheck[] {
     })
   }
   for (const fact of expect.facts ?? []) {
-    const ok = factMatcher(fact)(o.answer)
-    checks.push({ name: `fact: ${fact}`, passed: ok, detail: ok ? 'present' : 'not in the answer' })
+    const ok = safeMatch(fact, o.answer)
+    if (typeof ok === 'string') checks.push({ name: `fact: ${fact}`, passed: false, detail: ok })
+    else checks.push({ name: `fact: ${fact}`, passed: ok, detail: ok ? 'present' : 'not in the answer' })
   }
   for (const text of expect.forbidden ?? []) {
-    const found = factMatcher(text)(o.answer)
-    checks.push({ name: `forbidden: ${text}`, passed: !found, detail: found ? 'present in the answer' : 'absent' })
+    const found = safeMatch(text, o.answer)
+    if (typeof found === 'string') checks.push({ name: `forbidden: ${text}`, passed: false, detail: found })
+    else checks.push({ name: `forbidden: ${text}`, passed: !found, detail: found ? 'present in the answer' : 'absent' })
   }
   if (expect.action) {
     const want = expect.action
@@ -137,7 +154,8 @@ export function diffRuns(run: Pick<EvalResult, 'case_id' | 'passed'>[], against:
 
 const xml = (s: string) =>
   s
-    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '')
+    // what XML 1.0 cannot hold (controls, U+FFFE/U+FFFF, lone surrogates) is dropped, so the report stays valid XML
+    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '')
     .replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!)
 
 /** JUnit XML: one testcase per case (named by its question), a failure listing the failed checks. */
@@ -164,6 +182,9 @@ export function junitXml(run: { id: string; partial: boolean }, results: EvalRes
 /** A stable short hash of anything JSON. */
 export const hashOf = (v: unknown) => createHash('sha256').update(JSON.stringify(v)).digest('hex').slice(0, 16)
 
+/** A lone surrogate (half of a pair, from a `\ud800` escape) as U+FFFD: the database stores only well-formed text. */
+const wellFormed = (s: string) => s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd')
+
 /** One line of an import: a case to validate, or why the line could not be read. */
 export type ImportLine = { line: number; input: unknown } | { line: number; error: string }
 
@@ -182,7 +203,7 @@ export function importLines(text: string): ImportLine[] {
     return body.split(/\r?\n/).flatMap((l, i): ImportLine[] => {
       if (!l.trim()) return []
       try {
-        return [{ line: i + 1, input: JSON.parse(l) }]
+        return [{ line: i + 1, input: JSON.parse(l, (_k, v: unknown) => (typeof v === 'string' ? wellFormed(v) : v)) }]
       } catch {
         return [{ line: i + 1, error: 'Not valid JSON' }]
       }

@@ -18,8 +18,22 @@ export interface CaseValues {
 
 const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v))
 
+/** The most cases a run asks (and a list shows): a run that would ask more is refused, never cut silently. */
+export const CASES_MAX = 1000
+
+export interface CaseFilter {
+  tags?: string[] | null
+  botId?: string | null
+}
+
 /** Evaluation cases, runs and results; every method is scoped by tenant. */
 export function createEvalsRepo(db: Db) {
+  const casesWhere = (tenantId: string, filter: CaseFilter) => {
+    let q = db.selectFrom('eval_cases').where('tenant_id', '=', tenantId)
+    if (filter.tags?.length) q = q.where(sql<boolean>`tags ?| ${sql.val(filter.tags)}::text[]`)
+    if (filter.botId) q = q.where((eb) => eb.or([eb('bot_id', 'is', null), eb('bot_id', '=', filter.botId!)]))
+    return q
+  }
   return {
     insertCases(tenantId: string, cases: CaseValues[], now: Date, trx: Db = db) {
       if (!cases.length) return Promise.resolve([])
@@ -47,11 +61,14 @@ export function createEvalsRepo(db: Db) {
     },
 
     /** Cases in creation order; with `tags`, those carrying any of them; with a bot, its own and the bot-less ones. */
-    listCases(tenantId: string, filter: { tags?: string[] | null; botId?: string | null } = {}) {
-      let q = db.selectFrom('eval_cases').selectAll().where('tenant_id', '=', tenantId)
-      if (filter.tags?.length) q = q.where(sql<boolean>`tags ?| ${sql.val(filter.tags)}::text[]`)
-      if (filter.botId) q = q.where((eb) => eb.or([eb('bot_id', 'is', null), eb('bot_id', '=', filter.botId!)]))
-      return q.orderBy('created_at').orderBy('id').limit(1000).execute()
+    listCases(tenantId: string, filter: CaseFilter = {}) {
+      return casesWhere(tenantId, filter).selectAll().orderBy('created_at').orderBy('id').limit(CASES_MAX).execute()
+    },
+
+    /** How many cases a run with this filter would ask, counted up to `upTo` (a run refuses more than CASES_MAX). */
+    async countCases(tenantId: string, filter: CaseFilter, upTo: number) {
+      const rows = await casesWhere(tenantId, filter).select('id').limit(upTo).execute()
+      return rows.length
     },
 
     updateCase(tenantId: string, id: string, c: CaseValues, now: Date) {

@@ -4,13 +4,14 @@ import type { Db } from '../../db/client.js'
 import type { EvalExpect } from '../../db/schema/evals.js'
 import type { JobQueue } from '../../jobs/queue.js'
 import type { Clock } from '../../lib/clock.js'
+import { findNul } from '../../http/input.js'
 import { forbidden, notFound, ValidationError } from '../../lib/errors.js'
 import type { BotsRepo } from '../bots/bots.repo.js'
 import type { ChatService } from '../chat/chat.service.js'
 import { inScope, type BotScope } from '../shared/bot-scope.js'
 import { badPattern, diffRuns, importLines, junitXml } from './evals.fns.js'
 import { RUN_MAX_ATTEMPTS } from './evals.jobs.js'
-import type { CaseRow, CaseValues, EvalsRepo, RunRow } from './evals.repo.js'
+import { CASES_MAX, type CaseRow, type CaseValues, type EvalsRepo, type RunRow } from './evals.repo.js'
 import { CaseInput, type CasePatch, type RunInput, type Settings } from './evals.schemas.js'
 
 const MAX_IMPORT_LINES = 1000
@@ -168,6 +169,8 @@ export function createEvalsService(deps: {
 
     /** CSV or JSONL: every valid line becomes a case, every other is reported by its line number; all in one statement. */
     async importCases(tenantId: string, text: string, scope: BotScope = null) {
+      // PostgreSQL cannot store U+0000: the file is refused as input, as a NUL in a JSON body is
+      if (text.includes('\u0000')) throw new ValidationError(['body', 'file'], 'The file must not contain NUL characters', 'string_nul')
       const lines = importLines(text)
       const errors: { line: number; message: string }[] = []
       const good: CaseValues[] = []
@@ -177,7 +180,8 @@ export function createEvalsService(deps: {
           errors.push({ line: l.line, message: l.error })
           continue
         }
-        const bad = schemaError(l.input)
+        const nul = findNul(l.input)
+        const bad = nul ? `${nul.join('.') || 'value'}: must not contain NUL characters` : schemaError(l.input)
         if (bad) {
           errors.push({ line: l.line, message: bad })
           continue
@@ -229,12 +233,15 @@ export function createEvalsService(deps: {
     async startRun(tenantId: string, input: RunInput, userId: string | null, scope: BotScope = null, trigger: 'manual' | 'auto' = 'manual') {
       const botId = botOf(scope, input.bot_id, ['body', 'bot_id'])
       await botMustExist(tenantId, botId, ['body', 'bot_id'], scope)
-      const run = await db.transaction().execute(async (trx) => {
-        const r = await repo.insertRun(
-          tenantId,
-          { botId, tags: input.tags?.length ? input.tags : null, repeat: input.repeat ?? 1, createdBy: userId, trigger, now: clock.now() },
-          trx,
+      const tags = input.tags?.length ? input.tags : null
+      if ((await repo.countCases(tenantId, { tags, botId }, CASES_MAX + 1)) > CASES_MAX)
+        throw new ValidationError(
+          ['body', tags ? 'tags' : 'bot_id'],
+          `A run asks at most ${CASES_MAX} cases and this one matches more: narrow it with tags or a bot`,
+          'too_many_cases',
         )
+      const run = await db.transaction().execute(async (trx) => {
+        const r = await repo.insertRun(tenantId, { botId, tags, repeat: input.repeat ?? 1, createdBy: userId, trigger, now: clock.now() }, trx)
         await queue.enqueue('evals.run', { tenantId, runId: r.id }, { tenantId, dedupeKey: `eval-run:${r.id}`, maxAttempts: RUN_MAX_ATTEMPTS }, trx)
         return r
       })
