@@ -75,9 +75,11 @@ export function patternProblem(source: string, flags = ''): string | null {
  * makes the schema fail to compile (the save is a 422 naming it); a text too long for it does not match.
  */
 export const ajvRegExp = Object.assign(
-  (pattern: string, _u: string) => {
+  (pattern: string, u: string) => {
     const re = compileLinear(pattern)
     return {
+      // ajv keys its compiled patterns by this: each pattern its own
+      toString: () => `/${pattern}/${u}`,
       test: (s: string) => {
         try {
           return re.test(s)

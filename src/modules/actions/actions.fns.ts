@@ -3,8 +3,11 @@
  * model is shown of a response, and the arguments as the call log keeps them.
  */
 
-/** "••••" and the last four characters: all that is ever shown of a secret value. */
-export const maskSecret = (value: string) => `••••${value.slice(-4)}`
+/** The longest secret shown only as "••••": the last four characters of a short one would give most of it away. */
+export const SHORT_SECRET_CHARS = 6
+
+/** "••••" and the last four characters (nothing of a secret of 6 characters or fewer): all that is ever shown of a secret value. */
+export const maskSecret = (value: string) => (value.length <= SHORT_SECRET_CHARS ? '••••' : `••••${value.slice(-4)}`)
 export const maskHint = (hint: string) => `••••${hint}`
 
 /** What the model is given of a response, at most (the contract's 8 KB). */

@@ -6,7 +6,7 @@ import { conflict, notFound, ValidationError } from '../../lib/errors.js'
 import { literalAddressProblem } from '../documents/sources/crawler/ssrf.js'
 import type { AuditPort } from '../shared/audit.port.js'
 import type { BotScope } from '../shared/bot-scope.js'
-import { maskHint } from './actions.fns.js'
+import { maskHint, SHORT_SECRET_CHARS } from './actions.fns.js'
 import type { ActionData, ActionRow, ActionsRepo } from './actions.repo.js'
 import { MAX_ACTIONS } from './actions.schemas.js'
 import { importOperations } from './openapi-import.fns.js'
@@ -162,7 +162,8 @@ export function createActionsService(deps: {
       response_fields: input.response_fields ?? current?.response_fields ?? [],
       timeout_ms: input.timeout_ms ?? current?.timeout_ms ?? DEFAULT_TIMEOUT_MS,
       secrets_enc: Object.keys(secrets).length ? cipher.encrypt(JSON.stringify(secrets)) : null,
-      secret_hints: Object.fromEntries(Object.entries(secrets).map(([k, v]) => [k, lastChars(v)])),
+      // nothing of a short secret is shown: its last four characters are most of it
+      secret_hints: Object.fromEntries(Object.entries(secrets).map(([k, v]) => [k, v.length <= SHORT_SECRET_CHARS ? '' : lastChars(v)])),
     }
   }
 

@@ -69,6 +69,20 @@ export function createActionsPort(deps: { repo: ActionsRepo; cipher: Cipher; clo
       }
       // only the model's own parameters are taken from its arguments; visitor values come from the identity
       const built = buildRequest(action, args, input.identity, runner.secretsOf(action))
+      if (!built.ok && built.unsafe) {
+        // never sent: logged as refused and told to the visitor as any failed call, with a person offered
+        const base = { actionId: action.id, sessionId: input.sessionId, botId: input.botId, arguments: built.logArgs ?? {}, now: clock.now() }
+        const call = await repo.insertCall(tenantId, {
+          ...base,
+          summary: callSummary(action.description, action.name, {}),
+          status: 'running',
+          argumentsEnc: null,
+        })
+        const r = { status: 'refused' as const, httpStatus: null, body: null, latencyMs: 0, error: built.message, maskedBody: null, modelView: null }
+        const recorded = runner.record(tenantId, action, { id: call.id, botId: input.botId, sessionId: input.sessionId }, r)
+        recorded.catch(() => {})
+        return { kind: 'failed', callId: call.id, action: action.name, status: r.status, content: failureText(r.status, action.name), recorded }
+      }
       if (!built.ok) return { kind: 'invalid', action: action.name, content: `The call was not made: ${built.message}.` }
       const summary = callSummary(action.description, action.name, built.modelArgs)
       const base = { actionId: action.id, sessionId: input.sessionId, botId: input.botId, arguments: built.logArgs, summary, now: clock.now() }

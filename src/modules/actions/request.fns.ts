@@ -2,8 +2,8 @@ import AjvModule, { type ValidateFunction } from 'ajv'
 import type { ActionParameter } from '../../db/schema/actions.js'
 import { ajvRegExp, patternProblem } from '../../lib/linear-regex.js'
 import { redact } from '../tenants/privacy/pii.fns.js'
-import { maskSecret } from './actions.fns.js'
-import { render, type Value } from './templates.fns.js'
+import { maskAll } from './secret-mask.fns.js'
+import { dotSegmentIn, render, type Value } from './templates.fns.js'
 
 /**
  * An action's request from its templates and one call's values: `model` parameters from the model's (or the
@@ -100,17 +100,19 @@ export type Built =
       /** the arguments as the call log keeps them: PII redacted, visitor values named not shown */
       logArgs: Record<string, unknown>
     }
-  | { ok: false; argument: string | null; message: string }
+  | {
+      ok: false
+      argument: string | null
+      message: string
+      /** a value that would change where the call goes (a dot segment): a failed call, never sent, not a retry */
+      unsafe?: true
+      logArgs?: Record<string, unknown>
+    }
 
 const asValue = (v: unknown): Value | undefined =>
   typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean' ? v : v === null || v === undefined ? undefined : JSON.stringify(v)
 
-/** Secret values replaced by their masks wherever they appear. */
-export function maskAll(text: string, secrets: Record<string, string>): string {
-  let out = text
-  for (const v of Object.values(secrets)) if (v.length >= 4) out = out.split(v).join(maskSecret(v))
-  return out
-}
+export { maskAll } from './secret-mask.fns.js'
 
 export function buildRequest(
   action: ActionShape,
@@ -162,6 +164,11 @@ export function buildRequest(
   }
   const body = action.body_template === null ? null : render(action.body_template, values, 'body')
   const request: BuiltRequest = { method: action.method, url: render(action.url, values, 'url'), headers, body }
+  const moved = dotSegmentIn(action.url, request.url)
+  if (moved) {
+    const argument = moved.find((n) => values[n] !== undefined) ?? moved[0] ?? null
+    return { ok: false, argument, message: `${argument} is a "." or ".." path segment, which would change the address called`, unsafe: true, logArgs }
+  }
   const masked: BuiltRequest = {
     method: request.method,
     url: maskAll(request.url, secrets),

@@ -46,6 +46,41 @@ export function render(template: string, values: Record<string, Value | undefine
   })
 }
 
+/** A text percent-decoded until it stops changing (at most 4 rounds; a malformed escape ends it). */
+function decodeFully(s: string): string {
+  let out = s
+  for (let i = 0; i < 4; i++) {
+    let next: string
+    try {
+      next = decodeURIComponent(out)
+    } catch {
+      return out
+    }
+    if (next === out) return out
+    out = next
+  }
+  return out
+}
+
+const pathOf = (url: string) => url.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i, '').split(/[?#]/)[0] ?? ''
+
+/**
+ * The parameters of a path segment that a call's values made "." or ".." (in any percent-encoded form, which
+ * URL parsers and servers resolve as dot segments too: `/orders/../details` reaches `/details`), or null.
+ * Values are encoded before they land in a segment, so the rendered path has the template's segments.
+ */
+export function dotSegmentIn(template: string, rendered: string): string[] | null {
+  const tpl = pathOf(template).split('/')
+  const out = pathOf(rendered).split('/')
+  for (let i = 0; i < tpl.length; i++) {
+    const names = placeholders(tpl[i]!)
+    if (!names.length) continue
+    const seg = decodeFully(out[i] ?? '')
+    if (seg === '.' || seg === '..') return names
+  }
+  return null
+}
+
 /** Why a URL template cannot be used, or null. `relativeOk` lets an imported path wait for its base URL. */
 export function urlTemplateProblem(template: string, relativeOk: boolean): string | null {
   // placeholders become harmless text for the shape check

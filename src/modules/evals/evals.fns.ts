@@ -37,7 +37,7 @@ export function badPattern(expect: Pick<EvalExpect, 'facts' | 'forbidden'>): { l
         factMatcher(list[i]!)
       } catch (err) {
         const why = err instanceof PatternError ? err.message : 'it does not compile'
-        return { loc: ['body', 'expect', field, i], message: `Invalid regular expression in expect.${field}[${i}]: ${why}` }
+        return { loc: ['body', 'expect', field, i], message: `Invalid regular expression: ${why}` }
       }
     }
   }
