@@ -9,7 +9,7 @@ import type { AppContext } from './context.js'
 import { clientErrorHandler, frameworkErrors, registerErrorHandling } from './http/errors.js'
 import { registerOpenApi } from './http/openapi.js'
 import { createRateLimitStore, rateLimitMessage, waitForRedis } from './http/rate-limit.js'
-import { findNul } from './http/input.js'
+import { findNul, replaceLoneSurrogates } from './http/input.js'
 import { createCsrfCheck } from './http/csrf.js'
 import { registerMetrics } from './http/metrics.js'
 import { ValidationError } from './lib/errors.js'
@@ -77,6 +77,7 @@ export async function buildApp(ctx: AppContext, modules: Modules = wireModules(c
     ] as const) {
       const at = findNul(part)
       if (at) throw new ValidationError([loc, ...at], 'String must not contain NUL characters', 'string_nul')
+      replaceLoneSurrogates(part)
     }
   })
 

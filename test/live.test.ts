@@ -299,12 +299,10 @@ describe('event streams', () => {
     await visitor.post(`/widget/typing?bot_id=${bot}&session_id=${sid}`, { on: true })
     await widgetSay(visitor, bot, sid, 'Hello?')
     const s2 = openStream(`${t.url}/escalations/events`, { authorization: `Bearer ${owner.token}`, 'last-event-id': got.at(-1)!.id! })
-    const replay = await s2.waitFor(2)
+    const replay = await s2.waitFor(1)
     await sleep(300)
-    expect(replay.map((f) => [f.data.type, f.data.from ?? f.data.content])).toEqual([
-      ['typing', 'visitor'],
-      ['message', 'Hello?'],
-    ])
+    // typing is a passing state: not replayed to a stream opened after it (#37)
+    expect(replay.map((f) => [f.data.type, f.data.from ?? f.data.content])).toEqual([['message', 'Hello?']])
     expect(s2.comments()).toBeGreaterThanOrEqual(1)
     // an agent limited to another bot sees none of it
     const other = await owner.api.post('/bots', { name: 'Other' })

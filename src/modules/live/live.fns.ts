@@ -46,3 +46,22 @@ export const teamPayload = (e: { type: string; session_id: string | null; bot_id
   bot_id: e.bot_id,
   ...e.data,
 })
+
+/** A typing call repeating the last stored state within this window stores nothing (the indicator lasts 30 s anyway). */
+export const TYPING_REPEAT_MS = 5_000
+
+/** Which typing calls repeat the state stored last for the same typist (per process; bounded). */
+export function typingCoalescer(windowMs = TYPING_REPEAT_MS, maxKeys = 50_000) {
+  const last = new Map<string, { on: boolean; at: number }>()
+  return {
+    repeat(key: string, on: boolean, now: number): boolean {
+      const l = last.get(key)
+      return !!l && l.on === on && now >= l.at && now - l.at < windowMs
+    },
+    noted(key: string, on: boolean, now: number) {
+      if (last.size >= maxKeys) for (const [k, v] of last) if (now - v.at >= windowMs) last.delete(k)
+      if (last.size >= maxKeys) last.clear()
+      last.set(key, { on, at: now })
+    },
+  }
+}

@@ -9,7 +9,7 @@ import { AppError, conflict, notFound } from '../../lib/errors.js'
 import type { AuditPort } from '../shared/audit.port.js'
 import type { EventsPort, OutboundEvent } from '../shared/events.port.js'
 import type { LiveMessage, LivePort, OwnerChange } from '../shared/live.port.js'
-import { TYPING_LAPSE_MS, ownerWebhooks } from './live.fns.js'
+import { ownerWebhooks, TYPING_LAPSE_MS, typingCoalescer } from './live.fns.js'
 import { createLiveLog } from './live.log.js'
 import { memberName, type LiveRepo, type NewLiveEvent } from './live.repo.js'
 
@@ -48,6 +48,8 @@ export function createLiveService(deps: LiveServiceDeps) {
   // this service's own hot transactions (`logged`) write their events last: the tenant's seq lock is held briefly
   const log = createLiveLog({ announce })
   const logged = <T>(fn: (trx: Db) => Promise<T>) => db.transaction().execute(log.atEnd(fn))
+  // a typist's repeated "on" (a keystroke each) makes one row per window, not one per call
+  const typing = typingCoalescer()
 
   async function append(tenantId: string, e: NewLiveEvent, trx: Db) {
     if (log.defer(trx, tenantId, e)) return
@@ -258,10 +260,13 @@ export function createLiveService(deps: LiveServiceDeps) {
       })
     },
 
-    /** An operator is typing (on a note: only the team sees it). */
+    /** An operator is typing (on a note: only the team sees it); a repeat of the same state soon after is not stored again. */
     async operatorTyping(tenantId: string, ticketId: string, body: { on: boolean; internal?: boolean }, viewer: Viewer) {
+      const key = `${tenantId}/t:${ticketId}/${viewer.userId}/${!!body.internal}`
+      if (typing.repeat(key, body.on, clock.now().getTime())) return
       await logged(async (trx) => {
         const { session, sessionId } = await ticketSession(tenantId, ticketId, viewer, trx)
+        typing.noted(key, body.on, clock.now().getTime())
         await append(
           tenantId,
           { sessionId, botId: session.bot_id, type: 'typing', internal: !!body.internal, data: typingData('operator', body.on, clock.now()), at: clock.now() },
@@ -270,11 +275,14 @@ export function createLiveService(deps: LiveServiceDeps) {
       })
     },
 
-    /** The visitor is typing (the widget). */
+    /** The visitor is typing (the widget); a repeat of the same state soon after is not stored again. */
     async visitorTyping(tenantId: string, sessionId: string, on: boolean) {
+      const key = `${tenantId}/s:${sessionId}`
+      if (typing.repeat(key, on, clock.now().getTime())) return
       await logged(async (trx) => {
         const s = await repo.lockSession(tenantId, sessionId, trx)
         if (!s) throw notFound('Session not found')
+        typing.noted(key, on, clock.now().getTime())
         await append(tenantId, { sessionId, botId: s.bot_id, type: 'typing', data: typingData('visitor', on, clock.now()), at: clock.now() }, trx)
       })
     },

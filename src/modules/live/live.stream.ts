@@ -3,7 +3,8 @@ import type { Logger } from 'pino'
 import type { ChangeFeed } from '../../db/change-feed.js'
 import { openSse, type SseStream } from '../../http/sse.js'
 import { inScope, type BotScope } from '../shared/bot-scope.js'
-import { parseSeq, teamPayload, widgetPayload } from './live.fns.js'
+import { AppError } from '../../lib/errors.js'
+import { parseSeq, teamPayload, TYPING_LAPSE_MS, widgetPayload } from './live.fns.js'
 import type { LiveRepo } from './live.repo.js'
 import { LIVE_TOPIC } from './live.service.js'
 
@@ -17,12 +18,16 @@ export interface StreamFrame {
   botId?: string | null
   /** For the visitor only (what a waiting visitor is told of availability; the team has the workspace's event). */
   widgetOnly?: boolean
+  /** A passing state (typing): when it happened (ms). Shown to streams open then, never replayed to a later one. */
+  transientAt?: number
 }
 
 /** One open stream: where it is, and which frames of its group it shows. */
 interface Member {
   sse: SseStream
   cursor: string
+  /** when the stream opened (ms): transient frames from before are not replayed to it */
+  since: number
   accept(f: StreamFrame): boolean
 }
 
@@ -47,7 +52,14 @@ const after = (a: string, b: string) => a.length > b.length || (a.length === b.l
  * a feed that lost its listener (not live, or reset) wakes every stream on the shared heartbeat. One timer
  * for all streams; an idle stream holds its cursor and a few closures, no timer of its own.
  */
-export function createLiveHub(deps: { changes: Pick<ChangeFeed, 'subscribe' | 'onReset' | 'live'>; heartbeatMs: number; log: Pick<Logger, 'warn'> }) {
+export function createLiveHub(deps: {
+  changes: Pick<ChangeFeed, 'subscribe' | 'onReset' | 'live'>
+  heartbeatMs: number
+  log: Pick<Logger, 'warn'>
+  /** the clock typing events are stamped with (ms) */
+  now?: () => number
+}) {
+  const now = deps.now ?? Date.now
   const teams = new Map<string, Group>()
   const sessions = new Map<string, Group>()
   let timer: NodeJS.Timeout | null = null
@@ -98,7 +110,7 @@ export function createLiveHub(deps: { changes: Pick<ChangeFeed, 'subscribe' | 'o
             let last = m.cursor
             for (const f of frames) {
               if (!after(f.id, last)) continue
-              if (m.accept(f)) mine.push(f)
+              if (m.accept(f) && !(f.transientAt !== undefined && f.transientAt < m.since)) mine.push(f)
               last = f.id
             }
             if (m.sse.events(mine)) m.cursor = last
@@ -152,7 +164,7 @@ export function createLiveHub(deps: { changes: Pick<ChangeFeed, 'subscribe' | 'o
     read: Group['read'],
     accept: (f: StreamFrame) => boolean = () => true,
   ) {
-    const member: Member = { sse, cursor: after, accept }
+    const member: Member = { sse, cursor: after, since: now(), accept }
     if ('team' in scope) join(teams, scope.team, member, read)
     else join(sessions, scope.session, member, read)
   }
@@ -176,9 +188,62 @@ export function createLiveHub(deps: { changes: Pick<ChangeFeed, 'subscribe' | 'o
 
 export type LiveHub = ReturnType<typeof createLiveHub>
 
+/** Open event streams at once, per visitor session and per client address; one more is a 429 until one closes. */
+export const STREAMS_PER_SESSION = 5
+export const STREAMS_PER_IP = 50
+
+/** When a typing event happened: its expiry less the lapse (the event carries no other time). */
+const typingAt = (e: { type: string; data: unknown }) => {
+  if (e.type !== 'typing') return undefined
+  const exp = Date.parse(String((e.data as { expires_at?: unknown } | null)?.expires_at ?? ''))
+  return Number.isFinite(exp) ? exp - TYPING_LAPSE_MS : undefined
+}
+
 /** The two streams over HTTP: where a (re)connecting client starts, and what each frame says. */
-export function createLiveStreams(deps: { repo: LiveRepo; hub: LiveHub }) {
+export function createLiveStreams(deps: { repo: LiveRepo; hub: LiveHub; limits?: { perSession: number; perIp: number } }) {
   const { repo, hub } = deps
+  const limits = deps.limits ?? { perSession: STREAMS_PER_SESSION, perIp: STREAMS_PER_IP }
+  const open = new Map<string, number>()
+
+  /** Takes a slot under each key (or none: a 429 naming the limit); the slots are given back when the stream closes. */
+  function take(keys: [string, number][]): () => void {
+    for (const [k, max] of keys) {
+      if ((open.get(k) ?? 0) >= max)
+        throw new AppError(
+          429,
+          'too_many_streams',
+          `Too many open event streams (at most ${max} ${k.startsWith('s:') ? 'per conversation' : 'per address'}): close one first`,
+          {
+            headers: { 'retry-after': '5' },
+          },
+        )
+    }
+    for (const [k] of keys) open.set(k, (open.get(k) ?? 0) + 1)
+    let given = false
+    return () => {
+      if (given) return
+      given = true
+      for (const [k] of keys) {
+        const n = (open.get(k) ?? 1) - 1
+        if (n <= 0) open.delete(k)
+        else open.set(k, n)
+      }
+    }
+  }
+
+  /** Opens the SSE response holding the slots until it closes. */
+  function openHeld(req: FastifyRequest, reply: FastifyReply, keys: [string, number][]) {
+    const release = take(keys)
+    try {
+      const sse = openSse(req, reply, { heartbeatMs: 0 })
+      if (sse.signal.aborted) release()
+      else sse.signal.addEventListener('abort', release, { once: true })
+      return sse
+    } catch (err) {
+      release()
+      throw err
+    }
+  }
   /** Last-Event-ID wins over ?after=; neither: from now on (history comes from the history endpoints). */
   const startOf = (req: FastifyRequest, after: string | undefined) => parseSeq(req.headers['last-event-id']) ?? parseSeq(after)
 
@@ -187,7 +252,7 @@ export function createLiveStreams(deps: { repo: LiveRepo; hub: LiveHub }) {
 
     async team(req: FastifyRequest, reply: FastifyReply, tenantId: string, scope: BotScope, after: string | undefined) {
       const start = startOf(req, after) ?? (await repo.lastTeamSeq(tenantId))
-      const sse = openSse(req, reply, { heartbeatMs: 0 })
+      const sse = openHeld(req, reply, [[`ip:${req.ip}`, limits.perIp]])
       // one read of the whole workspace for all its team streams on this process; each shows its member's bots
       hub.open(
         sse,
@@ -199,6 +264,7 @@ export function createLiveStreams(deps: { repo: LiveRepo; hub: LiveHub }) {
             payload: teamPayload(e),
             botId: e.bot_id,
             widgetOnly: e.type === 'availability' && e.session_id !== null,
+            transientAt: typingAt(e),
           })),
         (f) => !f.widgetOnly && (f.botId === null || f.botId === undefined || inScope(scope, f.botId)),
       )
@@ -206,9 +272,12 @@ export function createLiveStreams(deps: { repo: LiveRepo; hub: LiveHub }) {
 
     async session(req: FastifyRequest, reply: FastifyReply, tenantId: string, sessionId: string, after: string | undefined) {
       const start = startOf(req, after) ?? (await repo.lastSessionSeq(tenantId, sessionId))
-      const sse = openSse(req, reply, { heartbeatMs: 0 })
+      const sse = openHeld(req, reply, [
+        [`s:${tenantId}/${sessionId}`, limits.perSession],
+        [`ip:${req.ip}`, limits.perIp],
+      ])
       hub.open(sse, { session: sessionId }, start, async (a) =>
-        (await repo.sessionEvents(tenantId, sessionId, a, hub.PAGE)).map((e) => ({ id: e.session_seq!, payload: widgetPayload(e) })),
+        (await repo.sessionEvents(tenantId, sessionId, a, hub.PAGE)).map((e) => ({ id: e.session_seq!, payload: widgetPayload(e), transientAt: typingAt(e) })),
       )
     },
   }

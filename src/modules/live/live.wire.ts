@@ -46,7 +46,12 @@ export function wireLive(
     offerQueued: service.offerQueued,
   })
   const port: LivePort = { changeOwner: service.changeOwner, messagePosted: service.messagePosted }
-  const hub = createLiveHub({ changes: ctx.database.changes, heartbeatMs: ctx.config.WIDGET_SSE_HEARTBEAT_MS, log: ctx.log })
+  const hub = createLiveHub({
+    changes: ctx.database.changes,
+    heartbeatMs: ctx.config.WIDGET_SSE_HEARTBEAT_MS,
+    log: ctx.log,
+    now: () => ctx.clock.now().getTime(),
+  })
   const streams = createLiveStreams({ repo, hub })
   return {
     service,
