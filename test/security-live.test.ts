@@ -34,12 +34,7 @@ async function openRaw(url: string, headers: Record<string, string>) {
 }
 
 const typingRows = (sessionId: string) =>
-  t.ctx.db
-    .selectFrom('live_events')
-    .select('seq')
-    .where('session_id', '=', sessionId)
-    .where('type', '=', 'typing')
-    .execute()
+  t.ctx.db.selectFrom('live_events').select('seq').where('session_id', '=', sessionId).where('type', '=', 'typing').execute()
 
 describe('event streams are capped', () => {
   it('5 streams per visitor session: the 6th is a 429, and a closed stream gives its slot back', async () => {
