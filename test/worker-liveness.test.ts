@@ -75,11 +75,13 @@ it.skipIf(!usesPostgres)(
       expect(await row()).toEqual({ status: 'running', locked_by: a.id })
 
       // A's connection dies as it would with its process; B takes the job and runs it to the end.
+      const killedAt = Date.now()
       await sql`SELECT pg_terminate_backend(l.pid) FROM pg_locks l
       WHERE l.locktype = 'advisory' AND l.classid::bigint = ${LIVENESS_LOCK_CLASS}
         AND l.objid::bigint = (hashtext(${a.id})::bigint & 4294967295)`.execute(t.ctx.db)
       await until('b finishes the job', async () => (await row()).status === 'done', 15_000)
       expect(ranBy).toEqual([a.id, b.id])
+      console.info(`worker liveness: a dead worker's job done by another ${Date.now() - killedAt} ms after its connection died (lease 600 s)`)
     } finally {
       await b.stop(1000)
       await a.stop(1000)

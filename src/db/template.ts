@@ -38,12 +38,10 @@ export function pgliteVersion(): string {
 
 /**
  * Where the template is looked for: dist/pgdata-template beside the running code (dist/src/db/template.js),
- * or under dist/ of the project when running from src/ under tsx (the demo, the tests). PGLITE_TEMPLATE_DIR
- * overrides it; `off` disables seeding.
+ * or under dist/ of the project when running from src/ under tsx (the demo, the tests). Callers of
+ * openDatabase may pass another (`templateDir`), or null for none.
  */
-export function defaultTemplateDir(env: NodeJS.ProcessEnv = process.env): string | null {
-  if (env.PGLITE_TEMPLATE_DIR === 'off') return null
-  if (env.PGLITE_TEMPLATE_DIR) return env.PGLITE_TEMPLATE_DIR
+export function defaultTemplateDir(): string {
   const here = dirname(fileURLToPath(import.meta.url))
   const besideDist = join(here, '..', '..', 'pgdata-template')
   if (existsSync(join(besideDist, MANIFEST))) return besideDist
