@@ -4,9 +4,9 @@
  * the widget bundles in dist/widget. esbuild transpiles file by file (no bundling: the layout under dist/src
  * mirrors src/ (and widget/src under dist/widget/src), imports stay as written); type checking is `npm run typecheck`'s job. About half a second.
  */
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
-import { dirname, join, relative } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
+import { dirname, join, relative, resolve } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import * as esbuild from 'esbuild'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
@@ -37,6 +37,24 @@ await esbuild.build({
   target: 'node20',
   logLevel: 'warning',
 })
+// A migrated, empty embedded database a fresh DATA_DIR is copied from (src/db/template.ts); kept while the
+// migrations and the PGlite version are unchanged, so only a build after a new migration pays for it.
+{
+  const templateStarted = performance.now()
+  const { buildTemplate } = await import(pathToFileURL(resolve(outdir, 'db/client.js')).href)
+  const templateDir = join(dist, 'pgdata-template')
+  const mainTemplate = join(root, 'dist', 'pgdata-template')
+  // A build elsewhere (the tests' scratch builds) starts from the project's template; kept when still current.
+  if (outArg > 0 && !existsSync(templateDir) && existsSync(join(mainTemplate, 'template.json'))) {
+    cpSync(mainTemplate, templateDir, { recursive: true })
+  }
+  const what = await buildTemplate(templateDir)
+  if (what === 'made') {
+    console.error(
+      `made the embedded database template in ${join(relative(process.cwd(), dist) || '.', 'pgdata-template')} (${Math.round(performance.now() - templateStarted)} ms)`,
+    )
+  }
+}
 if (outArg > 0) {
   console.error(`built ${entryPoints.length} files into ${dist} (${Math.round(performance.now() - started)} ms)`)
 } else {

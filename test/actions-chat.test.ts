@@ -131,6 +131,35 @@ describe('actions in a chat turn', () => {
     expect(toolMsg?.content).toMatch(/no tool named order_status/)
   })
 
+  it('stops offering an action at the next turn once disabled and offers it again once enabled (the cached list follows each write)', async () => {
+    const hours = await owner.api.post('/actions', {
+      name: 'opening_hours',
+      description: 'Opening hours of the store.',
+      method: 'GET',
+      url: `${api.url}/hours`,
+      enabled: true,
+    })
+    expect(hours.status, hours.text).toBe(201)
+    const offeredFrom = async (question: string) => {
+      const from = fake.chatCalls().length
+      await ask(await session(null), question)
+      return fake
+        .chatCalls()
+        .slice(from)
+        .some((c) => toolNames(c.body).includes('opening_hours'))
+    }
+    try {
+      expect(await offeredFrom('When are you open?')).toBe(true)
+      expect((await owner.api.patch(`/actions/${hours.body.id}`, { enabled: false })).status).toBe(200)
+      expect(await offeredFrom('When are you open today?')).toBe(false)
+      expect((await owner.api.patch(`/actions/${hours.body.id}`, { enabled: true })).status).toBe(200)
+      expect(await offeredFrom('When are you open tomorrow?')).toBe(true)
+    } finally {
+      await owner.api.delete(`/actions/${hours.body.id}`)
+    }
+    expect(await offeredFrom('When are you open on Sunday?')).toBe(false)
+  })
+
   it('keeps the visitor parameter to the verified claim whatever the visitor or the model writes', async () => {
     // the model is talked into passing the user id too: the service ignores it
     fake.script((req) =>

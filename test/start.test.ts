@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -28,6 +28,9 @@ const freePort = () =>
 
 it('builds, starts with the start script flags on a fresh DATA_DIR, serves, and stops cleanly on SIGTERM', async () => {
   execFileSync(process.execPath, ['scripts/build.mjs', '--out', out], { stdio: 'pipe' })
+  // The build leaves a migrated embedded database the fresh DATA_DIR below starts from (src/db/template.ts).
+  const template = JSON.parse(readFileSync(join(out, 'pgdata-template', 'template.json'), 'utf8')) as { migrations: string[] }
+  expect(template.migrations).toContain('0001_foundation')
   const start = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start
   expect(start).toContain('node scripts/build.mjs')
   const flags = start.match(/--max-old-space-size=\d+/g) ?? []
@@ -51,6 +54,7 @@ it('builds, starts with the start script flags on a fresh DATA_DIR, serves, and 
       await new Promise((r) => setTimeout(r, 100))
     }
     expect((await fetch(`${base}/openapi.json`)).status).toBe(200)
+    expect(existsSync(join(dataDir, 'pgdata', 'PG_VERSION'))).toBe(true)
     const embed = await fetch(`${base}/embed.js`)
     expect(embed.status).toBe(200)
     expect(embed.headers.get('content-type')).toMatch(/javascript/)

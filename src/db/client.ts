@@ -5,6 +5,7 @@ import pg from 'pg'
 import { CHANGES_CHANNEL, createChangeFeed, type ChangeFeed, type NoticeSource } from './change-feed.js'
 import { migrations } from './migrations/index.js'
 import { PGliteDialect } from './pglite-dialect.js'
+import { defaultTemplateDir, ensureTemplate, seedFromTemplate } from './template.js'
 import type { Database } from './schema.js'
 
 export type Db = Kysely<Database>
@@ -24,6 +25,8 @@ export interface DatabaseOptions {
   /** Where PGlite keeps its files; `memory` keeps nothing (tests). */
   pgliteDir: string | 'memory'
   poolSize?: number
+  /** A migrated data directory a fresh pgliteDir starts from (src/db/template.ts); null: none. */
+  templateDir?: string | null
 }
 
 // int8 and numeric come back as numbers on both drivers (PGlite already does this).
@@ -56,6 +59,8 @@ export async function openDatabase(opts: DatabaseOptions): Promise<DatabaseHandl
     const { vector } = await import('@electric-sql/pglite-pgvector')
     let dataDir: string | undefined
     if (opts.pgliteDir !== 'memory') {
+      // A fresh folder starts as a copy of the build's migrated template: no initdb, only newer migrations.
+      seedFromTemplate(opts.pgliteDir, opts.templateDir === undefined ? defaultTemplateDir() : opts.templateDir, migrationNames())
       mkdirSync(opts.pgliteDir, { recursive: true })
       dataDir = opts.pgliteDir
     }
@@ -176,6 +181,16 @@ export async function migrate(db: Kysely<any>): Promise<string[]> {
   const { error, results } = await migrator.migrateToLatest()
   if (error) throw error instanceof Error ? error : new Error(String(error))
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName)
+}
+
+const migrationNames = () => Object.keys(migrations).sort()
+
+/** `npm run build`: writes (or keeps, when current) the migrated template a fresh data directory starts from. */
+export function buildTemplate(templateDir: string): Promise<'kept' | 'made'> {
+  return ensureTemplate(templateDir, migrationNames(), async (pgdataDir) => {
+    const handle = await openDatabase({ pgliteDir: pgdataDir, templateDir: null })
+    await handle.close()
+  })
 }
 
 export const defaultPgliteDir = (dataDir: string) => join(dataDir, 'pgdata')

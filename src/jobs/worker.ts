@@ -3,6 +3,7 @@ import { sql } from 'kysely'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Db } from '../db/client.js'
 import { addSeconds, type Clock } from '../lib/clock.js'
+import { holdLiveness, lapseOrphanLeases, type Liveness } from './liveness.js'
 import { defaultBackoff, type JobQueue } from './queue.js'
 import type { JobDefinition, JobKind } from './types.js'
 
@@ -16,6 +17,14 @@ export interface WorkerOptions {
    * belong to a crashed run of this process and are taken back at once instead of after their lease.
    */
   soleOwner?: boolean
+  /**
+   * PostgreSQL: hold a session advisory lock for this worker's life, so any worker can tell at once that the
+   * holder of a 'running' job is gone (its connection, and so its lock, ended with it) instead of waiting
+   * for the lease (see src/jobs/liveness.ts). Off on the embedded database (soleOwner covers it).
+   */
+  liveness?: boolean
+  /** How often a worker looks for jobs of dead workers (liveness on); default 1 s. */
+  orphanSweepMs?: number
   /** Told each run's outcome (the metrics); `retry` is a failure that will run again. */
   onOutcome?: (kind: string, outcome: 'done' | 'retry' | 'failed', ms: number) => void
 }
@@ -34,7 +43,8 @@ interface ClaimedJob {
  * the jobs of a worker that died. Handlers must be idempotent: a job can run again after a crash.
  */
 export class Worker {
-  readonly id = `w-${randomUUID().slice(0, 8)}`
+  /** `wl-`: this worker holds a liveness lock (only such holders' jobs are taken back early). */
+  readonly id: string
   private readonly defs = new Map<string, JobDefinition<any>>()
   private running = 0
   /** Slots a claim in flight may fill: ticks overlap (timer, wake-ups, notices), and each must count the others' claims. */
@@ -46,6 +56,8 @@ export class Worker {
   private readonly abort = new AbortController()
   private unsubscribe: (() => void) | null = null
   private readonly leaseSeconds: number
+  private liveness: Liveness | null = null
+  private lastOrphanSweep = 0
 
   constructor(
     private readonly db: Db,
@@ -57,12 +69,21 @@ export class Worker {
   ) {
     for (const d of defs) this.defs.set(d.kind, d)
     this.leaseSeconds = opts.leaseSeconds ?? 20
+    this.id = `${opts.liveness ? 'wl' : 'w'}-${randomUUID().slice(0, 8)}`
   }
 
   async start(): Promise<void> {
     if (!this.stopped) return
     this.stopped = false
     if (this.opts.soleOwner) await this.reclaimOrphans()
+    if (this.opts.liveness) {
+      // Held before the first claim: a job this worker takes is never taken for a dead worker's.
+      this.liveness = await holdLiveness(this.db, this.id, this.log).catch((err: Error) => {
+        this.log.warn({ err: { message: err.message } }, 'worker liveness lock not taken; a crash of this worker returns its jobs after their lease')
+        return null
+      })
+      await this.sweepOrphans()
+    }
     await this.ensureRecurring()
     this.unsubscribe = this.queue.onEnqueue(() => this.wake())
     this.schedule(0)
@@ -78,6 +99,16 @@ export class Worker {
     await Promise.race([all, timeout])
     this.abort.abort()
     await all
+    await this.liveness?.release()
+    this.liveness = null
+  }
+
+  /** Takes back at once the jobs of workers whose liveness lock is gone (they died); at most every orphanSweepMs. */
+  private async sweepOrphans(): Promise<void> {
+    if (!this.liveness) return
+    this.lastOrphanSweep = Date.now()
+    const n = await lapseOrphanLeases(this.db, this.clock.now()).catch(() => 0)
+    if (n > 0) this.log.warn({ jobs: n }, 'jobs of a worker that died taken back')
   }
 
   /** Lapses the lease of every 'running' job so the first claim takes them (see WorkerOptions.soleOwner). */
@@ -122,6 +153,7 @@ export class Worker {
   private async tick(): Promise<void> {
     if (this.stopped) return
     const free = this.opts.concurrency - this.running - this.reserved
+    if (this.liveness && Date.now() - this.lastOrphanSweep >= (this.opts.orphanSweepMs ?? 1000)) await this.sweepOrphans()
     if (free > 0) {
       this.reserved += free
       try {

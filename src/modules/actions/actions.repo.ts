@@ -1,4 +1,5 @@
 import { sql, type Selectable } from 'kysely'
+import { NoticeCache, type ChangeFeed } from '../../db/change-feed.js'
 import type { Db } from '../../db/client.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import type { ActionCallsTable, ActionParameter, ActionsTable, CallStatus } from '../../db/schema/actions.js'
@@ -58,8 +59,25 @@ const jsonOf = (d: Partial<ActionData>) => {
 
 const duplicate = (err: unknown) => (isUniqueViolation(err) ? conflict('An action with this name exists already', 'action_name_taken') : err)
 
-/** Actions, their calls and the workspace's action secret; every method takes the tenant id first. */
-export function createActionsRepo(db: Db) {
+/** Announced (key: the tenant id) by every write of an action, so the turn's cached list is dropped everywhere. */
+export const ACTIONS_TOPIC = 'actions'
+
+/** Whether an enabled action is for this bot (no bot list: every bot), as the SQL of forBot said. */
+const forThisBot = (a: ActionRow, botId: string) => a.bot_ids === null || (Array.isArray(a.bot_ids) && a.bot_ids.includes(botId))
+
+/**
+ * Actions, their calls and the workspace's action secret; every method takes the tenant id first.
+ * With a change feed, a turn's read of the tenant's enabled actions (every turn offers them as tools) comes from
+ * a cache kept coherent by ACTIONS_TOPIC notices instead of a query per turn.
+ */
+export function createActionsRepo(db: Db, changes?: ChangeFeed, clock?: { now(): Date }) {
+  const enabledCache = changes ? new NoticeCache<ActionRow[]>(changes, ACTIONS_TOPIC, { ttlMs: 60_000, max: 10_000, clock }) : null
+  const announce = async (trx: Db, tenantId: string) => {
+    await changes?.announce(trx, ACTIONS_TOPIC, tenantId)
+  }
+  const enabledOf = (tenantId: string) =>
+    db.selectFrom('actions').selectAll().where('tenant_id', '=', tenantId).where('enabled', '=', true).orderBy('created_at').execute()
+
   return {
     list(tenantId: string) {
       return db.selectFrom('actions').selectAll().where('tenant_id', '=', tenantId).orderBy('created_at').orderBy('id').execute()
@@ -79,15 +97,9 @@ export function createActionsRepo(db: Db) {
     },
 
     /** The enabled actions a bot may use (those for every bot, and those naming it). */
-    forBot(tenantId: string, botId: string) {
-      return db
-        .selectFrom('actions')
-        .selectAll()
-        .where('tenant_id', '=', tenantId)
-        .where('enabled', '=', true)
-        .where(sql<boolean>`(bot_ids IS NULL OR bot_ids @> jsonb_build_array(${botId}::text))`)
-        .orderBy('created_at')
-        .execute()
+    async forBot(tenantId: string, botId: string) {
+      const rows = enabledCache ? await enabledCache.get(tenantId, () => enabledOf(tenantId)) : await enabledOf(tenantId)
+      return rows.filter((a) => forThisBot(a, botId))
     },
 
     async insert(tenantId: string, d: ActionData, now: Date, trx: Db = db) {
@@ -97,6 +109,10 @@ export function createActionsRepo(db: Db) {
           .values({ tenant_id: tenantId, ...(jsonOf(d) as Required<ReturnType<typeof jsonOf>>), created_at: now, updated_at: now } as never)
           .returningAll()
           .executeTakeFirstOrThrow()
+          .then(async (row) => {
+            await announce(trx, tenantId)
+            return row
+          })
       } catch (err) {
         throw duplicate(err)
       }
@@ -111,6 +127,10 @@ export function createActionsRepo(db: Db) {
           .where('id', '=', id)
           .returningAll()
           .executeTakeFirst()
+          .then(async (row) => {
+            await announce(db, tenantId)
+            return row
+          })
       } catch (err) {
         throw duplicate(err)
       }
@@ -118,6 +138,7 @@ export function createActionsRepo(db: Db) {
 
     async remove(tenantId: string, id: string): Promise<boolean> {
       const r = await db.deleteFrom('actions').where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()
+      await announce(db, tenantId)
       return Number(r.numDeletedRows) > 0
     },
 

@@ -16,7 +16,7 @@ import { createActionsPort } from './actions.turns.js'
  */
 export function wireActions(ctx: AppContext, guards: Guards, deps: { audit: AuditPort; events: EventsPort; sender?: ActionSender }) {
   const { db, clock, cipher, config } = ctx
-  const repo = createActionsRepo(db)
+  const repo = createActionsRepo(db, ctx.database.changes, clock)
   const sender =
     deps.sender ??
     createActionSender({
