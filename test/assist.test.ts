@@ -187,3 +187,40 @@ describe('used suggestions and the figures', () => {
     expect((await owner.api.get(`/analytics/summary?from=${today()}&to=${today()}`)).body.assist.used).toBe(0)
   })
 })
+
+describe('learning from people', () => {
+  it("a resolved ticket's operator answer becomes an operator FAQ candidate: redacted, deduplicated, for review", async () => {
+    const tenant = await createTenant(t)
+    const first = await conversation(tenant)
+    const question = (await tenant.api.get(`/escalations/${first.ticketId}`)).body.primary_question as string
+    const answer = 'Your refund was sent today; if it has not arrived in 3 days write to jane.doe@example.com and we check it with the bank.'
+    expect((await tenant.api.post(`/escalations/${first.ticketId}/messages`, { content: answer })).status).toBe(201)
+    const resolved = await tenant.api.post(`/escalations/${first.ticketId}/resolve`, { resolution_text: 'Done, anything else?' })
+    expect(resolved.status, resolved.text).toBe(200)
+
+    const list = await tenant.api.get('/knowledge/faq?source=operator')
+    expect(list.status, list.text).toBe(200)
+    expect(list.body.items).toHaveLength(1)
+    const faq = list.body.items[0]
+    expect(faq).toMatchObject({ source: 'operator', approved: false })
+    expect(faq.question.replace(/\?$/, '')).toBe(
+      question
+        .replace(/\s+/g, ' ')
+        .trim()
+        .replace(/[.!:?]+$/, ''),
+    )
+    expect(faq.answer).toContain('Your refund was sent today')
+    expect(faq.answer).not.toContain('jane.doe@example.com')
+    expect(list.body.pending_count).toBeGreaterThanOrEqual(1)
+    expect((await tenant.api.get('/knowledge/faq?source=docs')).body.items.some((f: { source: string }) => f.source === 'operator')).toBe(false)
+
+    // the same question answered again adds nothing
+    const second = await conversation(tenant)
+    await tenant.api.post(`/escalations/${second.ticketId}/messages`, { content: 'Refunds take five business days after the return arrives.' })
+    expect((await tenant.api.post(`/escalations/${second.ticketId}/resolve`, { resolution_text: 'Resolved.' })).status).toBe(200)
+    expect((await tenant.api.get('/knowledge/faq?source=operator')).body.items).toHaveLength(1)
+    // reviewed like the others
+    expect((await tenant.api.post(`/knowledge/faq/${faq.id}/approve`)).status).toBe(200)
+    expect((await tenant.api.get('/knowledge/faq?source=operator&approved=true')).body.items).toHaveLength(1)
+  })
+})
