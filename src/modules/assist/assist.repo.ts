@@ -37,6 +37,7 @@ export function createAssistRepo(db: Db) {
         .selectFrom('escalation_tickets as t')
         .innerJoin('tenants as w', 'w.id', 't.tenant_id')
         .leftJoin('bots as b', (j) => j.onRef('b.id', '=', 't.bot_id').onRef('b.tenant_id', '=', 't.tenant_id'))
+        .leftJoin('chat_sessions as s', (j) => j.onRef('s.id', '=', 't.session_id').onRef('s.tenant_id', '=', 't.tenant_id'))
         .select([
           't.id',
           't.session_id',
@@ -48,6 +49,10 @@ export function createAssistRepo(db: Db) {
           'b.agent_instructions',
           'w.llm_key_enc',
           'w.escalation_language',
+          's.locale',
+          // the session's language when the session has that column (the languages work adds it): read from the
+          // row as JSON, so this works with or without it
+          sql<string | null>`to_jsonb(s) ->> 'language'`.as('session_language'),
         ])
         .where('t.tenant_id', '=', tenantId)
         .where('t.id', '=', ticketId)
@@ -56,29 +61,17 @@ export function createAssistRepo(db: Db) {
     },
 
     /**
-     * The session's locale and its language when the session has that column (the languages work adds it): read
-     * as the whole row so this works with or without it.
+     * The newest messages of the conversation, oldest first (stored text: a visitor's is redacted), and its head as
+     * of the same read (newest message id, message count), in one statement.
      */
-    async sessionLanguage(tenantId: string, sessionId: string): Promise<{ locale: string | null; language: string | null }> {
-      const s = (await db.selectFrom('chat_sessions').selectAll().where('tenant_id', '=', tenantId).where('id', '=', sessionId).executeTakeFirst()) as
-        | (Record<string, unknown> & { locale: string | null })
-        | undefined
-      const language = typeof s?.language === 'string' ? s.language : null
-      return { locale: s?.locale ?? null, language }
-    },
-
-    /** The newest messages of the conversation, oldest first (stored text: a visitor's is redacted). */
-    async conversation(tenantId: string, sessionId: string, limit: number): Promise<ConversationLine[]> {
-      const rows = await db
-        .selectFrom('chat_messages')
-        .select(['id', 'role', 'from_operator', 'content'])
-        .where('tenant_id', '=', tenantId)
-        .where('session_id', '=', sessionId)
-        .orderBy('created_at', 'desc')
-        .orderBy('id', 'desc')
-        .limit(limit)
-        .execute()
-      return rows.reverse().map((r) => ({ id: r.id, role: r.role, fromOperator: r.from_operator, content: r.content }))
+    async conversation(tenantId: string, sessionId: string, limit: number): Promise<{ lines: ConversationLine[]; head: ConversationHead }> {
+      const r = await sql<{ id: string; role: 'user' | 'assistant'; from_operator: boolean; content: string; n: number }>`
+        SELECT id, role, from_operator, content, (count(*) OVER ())::int AS n FROM chat_messages
+        WHERE tenant_id = ${tenantId} AND session_id = ${sessionId}
+        ORDER BY created_at DESC, id DESC LIMIT ${limit}`.execute(db)
+      const rows = r.rows
+      const head = { latestId: rows[0]?.id ?? null, count: Number(rows[0]?.n ?? 0) }
+      return { lines: rows.reverse().map((x) => ({ id: x.id, role: x.role, fromOperator: x.from_operator, content: x.content })), head }
     },
 
     async head(tenantId: string, sessionId: string): Promise<ConversationHead> {

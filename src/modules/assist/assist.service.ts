@@ -77,9 +77,8 @@ export function createAssistService(deps: {
     async suggest(tenantId: string, ticketId: string, body: { instruction?: string }, viewer: Viewer) {
       const t = await ticketOf(tenantId, ticketId, viewer)
       const instruction = cleanInstruction(body.instruction)
-      const before = await repo.head(tenantId, t.sessionId)
-      const [lines, session] = await Promise.all([repo.conversation(tenantId, t.sessionId, CONVERSATION_MESSAGES), repo.sessionLanguage(tenantId, t.sessionId)])
-      const language = conversationLanguage(session.language, lines, session.locale)
+      const { lines, head: before } = await repo.conversation(tenantId, t.sessionId, CONVERSATION_MESSAGES)
+      const language = conversationLanguage(t.session_language, lines, t.locale)
       let tokens = 0
       let found: Awaited<ReturnType<RetrievalService['search']>> | null = null
       try {
@@ -143,7 +142,7 @@ export function createAssistService(deps: {
       if (cached && cached.based_on_message_id === head.latestId && cached.message_count === head.count) {
         return { summary: cached.text, language: cached.language, message_count: cached.message_count, generated_at: cached.created_at.toISOString() }
       }
-      const lines = await repo.conversation(tenantId, t.sessionId, CONVERSATION_MESSAGES)
+      const { lines } = await repo.conversation(tenantId, t.sessionId, CONVERSATION_MESSAGES)
       // for the team: the workspace's team language (its escalation mails'), English without one
       const language = t.escalation_language || 'en'
       const messages = buildSummaryPrompt({
