@@ -1,5 +1,6 @@
 import type { ActionsTables } from './schema/actions.js'
 import type { AnalyticsTables } from './schema/analytics.js'
+import type { AssistTables } from './schema/assist.js'
 import type { ChatTables } from './schema/chat.js'
 import type { EvalsTables } from './schema/evals.js'
 import type { EscalationsTables } from './schema/escalations.js'
@@ -25,4 +26,5 @@ export interface Database
     TeamTables,
     WebhooksTables,
     ActionsTables,
-    EvalsTables {}
+    EvalsTables,
+    AssistTables {}

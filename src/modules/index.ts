@@ -7,6 +7,7 @@ import type { JobDefinition } from '../jobs/types.js'
 import { createAuthRepo } from './auth/auth.repo.js'
 import { wireActions } from './actions/actions.wire.js'
 import { analyticsMarker, wireAnalytics } from './analytics/analytics.wire.js'
+import { wireAssist } from './assist/assist.wire.js'
 import { wireAudit } from './audit/audit.wire.js'
 import { wireAuth } from './auth/auth.wire.js'
 import { createJwt } from './auth/jwt.js'
@@ -79,8 +80,23 @@ export function wireModules(ctx: AppContext): Modules {
   const privacy = wirePrivacy(ctx, guards)
   // an operator's message is mailed like a resolution's reply (unless seen within the grace period): the
   // escalations module is wired after the live one, whose port it uses, so the hook reaches it when called
-  const live = wireLive(ctx, guards, { events, audit, onOperatorMessage: (tenantId, m, trx) => escalations.service.queueReplyMail(tenantId, m, trx) })
-  const escalations = wireEscalations(ctx, guards, { tenants: tenants.service, email, privacy: privacy.repo, audit, events, live: live.port })
+  const live = wireLive(ctx, guards, {
+    events,
+    audit,
+    onOperatorMessage: (tenantId, m, trx) => escalations.service.queueReplyMail(tenantId, m, trx),
+    // a message sent from a suggested reply counts it as used (assist is wired after the chat, whose retrieval it uses)
+    onSuggestionUsed: (tenantId, u, trx) => assist.service.used(tenantId, u, trx),
+  })
+  const escalations = wireEscalations(ctx, guards, {
+    tenants: tenants.service,
+    email,
+    privacy: privacy.repo,
+    audit,
+    events,
+    live: live.port,
+    // a person's answer that resolved a question becomes an FAQ candidate (assist is wired below; called later)
+    onResolved: (tenantId, r, trx) => assist.learn(tenantId, r, trx),
+  })
   const knowledge = wireKnowledge(ctx, guards, { llmKey: tenants.service.llmKey, audit })
   // the bot's actions, which the turn offers its model as tools through the actions port
   const actions = wireActions(ctx, guards, { audit, events })
@@ -97,6 +113,7 @@ export function wireModules(ctx: AppContext): Modules {
     events,
     actions: actions.port,
   })
+  const assist = wireAssist(ctx, guards, { retrieval: chat.retrieval, addCandidates: knowledge.knowledge.addCandidates })
   const widget = wireWidget(ctx, { repo: widgetRepo, bots: botsRepo, tenants: tenants.service, chat: chat.service, live: live.widget })
   // the knowledge changing: its profile, and an automatic evaluation run (evals is wired below; called later)
   const documents = wireDocuments(ctx, guards, {
@@ -125,7 +142,7 @@ export function wireModules(ctx: AppContext): Modules {
     onCrawled: (tenantId) => evals.knowledgeChanged(tenantId),
   })
 
-  const analytics = wireAnalytics(ctx, guards, { audit })
+  const analytics = wireAnalytics(ctx, guards, { audit, assistFigures: assist.service.figures })
   // evaluations ask the chat's own turn, as a dry run
   const evals = wireEvals(ctx, guards, { bots: botsRepo, chat: chat.service, events, ticketQuestion: escalations.ticketQuestion })
 
@@ -145,6 +162,7 @@ export function wireModules(ctx: AppContext): Modules {
       chat.routes,
       escalations.routes,
       ...live.routes({ ticketView: escalations.service.view }),
+      assist.routes,
       privacy.routes,
       knowledge.routes,
       gaps.routes,

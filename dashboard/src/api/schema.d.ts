@@ -1177,6 +1177,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/escalations/{id}/suggest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A suggested reply for the person on the ticket
+         * @description Written by the workspace's model from the conversation and the bot's own retrieval, cited like the bot's answers, in the visitor's language; never sent by itself (post it with `suggestion_id` to count it as used). 409 `stale` when a message arrived in the conversation while it was written.
+         */
+        post: operations["suggestEscalationReply"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/escalations/{id}/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What the visitor wants, what the bot said, what is open
+         * @description Kept until a new message arrives in the conversation; the next call after that writes it again.
+         */
+        post: operations["summarizeEscalation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tenants/privacy/pii-events": {
         parameters: {
             query?: never;
@@ -10592,6 +10632,8 @@ export interface operations {
                      * @default false
                      */
                     internal: boolean;
+                    /** Format: uuid */
+                    suggestion_id?: string;
                 };
             };
         };
@@ -11449,6 +11491,297 @@ export interface operations {
             };
         };
     };
+    suggestEscalationReply: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description how to write this reply, e.g. "shorter", "more formal" (one line) */
+                    instruction?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        text: string;
+                        cited: {
+                            n: number;
+                            document_id: string | null;
+                            title: string;
+                            url: string | null;
+                        }[];
+                        language: string;
+                        based_on_message_id: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+        };
+    };
+    summarizeEscalation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        summary: string;
+                        language: string;
+                        message_count: number;
+                        /** Format: date-time */
+                        generated_at: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+        };
+    };
     listPiiEvents: {
         parameters: {
             query: {
@@ -11856,7 +12189,7 @@ export interface operations {
         parameters: {
             query?: {
                 approved?: "true" | "false" | "all";
-                source?: "docs" | "logs" | "swagger" | "all";
+                source?: "docs" | "logs" | "swagger" | "operator" | "all";
                 limit?: number;
                 offset?: number;
                 tenant_id?: string;
@@ -11880,7 +12213,7 @@ export interface operations {
                             question: string;
                             answer: string;
                             confidence: number | null;
-                            source: "docs" | "logs" | "swagger";
+                            source: "docs" | "logs" | "swagger" | "operator";
                             approved: boolean;
                             /** Format: date-time */
                             created_at: string;
@@ -12077,7 +12410,7 @@ export interface operations {
                         question: string;
                         answer: string;
                         confidence: number | null;
-                        source: "docs" | "logs" | "swagger";
+                        source: "docs" | "logs" | "swagger" | "operator";
                         approved: boolean;
                         /** Format: date-time */
                         created_at: string;
@@ -12651,7 +12984,7 @@ export interface operations {
         parameters: {
             query?: {
                 approved?: "true" | "false" | "all";
-                source?: "docs" | "logs" | "swagger" | "all";
+                source?: "docs" | "logs" | "swagger" | "operator" | "all";
                 limit?: number;
                 offset?: number;
                 tenant_id?: string;
@@ -12677,7 +13010,7 @@ export interface operations {
                             question: string;
                             answer: string;
                             confidence: number | null;
-                            source: "docs" | "logs" | "swagger";
+                            source: "docs" | "logs" | "swagger" | "operator";
                             approved: boolean;
                             /** Format: date-time */
                             created_at: string;
@@ -12877,7 +13210,7 @@ export interface operations {
                         question: string;
                         answer: string;
                         confidence: number | null;
-                        source: "docs" | "logs" | "swagger";
+                        source: "docs" | "logs" | "swagger" | "operator";
                         approved: boolean;
                         /** Format: date-time */
                         created_at: string;
@@ -13967,6 +14300,12 @@ export interface operations {
                             p90: number | null;
                         };
                         abandoned_in_queue: number;
+                        assist: {
+                            suggestions: number;
+                            used: number;
+                            used_unedited: number;
+                            summaries: number;
+                        };
                     };
                 };
             };

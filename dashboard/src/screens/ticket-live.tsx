@@ -4,6 +4,7 @@ import { api, call } from '../api/client'
 import type { Ticket } from '../api/types'
 import { Badge, Button, Check, ErrorBox, fieldError, TextArea, When } from '../ui/kit'
 import { useToast } from '../ui/toast'
+import { AssistSummary, SuggestReply } from './ticket-assist'
 
 type Owner = Ticket['owner']
 
@@ -106,6 +107,8 @@ export function LiveChat({ t }: { t: Ticket }) {
   const [visitorTyping, setVisitorTyping] = useState(false)
   const [text, setText] = useState('')
   const [internal, setInternal] = useState(false)
+  // the suggested reply inserted into the composer (sent with the message: counted as used)
+  const [suggestionId, setSuggestionId] = useState<string | null>(null)
   const typing = useTypingSignal(t.id)
   const since = new Date(t.created_at).getTime()
 
@@ -155,10 +158,17 @@ export function LiveChat({ t }: { t: Ticket }) {
   const shown = [...earlier, ...lines.filter((l) => !earlier.some((e) => e.id === l.id))]
 
   const send = useMutation({
-    mutationFn: () => call(api.POST('/escalations/{ticket_id}/messages', { params: { path: { ticket_id: t.id } }, body: { content: text.trim(), internal } })),
+    mutationFn: () =>
+      call(
+        api.POST('/escalations/{ticket_id}/messages', {
+          params: { path: { ticket_id: t.id } },
+          body: { content: text.trim(), internal, ...(suggestionId && !internal ? { suggestion_id: suggestionId } : {}) },
+        }),
+      ),
     onSuccess: (m) => {
       typing.stop()
       setText('')
+      setSuggestionId(null)
       add({ ...m, internal: m.internal })
     },
   })
@@ -198,6 +208,7 @@ export function LiveChat({ t }: { t: Ticket }) {
           <OwnerBadge owner={owner.owner} name={owner.name} />
         </span>
       </div>
+      <AssistSummary ticketId={t.id} />
       {shown.length === 0 ? (
         <p className="muted">No messages since the hand-off yet.</p>
       ) : (
@@ -241,6 +252,16 @@ export function LiveChat({ t }: { t: Ticket }) {
             }}
             error={err}
           />
+          {!internal && (
+            <SuggestReply
+              ticketId={t.id}
+              headId={shown.filter((m) => !m.internal).at(-1)?.id ?? null}
+              onInsert={(s) => {
+                setText(s.text)
+                setSuggestionId(s.id)
+              }}
+            />
+          )}
           <Check
             label="Internal note"
             hint="A note for your team: never shown to the visitor"

@@ -2,7 +2,8 @@ import type { Generated } from 'kysely'
 import type { Json, NullableTimestamp, Timestamp } from './foundation.js'
 
 export type ExtractionStatus = 'pending' | 'done' | 'failed'
-export type FaqSource = 'docs' | 'logs' | 'swagger'
+/** `operator`: a question a person on the team answered when resolving its ticket (assist, issue 39). */
+export type FaqSource = 'docs' | 'logs' | 'swagger' | 'operator'
 /** `rejected` and `deleted` rows are tombstones: hidden everywhere, kept so the same candidate is not suggested again. */
 export type FaqState = 'active' | 'rejected' | 'deleted'
 export type GapSource = 'mode_a' | 'mode_b'

@@ -71,6 +71,8 @@ export const SummaryResponse = Type.Object({
   queue_wait_s: P5090,
   /** hand-offs the visitor left (quiet 30 min, or closed) before any human reply */
   abandoned_in_queue: Type.Integer(),
+  /** operator assist: suggested replies offered, used (edited or not), used unedited; summaries written */
+  assist: Type.Object({ suggestions: Type.Integer(), used: Type.Integer(), used_unedited: Type.Integer(), summaries: Type.Integer() }),
 })
 
 export const TimeseriesResponse = Type.Object({

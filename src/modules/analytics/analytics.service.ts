@@ -31,11 +31,26 @@ export type BotScope = readonly string[] | null
 const round = (x: number | null, digits = 1) => (x === null || x === undefined ? null : Math.round(Number(x) * 10 ** digits) / 10 ** digits)
 const positiveShare = (up: number, down: number) => (up + down === 0 ? null : round(up / (up + down), 4))
 
+export interface AssistFigures {
+  suggestions: number
+  used: number
+  used_unedited: number
+  summaries: number
+  tokens: number
+}
+const NO_ASSIST: AssistFigures = { suggestions: 0, used: 0, used_unedited: 0, summaries: 0, tokens: 0 }
+
 /** A hand-off whose conversation has been quiet this long with no human reply counts as left by the visitor. */
 const ABANDON_QUIET_MS = 30 * 60_000
 
 /** The figures (GET /analytics/summary, /timeseries, /unanswered): the rollup for sums, the facts for the rest. */
-export function createAnalyticsService(deps: { repo: AnalyticsRepo; clock: Clock; lookbackDays: number }) {
+export function createAnalyticsService(deps: {
+  repo: AnalyticsRepo
+  clock: Clock
+  lookbackDays: number
+  /** Operator assist's figures (suggestions, summaries, their model tokens) over the range's bots. */
+  assistFigures?: (tenantId: string, f: { start: Date; end: Date; botIds: readonly string[] | null }) => Promise<AssistFigures>
+}) {
   const { repo, clock } = deps
 
   /** The query's range and bots, checked: a bad field is a 422 naming it, a bot outside the caller's scope a 404. */
@@ -72,12 +87,13 @@ export function createAnalyticsService(deps: { repo: AnalyticsRepo; clock: Clock
     async summary(tenantId: string, q: RangeInput, scope: BotScope) {
       const { f } = await filterOf(tenantId, q, scope, false)
       const now = clock.now()
-      const [sums, hist, recent, times, queue] = await Promise.all([
+      const [sums, hist, recent, times, queue, assist] = await Promise.all([
         repo.sums(tenantId, f),
         repo.modelHist(tenantId, f),
         repo.recent(tenantId, f, now),
         repo.ticketTimes(tenantId, f),
         repo.queueTimes(tenantId, f, now, ABANDON_QUIET_MS),
+        deps.assistFigures?.(tenantId, f) ?? NO_ASSIST,
       ])
       const s = sums[0]
       const h = addHist({}, Object.fromEntries(hist.map((x) => [x.bucket, x.n])))
@@ -89,10 +105,12 @@ export function createAnalyticsService(deps: { repo: AnalyticsRepo; clock: Clock
         first_response_s: { p50: round(t?.fr50 ?? null), p90: round(t?.fr90 ?? null) },
         resolve_s: { p50: round(t?.rs50 ?? null), p90: round(t?.rs90 ?? null) },
         feedback: { bot: { up: s?.bot_up ?? 0, down: s?.bot_down ?? 0 }, operator: { up: s?.op_up ?? 0, down: s?.op_down ?? 0 } },
-        tokens: Number(s?.tokens ?? 0),
+        // the model tokens the workspace is billed for: the bot's turns and the assist's suggestions and summaries
+        tokens: Number(s?.tokens ?? 0) + assist.tokens,
         model_latency_ms: { p50: histPercentile(h, 0.5), p95: histPercentile(h, 0.95) },
         queue_wait_s: { p50: round(queue.w50 === null ? null : Number(queue.w50)), p90: round(queue.w90 === null ? null : Number(queue.w90)) },
         abandoned_in_queue: queue.abandoned,
+        assist: { suggestions: assist.suggestions, used: assist.used, used_unedited: assist.used_unedited, summaries: assist.summaries },
       }
     },
 

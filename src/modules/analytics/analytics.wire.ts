@@ -6,6 +6,8 @@ import { analyticsJobs, conversationMarker, createRefresher } from './analytics.
 import { createAnalyticsRepo } from './analytics.repo.js'
 import { analyticsRoutes } from './analytics.routes.js'
 import { createAnalyticsService } from './analytics.service.js'
+
+type AnalyticsDeps = Parameters<typeof createAnalyticsService>[0]
 import { createExportsRepo } from './exports.repo.js'
 import { exportsRoutes } from './exports.routes.js'
 import { createExportRunner } from './exports.runner.js'
@@ -21,13 +23,13 @@ export function analyticsMarker(ctx: AppContext) {
 }
 
 /** Support analytics and exports: figures from the rollups the refresh job keeps, exports as files under DATA_DIR/exports. */
-export function wireAnalytics(ctx: AppContext, guards: Guards, deps: { audit: AuditPort }) {
+export function wireAnalytics(ctx: AppContext, guards: Guards, deps: { audit: AuditPort; assistFigures?: AnalyticsDeps['assistFigures'] }) {
   const { db, clock, queue, log } = ctx
   const repo = createAnalyticsRepo(db)
   const refresher = createRefresher({ repo: createRollupRepo(db), clock, log })
   const exportsRepo = createExportsRepo(db)
   const runner = createExportRunner({ repo: exportsRepo, clock, log, dir: join(ctx.config.dataDir, 'exports'), refresh: () => refresher.run() })
-  const analytics = createAnalyticsService({ repo, clock, lookbackDays: ctx.config.GAP_LOOKBACK_DAYS })
+  const analytics = createAnalyticsService({ repo, clock, lookbackDays: ctx.config.GAP_LOOKBACK_DAYS, assistFigures: deps.assistFigures })
   const exports = createExportsService({ db, clock, queue, audit: deps.audit, repo: exportsRepo, bots: repo, runner })
   return {
     refresher,

@@ -44,6 +44,8 @@ export function createEscalationsService(deps: {
   dashboardUrl: string | null
   audit: AuditPort
   live: Pick<LivePort, 'changeOwner'>
+  /** A ticket resolved with a person's answer (assist: it becomes an FAQ candidate), in the resolution's transaction. */
+  onResolved?: (tenantId: string, r: { ticketId: string; sessionId: string | null; question: string; reply: string; since: Date }, trx: Db) => Promise<void>
 }) {
   const { db, clock, cipher, repo, privacy, email, queue, tenants, audit } = deps
 
@@ -250,6 +252,7 @@ export function createEscalationsService(deps: {
           await queueReplyMail(tenantId, { ticketId, sessionId: t.session_id, messageId, actorUserId }, trx)
         }
         await repo.resolve(tenantId, ticketId, reply, now, trx)
+        await deps.onResolved?.(tenantId, { ticketId, sessionId: t.session_id, question: t.primary_question, reply, since: t.created_at }, trx)
         // the bot answers again, with the person's part in its context (a closed chat stays closed)
         if (t.session_id) {
           await deps.live.changeOwner(

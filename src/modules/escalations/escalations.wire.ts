@@ -30,6 +30,7 @@ export function wireEscalations(
     events: EventsPort
     /** The live conversation: a hand-off, an assignment and a resolution move who answers the visitor. */
     live: LivePort
+    onResolved?: Parameters<typeof createEscalationsService>[0]['onResolved']
   },
 ) {
   const { config, db, clock, cipher, queue } = ctx
@@ -60,6 +61,7 @@ export function wireEscalations(
     dashboardUrl: config.FRONTEND_URL || config.PUBLIC_BASE_URL || null,
     audit: deps.audit,
     live: deps.live,
+    onResolved: deps.onResolved,
   })
   return {
     service: escalations,

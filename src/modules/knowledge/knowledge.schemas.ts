@@ -48,7 +48,7 @@ export const KnowledgeProfilePatchRequest = Type.Object({
 })
 export type KnowledgeProfilePatch = Static<typeof KnowledgeProfilePatchRequest>
 
-const FaqSourceSchema = Type.Union([Type.Literal('docs'), Type.Literal('logs'), Type.Literal('swagger')])
+const FaqSourceSchema = Type.Union([Type.Literal('docs'), Type.Literal('logs'), Type.Literal('swagger'), Type.Literal('operator')])
 
 export const KnowledgeFaqItemResponse = Type.Object({
   id: Uuid,
@@ -75,7 +75,9 @@ export const ShortFormQuery = Type.Object({ tenant_id: TenantIdQuery })
 
 export const FaqListQuery = Type.Object({
   approved: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false'), Type.Literal('all')], { default: 'all' })),
-  source: Type.Optional(Type.Union([Type.Literal('docs'), Type.Literal('logs'), Type.Literal('swagger'), Type.Literal('all')], { default: 'all' })),
+  source: Type.Optional(
+    Type.Union([Type.Literal('docs'), Type.Literal('logs'), Type.Literal('swagger'), Type.Literal('operator'), Type.Literal('all')], { default: 'all' }),
+  ),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
   offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 })),
   tenant_id: TenantIdQuery,

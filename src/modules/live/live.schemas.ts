@@ -7,6 +7,7 @@ export const OperatorMessageBody = Type.Object(
   {
     content: Type.String({ minLength: 1, maxLength: 8000 }),
     internal: Type.Boolean({ default: false, description: 'a note for the team only: never reaches the visitor' }),
+    suggestion_id: Type.Optional(Uuid),
   },
   { additionalProperties: false },
 )

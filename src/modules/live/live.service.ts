@@ -30,6 +30,8 @@ export interface LiveServiceDeps {
   audit: AuditPort
   /** The operator-reply mail (escalations): queued with the message, decided after the grace period. */
   onOperatorMessage?: (tenantId: string, m: { ticketId: string; sessionId: string; messageId: string; actorUserId: string | null }, trx: Db) => Promise<void>
+  /** A message sent from a suggested reply (assist): counted as used, in the message's transaction. */
+  onSuggestionUsed?: (tenantId: string, u: { ticketId: string; suggestionId: string; messageId: string; content: string }, trx: Db) => Promise<void>
   /** Picks an online agent for a conversation entering the queue (auto-assignment); null for none. */
   pickAgent?: (tenantId: string, botId: string, trx: Db) => Promise<string | null>
   /** A person's conversation ended (an agent has room again): the queue is offered after the commit. */
@@ -191,7 +193,7 @@ export function createLiveService(deps: LiveServiceDeps) {
     },
 
     /** An operator's message into the visitor's chat (taking the conversation), or an internal note for the team only. */
-    async postMessage(tenantId: string, ticketId: string, body: { content: string; internal: boolean }, viewer: Viewer) {
+    async postMessage(tenantId: string, ticketId: string, body: { content: string; internal: boolean; suggestion_id?: string }, viewer: Viewer) {
       const content = body.content.trim()
       if (!content) throw new AppError(422, 'string_too_short', 'content must not be empty')
       const id = randomUUID()
@@ -221,6 +223,7 @@ export function createLiveService(deps: LiveServiceDeps) {
         const m: LiveMessage = { id, sessionId, role: 'assistant', content, createdAt: now, fromOperator: true, authorUserId: viewer.userId }
         await lockedMessagePosted(tenantId, m, session, author, trx)
         await deps.onOperatorMessage?.(tenantId, { ticketId, sessionId, messageId: id, actorUserId: viewer.userId }, trx)
+        if (body.suggestion_id) await deps.onSuggestionUsed?.(tenantId, { ticketId, suggestionId: body.suggestion_id, messageId: id, content }, trx)
       })
       return {
         id,

@@ -20,7 +20,12 @@ import { createLiveHub, createLiveStreams } from './live.stream.js'
 export function wireLive(
   ctx: AppContext,
   guards: Guards,
-  deps: { events: EventsPort; audit: AuditPort; onOperatorMessage?: LiveServiceDeps['onOperatorMessage'] },
+  deps: {
+    events: EventsPort
+    audit: AuditPort
+    onOperatorMessage?: LiveServiceDeps['onOperatorMessage']
+    onSuggestionUsed?: LiveServiceDeps['onSuggestionUsed']
+  },
 ) {
   const repo = createLiveRepo(ctx.db)
   const availabilityRepo = createAvailabilityRepo(ctx.db)
@@ -32,6 +37,7 @@ export function wireLive(
     events: deps.events,
     audit: deps.audit,
     onOperatorMessage: deps.onOperatorMessage,
+    onSuggestionUsed: deps.onSuggestionUsed,
     pickAgent: (tenantId, botId, trx) => availability.pickAgent(tenantId, botId, trx),
     onCapacityFreed: async (tenantId, trx) => {
       if ((await availabilityRepo.assignSettings(tenantId, trx)).autoAssign) await ctx.queue.enqueue('live.assign_queued', { tenantId }, { tenantId }, trx)
