@@ -18029,7 +18029,7 @@ export interface operations {
                             outcome: "answered" | "handed_off";
                             answer: string;
                             cited: string[];
-                            reached: boolean;
+                            reached: boolean | null;
                             checks: {
                                 name: string;
                                 passed: boolean;
@@ -18040,7 +18040,7 @@ export interface operations {
                                 outcome: "answered" | "handed_off";
                                 answer: string;
                                 cited: string[];
-                                reached: boolean;
+                                reached: boolean | null;
                                 checks: {
                                     name: string;
                                     passed: boolean;
