@@ -61,6 +61,14 @@ async function runDemo(port: number, pagePort: number) {
   }
 }
 
+/** The fact each of the demo page's suggested questions must be answered with. */
+const KEY_FACTS: Record<string, RegExp> = {
+  'Which file types can I upload?': /PDF, Markdown/,
+  'How long does the old API key keep working after a rotation?': /24 hours/,
+  'When is an operator reply sent by e-mail?': /10 minutes/,
+  'Can I use the widget on localhost?': /localhost/,
+}
+
 async function counts(api: Api) {
   const docs = await api.get('/documents/sources')
   const faq = await api.get('/knowledge/faq')
@@ -111,7 +119,30 @@ it('seeds a demo workspace, answers with a citation like the widget, and a secon
     const r = await visitor.post(`/widget/chat?bot_id=${first.botId}&session_id=${s.body.session_id}`, { message: question }, origin)
     const end = sseFrames(r.text).find((f) => f.type === 'done')
     expect(end?.sources?.length, `${question} -> ${end?.text}`).toBeGreaterThan(0)
+    // ...with its key fact (issue 37: one of them was answered without it)
+    const fact = KEY_FACTS[question]
+    expect(fact, `a key fact for the suggested question "${question}"`).toBeDefined()
+    expect(end.text, question).toMatch(fact!)
   }
+  // The demo model judges relevance from the help center: a covered question is answered and cited, an
+  // off-topic one is declined without a ticket (issue 37: both were handed off).
+  const asked = async (message: string) => {
+    const s = await visitor.post('/widget/session/init', { bot_id: first.botId }, origin)
+    const r = await visitor.post(`/widget/chat?bot_id=${first.botId}&session_id=${s.body.session_id}`, { message }, origin)
+    return sseFrames(r.text)
+  }
+  const snippet = (await asked('Where do I find the embed snippet?')).find((f) => f.type === 'done')
+  expect(snippet?.sources?.length, snippet?.text).toBeGreaterThan(0)
+  expect(snippet.text).toMatch(/embed\.js/)
+  const pizza = await asked('What is the best pizza topping?')
+  expect(
+    pizza.find((f) => f.type === 'done'),
+    JSON.stringify(pizza),
+  ).toBeTruthy()
+  expect(
+    pizza.filter((f) => f.ticket_number || f.sources?.length),
+    JSON.stringify(pizza),
+  ).toEqual([])
 
   const owner = new Api(base)
   const login = await owner.post('/auth/login', { email: 'demo@example.com', password })
