@@ -129,6 +129,20 @@ describe('GET /analytics/summary', () => {
     expect(Math.abs(r.body.model_latency_ms.p50 - p50) / p50).toBeLessThan(0.06)
   })
 
+  it('counts a fresh hand-off as handed off at once, as the tickets show it, not as pending for 24 h', async () => {
+    const ws = await createTenant(t)
+    const r = await chatApi(t, ws).post('/chat', { question: 'I want to talk to a human agent please' })
+    expect(r.status, r.text).toBe(200)
+    expect(r.body.ticket_number).toMatch(/^ESC-/)
+    await refresh()
+    const day = localDay(t.clock.now(), 'UTC')
+    const fresh = await summary(`from=${day}&to=${day}&tz=UTC`, ws)
+    expect(fresh.status, fresh.text).toBe(200)
+    expect(fresh.body.conversations).toBe(1)
+    expect(fresh.body.outcomes.handed_off).toEqual({ count: 1, share: 1 })
+    expect(fresh.body.outcomes.pending.count).toBe(0)
+  })
+
   it('decides the pending conversation once 24 h have passed since its last message', async () => {
     const from = localDay(starts[0]!, 'UTC')
     const to = localDay(t.clock.now(), 'UTC')
@@ -145,20 +159,6 @@ describe('GET /analytics/summary', () => {
       t.clock.advance(-(24 * HOUR + 60_000))
       await signIn(owner)
     }
-  })
-
-  it('counts a fresh hand-off as handed off at once, as the tickets show it, not as pending for 24 h', async () => {
-    const ws = await createTenant(t)
-    const r = await chatApi(t, ws).post('/chat', { question: 'I want to talk to a human agent please' })
-    expect(r.status, r.text).toBe(200)
-    expect(r.body.ticket_number).toMatch(/^ESC-/)
-    await refresh()
-    const day = localDay(t.clock.now(), 'UTC')
-    const fresh = await summary(`from=${day}&to=${day}&tz=UTC`, ws)
-    expect(fresh.status, fresh.text).toBe(200)
-    expect(fresh.body.conversations).toBe(1)
-    expect(fresh.body.outcomes.handed_off).toEqual({ count: 1, share: 1 })
-    expect(fresh.body.outcomes.pending.count).toBe(0)
   })
 
   it('counts conversations started in the range, in any time zone, the shares always summing to 1', async () => {
