@@ -43,10 +43,10 @@ async function runDemo(port: number, pagePort: number) {
   child.stdout!.on('data', (d) => (out += d))
   child.stderr!.on('data', (d) => (out += d))
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)))
-  const deadline = Date.now() + 120_000
+  const deadline = Date.now() + 300_000
   while (!out.includes('Ctrl+C stops')) {
     if (child.exitCode !== null) throw new Error(`demo exited ${child.exitCode}: ${out}`)
-    if (Date.now() > deadline) throw new Error(`demo not ready after 120 s: ${out}`)
+    if (Date.now() > deadline) throw new Error(`demo not ready after 300 s: ${out}`)
     await new Promise((r) => setTimeout(r, 100))
   }
   const botId = /the widget of bot (ch_[a-z0-9]{18})/.exec(out)?.[1]
@@ -158,4 +158,4 @@ it('seeds a demo workspace, answers with a citation like the widget, and a secon
   again.withToken((await again.post('/auth/login', { email: 'demo@example.com', password })).body.token)
   expect(await counts(again)).toEqual(before)
   expect(await second.stop()).toBe(0)
-}, 300_000)
+}, 900_000)
