@@ -52,7 +52,16 @@ function fail(message: string): never {
 }
 
 // --- the fake model and the service -----------------------------------------------------------------
-const fake = await startFakeLlm({ port: 0, host: '127.0.0.1', maxRecorded: 200 })
+// The demo's model has read the help center: its relevance guard judges a question by that knowledge ("best pizza
+// topping" is off-topic, "Where do I find the embed snippet?" is not), and it answers with the sentences that answer.
+const helpTexts = readdirSync(join(HERE, 'help'))
+  .filter((f) => f.endsWith('.html'))
+  .map((f) =>
+    readFileSync(join(HERE, 'help', f), 'utf8')
+      .replace(/<[^>]*>/g, ' ')
+      .replace(/&[a-z]+;/g, ' '),
+  )
+const fake = await startFakeLlm({ port: 0, host: '127.0.0.1', maxRecorded: 200, knowledge: helpTexts })
 let config: Config
 try {
   config = loadConfig(

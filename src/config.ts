@@ -5,7 +5,7 @@ import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 
 /**
- * Every environment variable the service reads, with its default. The README's configuration table is
+ * Every environment variable the service reads, with its default. docs/configuration.md's tables are
  * written from this list; keep them together.
  */
 const EnvSchema = Type.Object({

@@ -16,7 +16,7 @@ beforeAll(async () => {
   // the workspace's API is on loopback: the outbound guard's setting lets tests reach it (as for webhooks)
   t = await startApp({ env: { CRAWLER_ALLOW_PRIVATE_NETWORKS: 'true' } })
   owner = await createTenant(t)
-}, 60_000)
+}, 240_000)
 afterAll(async () => {
   await t?.close()
   await api?.close()
@@ -152,6 +152,36 @@ describe('the test console and the outbound call', () => {
       arguments: { order_number: '12345', user_id: '[visitor:user_id]' },
     })
     expect(calls.text).not.toContain('u-7')
+  })
+
+  it("a workspace's first action creates its signing secret, and the test console's first live call is signed with it", async () => {
+    const fresh = await createTenant(t)
+    expect((await fresh.api.get('/actions/signing-secret')).body).toMatchObject({ has_secret: false, secret_hint: null })
+    api.handler = (_req, res) => json(res, 200, { status: 'shipped' })
+    const a = await fresh.api.post('/actions', { ...orderStatus(api.url), name: 'first_action' })
+    expect(a.status, a.text).toBe(201)
+    const status = await fresh.api.get('/actions/signing-secret')
+    expect(status.body.has_secret).toBe(true)
+    expect(status.body.secret_hint).toMatch(/^•+.{4}$/)
+    const r = await fresh.api.post(`/actions/${a.body.id}/test`, { arguments: { order_number: '12345' }, visitor_claims: { user_id: 'u-1' }, live: true })
+    expect(r.status, r.text).toBe(200)
+    expect(r.body.status).toBe('ok')
+    const sent = api.requests.at(-1)!
+    expect(sent.headers['webhook-signature']).toMatch(/^v1,/)
+    const row = await t.ctx.db.selectFrom('action_settings').select('secret_enc').where('tenant_id', '=', fresh.tenantId).executeTakeFirstOrThrow()
+    new Webhook(t.ctx.cipher.decrypt(row.secret_enc)).verify(sent.body, sent.headers as Record<string, string>)
+    // the same secret as the status named: the first call did not make another one
+    expect(status.body.secret_hint).toBe((await fresh.api.get('/actions/signing-secret')).body.secret_hint)
+    // importing a workspace's first actions creates it as well
+    const other = await createTenant(t)
+    const spec = JSON.stringify({
+      openapi: '3.0.3',
+      info: { title: 'x', version: '1' },
+      servers: [{ url: api.url }],
+      paths: { '/ping': { get: { operationId: 'ping', summary: 'Ping the API', responses: { '200': { description: 'ok' } } } } },
+    })
+    expect((await other.api.post('/actions/import-openapi', { spec })).status).toBe(201)
+    expect((await other.api.get('/actions/signing-secret')).body.has_secret).toBe(true)
   })
 
   it('reports 4xx/5xx, timeouts and cuts a large answer; redirects are answers, never followed', async () => {

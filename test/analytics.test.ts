@@ -94,7 +94,7 @@ beforeAll(async () => {
     .execute()
   modelMs = rows.map((r) => Number((r.debug as any)?.timings?.model ?? 0)).filter((x) => x > 0)
   await refresh()
-}, 120_000)
+}, 300_000)
 
 afterAll(async () => {
   await t?.close()
@@ -127,6 +127,20 @@ describe('GET /analytics/summary', () => {
     const p50 = sorted[Math.ceil(0.5 * sorted.length) - 1]!
     expect(sorted.length).toBeGreaterThan(3)
     expect(Math.abs(r.body.model_latency_ms.p50 - p50) / p50).toBeLessThan(0.06)
+  })
+
+  it('counts a fresh hand-off as handed off at once, as the tickets show it, not as pending for 24 h', async () => {
+    const ws = await createTenant(t)
+    const r = await chatApi(t, ws).post('/chat', { question: 'I want to talk to a human agent please' })
+    expect(r.status, r.text).toBe(200)
+    expect(r.body.ticket_number).toMatch(/^ESC-/)
+    await refresh()
+    const day = localDay(t.clock.now(), 'UTC')
+    const fresh = await summary(`from=${day}&to=${day}&tz=UTC`, ws)
+    expect(fresh.status, fresh.text).toBe(200)
+    expect(fresh.body.conversations).toBe(1)
+    expect(fresh.body.outcomes.handed_off).toEqual({ count: 1, share: 1 })
+    expect(fresh.body.outcomes.pending.count).toBe(0)
   })
 
   it('decides the pending conversation once 24 h have passed since its last message', async () => {

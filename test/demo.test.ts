@@ -43,10 +43,10 @@ async function runDemo(port: number, pagePort: number) {
   child.stdout!.on('data', (d) => (out += d))
   child.stderr!.on('data', (d) => (out += d))
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)))
-  const deadline = Date.now() + 120_000
+  const deadline = Date.now() + 300_000
   while (!out.includes('Ctrl+C stops')) {
     if (child.exitCode !== null) throw new Error(`demo exited ${child.exitCode}: ${out}`)
-    if (Date.now() > deadline) throw new Error(`demo not ready after 120 s: ${out}`)
+    if (Date.now() > deadline) throw new Error(`demo not ready after 300 s: ${out}`)
     await new Promise((r) => setTimeout(r, 100))
   }
   const botId = /the widget of bot (ch_[a-z0-9]{18})/.exec(out)?.[1]
@@ -59,6 +59,14 @@ async function runDemo(port: number, pagePort: number) {
       return exited
     },
   }
+}
+
+/** The fact each of the demo page's suggested questions must be answered with. */
+const KEY_FACTS: Record<string, RegExp> = {
+  'Which file types can I upload?': /PDF, Markdown/,
+  'How long does the old API key keep working after a rotation?': /24 hours/,
+  'When is an operator reply sent by e-mail?': /10 minutes/,
+  'Can I use the widget on localhost?': /localhost/,
 }
 
 async function counts(api: Api) {
@@ -111,8 +119,11 @@ it('seeds a demo workspace, answers with a citation like the widget, and a secon
     const r = await visitor.post(`/widget/chat?bot_id=${first.botId}&session_id=${s.body.session_id}`, { message: question }, origin)
     const end = sseFrames(r.text).find((f) => f.type === 'done')
     expect(end?.sources?.length, `${question} -> ${end?.text}`).toBeGreaterThan(0)
+    // ...with its key fact (issue 37: one of them was answered without it)
+    const fact = KEY_FACTS[question]
+    expect(fact, `a key fact for the suggested question "${question}"`).toBeDefined()
+    expect(end.text, question).toMatch(fact!)
   }
-
   const owner = new Api(base)
   const login = await owner.post('/auth/login', { email: 'demo@example.com', password })
   expect(login.status).toBe(200)
@@ -127,4 +138,4 @@ it('seeds a demo workspace, answers with a citation like the widget, and a secon
   again.withToken((await again.post('/auth/login', { email: 'demo@example.com', password })).body.token)
   expect(await counts(again)).toEqual(before)
   expect(await second.stop()).toBe(0)
-}, 300_000)
+}, 900_000)

@@ -34,7 +34,7 @@ beforeAll(async () => {
   t = await startApp({ env: { LLM_BASE_URL: fake.url, CRAWLER_ALLOW_PRIVATE_NETWORKS: 'true' } })
   owner = await createTenant(t)
   docs = await withDocs(t, owner, { 'refunds.md': REFUNDS_PAGE, 'shipping.md': SHIPPING_MD })
-}, 120_000)
+}, 300_000)
 afterAll(async () => {
   await t?.close()
   await fake?.close()
@@ -286,6 +286,49 @@ describe('runs are apart from real traffic; diffs', () => {
   }, 120_000)
 })
 
+describe('the knowledge_version pin', () => {
+  it('changes when an approved FAQ entry changes an answer, and not for a candidate nobody approved', async () => {
+    const ws = await createTenant(t)
+    await withDocs(t, ws, { 'refunds.md': REFUNDS_PAGE })
+    await newCase(ws.api, { question: 'How long do refunds take?', expect: { outcome: 'answered' } })
+    const pin = async () => (await runToEnd(ws.api)).pins.knowledge_version as string
+    const first = await pin()
+    const now = new Date()
+    const faq = await t.ctx.db
+      .insertInto('faq_candidates')
+      .values({
+        tenant_id: ws.tenantId,
+        question: 'How long do refunds take?',
+        answer: 'Five days.',
+        source: 'logs',
+        question_key: 'refund take',
+        created_at: now,
+        updated_at: now,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+    expect(await pin()).toBe(first)
+    expect((await ws.api.post(`/knowledge/faq/${faq.id}/approve`)).status).toBe(200)
+    const approved = await pin()
+    expect(approved).not.toBe(first)
+    const edited = await ws.api.put(`/knowledge/faq/${faq.id}`, { answer: 'Ten working days.' })
+    expect(edited.status, edited.text).toBe(200)
+    const afterEdit = await pin()
+    expect(afterEdit).not.toBe(approved)
+    expect(afterEdit).not.toBe(first)
+  }, 180_000)
+
+  it('shows whether an expected source reached the model only for a case that names one', async () => {
+    const ws = await createTenant(t)
+    const d = await withDocs(t, ws, { 'refunds.md': REFUNDS_PAGE })
+    const named = await newCase(ws.api, { question: 'How long do refunds take?', expect: { outcome: 'answered', sources_any: [d['refunds.md']] } })
+    const unnamed = await newCase(ws.api, { question: 'How long do refunds take to arrive?', expect: { outcome: 'answered' } })
+    const run = await runToEnd(ws.api)
+    expect(resultOf(run, named.id).reached).toBe(true)
+    expect(resultOf(run, unnamed.id).reached).toBeNull()
+  }, 120_000)
+})
+
 describe('the token budget of a run', () => {
   let small: TestApp
   beforeAll(async () => {
@@ -329,6 +372,9 @@ describe('actions in a run', () => {
       JSON.stringify(r),
     ).toMatchObject({ passed: true })
     expect(api.requests).toEqual([])
+    // the answer reads as a line about the call, never the placeholder result the model was given
+    expect(r.answer).toContain('Would call order_status with order_number "12345"')
+    expect(r.answer).not.toMatch(/dry_run|not called: evaluation/)
     expect(await t.ctx.db.selectFrom('action_calls').select('id').where('tenant_id', '=', owner.tenantId).execute()).toEqual([])
     await owner.api.delete(`/actions/${created.body.id}`)
     await owner.api.delete(`/evals/cases/${c.id}`)

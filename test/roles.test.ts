@@ -371,11 +371,11 @@ describe('role/route matrix', () => {
     expect((await editor.api.get('/tenants/me/kyc/status')).status).toBe(403)
   })
 
-  it("the README's role table says who may do what with the signing secret, as the rules above do", () => {
-    const readme = readFileSync(join(import.meta.dirname, '..', 'README.md'), 'utf8')
+  it("the docs' role table (docs/team.md) says who may do what with the signing secret, as the rules above do", () => {
+    const readme = readFileSync(join(import.meta.dirname, '..', 'docs', 'team.md'), 'utf8')
     const rowOf = (words: string) => {
       const row = readme.split('\n').find((l) => l.startsWith('|') && l.includes(words))
-      expect(row, `README role table row with "${words}"`).toBeDefined()
+      expect(row, `docs/team.md role table row with "${words}"`).toBeDefined()
       const cells = row!
         .split('|')
         .slice(2, 2 + ROLES.length)

@@ -47,6 +47,9 @@ suite('actions in Chromium', { timeout: 120_000 }, () => {
     await form.getByLabel('Headers').fill('Authorization: Bearer {api_token}')
     await form.getByRole('button', { name: 'Add parameter' }).click()
     await form.getByLabel('Parameter 1 name').fill('order_number')
+    // plain fields, no JSON Schema: a description and a pattern
+    await form.getByLabel('Parameter 1 description').fill('The order number, as on the receipt')
+    await form.getByLabel('Parameter 1 pattern').fill('^[0-9]+$')
     await form.getByRole('button', { name: 'Add parameter' }).click()
     await form.getByLabel('Parameter 2 name').fill('api_token')
     await form.getByLabel('Parameter 2 source').selectOption('secret')
@@ -64,6 +67,21 @@ suite('actions in Chromium', { timeout: 120_000 }, () => {
     await page.getByRole('heading', { level: 1, name: 'order_status' }).waitFor()
     const [created] = (await tenant.api.get('/actions')).body.items
     expect(created).toMatchObject({ name: 'order_status', enabled: false, secrets: { api_token: expect.stringMatching(/^•+9876$/) } })
+    expect(created.parameters[0].schema).toEqual({ type: 'string', description: 'The order number, as on the receipt', pattern: '^[0-9]+$' })
+    // the JSON Schema stays there as the advanced view
+    await page.getByLabel('Parameter 1: edit as JSON Schema').check()
+    expect(JSON.parse(await page.getByLabel('Parameter 1 schema (JSON)').inputValue())).toEqual(created.parameters[0].schema)
+    // the enable switch and the call log come first on an action's page
+    const enable = page.getByRole('checkbox', { name: 'Enabled: the bot may call this action' })
+    const callsHeading = page.getByRole('heading', { name: 'Call log' })
+    const consoleHeading = page.getByRole('heading', { name: 'Test console' })
+    const top = async (l: typeof enable) => (await l.boundingBox())!.y
+    expect(await top(enable)).toBeLessThan(await top(callsHeading))
+    expect(await top(callsHeading)).toBeLessThan(await top(consoleHeading))
+    await enable.check()
+    await until('enabled from its page', async () => (await tenant.api.get(`/actions/${created.id}`)).body.enabled === true)
+    await enable.uncheck()
+    await until('disabled again', async () => (await tenant.api.get(`/actions/${created.id}`)).body.enabled === false)
     expect(await page.content()).not.toContain(SECRET)
 
     // The dry run: the exact request, the secret masked, nothing sent.
@@ -93,6 +111,12 @@ suite('actions in Chromium', { timeout: 120_000 }, () => {
     expect(modelView).not.toContain('not for the model')
     const log = page.getByRole('table', { name: 'Calls of order_status' })
     await log.getByText('ok', { exact: true }).waitFor()
+    // response fields picked from that answer: a click adds the field's JSONPath
+    const fieldsBox = page.getByLabel('Response fields')
+    expect(await fieldsBox.inputValue()).toBe('$.status')
+    await page.getByRole('button', { name: '$.internal: not for the model' }).click()
+    expect(await fieldsBox.inputValue()).toBe('$.status\n$.internal')
+    expect(await page.getByRole('button', { name: '$.status: shipped' }).isDisabled()).toBe(true)
     expect(await page.content()).not.toContain(SECRET)
     await expectScreenHealthy(w, 'action detail (live test)')
     api.requests.length = 0

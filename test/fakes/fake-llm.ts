@@ -174,6 +174,13 @@ export interface FakeLlmOptions {
   embeddingDims?: number
   /** Keep at most this many recorded requests (oldest dropped); default 10,000. */
   maxRecorded?: number
+  /**
+   * The demo's model (`npm run demo`): the texts of the knowledge it answers about. With them the relevance guard
+   * judges a question as a model reading that knowledge would (relevant when a specific word of its topic is in it,
+   * not always), and an answer gives the sentences that answer best, headings kept with their section
+   * (demoAnswer). The tests and benches leave it unset: their fake behaves as described at the top.
+   */
+  knowledge?: readonly string[]
 }
 
 export const FAKE_IDK = "I don't know based on the available documentation."
@@ -286,7 +293,7 @@ export interface ParsedSource {
 }
 
 /** Numbered sources `[n] ...` in a prompt (see the rules at the top of this file). */
-export function parseSources(text: string): ParsedSource[] {
+export function parseSources(text: string, opts: { keepHeadings?: boolean } = {}): ParsedSource[] {
   const out: ParsedSource[] = []
   let cur: { n: number; lines: string[] } | null = null
   const flush = () => {
@@ -299,7 +306,10 @@ export function parseSources(text: string): ParsedSource[] {
       flush()
       cur = { n: Number(m[1]), lines: [m[2]] }
     } else if (cur) {
-      if (/^\s*(?:#|---|===|<\/|(?:follow-?up question|user question|question|query)\s*:)/i.test(line)) flush()
+      const ends = opts.keepHeadings
+        ? /^\s*(?:---|===|<\/|(?:follow-?up question|user question|question|query)\s*:)/i
+        : /^\s*(?:#|---|===|<\/|(?:follow-?up question|user question|question|query)\s*:)/i
+      if (ends.test(line)) flush()
       else cur.lines.push(line)
     }
   }
@@ -344,6 +354,88 @@ export function defaultAnswer(messages: FakeMessage[]): string {
       top = Math.max(top, score)
     }
     if (top > 0 && (!best || top > best.score || (top === best.score && s.n < best.n))) best = { n: s.n, score: top, picked }
+  }
+  if (!best) return idk
+  return `${best.picked.join(' ')} [${best.n}]`
+}
+
+/** The words of a knowledge base, for the demo model's relevance judgement. */
+export function knowledgeTerms(texts: readonly string[]): Set<string> {
+  const out = new Set<string>()
+  for (const t of texts) for (const w of contentTerms(t)) out.add(w)
+  return out
+}
+
+/**
+ * The demo model's relevance verdict, as a model that read the knowledge gives it: a question is about the business
+ * when a specific word of its topic (not phrasing, not everyday words such as "best" or "find") is in the knowledge,
+ * or a word it reads as a typing slip of one: at least half of its subject, each word weighted by how specific it is.
+ * A question with no topic word at all is left to the rest of the pipeline (relevant).
+ */
+export function demoRelevant(question: string, knowledge: Set<string>): boolean {
+  const asked = [...new Set(contentTerms(question))].filter((t) => !PHRASING.has(t) && !readsAsFunctionWord(t))
+  if (!asked.length) return true
+  // as a reader of the knowledge judges: at least half of the question's subject (weighted by how specific each word is) is in it
+  let total = 0
+  let hit = 0
+  for (const t of asked) {
+    const w = specificity(t)
+    total += w
+    if (knowledge.has(t) || (readsAsSlip(t) && [...knowledge].some((k) => oneSlip(t, k)))) hit += w
+  }
+  return hit >= total / 2
+}
+
+/**
+ * The demo model's answer: from the sources that cover the question's topic (as the default answer), the sentences
+ * that answer it best, each scored by the specific topic words it holds (a heading's words count for the sentences
+ * under it); the best one and, when it adds a topic word the first lacks, the next; citing its [n].
+ */
+export function demoAnswer(messages: FakeMessage[]): string {
+  const system = messages
+    .filter((m) => m.role === 'system')
+    .map((m) => m.content)
+    .join('\n')
+  const idk = system.includes(NOT_IN_SOURCES) ? NOT_IN_SOURCES : FAKE_IDK
+  const sources = parseSources(system, { keepHeadings: true })
+  const question = questionOf(messages)
+  const q = new Set(contentTerms(question))
+  if (!sources.length || !q.size) return idk
+  const topic = topicTerms(q, sources)
+  // "how long", "how many", "when", "which": the answer holds a figure, a time or a list
+  const wantsFigure = /\b(?:how\s+(?:long|many|much|often|soon)|when|until)\b/i.test(question)
+  const weight = (t: string) => specificity(t) * (topic.has(t) ? 2 : 1)
+  let best: { n: number; coverage: number; score: number; picked: string[] } | null = null
+  for (const s of sources) {
+    if (!coversTopic(s.text, topic)) continue
+    const all = new Set(contentTerms(s.text))
+    let coverage = 0
+    for (const t of q) if (all.has(t)) coverage += weight(t)
+    let heading = new Set<string>()
+    const scored: { sentence: string; terms: Set<string>; score: number }[] = []
+    for (const line of s.text.split(/\n+/)) {
+      const h = /^\s*#{1,6}\s+(.*)$/.exec(line)
+      if (h) {
+        heading = new Set(contentTerms(h[1]!))
+        continue
+      }
+      for (const sentence of sentences(line)) {
+        const own = new Set(contentTerms(sentence))
+        const terms = new Set([...own].filter((t) => q.has(t)))
+        let score = 0
+        for (const t of terms) score += weight(t)
+        for (const t of heading) if (q.has(t) && !own.has(t)) score += weight(t) * 0.5
+        if (score > 0 && wantsFigure && /\d/.test(sentence)) score *= 1.5
+        if (score > 0) scored.push({ sentence, terms, score })
+      }
+    }
+    scored.sort((a, b) => b.score - a.score)
+    const first = scored[0]
+    if (!first) continue
+    const picked = [first.sentence]
+    const second = scored.find((x) => x !== first && [...x.terms].some((t) => !first.terms.has(t)))
+    if (second && second.score >= first.score / 2) picked.push(second.sentence)
+    if (!best || coverage > best.coverage || (coverage === best.coverage && first.score > best.score)) best = { n: s.n, coverage, score: first.score, picked }
   }
   if (!best) return idk
   return `${best.picked.join(' ')} [${best.n}]`
@@ -481,6 +573,13 @@ function oneSlip(a: string, b: string): boolean {
   return a.length > b.length ? a.slice(i + 1) === b.slice(i) : a.slice(i) === b.slice(i + 1)
 }
 
+/** The demo model's JSON-mode object: the default one, with relevance judged from the knowledge. */
+function demoJson(messages: FakeMessage[], knowledge: Set<string>): Record<string, unknown> {
+  const out = defaultJson(messages)
+  if ('relevant' in out) out.relevant = demoRelevant(questionOf(messages), knowledge)
+  return out
+}
+
 /** The default JSON-mode object (rule 1 at the top of this file). */
 export function defaultJson(messages: FakeMessage[]): Record<string, unknown> {
   const system = messages
@@ -546,6 +645,7 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
   const host = opts.host ?? '127.0.0.1'
   const defaultDims = opts.embeddingDims ?? 1536
   const maxRecorded = opts.maxRecorded ?? 10_000
+  const knowledge = opts.knowledge ? knowledgeTerms(opts.knowledge) : null
   const requests: RecordedRequest[] = []
   let scripts: ScriptFn[] = []
   let embedAs: ((text: string) => string | undefined)[] = []
@@ -655,8 +755,8 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
         : spec.json !== undefined
           ? JSON.stringify(spec.json)
           : info.json
-            ? JSON.stringify(defaultJson(messages))
-            : (searchQuery(messages) ?? defaultAnswer(messages)))
+            ? JSON.stringify(knowledge ? demoJson(messages, knowledge) : defaultJson(messages))
+            : (searchQuery(messages) ?? (knowledge ? demoAnswer(messages) : defaultAnswer(messages))))
     const chunks = spec.chunks ?? wordChunks(text)
     ex.rec.replyText = text
     const promptTokens = estimateTokens(messages.map((m) => m.content).join('\n'))

@@ -18368,7 +18368,7 @@ export interface operations {
                             outcome: "answered" | "handed_off";
                             answer: string;
                             cited: string[];
-                            reached: boolean;
+                            reached: boolean | null;
                             checks: {
                                 name: string;
                                 passed: boolean;
@@ -18379,7 +18379,7 @@ export interface operations {
                                 outcome: "answered" | "handed_off";
                                 answer: string;
                                 cited: string[];
-                                reached: boolean;
+                                reached: boolean | null;
                                 checks: {
                                     name: string;
                                     passed: boolean;

@@ -9,10 +9,10 @@ import { ActionForm } from './action-form'
 import { type Action, parseJson } from './action-types'
 
 /**
- * One action: its definition (editable by owners and admins, read-only for editors), the test console and
- * the call log. A test is a dry run unless "Send for real" is switched on, which only owners and admins see.
+ * One action: the enable switch and the call log at the top, then the test console and the definition
+ * (editable by owners and admins, read-only for editors), whose response fields are picked from the test's answer. A test is a dry run unless "Send for real" is switched on, which only owners and admins see.
  */
-function TestConsole({ a }: { a: Action }) {
+function TestConsole({ a, onAnswer }: { a: Action; onAnswer: (body: string | null) => void }) {
   const { may } = useRole()
   const example = Object.fromEntries(a.parameters.filter((p) => p.source === 'model').map((p) => [p.name, '']))
   const [args, setArgs] = useState(JSON.stringify(example, null, 2))
@@ -35,7 +35,11 @@ function TestConsole({ a }: { a: Action }) {
       )
     },
     // a live call is logged, and the first one makes the workspace's signing secret
-    onSuccess: () => live && Promise.all([qc.invalidateQueries({ queryKey: ['action-calls', a.id] }), qc.invalidateQueries({ queryKey: ['action-secret'] })]),
+    onSuccess: (res) => {
+      // a live answer is the sample to pick response fields from
+      if (res.response?.body) onAnswer(res.response.body)
+      if (live) return Promise.all([qc.invalidateQueries({ queryKey: ['action-calls', a.id] }), qc.invalidateQueries({ queryKey: ['action-secret'] })])
+    },
   })
   const r = run.data
   return (
@@ -162,12 +166,36 @@ function CallLog({ a }: { a: Action }) {
   )
 }
 
+/** The enable switch at the top of the page: on, the bot offers the action to the model; off, never. */
+function EnableSwitch({ a }: { a: Action }) {
+  const qc = useQueryClient()
+  const toggle = useMutation({
+    mutationFn: (enabled: boolean) => call(api.PATCH('/actions/{id}', { params: { path: { id: a.id } }, body: { enabled } })),
+    onSuccess: async () => {
+      await qc.invalidateQueries({ queryKey: ['action', a.id] })
+      await qc.invalidateQueries({ queryKey: ['actions'] })
+    },
+  })
+  return (
+    <div className="stack">
+      <Check
+        label="Enabled: the bot may call this action"
+        hint={a.enabled ? 'On: the model is offered this action in chats.' : 'Off: the model is never offered it; tests still work.'}
+        checked={a.enabled}
+        onChange={(v) => toggle.mutate(v)}
+      />
+      {toggle.isError && <ErrorBox error={toggle.error} />}
+    </div>
+  )
+}
+
 export default function ActionDetail({ params }: { params: Record<string, string> }) {
   const id = params.id ?? ''
   const { may } = useRole()
   const manage = may('actions')
   const [, navigate] = useLocation()
   const qc = useQueryClient()
+  const [sample, setSample] = useState<string | null>(null)
   const q = useQuery({ queryKey: ['action', id], queryFn: () => call(api.GET('/actions/{id}', { params: { path: { id } } })) })
   const remove = useMutation({
     mutationFn: () => call(api.DELETE('/actions/{id}', { params: { path: { id } } })),
@@ -194,9 +222,10 @@ export default function ActionDetail({ params }: { params: Record<string, string
         )}
       </PageHeader>
       {remove.isError && <ErrorBox error={remove.error} />}
-      <TestConsole a={a} />
-      <ActionForm key={`${a.id}-${a.created_at}-${JSON.stringify(a.secrets)}`} action={a} readOnly={!manage} />
+      {manage && <EnableSwitch a={a} />}
       <CallLog a={a} />
+      <TestConsole a={a} onAnswer={setSample} />
+      <ActionForm key={`${a.id}-${a.created_at}-${JSON.stringify(a.secrets)}`} action={a} readOnly={!manage} sample={sample} />
     </>
   )
 }

@@ -4,6 +4,7 @@ import { useLocation } from 'wouter'
 import { api, ApiError, call, messageOf } from '../api/client'
 import { Button, Check, Field, fieldError, Select, TextArea } from '../ui/kit'
 import { BotScopePicker } from '../ui/team'
+import { addField, PLAIN_TYPES, type PlainParameter, plainOf, sampleFields, schemaOf } from './action-plain'
 import { type Action, type ActionInput, headersFromText, headersToText, METHODS, parseJson, SOURCES, type Source } from './action-types'
 
 /**
@@ -18,6 +19,8 @@ interface Row {
   value: string
   schema: string
   required: boolean
+  /** JSON Schema typed by hand (the advanced view); forced when the plain fields cannot say the schema */
+  advanced: boolean
 }
 
 const rowOf = (p: Action['parameters'][number]): Row => ({
@@ -27,8 +30,48 @@ const rowOf = (p: Action['parameters'][number]): Row => ({
   value: p.value === null || p.value === undefined ? '' : String(p.value),
   schema: JSON.stringify(p.schema ?? {}),
   required: p.required,
+  advanced: plainOf(p.schema ?? {}) === null,
 })
-const emptyRow = (): Row => ({ name: '', source: 'model', claim: '', value: '', schema: '{"type":"string"}', required: true })
+const emptyRow = (): Row => ({ name: '', source: 'model', claim: '', value: '', schema: '{"type":"string"}', required: true, advanced: false })
+
+/** The plain fields of a row's schema text, or null when it is not JSON or says more than they can. */
+const plainOfText = (text: string) => {
+  const s = parseJson(text, 'The schema')
+  return s.error ? null : plainOf(s.value ?? {})
+}
+
+/** Type, description and pattern: what most parameters need, without JSON Schema. */
+function PlainFields({ r, n, set, error }: { r: Row; n: number; set: (r: Row) => void; error: (f: string) => string | undefined }) {
+  const p = plainOfText(r.schema) ?? { type: 'string' as const, description: '', pattern: '' }
+  const put = (next: PlainParameter) => set({ ...r, schema: JSON.stringify(schemaOf(next)) })
+  return (
+    <>
+      <Select
+        label={`Parameter ${n} type`}
+        value={p.type}
+        options={PLAIN_TYPES.map((t) => [t, TYPE_WORDS[t]] as const)}
+        onChange={(type) => put({ ...p, type })}
+      />
+      <Field
+        label={`Parameter ${n} description`}
+        hint="What the value is, for the model: e.g. The order number, as on the receipt."
+        value={p.description}
+        onChange={(e) => put({ ...p, description: e.target.value })}
+        error={error('schema')}
+      />
+      {p.type === 'string' && (
+        <Field
+          label={`Parameter ${n} pattern`}
+          hint="Optional: a regular expression the value must match, e.g. ^ORD-[0-9]+$"
+          value={p.pattern}
+          onChange={(e) => put({ ...p, pattern: e.target.value })}
+        />
+      )}
+    </>
+  )
+}
+
+const TYPE_WORDS: Record<(typeof PLAIN_TYPES)[number], string> = { string: 'Text', integer: 'Whole number', number: 'Number', boolean: 'Yes or no' }
 
 function ParameterRow({
   r,
@@ -62,16 +105,26 @@ function ParameterRow({
         {r.source === 'constant' && (
           <Field label={`Parameter ${n} value`} value={r.value} onChange={(e) => set({ ...r, value: e.target.value })} error={error('value')} />
         )}
-        <TextArea
-          label={`Parameter ${n} schema (JSON)`}
-          rows={2}
-          value={r.schema}
-          onChange={(e) => set({ ...r, schema: e.target.value })}
-          error={error('schema')}
-        />
+        {r.advanced ? (
+          <TextArea
+            label={`Parameter ${n} schema (JSON)`}
+            rows={2}
+            value={r.schema}
+            onChange={(e) => set({ ...r, schema: e.target.value })}
+            error={error('schema')}
+          />
+        ) : (
+          <PlainFields r={r} n={n} set={set} error={error} />
+        )}
       </div>
       <div className="row">
         <Check label={`Parameter ${n} required`} checked={r.required} onChange={(required) => set({ ...r, required })} />
+        <Check
+          label={`Parameter ${n}: edit as JSON Schema`}
+          hint={r.advanced && !plainOfText(r.schema) ? 'This schema says more than the plain fields can.' : undefined}
+          checked={r.advanced}
+          onChange={(advanced) => set({ ...r, advanced: advanced || !plainOfText(r.schema) })}
+        />
         <Button small variant="ghost" onClick={remove}>
           Remove parameter {n}
         </Button>
@@ -80,7 +133,40 @@ function ParameterRow({
   )
 }
 
-export function ActionForm({ action, onDone, readOnly }: { action?: Action; onDone?: () => void; readOnly?: boolean }) {
+/** The fields of the last test's answer: a click adds its JSONPath to the response fields. */
+function SamplePicker({ sample, fields, onPick }: { sample?: string | null; fields: string; onPick: (path: string) => void }) {
+  const found = sampleFields(sample)
+  if (!sample) return <p className="small muted">Run a live test above: the fields of its answer appear here to pick from.</p>
+  if (!found.length) return <p className="small muted">The last test's answer is not JSON: type the paths.</p>
+  const chosen = new Set(fields.split('\n').map((l) => l.trim()))
+  return (
+    <div className="stack" aria-label="Fields of the last answer">
+      <p className="small">Pick the fields the model should see, from the last test's answer:</p>
+      <ul className="row" style={{ listStyle: 'none', padding: 0, flexWrap: 'wrap' }}>
+        {found.map((f) => (
+          <li key={f.path}>
+            <Button small variant={chosen.has(f.path) ? 'ghost' : undefined} onClick={() => onPick(f.path)} disabled={chosen.has(f.path)}>
+              {`${f.path}: ${f.preview}`}
+            </Button>
+          </li>
+        ))}
+      </ul>
+    </div>
+  )
+}
+
+export function ActionForm({
+  action,
+  onDone,
+  readOnly,
+  sample,
+}: {
+  action?: Action
+  onDone?: () => void
+  readOnly?: boolean
+  /** the response body of the last test, to pick response fields from */
+  sample?: string | null
+}) {
   const [name, setName] = useState(action?.name ?? '')
   const [description, setDescription] = useState(action?.description ?? '')
   const [method, setMethod] = useState<(typeof METHODS)[number]>(action?.method ?? 'GET')
@@ -234,6 +320,7 @@ export function ActionForm({ action, onDone, readOnly }: { action?: Action; onDo
           onChange={(e) => setFields(e.target.value)}
           error={err('response_fields')}
         />
+        <SamplePicker sample={sample} fields={fields} onPick={(path) => setFields(addField(fields, path))} />
         <Field
           label="Timeout (ms)"
           type="number"

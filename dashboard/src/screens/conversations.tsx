@@ -3,7 +3,19 @@ import { useState } from 'react'
 import { Link } from 'wouter'
 import { api, call } from '../api/client'
 import { Badge, Empty, ErrorBox, Loading, PageHeader, Pager, When } from '../ui/kit'
+import { conversationStatus } from '../status-words'
 import { MakeTestFromSession } from './eval-from-session'
+
+/** Where a conversation stands: waiting for a person, with one, or ended; nothing while the bot has it. */
+function ConversationBadge({ owner, name }: { owner: string; name?: string | null }) {
+  const s = conversationStatus(owner, name)
+  return s ? (
+    <>
+      {' '}
+      <Badge tone={s.tone}>{s.word}</Badge>
+    </>
+  ) : null
+}
 
 const LIMIT = 20
 
@@ -51,12 +63,7 @@ export default function Conversations() {
                   <tr key={s.session_id}>
                     <td className="kc-cell-wrap">
                       <Link href={`/conversations/${s.session_id}`}>{s.last_question?.trim() || 'Conversation without a question'}</Link>
-                      {s.chat_ended && (
-                        <>
-                          {' '}
-                          <Badge>Ended</Badge>
-                        </>
-                      )}
+                      <ConversationBadge owner={s.owner} name={s.assignee_name} />
                     </td>
                     <td className="kc-cell-wrap muted">
                       {s.last_answer_preview ?? '–'}

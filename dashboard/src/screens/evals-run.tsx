@@ -30,7 +30,7 @@ function Result({ r, question, titles }: { r: EvalResult; question: string; titl
         </div>
         <div>
           <h4>Sources</h4>
-          <p className="small">{`Expected source reached the model: ${r.reached ? 'yes' : 'no'}`}</p>
+          {r.reached !== null && <p className="small">{`Expected source reached the model: ${r.reached ? 'yes' : 'no'}`}</p>}
           {r.cited.length ? (
             <ul className="eval-cited">
               {r.cited.map((s) => (

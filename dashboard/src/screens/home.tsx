@@ -4,6 +4,7 @@ import { Link } from 'wouter'
 import { api, call } from '../api/client'
 
 import { useBots, useRole, useTenant } from '../session'
+import { knowledgeLine } from '../status-words'
 import { CopyButton, ErrorBox, Loading, PageHeader } from '../ui/kit'
 import { embedSnippet, ModelKeyForm, ProviderStatus } from './shared'
 
@@ -37,7 +38,8 @@ export default function Home() {
   const bot = bots.data!.items.find((b) => b.is_active) ?? bots.data!.items[0]
   const hasKey = tenant.data!.has_llm_key
   const readyDocs = docs.data!.documents.filter((d) => d.status === 'ready').length
-  const hasKnowledge = readyDocs > 0 || docs.data!.url_sources.some((s) => s.pages_indexed > 0)
+  const indexedPages = docs.data!.url_sources.reduce((n, s) => n + s.pages_indexed, 0)
+  const hasKnowledge = readyDocs > 0 || indexedPages > 0
   const asked = sessions.data!.total > 0
   const steps = [hasKey, hasKnowledge, !!bot, asked]
   const doneCount = steps.filter(Boolean).length
@@ -55,11 +57,7 @@ export default function Home() {
           <ProviderStatus />
         </Step>
         <Step n={2} done={hasKnowledge} title="Add knowledge">
-          <p>
-            {hasKnowledge
-              ? `${readyDocs} document${readyDocs === 1 ? '' : 's'} ready to answer from.`
-              : 'Upload your help articles, manuals or FAQs, or let the bot read your website.'}
-          </p>
+          <p>{hasKnowledge ? knowledgeLine(readyDocs, indexedPages) : 'Upload your help articles, manuals or FAQs, or let the bot read your website.'}</p>
           <Link className="btn btn-small" href="/knowledge">
             {hasKnowledge ? 'Manage knowledge' : 'Upload files or add a website'}
           </Link>

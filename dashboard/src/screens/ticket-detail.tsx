@@ -131,7 +131,7 @@ function Resolve({ t }: { t: Ticket }) {
       <div className="card">
         <h2>Resolution</h2>
         <p>
-          <StatusBadge status="resolved" /> <When at={t.resolved_at} />
+          <StatusBadge ticket={{ status: 'resolved' }} /> <When at={t.resolved_at} />
         </p>
         {t.resolution_text ? <p className="msg-text resolution">{t.resolution_text}</p> : <p className="muted">No reply was recorded.</p>}
       </div>
@@ -229,7 +229,7 @@ export default function TicketDetail({ params }: { params: Record<string, string
       </PageHeader>
       <ErrorBox error={delOriginal.error} />
       <div className="row ticket-badges">
-        <StatusBadge status={t.status} />
+        <StatusBadge ticket={t} />
         {isReopened(t) && <Badge tone="warn">Reopened</Badge>}
         <PriorityBadge priority={t.priority} />
         <Badge>{TRIGGER_WORDS[t.trigger] ?? t.trigger}</Badge>

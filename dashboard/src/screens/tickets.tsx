@@ -181,7 +181,7 @@ export default function Tickets() {
                       <PriorityBadge priority={t.priority} />
                     </td>
                     <td>
-                      <StatusBadge status={t.status} /> {isReopened(t) && <Badge tone="warn">Reopened</Badge>}
+                      <StatusBadge ticket={t} /> {isReopened(t) && <Badge tone="warn">Reopened</Badge>}
                     </td>
                     <td>
                       <OwnerBadge owner={t.owner} name={t.assignee_name} />

@@ -1,5 +1,6 @@
 import type { ReactNode } from 'react'
 import type { Ticket } from '../api/types'
+import { type TicketLike, ticketStatus } from '../status-words'
 import { Badge, Button, CopyButton } from './kit'
 
 /** Helpers shared by the tickets, FAQ, gaps, profile and settings screens. */
@@ -21,8 +22,10 @@ export function PriorityBadge({ priority }: { priority: string }) {
   return <Badge tone={PRIORITY_TONE[priority] ?? 'neutral'}>{priority[0]!.toUpperCase() + priority.slice(1)}</Badge>
 }
 
-export function StatusBadge({ status }: { status: string }) {
-  return <Badge tone={STATUS_TONE[status] ?? 'neutral'}>{STATUS_WORDS[status] ?? status}</Badge>
+/** A ticket's status: "In progress" only once someone took it (see status-words.ts). */
+export function StatusBadge({ ticket }: { ticket: TicketLike }) {
+  const s = ticketStatus(ticket)
+  return <Badge tone={s.tone}>{s.word}</Badge>
 }
 
 /** Open again after a resolution (the conversation asked for help again within 7 days): its earlier resolution stays on record. */

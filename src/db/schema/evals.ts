@@ -41,9 +41,10 @@ export interface EvalResult {
   outcome: EvalOutcome
   answer: string
   cited: string[]
-  reached: boolean
+  /** whether an expected source was among the passages given to the model; null when the case names none */
+  reached: boolean | null
   checks: EvalCheck[]
-  runs: { passed: boolean; outcome: EvalOutcome; answer: string; cited: string[]; reached: boolean; checks: EvalCheck[] }[]
+  runs: { passed: boolean; outcome: EvalOutcome; answer: string; cited: string[]; reached: boolean | null; checks: EvalCheck[] }[]
 }
 
 export interface EvalCasesTable {

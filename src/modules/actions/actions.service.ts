@@ -182,6 +182,8 @@ export function createActionsService(deps: {
     async create(tenantId: string, input: ActionInput & { name: string; url: string }, actor: Actor) {
       await roomFor(tenantId, 1)
       const row = await repo.insert(tenantId, await toData(tenantId, input, null), clock.now())
+      // every call is signed, the test console's first one too: the first action gives the workspace its secret
+      await runner.signingSecret(tenantId)
       await record(tenantId, actor, 'created', row.id)
       return presentAction(row)
     },
@@ -277,6 +279,7 @@ export function createActionsService(deps: {
         for (const d of data) out.push(await repo.insert(tenantId, d, now, trx))
         return out
       })
+      if (rows.length) await runner.signingSecret(tenantId)
       await record(tenantId, actor, 'imported', null, { count: rows.length })
       return { items: rows.map(presentAction) }
     },

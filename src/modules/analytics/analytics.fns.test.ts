@@ -53,6 +53,10 @@ describe('conversation outcome', () => {
     expect(outcomeAt(f, new Date(t0.getTime() + 60_000 + 24 * 3600_000 - 1))).toBe('pending')
     expect(outcomeAt(f, new Date(t0.getTime() + 60_000 + 24 * 3600_000))).toBe('resolved_confirmed')
   })
+  it('counts a hand-off at once: the ticket is open, no later message changes the outcome (Insights said 0 % with 8 tickets)', () => {
+    expect(outcomeAt({ lastMessageAt: t0, outcome: 'handed_off' }, new Date(t0.getTime() + 60_000))).toBe('handed_off')
+    expect(outcomeAt({ lastMessageAt: t0, outcome: 'unresolved' }, new Date(t0.getTime() + 60_000))).toBe('pending')
+  })
   it('computes the facts: counts, tokens, latency, first ticket times', () => {
     const created = new Date(t0.getTime() + 5000)
     const f = conversationFacts(

@@ -8,7 +8,8 @@
  *   failed turn) or the visitor's latest verdict on a bot answer was negative;
  * - resolved_confirmed: no ticket, and the visitor's latest verdict on a bot answer was positive;
  * - resolved_assumed: no ticket, no negative verdict, and no message for 24 h;
- * - pending: its last message is less than 24 h old.
+ * - pending: its last message is less than 24 h old (a hand-off excepted: the ticket is open, the outcome cannot
+ *   change any more, so it counts as handed_off at once, as the tickets screen already shows it).
  * "Latest verdict": a visitor who down-voted an answer and up-voted the next one was helped in the end.
  */
 
@@ -75,8 +76,12 @@ export function finalOutcome(messages: readonly FactMessage[], ticketCount: numb
   return 'resolved_assumed'
 }
 
-/** The outcome at `now`: pending until 24 h after the last message. */
+/** An outcome that no later message changes: a ticket was opened, so it is handed_off from that moment. */
+export const finalAtOnce = (o: string) => o === 'handed_off'
+
+/** The outcome at `now`: pending until 24 h after the last message, unless it is final at once (a hand-off). */
 export function outcomeAt(f: Pick<ConversationFacts, 'lastMessageAt' | 'outcome'>, now: Date): Outcome {
+  if (finalAtOnce(f.outcome)) return f.outcome
   return now.getTime() < f.lastMessageAt.getTime() + FINAL_AFTER_MS ? 'pending' : f.outcome
 }
 

@@ -4,6 +4,7 @@ import {
   FINAL_OUTCOMES,
   addHist,
   dailyReads,
+  finalAtOnce,
   histPercentile,
   localMidnight,
   outcomeShares,
@@ -69,13 +70,13 @@ export function createAnalyticsService(deps: {
     return { f: { start: range.start, end: range.end, botIds, channel: q.channel ?? null, tz: byDay ? q.tz : null, reads }, days: range.days }
   }
 
-  /** Final outcomes from the rollup; those still within 24 h of their last message move to pending. */
+  /** Final outcomes from the rollup; those still within 24 h of their last message move to pending, but a hand-off (final at once). */
   function countsOf(sums: RollupSums | undefined, recent: { outcome: string; n: number }[]): OutcomeCounts {
     const c = zeroCounts()
     if (sums) for (const o of FINAL_OUTCOMES) c[o] = sums[o]
     for (const r of recent) {
       const o = r.outcome as Outcome
-      if (o in c) {
+      if (o in c && !finalAtOnce(o)) {
         c[o] -= r.n
         c.pending += r.n
       }

@@ -17,7 +17,7 @@ export const PermissionSchema = Type.Union(
     Type.Literal('analytics'),
     Type.Literal('member'),
   ],
-  { description: 'what a role may do (the role table of README "Team workspace")' },
+  { description: 'what a role may do (the role table of docs/team.md)' },
 )
 
 export const UserResponse = Type.Object({

@@ -108,8 +108,9 @@ export function checkAnswer(expect: EvalExpect, o: Observed): EvalCheck[] {
   return checks
 }
 
-/** Whether an expected source was among the passages (true when the case names none). */
-export const reachedFor = (expect: EvalExpect, passages: string[]) => !expect.sources_any?.length || expect.sources_any.some((s) => passages.includes(s))
+/** Whether an expected source was among the passages; null when the case names none (there is nothing to reach). */
+export const reachedFor = (expect: EvalExpect, passages: string[]): boolean | null =>
+  expect.sources_any?.length ? expect.sources_any.some((s) => passages.includes(s)) : null
 
 type Repeat = EvalResult['runs'][number]
 

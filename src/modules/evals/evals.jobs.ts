@@ -6,6 +6,7 @@ import type { BotRow } from '../bots/bots.service.js'
 import type { BotsRepo } from '../bots/bots.repo.js'
 import type { EvaluationTrace, TurnInput, TurnResult } from '../chat/turn.context.js'
 import type { EventsPort } from '../shared/events.port.js'
+import { presentAnswer } from './evals.present.fns.js'
 import { caseResult, checkAnswer, hashOf, type Observed, PROMPT_VERSION, reachedFor, totalsOf } from './evals.fns.js'
 import type { CaseRow, EvalsRepo, RunRow } from './evals.repo.js'
 
@@ -68,7 +69,13 @@ async function askCase(deps: EvalRunnerDeps, tenantId: string, bot: BotRow, c: C
   }))
   const outcome: EvalOutcome = trace.finish?.handedOff || r.delivered_to_operator ? 'handed_off' : 'answered'
   return {
-    observed: { outcome, answer: r.text, cited: refs(cited), passages: refs(trace.offered.length ? trace.offered : retrieved), actions: trace.actions },
+    observed: {
+      outcome,
+      answer: presentAnswer(r.text, trace.actions),
+      cited: refs(cited),
+      passages: refs(trace.offered.length ? trace.offered : retrieved),
+      actions: trace.actions,
+    },
     tokens,
   }
 }
@@ -88,10 +95,12 @@ export function createEvalRunner(deps: EvalRunnerDeps) {
   const { repo, clock } = deps
 
   async function pins(tenantId: string, bots: BotRow[]): Promise<EvalPins> {
-    const docs = await repo.knowledgeState(tenantId)
+    const [docs, faqs] = await Promise.all([repo.knowledgeState(tenantId), repo.approvedFaqs(tenantId)])
     const settings = Object.fromEntries(SETTINGS_KEYS.map((k) => [k, deps.config[k]]))
+    const docState = docs.map((d) => [d.id, d.updated_at.toISOString()])
     return {
-      knowledge_version: hashOf(docs.map((d) => [d.id, d.updated_at.toISOString()])),
+      // approved FAQs answer questions too: their text is part of the knowledge (without any, the documents' hash as before)
+      knowledge_version: hashOf(faqs.length ? { docs: docState, faqs: faqs.map((f) => [f.id, f.question, f.answer]) } : docState),
       settings_hash: hashOf({ settings, bots: bots.map(botSettings) }),
       chat_model: deps.config.CHAT_MODEL,
       embedding_model: deps.config.EMBEDDING_MODEL,

@@ -230,6 +230,18 @@ export function createEvalsRepo(db: Db) {
     knowledgeState(tenantId: string) {
       return db.selectFrom('documents').select(['id', 'updated_at']).where('tenant_id', '=', tenantId).orderBy('id').execute()
     },
+
+    /** The approved FAQ entries the bot answers with: an edited answer changes the knowledge_version pin as a document does. */
+    approvedFaqs(tenantId: string) {
+      return db
+        .selectFrom('faq_candidates')
+        .select(['id', 'question', 'answer'])
+        .where('tenant_id', '=', tenantId)
+        .where('approved', '=', true)
+        .where('state', '=', 'active')
+        .orderBy('id')
+        .execute()
+    },
   }
 }
 

@@ -96,7 +96,7 @@ const Repeat = Type.Object({
   outcome: Outcome,
   answer: Type.String(),
   cited: Type.Array(Type.String()),
-  reached: Type.Boolean(),
+  reached: Nullable(Type.Boolean()),
   checks: Type.Array(Check),
 })
 
@@ -127,7 +127,7 @@ export const RunResponse = Type.Object({
       outcome: Outcome,
       answer: Type.String(),
       cited: Type.Array(Type.String()),
-      reached: Type.Boolean(),
+      reached: Nullable(Type.Boolean()),
       checks: Type.Array(Check),
       runs: Type.Array(Repeat),
     }),

@@ -60,7 +60,7 @@ const EVERYDAY = 0.5
 /**
  * A factor in [0.5, 1] on a query word's weight: 0.5 for the few hundred most common words of the language,
  * rising with the logarithm of the rank to 1 for words past the 10,000th (or unknown to the list). Calibrated
- * on the help-centre set by bench:grounding (dev split), see README.
+ * on the help-centre set by bench:grounding (dev split), see docs/benchmarks.md.
  */
 export function topicality(word: string, language: string): number {
   const r = generalRank(word, language)

@@ -13,7 +13,7 @@ import { topicality } from './general-words.js'
  * page that never says "stop", where "xylophone telemetry" must. Vector evidence is the top hit's cosine similarity,
  * which means something only for the embedding model it came from: thresholds are configured per model
  * (`model=cosine` pairs), and a model without one has no say. The floor passes on either kind of evidence.
- * Thresholds are calibrated by bench/grounding.ts on a real help centre (see README).
+ * Thresholds are calibrated by bench/grounding.ts on a real help centre (see docs/benchmarks.md).
  */
 
 export interface QueryTermStat {

@@ -8,7 +8,7 @@ import type { Turn, TurnDeps } from '../turn.context.js'
 /**
  * Stage 5b (issue #29, RETRIEVAL_QUERY_REWRITE): visitors ask in other words than the knowledge ("kill my
  * profile" where the pages say "deactivate your account"), and no lexical trick from the tenant's own text
- * bridged that (README, bench:grounding tries). With the switch on, the chat model rewrites the question into
+ * bridged that (docs/benchmarks.md, bench:grounding tries). With the switch on, the chat model rewrites the question into
  * a help centre's likely terms in one short call, and retrieval runs again for the rewrite; the two rankings
  * are fused by reciprocal rank fusion and packed under the same token budget. `weak` asks the model only when
  * the question's own lexical evidence is weak (the relevance floor's coverage, already computed); `always`
