@@ -6,6 +6,7 @@ import type { EscalationsTables } from './schema/escalations.js'
 import type { FoundationTables } from './schema/foundation.js'
 import type { IngestionTables } from './schema/ingestion.js'
 import type { KnowledgeTables } from './schema/knowledge.js'
+import type { LanguagesTables } from './schema/languages.js'
 import type { SourcesTables } from './schema/sources.js'
 import type { TeamTables } from './schema/team.js'
 import type { WebhooksTables } from './schema/webhooks.js'
@@ -25,4 +26,5 @@ export interface Database
     TeamTables,
     WebhooksTables,
     ActionsTables,
-    EvalsTables {}
+    EvalsTables,
+    LanguagesTables {}

@@ -20,6 +20,7 @@ import { wireSources } from './documents/sources/sources.wire.js'
 import { emailJobs } from './email/email.jobs.js'
 import { createEmailService } from './email/email.service.js'
 import { wireEvals } from './evals/evals.wire.js'
+import { wireLanguages } from './languages/languages.wire.js'
 import { wireEscalations } from './escalations/escalations.wire.js'
 import { wireGaps } from './gap-analyzer/gaps.wire.js'
 import { healthRoutes } from './health/health.routes.js'
@@ -84,6 +85,7 @@ export function wireModules(ctx: AppContext): Modules {
   const knowledge = wireKnowledge(ctx, guards, { llmKey: tenants.service.llmKey, audit })
   // the bot's actions, which the turn offers its model as tools through the actions port
   const actions = wireActions(ctx, guards, { audit, events })
+  const languages = wireLanguages(ctx, guards)
   const chat = wireChat(ctx, guards, {
     bots: bots.service.lookups,
     privacy: privacy.repo,
@@ -96,6 +98,7 @@ export function wireModules(ctx: AppContext): Modules {
     profileFor: knowledge.knowledge.profileFor,
     events,
     actions: actions.port,
+    languages: languages.languages,
   })
   const widget = wireWidget(ctx, { repo: widgetRepo, bots: botsRepo, tenants: tenants.service, chat: chat.service, live: live.widget })
   // the knowledge changing: its profile, and an automatic evaluation run (evals is wired below; called later)
@@ -152,6 +155,7 @@ export function wireModules(ctx: AppContext): Modules {
       webhooks.routes,
       actions.routes,
       evals.routes,
+      languages.routes,
       dashboardRoutes(),
     ],
     jobs: [
