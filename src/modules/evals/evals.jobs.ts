@@ -68,7 +68,14 @@ async function askCase(deps: EvalRunnerDeps, tenantId: string, bot: BotRow, c: C
   }))
   const outcome: EvalOutcome = trace.finish?.handedOff || r.delivered_to_operator ? 'handed_off' : 'answered'
   return {
-    observed: { outcome, answer: r.text, cited: refs(cited), passages: refs(trace.offered.length ? trace.offered : retrieved), actions: trace.actions },
+    observed: {
+      outcome,
+      answer: r.text,
+      cited: refs(cited),
+      passages: refs(trace.offered.length ? trace.offered : retrieved),
+      actions: trace.actions,
+      language: (trace.finish?.debug.language as string | undefined) ?? null,
+    },
     tokens,
   }
 }
