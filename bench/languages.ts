@@ -106,7 +106,7 @@ async function main() {
     // 1. first answer token with a model taking MODEL_MS a call
     fake.script(() => ({ delayMs: MODEL_MS }))
     const bots = await call('GET', '/bots', jwt)
-    const publicId = bots.body.bots?.[0]?.public_id ?? bots.body[0]?.public_id
+    const publicId = bots.body.items?.[0]?.public_id
     const first = async (message: string) => {
       const start = performance.now()
       const res = await fetch(`${base}/widget/chat?bot_id=${publicId}`, {
