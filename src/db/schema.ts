@@ -7,6 +7,7 @@ import type { EscalationsTables } from './schema/escalations.js'
 import type { FoundationTables } from './schema/foundation.js'
 import type { IngestionTables } from './schema/ingestion.js'
 import type { KnowledgeTables } from './schema/knowledge.js'
+import type { LanguagesTables } from './schema/languages.js'
 import type { SourcesTables } from './schema/sources.js'
 import type { TeamTables } from './schema/team.js'
 import type { WebhooksTables } from './schema/webhooks.js'
@@ -27,4 +28,5 @@ export interface Database
     WebhooksTables,
     ActionsTables,
     EvalsTables,
-    AssistTables {}
+    AssistTables,
+    LanguagesTables {}

@@ -21,6 +21,7 @@ import { wireSources } from './documents/sources/sources.wire.js'
 import { emailJobs } from './email/email.jobs.js'
 import { createEmailService } from './email/email.service.js'
 import { wireEvals } from './evals/evals.wire.js'
+import { wireLanguages } from './languages/languages.wire.js'
 import { wireEscalations } from './escalations/escalations.wire.js'
 import { wireGaps } from './gap-analyzer/gaps.wire.js'
 import { healthRoutes } from './health/health.routes.js'
@@ -100,6 +101,7 @@ export function wireModules(ctx: AppContext): Modules {
   const knowledge = wireKnowledge(ctx, guards, { llmKey: tenants.service.llmKey, audit })
   // the bot's actions, which the turn offers its model as tools through the actions port
   const actions = wireActions(ctx, guards, { audit, events })
+  const languages = wireLanguages(ctx, guards)
   const chat = wireChat(ctx, guards, {
     bots: bots.service.lookups,
     privacy: privacy.repo,
@@ -112,6 +114,7 @@ export function wireModules(ctx: AppContext): Modules {
     profileFor: knowledge.knowledge.profileFor,
     events,
     actions: actions.port,
+    languages: languages.languages,
   })
   const assist = wireAssist(ctx, guards, { retrieval: chat.retrieval, addCandidates: knowledge.knowledge.addCandidates })
   const widget = wireWidget(ctx, { repo: widgetRepo, bots: botsRepo, tenants: tenants.service, chat: chat.service, live: live.widget })
@@ -170,6 +173,7 @@ export function wireModules(ctx: AppContext): Modules {
       webhooks.routes,
       actions.routes,
       evals.routes,
+      languages.routes,
       dashboardRoutes(),
     ],
     jobs: [

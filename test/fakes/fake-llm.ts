@@ -54,6 +54,12 @@
  *    05-search-rewrite.ts) answers with the text `fake.searchQueryAs(fn)` gives for the question, else the
  *    question itself (an unchanged rewrite, which the product ignores).
  *
+ * 7. A question translation (a system message "Translate the visitor's message into ...", the chat stage
+ *    05-translate.ts) answers with `fake.translateAs(fn)`'s text for the message, else the message itself (an
+ *    unchanged translation, which the product ignores). While a translateAs rule is registered (scripted-translation
+ *    mode), the answer model also reads the last user message through it, as a model that understands the
+ *    visitor's language would: a German question is answered from English sources (in English).
+ *
  * SCRIPTING: `fake.script(fn)` (latest registered first; return undefined to fall through) and fault
  * injection `fake.fail(mode, {times, match, delayMs})`, checked before scripts, for every POST endpoint.
  */
@@ -160,6 +166,11 @@ export interface FakeLlm {
    * model that knows a help centre's vocabulary would. Faults and scripts still come first.
    */
   searchQueryAs(fn: (question: string) => string | undefined): void
+  /**
+   * Scripted-translation mode (rule 7): `fn(text)` is the message in the knowledge's language (undefined: not a
+   * sentence it knows; unchanged). Faults and scripts still come first.
+   */
+  translateAs(fn: (text: string) => string | undefined): void
   fail(mode: FaultMode | 500 | 429, opts?: FailOptions): void
   /** Polls until fn returns a truthy value (default 5 s), for things the server sees asynchronously. */
   waitFor<T>(fn: () => T | undefined | null | false, timeoutMs?: number): Promise<T>
@@ -659,6 +670,26 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
     }
     return q
   }
+  let translations: ((text: string) => string | undefined)[] = []
+  const translated = (text: string): string | undefined => {
+    for (let i = translations.length - 1; i >= 0; i--) {
+      const r = translations[i](text)
+      if (r !== undefined) return r
+    }
+    return undefined
+  }
+  const translation = (messages: FakeMessage[]): string | undefined => {
+    if (!messages.some((m) => m.role === 'system' && m.content.includes("Translate the visitor's message into"))) return undefined
+    const q = questionOf(messages)
+    return translated(q) ?? q
+  }
+  /** The messages as the answer model reads them in scripted-translation mode: the last user message translated. */
+  const understood = (messages: FakeMessage[]): FakeMessage[] => {
+    if (!translations.length) return messages
+    const i = messages.map((m) => m.role).lastIndexOf('user')
+    const t = i >= 0 ? translated(messages[i]!.content.trim()) : undefined
+    return t === undefined ? messages : messages.map((m, j) => (j === i ? { ...m, content: t } : m))
+  }
   let faults: Fault[] = []
   let seq = 0
 
@@ -756,7 +787,9 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
           ? JSON.stringify(spec.json)
           : info.json
             ? JSON.stringify(knowledge ? demoJson(messages, knowledge) : defaultJson(messages))
-            : (searchQuery(messages) ?? (knowledge ? demoAnswer(messages) : defaultAnswer(messages))))
+            : (translation(messages) ??
+              searchQuery(messages) ??
+              (knowledge ? demoAnswer(messages) : defaultAnswer(understood(messages)))))
     const chunks = spec.chunks ?? wordChunks(text)
     ex.rec.replyText = text
     const promptTokens = estimateTokens(messages.map((m) => m.content).join('\n'))
@@ -1032,6 +1065,9 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
     searchQueryAs(fn) {
       searchQueries.push(fn)
     },
+    translateAs(fn) {
+      translations.push(fn)
+    },
     fail(mode, o = {}) {
       const m: FaultMode = mode === 500 ? 'http500' : mode === 429 ? 'http429' : mode
       faults.push({ mode: m, remaining: o.times ?? Number.POSITIVE_INFINITY, match: o.match, delayMs: o.delayMs })
@@ -1050,6 +1086,7 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
       scripts = []
       embedAs = []
       searchQueries = []
+      translations = []
       faults = []
     },
     async close() {

@@ -2011,6 +2011,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/tenants/me/languages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The knowledge's language, the languages the bot answers in (empty: any) and the fallback for a visitor outside them. `detected_knowledge`: the language read from a sample of the indexed pages, proposed for `knowledge`. */
+        get: operations["getLanguageSettings"];
+        /** @description An unknown language code is a 422 naming it; the fallback must be one of `answer` when that is not empty. */
+        put: operations["updateLanguageSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -9213,6 +9231,8 @@ export interface operations {
                             ticket_number: string | null;
                             owner: "bot" | "queue" | "human" | "closed";
                             assignee_name: string | null;
+                            language: string | null;
+                            language_source: ("detected" | "visitor" | "fallback") | null;
                         }[];
                         total: number;
                     };
@@ -9751,6 +9771,8 @@ export interface operations {
                         ticket_number: string | null;
                         owner: "bot" | "queue" | "human" | "closed";
                         assignee_name: string | null;
+                        language: string | null;
+                        language_source: ("detected" | "visitor" | "fallback") | null;
                     };
                 };
             };
@@ -18480,6 +18502,213 @@ export interface operations {
                         still_passing: string[];
                         still_failing: string[];
                         missing: string[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    getLanguageSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        knowledge: string;
+                        answer: string[];
+                        fallback: string;
+                        /** @description the language read from a sample of the indexed pages, proposed for `knowledge`; null when nothing is indexed yet */
+                        detected_knowledge: {
+                            language: string;
+                            share: number;
+                            sampled: number;
+                        } | null;
+                        configured: boolean;
+                        available: {
+                            code: string;
+                            name: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    updateLanguageSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description an ISO 639-1 code, e.g. en, de, fr */
+                    knowledge: string;
+                    /** @description the languages the bot answers in; empty: any */
+                    answer: string[];
+                    /** @description an ISO 639-1 code, e.g. en, de, fr */
+                    fallback: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        knowledge: string;
+                        answer: string[];
+                        fallback: string;
+                        /** @description the language read from a sample of the indexed pages, proposed for `knowledge`; null when nothing is indexed yet */
+                        detected_knowledge: {
+                            language: string;
+                            share: number;
+                            sampled: number;
+                        } | null;
+                        configured: boolean;
+                        available: {
+                            code: string;
+                            name: string;
+                        }[];
                     };
                 };
             };

@@ -7,6 +7,7 @@ import { useRole, useTenant } from '../session'
 import { Badge, Button, Check, Empty, ErrorBox, Field, fieldError, Loading, PageHeader, Pager, When } from '../ui/kit'
 import { useToast } from '../ui/toast'
 import { OfficeHours } from './settings-hours'
+import { LanguageSettings } from './settings-languages'
 import { ApiKeys, SigningSecret } from './settings-keys'
 import { ModelKeyForm, ProviderStatus } from './shared'
 
@@ -299,6 +300,7 @@ export default function Settings() {
         <a href="#s-workspace">Workspace</a>
         <a href="#s-support">Support</a>
         <a href="#s-hours">Office hours</a>
+        <a href="#s-languages">Languages</a>
         <a href="#s-privacy">Privacy</a>
         <a href="#s-keys">API keys</a>
         <a href="#s-signing">Signing secret</a>
@@ -344,6 +346,9 @@ export default function Settings() {
         hint="The widget promises a person only inside these hours with someone online; outside them it says when you are back and asks for an e-mail."
       >
         <OfficeHours canChange={may('settings')} />
+      </Section>
+      <Section id="s-languages" title="Languages" hint="The language your help centre is written in, and the languages the bot answers visitors in.">
+        <LanguageSettings canChange={may('settings')} />
       </Section>
       <Section id="s-privacy" title="Privacy" hint="Personal data in visitors' messages is masked before it is stored or sent to the model.">
         <Privacy />

@@ -17,6 +17,7 @@ import * as m1300 from './1300_evals.js'
 import * as m1400e from './1400_evals_auto_run.js'
 import * as m1500l from './1500_live_availability.js'
 import * as m1630a from './1630_assist.js'
+import * as m1650 from './1650_languages.js'
 
 /**
  * The one migration history, for PGlite and PostgreSQL alike. Names sort in the order they run; never
@@ -41,4 +42,5 @@ export const migrations: Record<string, Migration> = {
   '1400_evals_auto_run': m1400e,
   '1500_live_availability': m1500l,
   '1630_assist': m1630a,
+  '1650_languages': m1650,
 }

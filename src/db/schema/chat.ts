@@ -39,6 +39,13 @@ export interface ChatSessionsTable {
   owner_since: NullableTimestamp
   /** The session's newest live event's session_seq. */
   live_seq: ColumnType<string, never, string>
+  /** The session's language once known (1650_languages), and whether it was detected, chosen by the visitor or the fallback. */
+  language: ColumnType<string | null, string | null | undefined, string | null>
+  language_source: ColumnType<
+    'detected' | 'visitor' | 'fallback' | null,
+    'detected' | 'visitor' | 'fallback' | null | undefined,
+    'detected' | 'visitor' | 'fallback' | null
+  >
 }
 
 export interface SourceRef {

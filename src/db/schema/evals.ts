@@ -10,6 +10,8 @@ export interface EvalExpect {
   facts: string[] | null
   forbidden: string[] | null
   action: { name: string; arguments: Record<string, unknown> } | null
+  /** the language the answer is in (the session's language, #40); absent or null: not checked */
+  language?: string | null
 }
 
 export interface EvalPins {

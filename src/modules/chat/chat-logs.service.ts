@@ -86,6 +86,8 @@ export function createChatLogsService(deps: {
           ticket_number: r.ticket_number ?? null,
           owner: r.owner,
           assignee_name: r.owner === 'human' ? (r.assignee_name ?? null) : null,
+          language: r.language,
+          language_source: r.language_source,
         })),
         total,
       }
@@ -221,6 +223,8 @@ export function createChatLogsService(deps: {
         ticket_number: ticket,
         owner: owner?.owner ?? s.owner,
         assignee_name: owner?.assignee_name ?? null,
+        language: s.language,
+        language_source: s.language_source,
       }
     },
   }

@@ -250,6 +250,8 @@ export function createChatRepo(db: Db) {
           's.last_activity_at',
           's.chat_ended',
           's.owner',
+          's.language',
+          's.language_source',
           (eb) => assigneeName(eb, tenantId).as('assignee_name'),
           (eb) =>
             eb

@@ -71,6 +71,12 @@ export const Page = (max: number, dflt: number) =>
     offset: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }),
   })
 
+/** The session's language once known (#40): detected from a clear message, chosen by the visitor, or the fallback. */
+export const SessionLanguage = {
+  language: Nullable(Type.String()),
+  language_source: Nullable(Type.Union([Type.Literal('detected'), Type.Literal('visitor'), Type.Literal('fallback')])),
+}
+
 export const SessionListItem = Type.Object({
   session_id: Uuid,
   bot_public_id: Type.String(),
@@ -83,6 +89,7 @@ export const SessionListItem = Type.Object({
   ticket_number: Nullable(Type.String()),
   owner: Owner,
   assignee_name: Nullable(Type.String()),
+  ...SessionLanguage,
 })
 export const ChatSessionListResponse = Type.Object({ sessions: Type.Array(SessionListItem), total: Type.Integer() })
 
@@ -161,4 +168,5 @@ export const ChatHistoryResponse = Type.Object({
   ticket_number: Nullable(Type.String()),
   owner: Owner,
   assignee_name: Nullable(Type.String()),
+  ...SessionLanguage,
 })

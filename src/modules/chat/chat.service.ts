@@ -131,7 +131,7 @@ async function confirmAction(deps: ChatServiceDeps, tenantId: string, input: Con
   const out = deps.actions ? await deps.actions.confirm(tenantId, { sessionId: session.id, callId: input.callId, approve: input.approve, identity }) : null
   if (!out) throw notFound('Action call not found')
   if (!out.fresh) return { status: out.status }
-  const language = localeLanguage(session.locale) ?? (session.last_question ? visitorLanguage(session.last_question, null) : 'en')
+  const language = session.language ?? localeLanguage(session.locale) ?? (session.last_question ? visitorLanguage(session.last_question, null) : 'en')
   const text =
     out.status === 'ok'
       ? actionText('done', language, out.summary)
@@ -171,7 +171,7 @@ async function escalateSession(deps: ChatServiceDeps, tenantId: string, sessionI
   const optional = (await deps.tenantSettings(tenantId))?.pii_optional_types ?? []
   const original = input.original_user_message?.trim() ? redactMessage(input.original_user_message.trim(), optional, cipher) : null
   const note = input.user_note?.trim() ? redactMessage(input.user_note.trim(), optional, cipher) : null
-  const language = localeLanguage(session.locale) ?? (session.last_question ? visitorLanguage(session.last_question, null) : 'en')
+  const language = session.language ?? localeLanguage(session.locale) ?? (session.last_question ? visitorLanguage(session.last_question, null) : 'en')
   const now = clock.now()
   const result = await deps.db.transaction().execute(async (trx) => {
     await repo.lockSession(tenantId, sessionId, trx)

@@ -4,6 +4,7 @@ import type { Guards } from '../../http/auth.js'
 import type { ActionsPort } from '../actions/actions.port.js'
 import type { BotsRepo } from '../bots/bots.repo.js'
 import type { HandOffPort } from '../escalations/handoff.js'
+import type { LanguagesPort } from '../languages/languages.port.js'
 import { createRetrievalRepo } from '../retrieval/retrieval.repo.js'
 import { withQueryEmbeddingCache } from './query-embeddings.js'
 import { createRetrievalService, type FaqSearch } from '../retrieval/retrieval.service.js'
@@ -42,6 +43,8 @@ export function wireChat(
     events?: EventsPort
     /** the actions module's port: the bot's actions as the turn's tools */
     actions?: ActionsPort
+    /** the languages module's port: the session's language and the knowledge's (#40) */
+    languages?: LanguagesPort
   },
 ) {
   const { db, clock, cipher, config, log } = ctx
@@ -83,6 +86,7 @@ export function wireChat(
     events: deps.events,
     actions: deps.actions,
     live: deps.live,
+    languages: deps.languages,
   })
   const logs = createChatLogsService({
     db,

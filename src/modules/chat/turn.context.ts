@@ -14,6 +14,8 @@ import type { ChatRepo, SessionRow } from './chat.repo.js'
 import type { EventsPort } from '../shared/events.port.js'
 import type { LivePort } from '../shared/live.port.js'
 import type { SessionOwner } from '../../db/schema/chat.js'
+import type { LanguagesPort } from '../languages/languages.port.js'
+import type { TurnLanguage } from './stages/01-language.js'
 import type { HistoryTurn } from './stages/04-rewrite.js'
 import type { CitableSource } from './stages/10-persist.js'
 
@@ -30,6 +32,8 @@ export interface TurnInput {
   sessionId?: string | null
   message: string
   locale?: string | null
+  /** A language the visitor chose (the widget's language menu): the session's language from this turn on. */
+  language?: string | null
   channel: 'api' | 'widget'
   signal?: AbortSignal
   onEvent?: (e: TurnEvent) => void
@@ -126,6 +130,8 @@ export interface TurnDeps {
   actions?: ActionsPort
   /** The live conversation (a visitor's message to a person reaches the team's stream), in the turn's transaction. */
   live?: Pick<LivePort, 'messagePosted'>
+  /** The languages module's port: the workspace's settings, storing a session's language (stages/01-language.ts). */
+  languages?: LanguagesPort
 }
 
 /** Timings of the stages of one turn, in ms. */
@@ -156,6 +162,10 @@ export interface Turn {
   /** Stage 2: the visitor's message, redacted. */
   question: Redaction
   language: string
+  /** Stage 1b: the session's language, where it came from, the knowledge's (absent: a turn built without the languages port). */
+  lang?: TurnLanguage
+  /** Stage 5c: the question translated into the knowledge's language, when it was. */
+  translatedQuestion?: string
   /** Stored with the answer (timings, verdicts, evidence ids); never shown to the visitor. */
   debug: Record<string, unknown>
   tokens: number

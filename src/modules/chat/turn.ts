@@ -4,12 +4,14 @@ import { cosineFor, relevance, type Relevance } from '../retrieval/relevance.fns
 import type { RetrievalHit, RetrievalResult } from '../retrieval/retrieval.service.js'
 import { visitorLanguage } from '../shared/language.js'
 import { redactMessage } from '../shared/redaction.js'
+import { sessionLanguage } from './stages/01-language.js'
 import { loadHistory, resolveSession } from './stages/01-session.js'
 import { answeredByOwner } from './stages/02-owner.js'
 import { guardTurn, isSmalltalk, matchesHuman, matchesInjection, type GuardVerdict } from './stages/03-guards.js'
 import { rewriteTurn, type HistoryTurn } from './stages/04-rewrite.js'
 import { evidence, promptSources, retrieve, usableHits } from './stages/05-retrieve.js'
 import { withSearchRewrite, wouldRewrite } from './stages/05-search-rewrite.js'
+import { startTranslation, withTranslation } from './stages/05-translate.js'
 import { decide, type DecideInput, type Decision, type EscalationTrigger } from './stages/06-decide.js'
 import type { BusinessProfile, PromptInput } from './stages/07-prompt.js'
 import { writeAnswer } from './stages/08-generate.js'
@@ -37,6 +39,8 @@ async function turn(deps: TurnDeps, input: TurnInput, modelMs: () => number): Pr
   // 2b. a closed chat, or one a person owns, is answered before the pipeline
   const early = await answeredByOwner(deps, t)
   if (early) return early
+  // 1b. the fallback language's note, said once before the reply (stages/01-language.ts)
+  if (t.lang?.notice) t.reply(`${t.lang.notice}\n\n`)
   // the bot's actions this session may use, read beside the history (none: the turn runs as without actions)
   const toolsP = offerTools(deps, t)
   const history = t.newSession ? [] : await t.sw.time('history', () => loadHistory(deps.repo, t.tenantId, t.session.id, deps.config, t.input.evaluation))
@@ -44,7 +48,7 @@ async function turn(deps: TurnDeps, input: TurnInput, modelMs: () => number): Pr
   t.tools = await toolsP
   const ev = await gatherEvidence(deps, t, history, profile)
   try {
-    return await answerTurn(deps, t, history, profile, ev)
+    return withNotice(t, await answerTurn(deps, t, history, profile, ev))
   } finally {
     // a turn that failed on the way still aborts the request it started early
     ev.early()?.run.cancel()
@@ -140,6 +144,8 @@ function answerPlan(
     history,
     question: t.question.text,
     caveat,
+    ...(t.lang ? { knowledgeLanguage: t.lang.knowledge, languageFixed: t.lang.source !== null } : {}),
+    ...(t.translatedQuestion ? { translatedQuestion: t.translatedQuestion } : {}),
   }
   return { prompt, hits, citable }
 }
@@ -203,10 +209,23 @@ async function beginTurn(deps: TurnDeps, input: TurnInput, modelMs: () => number
     }),
   )
   const question = redactMessage(input.message.trim(), optional, deps.cipher, input.locale ?? session.locale)
-  const language = visitorLanguage(question.text, input.locale ?? session.locale)
+  // 1b. the session's language: kept once known; without the languages port, this message's
+  const lang = deps.languages
+    ? await sw.time('language', () =>
+        sessionLanguage(deps.languages, {
+          tenantId,
+          session,
+          question: question.text,
+          locale: input.locale ?? session.locale,
+          chosen: input.language,
+          dryRun: !!input.evaluation,
+        }),
+      )
+    : undefined
+  const language = lang ? lang.language : visitorLanguage(question.text, input.locale ?? session.locale)
   const reply = (text: string) => emit({ type: 'chunk', text })
-  const debug = { language, channel: input.channel }
-  return { input, tenantId, bot, apiKey, session, newSession: created, question, language, debug, tokens: 0, sw, modelMs, emit, reply, tools: [] }
+  const debug: Record<string, unknown> = { language, channel: input.channel, ...(lang ? { language_source: lang.source } : {}) }
+  return { input, tenantId, bot, apiKey, session, newSession: created, question, language, lang, debug, tokens: 0, sw, modelMs, emit, reply, tools: [] }
 }
 
 /** Stage 1's part of an evaluation's dry run: the claims as a verified identity, whether there are earlier turns. */
@@ -269,6 +288,8 @@ async function gatherEvidence(deps: TurnDeps, t: Turn, history: HistoryTurn[], p
     }
     spec = plan ? { run: speculate(deps, t, plan.prompt), plan, lexical: found.preliminary === true } : null
   }
+  // 5c. the question in the knowledge's language, asked beside the guard (null: same language)
+  const translationP = startTranslation(deps, t, profile)
   const guardP = guardTurn(deps, t, profile)
   guardP.then(
     (g) => (guardNow = g),
@@ -280,7 +301,7 @@ async function gatherEvidence(deps: TurnDeps, t: Turn, history: HistoryTurn[], p
     : rewriteP.then(async (rw) => {
         t.emit({ type: 'status', stage: 'searching' })
         // a new question's embedding takes a provider call: the answer can start from the lexical evidence meanwhile
-        const early = deps.config.CHAT_SPECULATIVE_ANSWER && deps.config.CHAT_EARLY_ANSWER_FROM_BM25
+        const early = deps.config.CHAT_SPECULATIVE_ANSWER && deps.config.CHAT_EARLY_ANSWER_FROM_BM25 && !translationP
         const opts = {
           apiKey: t.apiKey,
           k: deps.config.RETRIEVAL_TOP_K,
@@ -294,7 +315,10 @@ async function gatherEvidence(deps: TurnDeps, t: Turn, history: HistoryTurn[], p
         const first = await t.sw.time('retrieval', () => retrieve(deps.retrieval, t.tenantId, rw.query, opts))
         // 5b. a weak question searched again in the knowledge's words (RETRIEVAL_QUERY_REWRITE)
         const again = (q: string) => retrieve(deps.retrieval, t.tenantId, q, { ...opts, onLexical: undefined })
-        const found = await withSearchRewrite(deps, t, first, again, (r) => floorOf(deps.config, r).lexical)
+        const asked = translationP
+          ? await t.sw.time('translation', () => withTranslation(deps, t, first, translationP, rw.query, again, (r) => floorOf(deps.config, r).grounded))
+          : first
+        const found = await withSearchRewrite(deps, t, asked, again, (r) => floorOf(deps.config, r).lexical)
         await measureFloor(deps, t, found)
         speculateOn(found)
         return found
@@ -407,4 +431,9 @@ async function finishTurn(deps: TurnDeps, t: Turn, decision: Decision, f: Finish
   deps.log.info({ tenant_id: t.tenantId, session_id: res.session_id, decision: decision.kind, tokens: res.tokens_used, speculation, timings }, 'chat turn')
   if (deps.observeStage) for (const [stage, ms] of Object.entries(timings)) deps.observeStage(stage, ms)
   return res
+}
+
+/** A reply with the fallback language's note before it (1b), as the visitor saw it stream. */
+function withNotice(t: Turn, r: TurnResult): TurnResult {
+  return t.lang?.notice ? { ...r, text: `${t.lang.notice}\n\n${r.text}` } : r
 }

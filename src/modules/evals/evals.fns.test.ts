@@ -113,3 +113,17 @@ describe('evals.fns', () => {
     ])
   })
 })
+
+describe('expect.language (#40)', () => {
+  const base: EvalExpect = { outcome: 'answered', sources_any: null, facts: null, forbidden: null, action: null }
+  const o = { outcome: 'answered' as const, answer: 'Ja.', cited: [], passages: [], actions: [] }
+  it('checks the turn language deterministically', () => {
+    expect(checkAnswer({ ...base, language: 'de' }, { ...o, language: 'de' }).find((c) => c.name === 'language: de')?.passed).toBe(true)
+    expect(checkAnswer({ ...base, language: 'de' }, { ...o, language: 'en' }).find((c) => c.name === 'language: de')?.passed).toBe(false)
+    expect(checkAnswer(base, { ...o, language: 'en' }).some((c) => c.name.startsWith('language'))).toBe(false)
+  })
+  it('imports a language column from CSV', () => {
+    const [line] = importLines('question,expected_outcome,language\nWie geht das?,answered,DE\n')
+    expect((line as { input: { expect: EvalExpect } }).input.expect.language).toBe('de')
+  })
+})

@@ -53,6 +53,8 @@ export interface Observed {
   /** document ids and URLs of the passages given to the model (or retrieved, when none were) */
   passages: string[]
   actions: { name: string; arguments: Record<string, unknown> }[]
+  /** the language the turn answered in (the session's language, #40) */
+  language?: string | null
 }
 
 /** Whether `sub`'s every key is in `whole` with an equal value (deep, for objects; strings case-insensitively). */
@@ -94,6 +96,10 @@ export function checkAnswer(expect: EvalExpect, o: Observed): EvalCheck[] {
     const found = safeMatch(text, o.answer)
     if (typeof found === 'string') checks.push({ name: `forbidden: ${text}`, passed: false, detail: found })
     else checks.push({ name: `forbidden: ${text}`, passed: !found, detail: found ? 'present in the answer' : 'absent' })
+  }
+  if (expect.language) {
+    const got = o.language ?? null
+    checks.push({ name: `language: ${expect.language}`, passed: got === expect.language, detail: `expected ${expect.language}, got ${got ?? 'none'}` })
   }
   if (expect.action) {
     const want = expect.action
@@ -221,7 +227,14 @@ export function importLines(text: string): ImportLine[] {
     line: i + 2,
     input: {
       question: r.question ?? '',
-      expect: { outcome: r.expected_outcome || 'answered', sources_any: multi(r.sources), facts: multi(r.facts), forbidden: null, action: null },
+      expect: {
+        outcome: r.expected_outcome || 'answered',
+        sources_any: multi(r.sources),
+        facts: multi(r.facts),
+        forbidden: null,
+        action: null,
+        ...(r.language ? { language: r.language.toLowerCase() } : {}),
+      },
       tags: multi(r.tags) ?? [],
     },
   }))

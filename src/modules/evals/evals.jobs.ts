@@ -75,6 +75,7 @@ async function askCase(deps: EvalRunnerDeps, tenantId: string, bot: BotRow, c: C
       cited: refs(cited),
       passages: refs(trace.offered.length ? trace.offered : retrieved),
       actions: trace.actions,
+      language: (trace.finish?.debug.language as string | undefined) ?? null,
     },
     tokens,
   }

@@ -19,6 +19,7 @@ export const Expect = Type.Object(
         ),
       ),
     ),
+    language: Type.Optional(Nullable(Type.String({ pattern: '^[a-z]{2,3}$', description: "the language the answer is in (the session's language), e.g. de" }))),
   },
   { additionalProperties: false },
 )
@@ -45,6 +46,7 @@ const ExpectOut = Type.Object({
   facts: Nullable(Type.Array(Type.String())),
   forbidden: Nullable(Type.Array(Type.String())),
   action: Nullable(Type.Object({ name: Type.String(), arguments: Type.Record(Type.String(), Type.Unknown()) })),
+  language: Type.Optional(Nullable(Type.String())),
 })
 
 export const CaseResponse = Type.Object({

@@ -50,6 +50,7 @@ const expectOf = (e: CaseInput['expect']): EvalExpect => ({
   facts: e.facts?.length ? e.facts : null,
   forbidden: e.forbidden?.length ? e.forbidden : null,
   action: e.action ? { name: e.action.name, arguments: e.action.arguments ?? {} } : null,
+  ...(e.language ? { language: e.language } : {}),
 })
 
 const valuesOf = (c: CaseInput): CaseValues => ({

@@ -63,6 +63,8 @@ function dryRunSession(
     owner: 'bot',
     owner_since: null,
     live_seq: '0',
+    language: null,
+    language_source: null,
   }
 }
 

@@ -1,0 +1,63 @@
+import { DEFAULT_LANGUAGES, settleLanguage, type LanguageSettings, type LanguageSource } from '../../languages/languages.fns.js'
+import type { LanguagesPort } from '../../languages/languages.port.js'
+import { clearLanguage } from '../../shared/language-detect.js'
+import { localeLanguage } from '../../shared/language.js'
+import { message } from '../../shared/messages/catalogue.js'
+
+/**
+ * Stage 1b (#40): the session's language. Set once, from the first message of at least 10 letters whose language
+ * is clear (shared/language-detect.ts), or from the language the visitor chose in the widget; then kept, so a
+ * short "ok" or "danke" does not flip it. A language the bot does not answer in (the workspace's `answer`) gets
+ * the fallback, and the visitor is told once, in their own language. Until it is known, the turn speaks the
+ * browser locale's language, else the fallback, and stores nothing.
+ */
+
+export interface TurnLanguage {
+  /** the language this turn answers in */
+  language: string
+  /** set: where the session's language came from; null: not known yet (this turn's is provisional) */
+  source: LanguageSource | null
+  /** the knowledge's language (the workspace's setting) */
+  knowledge: string
+  /** a note to put before this turn's reply: the fallback's, said once */
+  notice: string | null
+}
+
+export async function sessionLanguage(
+  port: LanguagesPort | undefined,
+  s: {
+    tenantId: string
+    session: { id: string; language?: string | null; language_source?: LanguageSource | null }
+    question: string
+    locale: string | null
+    /** a language the visitor chose in the widget */
+    chosen?: string | null
+    /** a dry run (evaluation): nothing is stored */
+    dryRun: boolean
+  },
+): Promise<TurnLanguage> {
+  const settings: LanguageSettings = port ? await port.settingsFor(s.tenantId).catch(() => DEFAULT_LANGUAGES) : DEFAULT_LANGUAGES
+  const knowledge = settings.knowledge
+  if (s.session.language) return { language: s.session.language, source: s.session.language_source ?? 'detected', knowledge, notice: null }
+  const chosen = localeLanguage(s.chosen)
+  const detected = chosen ? null : await clearLanguage(s.question)
+  const visitor = chosen ? { language: chosen, source: 'visitor' as const } : detected ? { language: detected, source: 'detected' as const } : null
+  if (!visitor) {
+    const provisional = localeLanguage(s.locale)
+    const language = provisional && (settings.answer.length === 0 || settings.answer.includes(provisional)) ? provisional : settings.fallback
+    return { language, source: null, knowledge, notice: null }
+  }
+  const settled = settleLanguage(settings, visitor)
+  if (port && !s.dryRun) await port.setSessionLanguage(s.tenantId, s.session.id, settled.language, settled.source)
+  const notice = settled.outside ? message(settled.outside, 'language.fallback', { language: languageIn(settled.outside, settled.language) }) : null
+  return { language: settled.language, source: settled.source, knowledge, notice }
+}
+
+/** The name of `code` in the language `lang` ("Englisch" for de), else the code. */
+export function languageIn(lang: string, code: string): string {
+  try {
+    return new Intl.DisplayNames([lang, 'en'], { type: 'language' }).of(code) ?? code
+  } catch {
+    return code
+  }
+}

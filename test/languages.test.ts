@@ -1,0 +1,163 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startFakeLlm, type ChatCall, type FakeLlm } from './fakes/fake-llm.js'
+import { startApp, type TestApp } from './helpers/app.js'
+import { chatApi, isAnswer, REFUNDS_MD, SHIPPING_MD, system, withDocs } from './helpers/chat.js'
+import { createTenant, type Tenant } from './helpers/factories.js'
+import { addMember } from './helpers/team.js'
+
+/**
+ * Issue #40, languages: settings (GET/PUT /tenants/me/languages), the session's language (detected once, kept),
+ * cross-language retrieval (chat/stages/05-translate.ts) with a fake model in scripted-translation mode (it
+ * translates known sentences, and reads the visitor's question through them when answering), the fallback.
+ */
+let fake: FakeLlm
+let app: TestApp
+let owner: Tenant
+let other: Tenant
+let accountDoc: string
+
+const ACCOUNT_MD = `# Deactivating your account
+
+To deactivate your account, open Settings > Account and choose Deactivate. Everything you stored is removed 30 days later.
+`
+const PASSAGE = 'open Settings > Account and choose Deactivate'
+const ENGLISH = 'How do I deactivate my account?'
+const QUESTIONS: Record<string, string> = {
+  de: 'Wie kann ich mein Benutzerkonto deaktivieren?',
+  fr: 'Comment est-ce que je peux désactiver mon compte utilisateur ?',
+  es: '¿Cómo puedo desactivar mi cuenta de usuario?',
+  it: 'Come posso disattivare il mio account utente?',
+}
+const TRANSLATIONS = new Map(Object.values(QUESTIONS).map((q) => [q, ENGLISH]))
+
+const isTranslation = (c: ChatCall) => !c.json && system(c).includes("Translate the visitor's message into")
+const hasPassage = (calls: ChatCall[]) => calls.filter(isAnswer).some((c) => c.messages.some((m) => m.content.includes(PASSAGE)))
+
+beforeAll(async () => {
+  fake = await startFakeLlm()
+  app = await startApp({ env: { LLM_BASE_URL: fake.url } })
+  ;[owner, other] = await Promise.all([createTenant(app), createTenant(app)])
+  accountDoc = (await withDocs(app, owner, { 'account.md': ACCOUNT_MD, 'refunds.md': REFUNDS_MD, 'shipping.md': SHIPPING_MD }))['account.md']!
+  fake.translateAs((text) => TRANSLATIONS.get(text))
+}, 240_000)
+afterAll(async () => {
+  await app?.close()
+  await fake?.close()
+})
+
+async function ask(question: string, sessionId?: string) {
+  const before = fake.chatCalls().length
+  const r = await chatApi(app, owner).post('/chat', { question, ...(sessionId ? { session_id: sessionId } : {}) })
+  expect(r.status, r.text).toBe(200)
+  const log = await owner.api.get(`/chat/logs/session/${r.body.session_id}`)
+  expect(log.status, log.text).toBe(200)
+  const debug = [...log.body.messages].reverse().find((m: { debug: unknown }) => m.debug)?.debug
+  return { body: r.body, calls: fake.chatCalls().slice(before), debug }
+}
+
+describe('language settings', { timeout: 120_000 }, () => {
+  it('reads the defaults with the knowledge language detected from the indexed pages', async () => {
+    const r = await owner.api.get('/tenants/me/languages')
+    expect(r.status, r.text).toBe(200)
+    expect(r.body).toMatchObject({ knowledge: 'en', answer: [], fallback: 'en', configured: false })
+    expect(r.body.detected_knowledge).toMatchObject({ language: 'en' })
+    expect(r.body.detected_knowledge.sampled).toBeGreaterThan(0)
+    expect(r.body.available.map((a: { code: string }) => a.code)).toContain('de')
+  })
+
+  it('refuses an unknown code with a 422 naming it, and a fallback outside the answer languages', async () => {
+    const bad = await owner.api.put('/tenants/me/languages', { knowledge: 'en', answer: ['de', 'xx'], fallback: 'en' })
+    expect(bad.status).toBe(422)
+    expect(bad.text).toContain("'xx'")
+    expect(JSON.stringify(bad.body.detail[0].loc)).toContain('answer')
+    const fb = await owner.api.put('/tenants/me/languages', { knowledge: 'en', answer: ['de'], fallback: 'fr' })
+    expect(fb.status).toBe(422)
+    expect(fb.text).toContain('fallback')
+  })
+
+  it('is owners’ and admins’ (an agent gets 403) and each workspace’s own', async () => {
+    const agent = await addMember(app, owner, 'agent')
+    expect((await agent.api.get('/tenants/me/languages')).status).toBe(403)
+    const admin = await addMember(app, owner, 'admin')
+    const put = await admin.api.put('/tenants/me/languages', { knowledge: 'en', answer: [], fallback: 'en' })
+    expect(put.status, put.text).toBe(200)
+    expect(put.body.configured).toBe(true)
+    const theirs = await other.api.get('/tenants/me/languages')
+    expect(theirs.body.configured).toBe(false)
+    expect(theirs.body.detected_knowledge).toBeNull()
+    expect((await app.api().get('/tenants/me/languages')).status).toBe(401)
+  })
+})
+
+describe('cross-language retrieval', { timeout: 120_000 }, () => {
+  it('an English question needs no translation', async () => {
+    const { calls, debug } = await ask(ENGLISH)
+    expect(calls.filter(isTranslation)).toHaveLength(0)
+    expect(hasPassage(calls)).toBe(true)
+    expect(debug.translation).toBeUndefined()
+    expect(debug.language).toBe('en')
+  })
+
+  for (const lang of ['de', 'fr', 'es'] as const) {
+    it(`a ${lang} question reaches the English passage, which is cited; the debug keeps the translation`, async () => {
+      const { body, calls, debug } = await ask(QUESTIONS[lang]!)
+      const translations = calls.filter(isTranslation)
+      expect(translations).toHaveLength(1)
+      expect(translations[0]!.body.max_tokens ?? translations[0]!.body.max_completion_tokens).toBeLessThanOrEqual(120)
+      expect(hasPassage(calls)).toBe(true)
+      expect(body.source_documents).toContain(accountDoc)
+      expect(debug.language).toBe(lang)
+      expect(debug.language_source).toBe('detected')
+      expect(debug.translation).toMatchObject({ from: lang, to: 'en', used: true, query: ENGLISH })
+      // the answer prompt says which language the sources are in and asks for the visitor's
+      const answer = calls.find(isAnswer)!
+      expect(system(answer)).toContain('The sources are written in English')
+    })
+  }
+
+  it('a repeated question is translated from the cache (no second call)', async () => {
+    const { calls, debug } = await ask(QUESTIONS.de!)
+    expect(calls.filter(isTranslation)).toHaveLength(0)
+    expect(debug.translation).toMatchObject({ cached: true, used: true })
+  })
+})
+
+describe("the session's language", { timeout: 120_000 }, () => {
+  it('is kept across a short "ok" or "danke"', async () => {
+    const first = await ask(QUESTIONS.de!)
+    const sid = first.body.session_id
+    const s1 = await owner.api.get(`/chat/sessions?limit=200`)
+    const row = s1.body.sessions.find((s: { session_id: string }) => s.session_id === sid)
+    expect(row).toMatchObject({ language: 'de', language_source: 'detected' })
+    for (const short of ['ok', 'danke']) {
+      const r = await ask(short, sid)
+      expect(r.debug.language).toBe('de')
+      expect(r.debug.language_source).toBe('detected')
+    }
+  })
+
+  it('a short first message waits: nothing is stored until a clear one comes', async () => {
+    const r = await ask('ok')
+    const s = await owner.api.get(`/chat/history/${r.body.session_id}`)
+    expect(s.body.language).toBeNull()
+    const next = await ask(QUESTIONS.fr!, r.body.session_id)
+    expect(next.debug.language).toBe('fr')
+  })
+
+  it("a language outside `answer` gets the fallback, said once in the visitor's language", async () => {
+    const put = await owner.api.put('/tenants/me/languages', { knowledge: 'en', answer: ['en', 'de', 'fr', 'es'], fallback: 'en' })
+    expect(put.status, put.text).toBe(200)
+    try {
+      const first = await ask(QUESTIONS.it!)
+      expect(first.debug.language).toBe('en')
+      expect(first.debug.language_source).toBe('fallback')
+      expect(first.body.text).toMatch(/^Posso rispondere solo in inglese/)
+      expect(first.calls.filter(isTranslation)).toHaveLength(0)
+      const again = await ask('Come posso disattivare il mio account?', first.body.session_id)
+      expect(again.debug.language).toBe('en')
+      expect(again.body.text).not.toMatch(/Posso rispondere/)
+    } finally {
+      await owner.api.put('/tenants/me/languages', { knowledge: 'en', answer: [], fallback: 'en' })
+    }
+  })
+})
