@@ -13,6 +13,7 @@ import type { LlmClient } from './modules/llm/llm.js'
 import { createOpenAiClient } from './modules/llm/openai-client.js'
 import { createProviderMonitor, type ProviderMonitor } from './modules/llm/provider-status.js'
 import { createQuirkMemory } from './modules/llm/quirks.js'
+import { checkKeyFingerprint } from './lib/key-fingerprint.js'
 
 /**
  * Everything a module may be wired with. Built once per process (server, worker, test); modules pick what
@@ -76,6 +77,8 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   const redis = config.REDIS_URL ? createRedis(config.REDIS_URL, log) : null
   const clock = overrides.clock ?? systemClock
   const cipher = createCipher(config.ENCRYPTION_KEY)
+  // another instance's key on this database: refused in production, said loudly elsewhere (issue 37)
+  await checkKeyFingerprint(database.db, config.ENCRYPTION_KEY, { isProduction: config.isProduction, log })
   const mailer =
     overrides.mailer ??
     (config.SMTP_URL
