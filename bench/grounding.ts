@@ -17,8 +17,8 @@
  * 1. Calibration (BENCH_CALIBRATE=1): each question through the retrieval service the turn uses; the relevance floor's
  *    inputs (lexical coverage, top cosine) and, per threshold, the false-answer and false-refusal rates
  *    on dev; the chosen thresholds' figures on held-out.
- * 2. End to end (BENCH_MODES, default vectors,lexical): each question through POST /chat, with vectors and then lexical only (query embeddings
- *    fail), with the app's configuration (RETRIEVAL_FLOOR_* from the environment, else the defaults).
+ * 2. End to end (BENCH_MODES, default vectors,floats,lexical): each question through POST /chat, with vectors (an embedding server
+ *    answering base64), with one answering float arrays whatever is asked (Ollama-like), and then lexical only (query embeddings fail), with the app's configuration (RETRIEVAL_FLOOR_* from the environment, else the defaults).
  *    An answer is a reply that cites documents (source_documents not empty); a refusal is anything
  *    else (the "not covered" hand-off, a refusal). False answer: an answer to an uncovered question;
  *    false refusal: no answer to a covered one. "right page": a covered answer citing the page that answers it.
@@ -52,7 +52,12 @@ const MODEL_ENV = Object.fromEntries(
 const QUESTIONS = process.env.BENCH_QUESTIONS ?? 'bench/grounding-visitor-questions.json'
 /** BENCH_REWRITE=1: the search-query rewrite's cost per turn (RETRIEVAL_QUERY_REWRITE=weak|always turns it on). */
 const REWRITE = !!process.env.BENCH_REWRITE
-const MODES = (process.env.BENCH_MODES ?? 'vectors,lexical').split(',') as ('vectors' | 'lexical')[]
+/**
+ * `vectors`: the embedding server answers base64 when asked (as OpenAI does); `floats`: it answers float arrays
+ * whatever is asked (Ollama, TEI, Infinity, LM Studio: issue 37), with the query embeddings of that server; the
+ * "answer passage reached the model" figures of the two must be equal.
+ */
+const MODES = (process.env.BENCH_MODES ?? 'vectors,floats,lexical').split(',') as ('vectors' | 'floats' | 'lexical')[]
 
 interface Question {
   id: string
@@ -339,8 +344,8 @@ async function main() {
     )
     if (REAL_LLM) console.log(`model: ${config.CHAT_MODEL} (guard ${config.GUARD_MODEL}, embeddings ${config.EMBEDDING_MODEL}) at ${REAL_LLM}`)
     for (const mode of MODES) {
-      if (REAL_LLM && mode === 'lexical') {
-        console.log('lexical: skipped with a real model (it needs the fake to fail the query embeddings)')
+      if (REAL_LLM && mode !== 'vectors') {
+        console.log(`${mode}: skipped with a real model (it needs the fake to fail or change the query embeddings)`)
         continue
       }
       fake.reset()
@@ -352,6 +357,10 @@ async function main() {
         fake.fail('malformed', { match: (r) => r.path.endsWith('/embeddings') })
         // another key: the query embeddings of the first pass are cached per key, model and text
         await call('PATCH', '/tenants/me', jwt, { llm_api_key: `${LLM_KEY}-lexical` })
+      }
+      if (mode === 'floats') {
+        fake.behaveAs({ floatEmbeddings: true })
+        await call('PATCH', '/tenants/me', jwt, { llm_api_key: `${LLM_KEY}-floats` })
       }
       const outcomes: Outcome[] = []
       const t1 = performance.now()

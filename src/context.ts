@@ -12,6 +12,8 @@ import { createOutboxMailer, createSmtpMailer, type Mailer } from './modules/ema
 import type { LlmClient } from './modules/llm/llm.js'
 import { createOpenAiClient } from './modules/llm/openai-client.js'
 import { createProviderMonitor, type ProviderMonitor } from './modules/llm/provider-status.js'
+import { createQuirkMemory } from './modules/llm/quirks.js'
+import { checkKeyFingerprint } from './lib/key-fingerprint.js'
 
 /**
  * Everything a module may be wired with. Built once per process (server, worker, test); modules pick what
@@ -75,12 +77,15 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   const redis = config.REDIS_URL ? createRedis(config.REDIS_URL, log) : null
   const clock = overrides.clock ?? systemClock
   const cipher = createCipher(config.ENCRYPTION_KEY)
+  // another instance's key on this database: refused in production, said loudly elsewhere (issue 37)
+  await checkKeyFingerprint(database.db, config.ENCRYPTION_KEY, { isProduction: config.isProduction, log })
   const mailer =
     overrides.mailer ??
     (config.SMTP_URL
       ? createSmtpMailer(config.SMTP_URL, config.EMAIL_FROM)
       : createOutboxMailer(join(config.dataDir, 'outbox'), config.EMAIL_FROM, log, !config.isProduction))
-  const llmStatus = createProviderMonitor(config.LLM_BASE_URL, log, clock)
+  // what the server refuses, learned by the client and shown by the monitor (quirks.ts)
+  const llmStatus = createProviderMonitor(config.LLM_BASE_URL, log, clock, createQuirkMemory())
   const metrics = createMetrics()
   observeCaches(database.changes, (topic, result) => metrics.cacheLookup(topic, result))
   return {
@@ -93,7 +98,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     cipher,
     queue: new JobQueue(database.db, clock, database.changes),
     mailer,
-    llm: llmStatus.wrap(metrics.wrapLlm(overrides.llm ?? createOpenAiClient(config.LLM_BASE_URL))),
+    llm: llmStatus.wrap(metrics.wrapLlm(overrides.llm ?? createOpenAiClient(config.LLM_BASE_URL, llmStatus.quirks))),
     llmStatus,
     metrics,
   }

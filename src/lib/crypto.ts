@@ -37,7 +37,14 @@ export function createCipher(hexKey: string): Cipher {
       if (version !== 'v1' || !iv || !tag || data === undefined) throw new Error('unknown ciphertext format')
       const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'))
       decipher.setAuthTag(Buffer.from(tag, 'base64url'))
-      return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8')
+      try {
+        return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8')
+      } catch {
+        // GCM's "Unsupported state or unable to authenticate data" names no cause: the usual one is another key
+        throw new Error(
+          'could not decrypt a stored secret: ENCRYPTION_KEY differs from the key it was written with (every instance on one database needs the same ENCRYPTION_KEY)',
+        )
+      }
     },
   }
 }
@@ -53,4 +60,9 @@ export function decryptOrNull(cipher: Pick<Cipher, 'decrypt'>, enc: string | nul
   } catch {
     return null
   }
+}
+
+/** A fingerprint of the key (HMAC of a constant under it): comparable across instances, reveals nothing of the key. */
+export function keyFingerprint(hexKey: string): string {
+  return createHmac('sha256', Buffer.from(hexKey, 'hex')).update('encryption-key-fingerprint/v1').digest('hex').slice(0, 32)
 }

@@ -5,6 +5,7 @@ import { createGuards, type Guards } from '../http/auth.js'
 import { pruneFinishedJobs, pruneJobs } from '../jobs/prune.js'
 import type { JobDefinition } from '../jobs/types.js'
 import { createAuthRepo } from './auth/auth.repo.js'
+import { offeredWhileToolsWork } from './actions/actions.port.js'
 import { wireActions } from './actions/actions.wire.js'
 import { analyticsMarker, wireAnalytics } from './analytics/analytics.wire.js'
 import { wireAssist } from './assist/assist.wire.js'
@@ -28,6 +29,7 @@ import { healthRoutes } from './health/health.routes.js'
 import { wireKnowledge } from './knowledge/knowledge.wire.js'
 import { wireLive } from './live/live.wire.js'
 import { llmRoutes } from './llm/llm.routes.js'
+import { llmChecks } from './llm/llm.wire.js'
 import type { AuditPort } from './shared/audit.port.js'
 import { wirePrivacy } from './tenants/privacy/privacy.wire.js'
 import { createTenantsRepo } from './tenants/tenants.repo.js'
@@ -113,7 +115,8 @@ export function wireModules(ctx: AppContext): Modules {
     faqSearch: knowledge.faqSearch,
     profileFor: knowledge.knowledge.profileFor,
     events,
-    actions: actions.port,
+    // a chat model that refuses tools is offered none (issue 37): the bot answers without its actions
+    actions: offeredWhileToolsWork(actions.port, () => !ctx.llmStatus.quirks.get(config.CHAT_MODEL).noTools),
     languages: languages.languages,
   })
   const assist = wireAssist(ctx, guards, { retrieval: chat.retrieval, addCandidates: knowledge.knowledge.addCandidates })
@@ -153,7 +156,13 @@ export function wireModules(ctx: AppContext): Modules {
     guards,
     routes: [
       healthRoutes({ redis: ctx.redis }),
-      llmRoutes({ guards, monitor: ctx.llmStatus, llmKey: tenants.service.llmKey, models: { chat: config.CHAT_MODEL, embedding: config.EMBEDDING_MODEL } }),
+      llmRoutes({
+        guards,
+        monitor: ctx.llmStatus,
+        llmKey: tenants.service.llmKey,
+        models: { chat: config.CHAT_MODEL, embedding: config.EMBEDDING_MODEL },
+        checks: llmChecks(ctx),
+      }),
       auth.routes,
       team.routes,
       auditLog.routes,

@@ -67,6 +67,7 @@ import { readFileSync } from 'node:fs'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
+import { chatRefusal, embeddingRefusal, SERVER_KINDS, type ServerKind, type ServerQuirks } from './fake-servers.js'
 import { afterTools, answerFromTools, argumentsFrom, pickTool, wireCalls, type FakeToolCall } from './fake-tools.js'
 
 export type FaultMode = 'http500' | 'http429' | 'http401' | 'slow_first_token' | 'stall' | 'malformed' | 'disconnect'
@@ -174,7 +175,12 @@ export interface FakeLlm {
   fail(mode: FaultMode | 500 | 429, opts?: FailOptions): void
   /** Polls until fn returns a truthy value (default 5 s), for things the server sees asynchronously. */
   waitFor<T>(fn: () => T | undefined | null | false, timeoutMs?: number): Promise<T>
-  /** Forget requests, scripts, embedAs rules and faults. */
+  /**
+   * Act like another server from now on (fake-servers.ts): refuse what it refuses with its error shape, answer
+   * embeddings as it does. `'openai'` (or `{}`) is the default behaviour.
+   */
+  behaveAs(server: ServerKind | ServerQuirks): void
+  /** Forget requests, scripts, embedAs rules and faults (the `server` option's behaviour comes back). */
   reset(): void
   close(): Promise<void>
 }
@@ -192,6 +198,8 @@ export interface FakeLlmOptions {
    * (demoAnswer). The tests and benches leave it unset: their fake behaves as described at the top.
    */
   knowledge?: readonly string[]
+  /** Act like this server (fake-servers.ts); default: OpenAI as documented, every parameter taken. */
+  server?: ServerKind | ServerQuirks
 }
 
 export const FAKE_IDK = "I don't know based on the available documentation."
@@ -692,6 +700,8 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
   }
   let faults: Fault[] = []
   let seq = 0
+  const quirksOf = (k: ServerKind | ServerQuirks | undefined): ServerQuirks => (typeof k === 'string' ? SERVER_KINDS[k] : (k ?? {}))
+  let acting: ServerQuirks = quirksOf(opts.server)
 
   const record = (rec: RecordedRequest) => {
     requests.push(rec)
@@ -746,6 +756,8 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
     if (!body || typeof body !== 'object' || typeof body.model !== 'string' || !Array.isArray(body.messages) || body.messages.length === 0) {
       return send(ex, 400, errorBody("Missing required parameters: 'model' and 'messages'.", 'invalid_request_error'))
     }
+    const refused = chatRefusal(acting, body)
+    if (refused) return send(ex, refused.status, refused.body)
     const messages: FakeMessage[] = body.messages.map((m: { role?: unknown; content?: unknown }) => ({
       role: String(m?.role ?? ''),
       content: contentOf(m?.content),
@@ -824,7 +836,7 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
       })
     }
 
-    const includeUsage = body.stream_options?.include_usage === true && spec.usage !== null
+    const includeUsage = body.stream_options?.include_usage === true && spec.usage !== null && !acting.noStreamUsage
     const chunk = (delta: Record<string, unknown>, finishReason: string | null) => ({
       id,
       object: 'chat.completion.chunk',
@@ -841,12 +853,17 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
     ex.res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' })
     ex.res.flushHeaders()
     await sleep(firstDelay, ex)
+    if (acting.sseNoise) {
+      ex.res.write(': ping\n\n')
+      write({ id: '', object: '', created: 0, model: '', choices: [], prompt_filter_results: [{ prompt_index: 0, content_filter_results: {} }] })
+    }
     write(chunk({ role: 'assistant', content: '', refusal: null }, null))
     // stall / disconnect / malformed happen part-way: after about half of the content
     const cut = mode === 'stall' || mode === 'disconnect' || mode === 'malformed' ? Math.max(1, Math.floor(chunks.length / 2)) : chunks.length
     for (let i = 0; i < cut && i < chunks.length; i++) {
       if (ex.closed) return
       if (i > 0 && spec.chunkDelayMs) await sleep(spec.chunkDelayMs, ex)
+      if (acting.sseNoise && i % 3 === 1) ex.res.write(': keep-alive\n\n')
       write(chunk({ content: chunks[i] }, null))
     }
     if (ex.closed) return
@@ -918,7 +935,9 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
     if (!body || typeof body.model !== 'string' || inputs.length === 0 || inputs.length > 2048) {
       return send(ex, 400, errorBody("'input' must be a non-empty string or array of at most 2048 items, and 'model' is required.", 'invalid_request_error'))
     }
-    const dims = body.dimensions ?? defaultDims
+    const refused = embeddingRefusal(acting, body)
+    if (refused) return send(ex, refused.status, refused.body)
+    const dims = acting.ignoreDimensions || acting.refuseDimensions ? (acting.nativeDims ?? defaultDims) : (body.dimensions ?? defaultDims)
     if (!Number.isInteger(dims) || dims < 1 || dims > 8192)
       return send(ex, 400, errorBody("'dimensions' must be an integer between 1 and 8192.", 'invalid_request_error'))
 
@@ -933,14 +952,17 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
       if (fault.mode === 'slow_first_token') await sleep(fault.delayMs ?? 3000, ex)
       if (fault.mode === 'malformed') return send(ex, 200, '{"object": "list", "data": [{"embedding": [0.1, ')
     }
-    const base64 = body.encoding_format === 'base64'
+    const base64 = body.encoding_format === 'base64' && !acting.floatEmbeddings
     let tokens = 0
     const data = inputs.map((input, index) => {
       const text = typeof input === 'string' ? input : Array.isArray(input) ? input.join(' ') : String(input)
       tokens += estimateTokens(text)
       let meaning: string | undefined
       for (let i = embedAs.length - 1; i >= 0 && meaning === undefined; i--) meaning = embedAs[i]!(text)
-      const vec = fakeEmbedding(meaning ?? text, dims)
+      let vec = fakeEmbedding(meaning ?? text, dims)
+      if (acting.badVectors === 'zeros') vec = new Float32Array(dims)
+      if (acting.badVectors === 'nan') vec[0] = Number.NaN
+      if (acting.badVectors === 'ragged' && index % 2 === 1) vec = vec.slice(0, Math.max(1, dims - 1))
       const embedding = base64 ? Buffer.from(vec.buffer, vec.byteOffset, vec.byteLength).toString('base64') : Array.from(vec, (x) => Math.round(x * 1e7) / 1e7)
       return { object: 'embedding', index, embedding }
     })
@@ -1081,7 +1103,11 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
         await new Promise((r) => setTimeout(r, 10))
       }
     },
+    behaveAs(k) {
+      acting = quirksOf(k)
+    },
     reset() {
+      acting = quirksOf(opts.server)
       requests.length = 0
       scripts = []
       embedAs = []

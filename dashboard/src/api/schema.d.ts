@@ -2115,6 +2115,20 @@ export interface operations {
                         hint: string | null;
                         chat_model: string;
                         embedding_model: string;
+                        /** @description what the server can do, tried with the workspace key (empty: not run, see hint) */
+                        checks: {
+                            name: "chat_stream" | "json_mode" | "tool_call" | "embedding";
+                            ok: boolean;
+                            /** @description what was seen, and what to change when not ok */
+                            detail: string;
+                        }[];
+                        checks_at: string | null;
+                        capabilities: {
+                            tools: boolean | null;
+                            tools_reason: string | null;
+                            json_mode: ("json_schema" | "json_object" | "plain") | null;
+                            embedding_width: number | null;
+                        };
                     };
                 };
             };
@@ -7196,10 +7210,11 @@ export interface operations {
                                 model: string;
                                 done: number;
                                 total: number;
-                                reason: ("unreachable" | "timeout" | "provider_error" | "rate_limited" | "model_not_found" | "malformed" | "key_refused" | "rejected" | "no_key") | null;
+                                reason: ("unreachable" | "timeout" | "provider_error" | "rate_limited" | "model_not_found" | "malformed" | "wrong_width" | "not_finite" | "zero_norm" | "key_refused" | "rejected" | "no_key") | null;
                                 message: string | null;
                                 failed_at: string | null;
                             };
+                            embedding_error: string | null;
                         }[];
                         url_sources: {
                             /** Format: uuid */
@@ -8098,10 +8113,11 @@ export interface operations {
                                 model: string;
                                 done: number;
                                 total: number;
-                                reason: ("unreachable" | "timeout" | "provider_error" | "rate_limited" | "model_not_found" | "malformed" | "key_refused" | "rejected" | "no_key") | null;
+                                reason: ("unreachable" | "timeout" | "provider_error" | "rate_limited" | "model_not_found" | "malformed" | "wrong_width" | "not_finite" | "zero_norm" | "key_refused" | "rejected" | "no_key") | null;
                                 message: string | null;
                                 failed_at: string | null;
                             };
+                            embedding_error: string | null;
                         }[];
                     };
                 };
@@ -8225,10 +8241,11 @@ export interface operations {
                             model: string;
                             done: number;
                             total: number;
-                            reason: ("unreachable" | "timeout" | "provider_error" | "rate_limited" | "model_not_found" | "malformed" | "key_refused" | "rejected" | "no_key") | null;
+                            reason: ("unreachable" | "timeout" | "provider_error" | "rate_limited" | "model_not_found" | "malformed" | "wrong_width" | "not_finite" | "zero_norm" | "key_refused" | "rejected" | "no_key") | null;
                             message: string | null;
                             failed_at: string | null;
                         };
+                        embedding_error: string | null;
                     };
                 };
             };
@@ -8396,10 +8413,11 @@ export interface operations {
                             model: string;
                             done: number;
                             total: number;
-                            reason: ("unreachable" | "timeout" | "provider_error" | "rate_limited" | "model_not_found" | "malformed" | "key_refused" | "rejected" | "no_key") | null;
+                            reason: ("unreachable" | "timeout" | "provider_error" | "rate_limited" | "model_not_found" | "malformed" | "wrong_width" | "not_finite" | "zero_norm" | "key_refused" | "rejected" | "no_key") | null;
                             message: string | null;
                             failed_at: string | null;
                         };
+                        embedding_error: string | null;
                         parsed_text: string;
                         parsed_text_length: number;
                         progress: {

@@ -16,6 +16,7 @@ import * as m1100 from './1100_actions.js'
 import * as m1300 from './1300_evals.js'
 import * as m1400e from './1400_evals_auto_run.js'
 import * as m1500l from './1500_live_availability.js'
+import * as m1610k from './1610_key_fingerprint.js'
 import * as m1630a from './1630_assist.js'
 import * as m1650 from './1650_languages.js'
 
@@ -41,6 +42,7 @@ export const migrations: Record<string, Migration> = {
   '1300_evals': m1300,
   '1400_evals_auto_run': m1400e,
   '1500_live_availability': m1500l,
+  '1610_key_fingerprint': m1610k,
   '1630_assist': m1630a,
   '1650_languages': m1650,
 }

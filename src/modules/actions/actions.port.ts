@@ -68,3 +68,16 @@ export interface ActionsPort {
   /** The calls made in a conversation, oldest first (the caller has checked the viewer may see it). */
   sessionCalls(tenantId: string, sessionId: string): Promise<SessionCall[]>
 }
+
+/**
+ * The port as the turn gets it: no tools offered while the model server refuses tool calls (learned by the LLM
+ * client, docs/model-servers.md), so a bot with enabled actions answers without them instead of failing.
+ */
+export function offeredWhileToolsWork(port: ActionsPort, toolsWork: () => boolean): ActionsPort {
+  return {
+    offer: (tenantId, botId, identity) => (toolsWork() ? port.offer(tenantId, botId, identity) : Promise.resolve([])),
+    call: (tenantId, input) => port.call(tenantId, input),
+    confirm: (tenantId, input) => port.confirm(tenantId, input),
+    sessionCalls: (tenantId, sessionId) => port.sessionCalls(tenantId, sessionId),
+  }
+}

@@ -281,6 +281,16 @@ export function createDocumentsRepo(db: Db) {
       return r.rows[0]?.udt_name === 'vector' ? 'vector' : 'array'
     },
 
+    /** The width of the tenant's stored vectors of `model` (the index's width), null while it has none. */
+    async storedWidth(tenantId: string, model: string, trx: Executor = db): Promise<number | null> {
+      const r = await sql<{ embedding: unknown }>`
+        SELECT embedding FROM chunks WHERE tenant_id = ${tenantId} AND embedding_model = ${model} AND embedding IS NOT NULL LIMIT 1`.execute(trx)
+      const e = r.rows[0]?.embedding
+      if (Array.isArray(e)) return e.length
+      if (typeof e === 'string') return e.split(',').length
+      return null
+    },
+
     /** Chunks still without a vector of `model` (a changed model re-embeds), with the context the embedding text gets. */
     pendingEmbeddings(tenantId: string, model: string, limit: number, documentId?: string, trx: Executor = db) {
       let q = trx

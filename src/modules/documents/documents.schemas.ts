@@ -45,6 +45,9 @@ export const DocumentEmbeddings = Type.Object({
       Type.Literal('rate_limited'),
       Type.Literal('model_not_found'),
       Type.Literal('malformed'),
+      Type.Literal('wrong_width'),
+      Type.Literal('not_finite'),
+      Type.Literal('zero_norm'),
       Type.Literal('key_refused'),
       Type.Literal('rejected'),
       Type.Literal('no_key'),
@@ -69,6 +72,9 @@ export const DocumentResponse = Type.Object({
   created_at: DateTime,
   updated_at: DateTime,
   embeddings: DocumentEmbeddings,
+  embedding_error: Nullable(
+    Type.String({ description: 'why the vectors of this document could not be made (the provider failed or sent unusable vectors); null when none failed' }),
+  ),
 })
 
 /**

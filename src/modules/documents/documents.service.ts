@@ -20,7 +20,8 @@ import type { DocumentFileType, HealthStatus } from '../../db/schema/ingestion.j
 import type { JobQueue } from '../../jobs/queue.js'
 import type { Clock } from '../../lib/clock.js'
 import { AppError, badRequest, conflict, notFound } from '../../lib/errors.js'
-import { LlmUnavailableError, type LlmClient } from '../llm/llm.js'
+import { LlmUnavailableError, type EmbeddingRejectedError, type LlmClient } from '../llm/llm.js'
+import { checkVectors } from '../llm/vectors.fns.js'
 import { chunkDocument, documentLanguage, type Chunk, type ChunkOptions } from './chunking.fns.js'
 import type { DocumentRow, DocumentsRepo, EmbeddingStorage } from './documents.repo.js'
 import { classifyEmbeddingFailure, documentEmbeddings, withEmbeddingsWarning, type DocumentEmbeddings } from './embedding-status.fns.js'
@@ -78,6 +79,7 @@ export function presentDocument(d: DocumentRow, embeddings: DocumentEmbeddings) 
     created_at: d.created_at.toISOString(),
     updated_at: d.updated_at.toISOString(),
     embeddings,
+    embedding_error: embeddings.status === 'failed' ? embeddings.message : null,
   }
 }
 
@@ -286,15 +288,17 @@ export function createDocumentsService(deps: {
         vectors = res.vectors
       } catch (err) {
         if (!(err instanceof LlmUnavailableError)) throw err
-        const f = classifyEmbeddingFailure(err)
+        const f = classifyEmbeddingFailure({ kind: err.kind, status: err.status, problem: (err as Partial<EmbeddingRejectedError>).problem })
         if (!f) return out('partial')
         log.warn({ tenantId, reason: f.reason, err: { kind: err.kind, status: err.status } }, 'embedding failed; chunks stay lexical until the backfill')
         return out('failed', await noteFailure(tenantId, f))
       }
-      const valid = vectors.length === rows.length && vectors.every((v) => Array.isArray(v) && v.length > 0 && v.every(Number.isFinite))
-      if (!valid) {
-        log.warn({ tenantId }, 'embedding provider returned malformed vectors')
-        return out('failed', await noteFailure(tenantId, { reason: 'malformed', scope: 'provider' }))
+      // the index's width: what the tenant's stored vectors of this model have, once there are any
+      const check = checkVectors(vectors, { count: rows.length, width: await repo.storedWidth(tenantId, settings.embeddingModel) })
+      if (!check.ok) {
+        const reason = check.problem === 'count' ? 'malformed' : check.problem
+        log.warn({ tenantId, reason, detail: check.detail }, 'embedding provider returned unusable vectors; chunks stay lexical')
+        return out('failed', await noteFailure(tenantId, { reason, scope: 'provider' }))
       }
       await repo.writeEmbeddings(
         tenantId,

@@ -1,5 +1,5 @@
 import type { EmbeddingFailureReason, EmbeddingFailureScope, HealthStatus } from '../../db/schema/ingestion.js'
-import type { LlmFailureKind } from '../llm/llm.js'
+import type { LlmFailureKind, VectorProblem } from '../llm/llm.js'
 
 /**
  * Whether a document's chunks have their vectors, and if not why: the honest half of "ready". A document
@@ -37,6 +37,9 @@ const REASON_TEXT: Record<EmbeddingFailureReason, string> = {
   rate_limited: 'provider rate limit reached',
   model_not_found: 'embedding model not found at the provider',
   malformed: 'provider sent an unreadable reply',
+  wrong_width: 'provider sent vectors of another width than the index (check EMBEDDING_MODEL and EMBEDDING_DIMENSIONS)',
+  not_finite: 'provider sent vectors with values that are not numbers (check the embedding server and EMBEDDING_MODEL)',
+  zero_norm: 'provider sent all-zero vectors (check the embedding server and EMBEDDING_MODEL)',
   key_refused: 'the model key was refused',
   rejected: 'the provider refused the request',
   no_key: 'no model key is set',
@@ -50,8 +53,10 @@ const REASON_TEXT: Record<EmbeddingFailureReason, string> = {
 export function classifyEmbeddingFailure(e: {
   kind: LlmFailureKind
   status?: number
+  problem?: VectorProblem
 }): { reason: EmbeddingFailureReason; scope: EmbeddingFailureScope } | null {
   if (e.kind === 'aborted') return null
+  if (e.problem === 'wrong_width' || e.problem === 'not_finite' || e.problem === 'zero_norm') return { reason: e.problem, scope: 'provider' }
   if (e.kind === 'network') return { reason: 'unreachable', scope: 'provider' }
   if (e.kind === 'timeout') return { reason: 'timeout', scope: 'provider' }
   if (e.kind === 'malformed') return { reason: 'malformed', scope: 'provider' }

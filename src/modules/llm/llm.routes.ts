@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { bearerSecurity, type Guards } from '../../http/auth.js'
 import { DateTime, ErrorBody, Nullable, commonErrors, iso } from '../../http/schemas.js'
+import type { CheckCache } from './capability-checks.js'
 import type { ProviderMonitor } from './provider-status.js'
 
 const ProviderStatusResponse = Type.Object({
@@ -14,6 +15,21 @@ const ProviderStatusResponse = Type.Object({
   hint: Nullable(Type.String({ description: 'what to change, in words, when the state is not ok' })),
   chat_model: Type.String(),
   embedding_model: Type.String(),
+  checks: Type.Array(
+    Type.Object({
+      name: Type.Union([Type.Literal('chat_stream'), Type.Literal('json_mode'), Type.Literal('tool_call'), Type.Literal('embedding')]),
+      ok: Type.Boolean(),
+      detail: Type.String({ description: 'what was seen, and what to change when not ok' }),
+    }),
+    { description: 'what the server can do, tried with the workspace key (empty: not run, see hint)' },
+  ),
+  checks_at: Nullable(DateTime),
+  capabilities: Type.Object({
+    tools: Nullable(Type.Boolean({ description: 'false: the chat model refuses tools, so actions are not offered to it' })),
+    tools_reason: Nullable(Type.String()),
+    json_mode: Nullable(Type.Union([Type.Literal('json_schema'), Type.Literal('json_object'), Type.Literal('plain')])),
+    embedding_width: Nullable(Type.Integer()),
+  }),
 })
 
 const StatusQuery = Type.Object({
@@ -31,6 +47,7 @@ export const llmRoutes =
     monitor: ProviderMonitor
     llmKey: (tenantId: string) => Promise<string | null>
     models: { chat: string; embedding: string }
+    checks: CheckCache
   }): FastifyPluginAsyncTypebox =>
   async (app) => {
     const { guards, monitor } = deps
@@ -48,10 +65,35 @@ export const llmRoutes =
         },
       },
       async (req) => {
-        if (req.query.probe || monitor.status().state === 'unknown') await monitor.probe(await deps.llmKey(req.tenantId!))
+        const apiKey = await deps.llmKey(req.tenantId!)
+        if (req.query.probe || monitor.status().state === 'unknown') await monitor.probe(apiKey)
+        // the capability checks: cached per key (model calls at most every few minutes), skipped while unreachable
+        const report = apiKey && monitor.status().state !== 'unreachable' ? await deps.checks.get(apiKey, req.query.probe) : null
         const s = monitor.status()
+        const essentialFailed = report?.checks.some((c) => !c.ok && (c.name === 'chat_stream' || c.name === 'embedding'))
+        const quirks = monitor.quirks.get(deps.models.chat)
+        const tools = quirks.noTools ? false : (report?.capabilities.tools ?? null)
         return {
           ...s,
+          state: essentialFailed && s.state !== 'unreachable' ? ('error' as const) : s.state,
+          hint:
+            s.hint ??
+            (essentialFailed
+              ? report!.checks.find((c) => !c.ok)!.detail
+              : !apiKey
+                ? 'No model key is set for this workspace: the checks run once one is.'
+                : null),
+          checks: report?.checks ?? [],
+          checks_at: iso(report?.ran_at ?? null),
+          capabilities: {
+            tools,
+            tools_reason:
+              tools === false
+                ? `The model server refuses tool calls for ${deps.models.chat}: actions are not offered to the model. Set CHAT_MODEL to a model with tool support.`
+                : null,
+            json_mode: quirks.json ?? report?.capabilities.json_mode ?? null,
+            embedding_width: report?.capabilities.embedding_width ?? null,
+          },
           checked_at: iso(s.checked_at),
           last_success_at: iso(s.last_success_at),
           last_error: s.last_error && { ...s.last_error, at: iso(s.last_error.at)! },

@@ -39,8 +39,10 @@ export interface ChatOptions {
   messages: LlmMessage[]
   temperature?: number
   maxTokens?: number
-  /** Ask for a JSON object (response_format json_object). */
+  /** Ask for a JSON object (response_format json_object; a plain call read as JSON where the server has no JSON mode). */
   json?: boolean
+  /** Ask for JSON of this schema (response_format json_schema, falling back to json_object, then plain). */
+  jsonSchema?: { name: string; schema: Record<string, unknown> }
   /** Functions the model may call instead of answering (the reply then carries `toolCalls`). */
   tools?: ToolDef[]
   /** Total time allowed for the call; the call is aborted after it. */
@@ -98,5 +100,18 @@ export class LlmUnavailableError extends Error {
     readonly kind: LlmFailureKind = 'network',
   ) {
     super(message)
+  }
+}
+
+/** Why a reply of vectors cannot be used: a provider error with a reason, never a vector (docs/model-servers.md). */
+export type VectorProblem = 'count' | 'wrong_width' | 'not_finite' | 'zero_norm'
+
+export class EmbeddingRejectedError extends LlmUnavailableError {
+  override name = 'EmbeddingRejectedError'
+  constructor(
+    readonly problem: VectorProblem,
+    readonly detail: string,
+  ) {
+    super(`embedding provider sent unusable vectors: ${detail}`, undefined, 'malformed')
   }
 }

@@ -1,5 +1,6 @@
 import OpenAI from 'openai'
 import {
+  EmbeddingRejectedError,
   LlmUnavailableError,
   type ChatOptions,
   type ChatResult,
@@ -10,6 +11,8 @@ import {
   type LlmUsage,
   type ToolCall,
 } from './llm.js'
+import { createQuirkMemory, jsonFromPlain, quirkFromRefusal, type JsonMode, type QuirkMemory, type Quirks, type SentParams } from './quirks.js'
+import { checkVectors, decodeEmbedding } from './vectors.fns.js'
 
 const DEFAULT_TIMEOUT_MS = 60_000
 
@@ -58,34 +61,129 @@ function toUnavailable(err: unknown, s: CallSignal): LlmUnavailableError {
   return new LlmUnavailableError('language model unreachable', undefined, 'network')
 }
 
+/** A 429's Retry-After is honoured up to this long within a turn; a longer wait fails the call at once. */
+export const MAX_RETRY_AFTER_MS = 10_000
+
+/** The wait a 429 asks for (retry-after-ms, retry-after in seconds or as a date), null when it names none. */
+export function retryAfterMs(headers: Headers, now = Date.now()): number | null {
+  const ms = Number.parseFloat(headers.get('retry-after-ms') ?? '')
+  if (Number.isFinite(ms)) return ms
+  const raw = headers.get('retry-after')
+  if (!raw) return null
+  const s = Number.parseFloat(raw)
+  if (Number.isFinite(s)) return s * 1000
+  const at = Date.parse(raw)
+  return Number.isFinite(at) ? at - now : null
+}
+
+/**
+ * fetch for the SDK: a 429 asking for more than MAX_RETRY_AFTER_MS is not retried (the SDK would wait up to a
+ * minute); a 400/422 in another server's error shape (vLLM's top-level `message`, `{"error": "text"}`) is put
+ * in OpenAI's `{error: {message, param, code}}`, so a refused parameter can be recognised (quirks.ts).
+ */
+const serverFetch: typeof fetch = async (input, init) => {
+  const res = await fetch(input, init)
+  if (res.status === 429) {
+    const wait = retryAfterMs(res.headers)
+    if (wait === null || wait <= MAX_RETRY_AFTER_MS) return res
+    const headers = new Headers(res.headers)
+    headers.set('x-should-retry', 'false')
+    return new Response(res.body, { status: res.status, statusText: res.statusText, headers })
+  }
+  if (res.status !== 400 && res.status !== 422) return res
+  const text = (await res.text()).slice(0, 20_000)
+  let body: unknown = null
+  try {
+    body = JSON.parse(text)
+  } catch {}
+  const o = body && typeof body === 'object' ? (body as Record<string, unknown>) : null
+  const error =
+    o && typeof o.error === 'object' && o.error !== null
+      ? o.error
+      : o && typeof o.error === 'string'
+        ? { message: o.error, param: null, code: null }
+        : o && (typeof o.message === 'string' || typeof o.detail === 'string')
+          ? { message: typeof o.message === 'string' ? o.message : JSON.stringify(o.detail), param: o.param ?? null, code: o.code ?? null }
+          : { message: text, param: null, code: null }
+  const headers = new Headers(res.headers)
+  headers.set('content-type', 'application/json')
+  headers.delete('content-length')
+  return new Response(JSON.stringify({ error }), { status: res.status, statusText: res.statusText, headers })
+}
+
+type JsonRequest = JsonMode | null
+const JSON_ORDER: JsonMode[] = ['json_schema', 'json_object', 'plain']
+/** The JSON mode a call goes with: what it asks, lowered to what the server was seen to take. */
+const jsonModeFor = (asked: JsonRequest, learned: JsonMode | undefined): JsonRequest =>
+  asked === null ? null : learned && JSON_ORDER.indexOf(learned) > JSON_ORDER.indexOf(asked) ? learned : asked
+
 /**
  * The official SDK at a configurable base URL. One SDK client per API key is cached (tenants bring their
- * own keys). The SDK retries once on connection errors, 408, 409, 429 (honouring Retry-After) and 5xx;
- * `timeoutMs` bounds the whole call including that retry and the whole stream.
+ * own keys). The SDK retries once on connection errors, 408, 409, 429 (honouring Retry-After up to 10 s)
+ * and 5xx; `timeoutMs` bounds the whole call including that retry and the whole stream. A parameter the
+ * server refuses is learned (quirks.ts) and the call goes again without it.
  */
-export function createOpenAiClient(baseURL: string): LlmClient {
+export function createOpenAiClient(baseURL: string, quirks: QuirkMemory = createQuirkMemory()): LlmClient & { quirks: QuirkMemory } {
   const clients = new Map<string, OpenAI>()
   const client = (apiKey: string) => {
     let c = clients.get(apiKey)
     if (!c) {
       if (clients.size > 1000) clients.clear()
       // logLevel off: the SDK would print raw reply chunks (visitor text) to the console on parse errors.
-      c = new OpenAI({ apiKey, baseURL, maxRetries: 1, timeout: DEFAULT_TIMEOUT_MS, logLevel: 'off' })
+      c = new OpenAI({ apiKey, baseURL, maxRetries: 1, timeout: DEFAULT_TIMEOUT_MS, logLevel: 'off', fetch: serverFetch })
       clients.set(apiKey, c)
     }
     return c
   }
 
-  function params(opts: ChatOptions) {
-    return {
+  function params(opts: ChatOptions, q: Quirks, stream: boolean) {
+    const json = jsonModeFor(opts.jsonSchema ? 'json_schema' : opts.json ? 'json_object' : null, q.json)
+    const tools = opts.tools?.length && !q.noTools ? opts.tools : null
+    const sent: SentParams = {
+      maxTokens: opts.maxTokens !== undefined && !q.maxCompletionTokens,
+      maxCompletionTokens: opts.maxTokens !== undefined && !!q.maxCompletionTokens,
+      temperature: opts.temperature !== undefined && !q.noTemperature,
+      dimensions: false,
+      json,
+      tools: !!tools,
+      streamOptions: stream && !q.noStreamOptions,
+    }
+    const body = {
       model: opts.model,
       messages: opts.messages.map(wireMessage) as never,
-      temperature: opts.temperature,
-      max_tokens: opts.maxTokens,
-      ...(opts.json ? { response_format: { type: 'json_object' as const } } : {}),
-      ...(opts.tools?.length
-        ? { tools: opts.tools.map((t) => ({ type: 'function' as const, function: { name: t.name, description: t.description, parameters: t.parameters } })) }
+      ...(sent.temperature ? { temperature: opts.temperature } : {}),
+      ...(sent.maxTokens ? { max_tokens: opts.maxTokens } : {}),
+      ...(sent.maxCompletionTokens ? { max_completion_tokens: opts.maxTokens } : {}),
+      ...(json === 'json_object' || (json === 'json_schema' && !opts.jsonSchema) ? { response_format: { type: 'json_object' as const } } : {}),
+      ...(json === 'json_schema' && opts.jsonSchema
+        ? { response_format: { type: 'json_schema' as const, json_schema: { name: opts.jsonSchema.name, schema: opts.jsonSchema.schema } } }
         : {}),
+      ...(tools
+        ? { tools: tools.map((t) => ({ type: 'function' as const, function: { name: t.name, description: t.description, parameters: t.parameters } })) }
+        : {}),
+      ...(sent.streamOptions ? { stream_options: { include_usage: true } } : {}),
+    }
+    return { body, sent, json }
+  }
+
+  /** Runs a call, learning each parameter the server refuses and going again without it (at most a few times). */
+  async function adaptive<T, B>(model: string, build: (q: Quirks) => { body: B; sent: SentParams }, run: (body: B) => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      const { body, sent } = build(quirks.get(model))
+      try {
+        return await run(body)
+      } catch (err) {
+        if (attempt < 5 && err instanceof OpenAI.APIError) {
+          const e = err.error as { message?: unknown } | string | undefined
+          const message = typeof e === 'string' ? e : (e?.message ?? err.message)
+          const learned = quirkFromRefusal(err.status, { param: err.param, code: err.code, message }, sent)
+          if (learned) {
+            quirks.learn(model, learned)
+            continue
+          }
+        }
+        throw err
+      }
     }
   }
 
@@ -93,9 +191,19 @@ export function createOpenAiClient(baseURL: string): LlmClient {
     async chat(opts) {
       const s = signalFor(opts)
       try {
-        const res = await client(opts.apiKey).chat.completions.create({ ...params(opts), stream: false }, { signal: s.signal })
+        let plain = false
+        const res = await adaptive(
+          opts.model,
+          (q) => {
+            const p = params(opts, q, false)
+            plain = p.json === 'plain'
+            return p
+          },
+          (body) => client(opts.apiKey).chat.completions.create({ ...body, stream: false }, { signal: s.signal }),
+        )
         if (!res || !Array.isArray(res.choices)) throw new SyntaxError('no choices in the reply')
-        const text = res.choices[0]?.message?.content ?? ''
+        const raw = res.choices[0]?.message?.content ?? ''
+        const text = plain ? jsonFromPlain(raw) : raw
         const calls = (res.choices[0]?.message?.tool_calls ?? []).flatMap((c) =>
           c.type === 'function' ? [{ id: c.id, name: c.function.name, arguments: c.function.arguments }] : [],
         )
@@ -124,9 +232,10 @@ export function createOpenAiClient(baseURL: string): LlmClient {
       const iterate = async function* () {
         const s = signalFor(opts)
         try {
-          const stream = await client(opts.apiKey).chat.completions.create(
-            { ...params(opts), stream: true, stream_options: { include_usage: true } },
-            { signal: s.signal },
+          const stream = await adaptive(
+            opts.model,
+            (q) => params(opts, q, true),
+            (body) => client(opts.apiKey).chat.completions.create({ ...body, stream: true }, { signal: s.signal }),
           )
           let finished = false
           for await (const part of stream) {
@@ -173,19 +282,38 @@ export function createOpenAiClient(baseURL: string): LlmClient {
       if (opts.input.length === 0) return { vectors: [], usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 } }
       const s = signalFor(opts)
       try {
-        const res = await client(opts.apiKey).embeddings.create(
-          { model: opts.model, input: opts.input, ...(opts.dimensions ? { dimensions: opts.dimensions } : {}) },
-          { signal: s.signal },
+        const res = await adaptive(
+          opts.model,
+          (q) => {
+            const dimensions = opts.dimensions && !q.noDimensions ? opts.dimensions : undefined
+            const sent: SentParams = { ...NOTHING_SENT, dimensions: dimensions !== undefined }
+            return { body: { model: opts.model, input: opts.input, encoding_format: 'float' as const, ...(dimensions ? { dimensions } : {}) }, sent }
+          },
+          (body) => client(opts.apiKey).embeddings.create(body, { signal: s.signal }),
         )
-        if (!res || !Array.isArray(res.data) || res.data.length !== opts.input.length) throw new SyntaxError('embedding count does not match the input')
-        const vectors = [...res.data].sort((a, b) => a.index - b.index).map((d) => Array.from(d.embedding as ArrayLike<number>))
+        if (!res || !Array.isArray(res.data)) throw new SyntaxError('no data in the embedding reply')
+        // asked as floats; read by what arrived all the same (base64 text or a float array)
+        const vectors = [...res.data].sort((a, b) => a.index - b.index).map((d) => decodeEmbedding(d.embedding))
+        const check = checkVectors(vectors, { count: opts.input.length })
+        if (!check.ok) throw new EmbeddingRejectedError(check.problem, check.detail)
         const tokens = res.usage?.total_tokens ?? estimateTokens(opts.input.join('\n'))
-        return { vectors, usage: { prompt_tokens: res.usage?.prompt_tokens ?? tokens, completion_tokens: 0, total_tokens: tokens } }
+        return { vectors: vectors as number[][], usage: { prompt_tokens: res.usage?.prompt_tokens ?? tokens, completion_tokens: 0, total_tokens: tokens } }
       } catch (err) {
         throw toUnavailable(err, s)
       }
     },
+    quirks,
   }
+}
+
+const NOTHING_SENT: SentParams = {
+  maxTokens: false,
+  maxCompletionTokens: false,
+  temperature: false,
+  dimensions: false,
+  json: null,
+  tools: false,
+  streamOptions: false,
 }
 
 /** A message as the provider takes it: an assistant's tool calls and a tool's answer in OpenAI's shape. */

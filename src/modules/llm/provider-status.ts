@@ -1,5 +1,6 @@
 import type { Logger } from 'pino'
 import type { Clock } from '../../lib/clock.js'
+import { createQuirkMemory, type QuirkMemory } from './quirks.js'
 import { LlmUnavailableError, type ChatStream, type LlmClient, type LlmFailureKind } from './llm.js'
 
 /**
@@ -74,7 +75,7 @@ function hintFor(state: ProviderState, failure: ProviderFailure | null, baseUrl:
   return null
 }
 
-export function createProviderMonitor(rawBaseUrl: string, log: Logger, clock: Clock) {
+export function createProviderMonitor(rawBaseUrl: string, log: Logger, clock: Clock, quirks: QuirkMemory = createQuirkMemory()) {
   const baseUrl = displayBaseUrl(rawBaseUrl)
   let state: ProviderState = 'unknown'
   let checkedAt: Date | null = null
@@ -121,6 +122,8 @@ export function createProviderMonitor(rawBaseUrl: string, log: Logger, clock: Cl
   }
 
   return {
+    /** What the server was seen to refuse, per model (learned by openai-client.ts). */
+    quirks,
     /** The client every module uses, reporting each call's outcome here. */
     wrap(llm: LlmClient): LlmClient {
       return {

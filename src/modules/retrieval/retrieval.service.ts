@@ -245,13 +245,16 @@ export function createRetrievalService(deps: RetrievalDeps) {
       return null
     }
     if (q.length === 0) return null
-    const near = await nearest(tenantId, corpus, q, LIST_K)
-    if (near) return { rows: near, tokens }
-    // too large for the cache: exact cosine over the lexical candidates only
+    // a score that is not a number ranks nothing: the vector side keeps only real similarities (never NaN)
+    const near = (await nearest(tenantId, corpus, q, LIST_K))?.filter((r) => Number.isFinite(r.score))
+    if (near) return near.length ? { rows: near, tokens } : null
+    // too large for the cache: exact cosine over the lexical candidates only, of the query's width
     const rows = (await repo.embeddingsOf(tenantId, await lexicalIds(), deps.embeddingModel))
+      .filter((r) => r.embedding.length === q.length)
       .map((r) => ({ id: r.id, document_id: r.document_id, score: cosine(q, r.embedding) }))
+      .filter((r) => Number.isFinite(r.score))
       .sort((a, b) => b.score - a.score)
-    return { rows, tokens }
+    return rows.length ? { rows, tokens } : null
   }
 
   return {
@@ -355,7 +358,7 @@ export function createRetrievalService(deps: RetrievalDeps) {
             url: d.source_url ?? d.doc_url ?? null,
             text: d.content,
             score,
-            confidence: Math.max(lexConf ?? 0, v ? Math.max(v.score, 0) : 0),
+            confidence: finiteOr0(Math.max(finiteOr0(lexConf), v ? Math.max(finiteOr0(v.score), 0) : 0)),
             bm25: l?.score ?? null,
             lexical: lexConf,
             vector: v?.score ?? null,
@@ -400,6 +403,9 @@ export function createRetrievalService(deps: RetrievalDeps) {
     },
   }
 }
+
+/** A score that is not a finite number (a zero vector's cosine in pgvector is NaN) counts as none. */
+const finiteOr0 = (x: number | null | undefined): number => (typeof x === 'number' && Number.isFinite(x) ? x : 0)
 
 /** "Guide — Install > Linux": the document, then where in it; a heading path that repeats the title loses it. */
 export function hitTitle(docTitle: string, headingPath: string | null): string {

@@ -34,7 +34,8 @@ export function retrieve(
 
 export function usableHits(result: Pick<RetrievalResult, 'hits'>, minScore: number): RetrievalHit[] {
   const floor = minScore / 2
-  return result.hits.filter((h, i) => i === 0 || h.confidence >= floor)
+  // a NaN confidence must not silently drop a hit that fusion ranked (issue 37): it counts as 0
+  return result.hits.filter((h, i) => i === 0 || (Number.isFinite(h.confidence) ? h.confidence : 0) >= floor)
 }
 
 export function promptSources(hits: RetrievalHit[]): { prompt: PromptSource[]; citable: CitableSource[] } {
