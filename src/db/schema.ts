@@ -1,6 +1,7 @@
 import type { ActionsTables } from './schema/actions.js'
 import type { AnalyticsTables } from './schema/analytics.js'
 import type { ChatTables } from './schema/chat.js'
+import type { EmailChannelTables } from './schema/email-channel.js'
 import type { EvalsTables } from './schema/evals.js'
 import type { EscalationsTables } from './schema/escalations.js'
 import type { FoundationTables } from './schema/foundation.js'
@@ -25,4 +26,5 @@ export interface Database
     TeamTables,
     WebhooksTables,
     ActionsTables,
-    EvalsTables {}
+    EvalsTables,
+    EmailChannelTables {}

@@ -19,6 +19,7 @@ import { wireDocuments } from './documents/documents.wire.js'
 import { wireSources } from './documents/sources/sources.wire.js'
 import { emailJobs } from './email/email.jobs.js'
 import { createEmailService } from './email/email.service.js'
+import { threadedEmail, wireEmailChannel } from './email-channel/email-channel.wire.js'
 import { wireEvals } from './evals/evals.wire.js'
 import { wireEscalations } from './escalations/escalations.wire.js'
 import { wireGaps } from './gap-analyzer/gaps.wire.js'
@@ -80,7 +81,15 @@ export function wireModules(ctx: AppContext): Modules {
   // an operator's message is mailed like a resolution's reply (unless seen within the grace period): the
   // escalations module is wired after the live one, whose port it uses, so the hook reaches it when called
   const live = wireLive(ctx, guards, { events, audit, onOperatorMessage: (tenantId, m, trx) => escalations.service.queueReplyMail(tenantId, m, trx) })
-  const escalations = wireEscalations(ctx, guards, { tenants: tenants.service, email, privacy: privacy.repo, audit, events, live: live.port })
+  // an operator's message on an e-mail conversation goes out in its thread (the e-mail channel rewrites the mail)
+  const escalations = wireEscalations(ctx, guards, {
+    tenants: tenants.service,
+    email: threadedEmail(ctx, email),
+    privacy: privacy.repo,
+    audit,
+    events,
+    live: live.port,
+  })
   const knowledge = wireKnowledge(ctx, guards, { llmKey: tenants.service.llmKey, audit })
   // the bot's actions, which the turn offers its model as tools through the actions port
   const actions = wireActions(ctx, guards, { audit, events })
@@ -97,6 +106,7 @@ export function wireModules(ctx: AppContext): Modules {
     events,
     actions: actions.port,
   })
+  const emailChannel = wireEmailChannel(ctx, guards, { bots: bots.service, botsRepo, chat: chat.service, email })
   const widget = wireWidget(ctx, { repo: widgetRepo, bots: botsRepo, tenants: tenants.service, chat: chat.service, live: live.widget })
   // the knowledge changing: its profile, and an automatic evaluation run (evals is wired below; called later)
   const documents = wireDocuments(ctx, guards, {
@@ -152,6 +162,7 @@ export function wireModules(ctx: AppContext): Modules {
       webhooks.routes,
       actions.routes,
       evals.routes,
+      emailChannel.routes,
       dashboardRoutes(),
     ],
     jobs: [
@@ -168,6 +179,7 @@ export function wireModules(ctx: AppContext): Modules {
       ...analytics.jobs,
       ...webhooks.jobs,
       ...evals.jobs,
+      ...emailChannel.jobs,
       ...pruneJobs(pruneFinishedJobs(ctx.db, ctx.clock, ctx.config.JOBS_RETENTION_DAYS)),
     ],
     widgetCors: widget.corsOptions,

@@ -30,7 +30,7 @@ export interface TurnInput {
   sessionId?: string | null
   message: string
   locale?: string | null
-  channel: 'api' | 'widget'
+  channel: 'api' | 'widget' | 'email'
   signal?: AbortSignal
   onEvent?: (e: TurnEvent) => void
   /**
