@@ -19,6 +19,7 @@ import { wireDocuments } from './documents/documents.wire.js'
 import { wireSources } from './documents/sources/sources.wire.js'
 import { emailJobs } from './email/email.jobs.js'
 import { createEmailService } from './email/email.service.js'
+import type { EmailChannelService } from './email-channel/email-channel.service.js'
 import { threadedEmail, wireEmailChannel } from './email-channel/email-channel.wire.js'
 import { wireEvals } from './evals/evals.wire.js'
 import { wireEscalations } from './escalations/escalations.wire.js'
@@ -42,6 +43,8 @@ export interface Modules {
   jobs: JobDefinition<any>[]
   /** CORS for the public widget routes, decided per bot. */
   widgetCors: (req: FastifyRequest) => FastifyCorsOptions
+  /** The e-mail channel's door, for the inbound SMTP listener (server.ts). */
+  emailChannel: EmailChannelService
 }
 
 /**
@@ -183,5 +186,6 @@ export function wireModules(ctx: AppContext): Modules {
       ...pruneJobs(pruneFinishedJobs(ctx.db, ctx.clock, ctx.config.JOBS_RETENTION_DAYS)),
     ],
     widgetCors: widget.corsOptions,
+    emailChannel: emailChannel.service,
   }
 }

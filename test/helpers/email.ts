@@ -27,7 +27,7 @@ export function rawMail(v: { to: string; from: string; subject?: string; body?: 
     'Content-Type: text/plain; charset=utf-8',
     ...Object.entries(v.headers ?? {}).map(([k, val]) => `${k}: ${val}`),
     '',
-    v.body ?? 'How long do refunds take after I return a parcel?',
+    v.body ?? 'How long do refunds take after you receive the returned item?',
     '',
   ]
   return lines.join('\r\n')
