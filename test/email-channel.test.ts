@@ -7,7 +7,7 @@ import { createTenant, uniqueEmail, type Tenant } from './helpers/factories.js'
 import { addMember } from './helpers/team.js'
 import { until } from './helpers/wait.js'
 
-vi.setConfig({ hookTimeout: 240_000, testTimeout: 180_000 })
+vi.setConfig({ hookTimeout: 600_000, testTimeout: 300_000 })
 
 let fake: FakeLlm
 let t: TestApp

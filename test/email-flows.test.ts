@@ -14,7 +14,7 @@ import { fixture, newMessageId, rawMail } from './helpers/email.js'
 import { createTenant, uniqueEmail, type Tenant } from './helpers/factories.js'
 import { until } from './helpers/wait.js'
 
-vi.setConfig({ hookTimeout: 240_000, testTimeout: 240_000 })
+vi.setConfig({ hookTimeout: 600_000, testTimeout: 300_000 })
 
 let fake: FakeLlm
 let t: TestApp
