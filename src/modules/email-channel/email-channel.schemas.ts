@@ -48,6 +48,7 @@ export const EmailMessage = Type.Object({
   session_id: Nullable(Uuid),
   attachments: Type.Array(Attachment),
   draft: Nullable(Type.String({ description: 'mode draft: the suggested reply' })),
+  reply: Nullable(Type.String({ description: 'what the bot mailed (an answer or a ticket notice)' })),
   received_at: DateTime,
   processed_at: Nullable(DateTime),
 })

@@ -188,7 +188,9 @@ export function createEmailTurns(deps: EmailTurnDeps, senderKeyHash: (address: s
       } else if (send) {
         await repo.dropReservation(tenantId, send.channel.bot_id, send.messageId, trx)
       }
-      const draftEnc = 'draft' in o && o.draft ? cipher.encrypt(o.draft) : null
+      // the bot's words: the draft waiting for a person, or what was mailed (the settings screen shows it)
+      const said = 'draft' in o && o.draft ? o.draft : 'text' in o ? o.text : null
+      const draftEnc = said ? cipher.encrypt(said) : null
       await repo.finish(tenantId, id, { status: o.status, reason: o.reason ?? null, sessionId, ticketNumber: o.ticketNumber ?? null, draftEnc, now }, trx)
     })
   }

@@ -68,7 +68,7 @@ export function wireEmailChannel(
         subject: r.subject ?? '',
         status: r.status,
         attachments: r.attachments ?? [],
-        draft: decryptOrNull(cipher, r.draft_enc),
+        draft: r.status === 'drafted' ? decryptOrNull(cipher, r.draft_enc) : null,
         received_at: r.created_at.toISOString(),
       })),
     }
