@@ -90,8 +90,7 @@ async function main(): Promise<void> {
   let worker = startWorker()
   try {
     const ws = await benchWorkspace(ctx, url)
-    const bots = await ws.http<{ items: { id: string }[] }>('GET', '/bots')
-    const botId = bots.items[0]!.id
+    const botId = (await ws.http<{ id: string }>('POST', '/bots', { name: 'Mail bot' })).id
     const form = new FormData()
     form.set('file', new Blob([REFUNDS], { type: 'text/markdown' }), 'refunds.md')
     const doc = await ws.http<{ id: string }>('POST', '/documents', form)
