@@ -83,6 +83,14 @@ const EnvSchema = Type.Object({
   /** A `: ping` comment on an open widget answer stream this often, so idle proxies keep it open. */
   WIDGET_SSE_HEARTBEAT_MS: Type.Integer({ minimum: 100, maximum: 120000, default: 15000 }),
   OPERATOR_REPLY_GRACE_SECONDS: Type.Integer({ minimum: 0, default: 600 }),
+  // --- e-mail channel (src/modules/email-channel) ---
+  /** The domain of the bots' inbound addresses (<local>@domain); an MX record points it at this service or at a provider. */
+  INBOUND_EMAIL_DOMAIN: Type.String({ default: 'inbound.localhost' }),
+  INBOUND_EMAIL_MAX_BYTES: Type.Integer({ minimum: 1024, maximum: 100 * 1024 * 1024, default: 10 * 1024 * 1024 }),
+  /** The SMTP listener for inbound mail; unset: none (mail arrives through the provider webhook). */
+  INBOUND_SMTP_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  INBOUND_SMTP_TLS_CERT: Type.Optional(Type.String({ minLength: 1 })),
+  INBOUND_SMTP_TLS_KEY: Type.Optional(Type.String({ minLength: 1 })),
   /** Days live conversation events (the streams' replay log) are kept (daily cleanup); messages stay in the history. */
   LIVE_EVENTS_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 30 }),
   /** Days PII audit events are kept when the tenant has not set its own retention (daily cleanup). */
@@ -331,6 +339,11 @@ export const CONFIG_DOCS: { readonly [K in keyof Env]-?: string } = {
   WIDGET_LOADER_URL: 'where widget.js is served from (a CDN); empty: this service',
   WIDGET_SSE_HEARTBEAT_MS: 'keep-alive comment on open answer streams',
   OPERATOR_REPLY_GRACE_SECONDS: 'wait before an operator reply is also mailed to a visitor who has not read it',
+  INBOUND_EMAIL_DOMAIN: "domain of the bots' inbound e-mail addresses (<local>@domain)",
+  INBOUND_EMAIL_MAX_BYTES: 'largest inbound mail accepted (webhook and SMTP)',
+  INBOUND_SMTP_PORT: 'port of the inbound SMTP listener; unset: no listener (mail arrives by webhook)',
+  INBOUND_SMTP_TLS_CERT: 'PEM certificate file for STARTTLS on the inbound SMTP listener',
+  INBOUND_SMTP_TLS_KEY: 'PEM key file for STARTTLS on the inbound SMTP listener',
   LIVE_EVENTS_RETENTION_DAYS: 'days live conversation events (stream replay) are kept',
   PII_RETENTION_DAYS: 'days PII audit events are kept when a tenant set no retention',
   GUARDS_ENABLED: 'all guard checks (injection, relevance, human request) on GUARD_MODEL',

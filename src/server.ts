@@ -3,6 +3,7 @@ import { buildApp } from './app.js'
 import { isClusterChild, shareMetrics, superviseCluster, webConcurrency } from './cluster.js'
 import { ConfigError, loadConfig } from './config.js'
 import { closeContext, createContext, createLogger } from './context.js'
+import { startInboundSmtp } from './modules/email-channel/email-channel.smtp.js'
 import { wireModules } from './modules/index.js'
 import { createWorker } from './runtime.js'
 
@@ -31,6 +32,7 @@ async function main(): Promise<void> {
   const app = await buildApp(ctx, modules)
   const worker = config.RUN_WORKER && !isClusterChild() ? createWorker(ctx, modules) : null
 
+  let smtp: Awaited<ReturnType<typeof startInboundSmtp>> | null = null
   let stopping = false
   const shutdown = async (signal: string) => {
     if (stopping) return
@@ -38,6 +40,7 @@ async function main(): Promise<void> {
     ctx.log.info({ signal }, 'shutting down')
     const force = setTimeout(() => process.exit(1), 20_000).unref()
     await app.close().catch(() => {})
+    await smtp?.close().catch(() => {})
     await worker?.stop().catch(() => {})
     await closeContext(ctx).catch(() => {})
     clearTimeout(force)
@@ -47,6 +50,17 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'))
 
   await app.listen({ port: config.PORT, host: config.HOST })
+  // inbound mail for the bots' addresses, when a port is set (src/modules/email-channel)
+  if (config.INBOUND_SMTP_PORT !== undefined) {
+    smtp = await startInboundSmtp(modules.emailChannel, {
+      port: config.INBOUND_SMTP_PORT,
+      host: config.HOST,
+      maxBytes: config.INBOUND_EMAIL_MAX_BYTES,
+      tlsCert: config.INBOUND_SMTP_TLS_CERT,
+      tlsKey: config.INBOUND_SMTP_TLS_KEY,
+      log: ctx.log,
+    })
+  }
   await worker?.start()
   ctx.log.info(
     {

@@ -2,6 +2,7 @@ import type { ActionsTables } from './schema/actions.js'
 import type { AnalyticsTables } from './schema/analytics.js'
 import type { AssistTables } from './schema/assist.js'
 import type { ChatTables } from './schema/chat.js'
+import type { EmailChannelTables } from './schema/email-channel.js'
 import type { EvalsTables } from './schema/evals.js'
 import type { EscalationsTables } from './schema/escalations.js'
 import type { FoundationTables } from './schema/foundation.js'
@@ -29,4 +30,5 @@ export interface Database
     ActionsTables,
     EvalsTables,
     AssistTables,
-    LanguagesTables {}
+    LanguagesTables,
+    EmailChannelTables {}

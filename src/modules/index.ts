@@ -21,6 +21,8 @@ import { wireDocuments } from './documents/documents.wire.js'
 import { wireSources } from './documents/sources/sources.wire.js'
 import { emailJobs } from './email/email.jobs.js'
 import { createEmailService } from './email/email.service.js'
+import type { EmailChannelService } from './email-channel/email-channel.service.js'
+import { threadedEmail, wireEmailChannel } from './email-channel/email-channel.wire.js'
 import { wireEvals } from './evals/evals.wire.js'
 import { wireLanguages } from './languages/languages.wire.js'
 import { wireEscalations } from './escalations/escalations.wire.js'
@@ -45,6 +47,8 @@ export interface Modules {
   jobs: JobDefinition<any>[]
   /** CORS for the public widget routes, decided per bot. */
   widgetCors: (req: FastifyRequest) => FastifyCorsOptions
+  /** The e-mail channel's door, for the inbound SMTP listener (server.ts). */
+  emailChannel: EmailChannelService
 }
 
 /**
@@ -90,9 +94,10 @@ export function wireModules(ctx: AppContext): Modules {
     // a message sent from a suggested reply counts it as used (assist is wired after the chat, whose retrieval it uses)
     onSuggestionUsed: (tenantId, u, trx) => assist.service.used(tenantId, u, trx),
   })
+  // an operator's message on an e-mail conversation goes out in its thread (the e-mail channel rewrites the mail)
   const escalations = wireEscalations(ctx, guards, {
     tenants: tenants.service,
-    email,
+    email: threadedEmail(ctx, email),
     privacy: privacy.repo,
     audit,
     events,
@@ -120,6 +125,7 @@ export function wireModules(ctx: AppContext): Modules {
     languages: languages.languages,
   })
   const assist = wireAssist(ctx, guards, { retrieval: chat.retrieval, addCandidates: knowledge.knowledge.addCandidates })
+  const emailChannel = wireEmailChannel(ctx, guards, { bots: bots.service, botsRepo, chat: chat.service, email })
   const widget = wireWidget(ctx, { repo: widgetRepo, bots: botsRepo, tenants: tenants.service, chat: chat.service, live: live.widget })
   // the knowledge changing: its profile, and an automatic evaluation run (evals is wired below; called later)
   const documents = wireDocuments(ctx, guards, {
@@ -183,6 +189,7 @@ export function wireModules(ctx: AppContext): Modules {
       actions.routes,
       evals.routes,
       languages.routes,
+      emailChannel.routes,
       dashboardRoutes(),
     ],
     jobs: [
@@ -199,8 +206,10 @@ export function wireModules(ctx: AppContext): Modules {
       ...analytics.jobs,
       ...webhooks.jobs,
       ...evals.jobs,
+      ...emailChannel.jobs,
       ...pruneJobs(pruneFinishedJobs(ctx.db, ctx.clock, ctx.config.JOBS_RETENTION_DAYS)),
     ],
     widgetCors: widget.corsOptions,
+    emailChannel: emailChannel.service,
   }
 }

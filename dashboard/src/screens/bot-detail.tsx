@@ -5,6 +5,7 @@ import { api, call } from '../api/client'
 import type { Bot } from '../api/types'
 import { Button, Check, CopyButton, ErrorBox, Field, fieldError, Loading, PageHeader, Select, TextArea } from '../ui/kit'
 import { useToast } from '../ui/toast'
+import { BotEmail } from './bot-email'
 import { embedSnippet } from './shared'
 
 const DISCLOSURE = [
@@ -147,6 +148,7 @@ export default function BotDetail({ params }: { params: Record<string, string> }
         <div>
           <EditBot key={b.updated_at} bot={b} />
           <Disclosure botId={b.id} />
+          <BotEmail botId={b.id} />
         </div>
         <div>
           <div className="card">

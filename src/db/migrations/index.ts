@@ -17,6 +17,7 @@ import * as m1300 from './1300_evals.js'
 import * as m1400e from './1400_evals_auto_run.js'
 import * as m1500l from './1500_live_availability.js'
 import * as m1610k from './1610_key_fingerprint.js'
+import * as m1620 from './1620_email_channel.js'
 import * as m1630a from './1630_assist.js'
 import * as m1650 from './1650_languages.js'
 
@@ -43,6 +44,7 @@ export const migrations: Record<string, Migration> = {
   '1400_evals_auto_run': m1400e,
   '1500_live_availability': m1500l,
   '1610_key_fingerprint': m1610k,
+  '1620_email_channel': m1620,
   '1630_assist': m1630a,
   '1650_languages': m1650,
 }

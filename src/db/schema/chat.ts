@@ -1,7 +1,7 @@
 import type { ColumnType, Generated } from 'kysely'
 import type { Json, NullableTimestamp, Timestamp } from './foundation.js'
 
-export type ChatChannel = 'api' | 'widget'
+export type ChatChannel = 'api' | 'widget' | 'email'
 export type SessionMode = 'identified' | 'anonymous'
 export type Feedback = 'none' | 'up' | 'down'
 export type TicketTrigger = 'user_request' | 'answer_rejected' | 'llm_unavailable' | 'low_similarity' | 'no_documents'

@@ -4,7 +4,7 @@ import { DateTime, Nullable, Uuid } from '../../http/schemas.js'
 /** A calendar date; the service checks it is a real one and the range's bounds (422 naming the field). */
 const DateParam = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', maxLength: 10, description: 'YYYY-MM-DD, a local day in `tz`' })
 const TzParam = Type.String({ minLength: 1, maxLength: 64, default: 'UTC', description: 'IANA time zone of the days (default UTC)' })
-const Channel = Type.Union([Type.Literal('api'), Type.Literal('widget')])
+const Channel = Type.Union([Type.Literal('api'), Type.Literal('widget'), Type.Literal('email')])
 
 export const RangeQuery = Type.Object({
   from: DateParam,

@@ -23,7 +23,7 @@ export interface RangeInput {
   to: string
   tz: string
   bot_id?: string
-  channel?: 'api' | 'widget'
+  channel?: 'api' | 'widget' | 'email'
 }
 
 /** Which bots the caller may see: null all, else only these (a member limited to some bots). */

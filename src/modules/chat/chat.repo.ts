@@ -65,7 +65,7 @@ export function createChatRepo(db: Db) {
       s: {
         id?: string | null
         botId: string
-        channel: 'api' | 'widget'
+        channel: 'api' | 'widget' | 'email'
         mode: 'identified' | 'anonymous'
         identityEnc: string | null
         locale: string | null

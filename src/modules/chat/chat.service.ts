@@ -18,7 +18,7 @@ import { runTurn } from './turn.js'
 export interface NewSessionInput {
   tenantId: string
   botId: string
-  channel: 'api' | 'widget'
+  channel: 'api' | 'widget' | 'email'
   mode: 'identified' | 'anonymous'
   identity?: IdentityClaims | null
   locale?: string | null

@@ -34,7 +34,7 @@ export interface TurnInput {
   locale?: string | null
   /** A language the visitor chose (the widget's language menu): the session's language from this turn on. */
   language?: string | null
-  channel: 'api' | 'widget'
+  channel: 'api' | 'widget' | 'email'
   signal?: AbortSignal
   onEvent?: (e: TurnEvent) => void
   /**

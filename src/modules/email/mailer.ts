@@ -9,7 +9,27 @@ export interface MailMessage {
   text: string
   html?: string
   replyTo?: string
+  /** A sender other than EMAIL_FROM (the e-mail channel's per-bot reply_from). */
+  from?: string
+  /** Threading headers of a reply (the e-mail channel): our own Message-ID, the thread's ids. */
+  messageId?: string
+  inReplyTo?: string
+  references?: string[]
+  headers?: Record<string, string>
 }
+
+const envelope = (from: string, m: MailMessage) => ({
+  from: m.from ?? from,
+  to: m.to,
+  subject: m.subject,
+  text: m.text,
+  html: m.html,
+  replyTo: m.replyTo,
+  ...(m.messageId ? { messageId: m.messageId } : {}),
+  ...(m.inReplyTo ? { inReplyTo: m.inReplyTo } : {}),
+  ...(m.references?.length ? { references: m.references } : {}),
+  ...(m.headers ? { headers: m.headers } : {}),
+})
 
 /** The edge to the mail system. SMTP when SMTP_URL is set; otherwise .eml files in DATA_DIR/outbox. */
 export interface Mailer {
@@ -21,7 +41,7 @@ export function createSmtpMailer(smtpUrl: string, from: string): Mailer {
   const transport = nodemailer.createTransport(smtpUrl)
   return {
     async send(m) {
-      await transport.sendMail({ from, to: m.to, subject: m.subject, text: m.text, html: m.html, replyTo: m.replyTo })
+      await transport.sendMail(envelope(from, m))
     },
     close: () => transport.close(),
   }
@@ -37,7 +57,7 @@ export function createOutboxMailer(dir: string, from: string, log: FastifyBaseLo
   return {
     async send(m) {
       mkdirSync(dir, { recursive: true })
-      const info = await transport.sendMail({ from, to: m.to, subject: m.subject, text: m.text, html: m.html, replyTo: m.replyTo })
+      const info = await transport.sendMail(envelope(from, m))
       const file = join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-${info.messageId.replace(/[^a-zA-Z0-9]/g, '').slice(0, 16)}.eml`)
       writeFileSync(file, info.message as Buffer)
       const links = logLinks ? (m.text.match(/https?:\/\/\S+/g) ?? []) : undefined

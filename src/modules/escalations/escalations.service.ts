@@ -395,7 +395,7 @@ export function createEscalationsService(deps: {
         const mail = operatorReplyMail({ ticket_number: r.ticket_number, reply: text, question: r.primary_question, language })
         await decide([...unseenIds], 'sent')
         const dedupeKey = `operator-reply-mail:${sessionId ?? 'ticket'}:${unseen[0]!.id}`
-        await email.queue({ to, ...mail, ...(replyTo ? { replyTo } : {}) }, { tenantId: p.tenantId, dedupeKey }, trx)
+        await email.queue({ to, ...mail, ...(replyTo ? { replyTo } : {}) }, { tenantId: p.tenantId, dedupeKey, ...(sessionId ? { sessionId } : {}) }, trx)
       })
     },
 

@@ -15,7 +15,7 @@ export async function resolveSession(
     tenantId: string
     botId: string
     sessionId?: string | null
-    channel: 'api' | 'widget'
+    channel: 'api' | 'widget' | 'email'
     locale: string | null
     now: Date
     /** a dry run (evaluation): a session that exists only in this turn, none stored */
@@ -40,7 +40,7 @@ export async function resolveSession(
 }
 
 function dryRunSession(
-  input: { tenantId: string; botId: string; channel: 'api' | 'widget'; locale: string | null; now: Date },
+  input: { tenantId: string; botId: string; channel: 'api' | 'widget' | 'email'; locale: string | null; now: Date },
   identityEnc: string | null,
 ): SessionRow {
   return {

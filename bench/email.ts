@@ -1,0 +1,220 @@
+/**
+ * The e-mail channel (npm run bench:email): BENCH_MESSAGES (default 1,000) inbound messages posted to a bot's
+ * webhook, 20 at a time; three quarters open threads (one sender each), a quarter answer a thread opened
+ * earlier (In-Reply-To its first message). The service serves HTTP in this process; the job worker runs in a
+ * process of its own (`src/worker.ts`) and is killed with SIGKILL once a third of the messages are handled, then
+ * started again. The answers go to a real SMTP server (test/fakes/smtp.ts); the model is the fake one, every
+ * call held BENCH_MODEL_MS (default 150 ms) as a provider's latency.
+ *
+ * Checks: every message ends answered, handed off or ignored exactly once (no row still queued, none twice:
+ * one mail per bot answer or notice recorded, no Message-ID received twice), none lost (1,000 rows). Prints
+ * messages/s (messages / wall time from the first post to the last one handled) and p50/p95 from receipt to the
+ * reply received by the SMTP server, with the fake model's latency beside it. Env: DATABASE_URL (server for the
+ * scratch database; default postgres://root@127.0.0.1:5432/test). The machine is shared: figures move with it.
+ */
+import { type ChildProcess, spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { buildApp } from '../src/app.js'
+import { loadConfig } from '../src/config.js'
+import { closeContext, createContext } from '../src/context.js'
+import { wireModules } from '../src/modules/index.js'
+import { startFakeLlm } from '../test/fakes/fake-llm.js'
+import { FakeSmtp } from '../test/fakes/smtp.js'
+import { benchWorkspace, scratchDatabase } from './support.js'
+
+const BASE_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test'
+const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 1000)
+const MODEL_MS = Number(process.env.BENCH_MODEL_MS ?? 150)
+const CONCURRENCY = 20
+
+const REFUNDS = `# Refunds\n\nRefunds are processed within 5 business days after we receive the returned item.\n\n## Shipping back\n\nReturn the parcel with the prepaid label within 30 days.\n`
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? Number.NaN
+}
+
+function mail(v: { to: string; from: string; id: string; subject: string; body: string; inReplyTo?: string }) {
+  return [
+    `From: ${v.from}`,
+    `To: ${v.to}`,
+    `Subject: ${v.subject}`,
+    `Message-ID: ${v.id}`,
+    ...(v.inReplyTo ? [`In-Reply-To: ${v.inReplyTo}`, `References: ${v.inReplyTo}`] : []),
+    'MIME-Version: 1.0',
+    'Content-Type: text/plain; charset=utf-8',
+    '',
+    v.body,
+    '',
+  ].join('\r\n')
+}
+
+async function main(): Promise<void> {
+  const fake = await startFakeLlm()
+  fake.script(() => ({ delayMs: MODEL_MS }))
+  const smtp = await new FakeSmtp().start()
+  // each mail stamped when the SMTP server has it
+  const push = smtp.mails.push.bind(smtp.mails)
+  smtp.mails.push = (...items) => {
+    for (const m of items) receivedTimes.set(m, Date.now())
+    return push(...items)
+  }
+  const scratch = await scratchDatabase(BASE_URL, 'email')
+  const dataDir = mkdtempSync(join(tmpdir(), 'scb-bench-email-'))
+  const env = {
+    NODE_ENV: 'development',
+    DATABASE_URL: scratch.url,
+    DATA_DIR: dataDir,
+    ENCRYPTION_KEY: randomBytes(32).toString('hex'),
+    JWT_SECRET: 'bench-jwt-secret-that-is-long-enough-0123456789',
+    LLM_BASE_URL: fake.url,
+    SMTP_URL: smtp.url,
+    INBOUND_EMAIL_DOMAIN: 'inbound.bench',
+    RETRIEVAL_FLOOR_COSINE: 'text-embedding-3-small=none',
+    RATE_LIMIT_ENABLED: 'false',
+    WORKER_CONCURRENCY: '8',
+    WORKER_POLL_MS: '100',
+    JOB_LEASE_SECONDS: '5',
+    LOG_LEVEL: 'warn',
+  }
+  const config = loadConfig({ ...env, RUN_WORKER: 'false' }, () => {})
+  const ctx = await createContext(config)
+  const app = await buildApp(ctx, wireModules(ctx))
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+  const startWorker = (): ChildProcess =>
+    spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] })
+  let worker = startWorker()
+  try {
+    const ws = await benchWorkspace(ctx, url)
+    const botId = (await ws.http<{ id: string }>('POST', '/bots', { name: 'Mail bot' })).id
+    const form = new FormData()
+    form.set('file', new Blob([REFUNDS], { type: 'text/markdown' }), 'refunds.md')
+    const doc = await ws.http<{ id: string }>('POST', '/documents', form)
+    for (;;) {
+      const d = await ws.http<{ status: string }>('GET', `/documents/${doc.id}`)
+      if (d.status === 'ready') break
+      if (d.status === 'error') throw new Error('document failed')
+      await new Promise((r) => setTimeout(r, 200))
+    }
+    const ch = await ws.http<{ inbound_address: string; inbound_url: string }>('PUT', `/bots/${botId}/email`, {
+      enabled: true,
+      mode: 'answer',
+      reply_from: 'Bench <support@bench.test>',
+    })
+    const hook = url + new URL(ch.inbound_url).pathname
+
+    const threads = Math.round(MESSAGES * 0.75)
+    const firsts: { from: string; id: string }[] = []
+    const jobs: (() => ReturnType<typeof mail>)[] = []
+    for (let i = 0; i < threads; i++) {
+      const from = `visitor-${i}@example.test`
+      const id = `<b${i}.${randomBytes(4).toString('hex')}@mail.example.test>`
+      firsts.push({ from, id })
+      jobs.push(() => mail({ to: ch.inbound_address, from, id, subject: `Refund ${i}`, body: 'How long do refunds take after you receive the returned item?' }))
+    }
+    for (let i = 0; i < MESSAGES - threads; i++) {
+      const first = firsts[i % firsts.length]!
+      const id = `<r${i}.${randomBytes(4).toString('hex')}@mail.example.test>`
+      jobs.push(() =>
+        mail({
+          to: ch.inbound_address,
+          from: first.from,
+          id,
+          subject: `Re: Refund ${i}`,
+          body: 'And how do I return the parcel with the prepaid label?',
+          inReplyTo: first.id,
+        }),
+      )
+    }
+
+    const started = Date.now()
+    let next = 0
+    const statuses: Record<string, number> = {}
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < jobs.length) {
+          const raw = jobs[next++]!()
+          const r = await fetch(hook, { method: 'POST', headers: { 'content-type': 'message/rfc822' }, body: raw })
+          const b = (await r.json()) as { status: string }
+          statuses[b.status] = (statuses[b.status] ?? 0) + 1
+        }
+      }),
+    )
+    const posted = Date.now()
+    console.log(`posted ${MESSAGES} messages in ${((posted - started) / 1000).toFixed(1)} s: ${JSON.stringify(statuses)}`)
+
+    let killed = false
+    const pending = async () =>
+      Number(
+        (
+          await ctx.db
+            .selectFrom('email_messages')
+            .select((eb) => eb.fn.countAll<string>().as('n'))
+            .where('direction', '=', 'in')
+            .where('status', '=', 'queued')
+            .executeTakeFirstOrThrow()
+        ).n,
+      )
+    for (;;) {
+      const left = await pending()
+      if (!killed && left <= Math.floor((MESSAGES * 2) / 3)) {
+        worker.kill('SIGKILL')
+        killed = true
+        console.log(`worker killed with SIGKILL with ${left} messages left (${((Date.now() - started) / 1000).toFixed(1)} s)`)
+        await new Promise((r) => setTimeout(r, 500))
+        worker = startWorker()
+      }
+      if (left === 0) break
+      await new Promise((r) => setTimeout(r, 250))
+    }
+    const rows = await ctx.db.selectFrom('email_messages').select(['id', 'direction', 'message_id', 'status', 'reason', 'created_at', 'kind']).execute()
+    const inbound = rows.filter((r) => r.direction === 'in')
+    const out = rows.filter((r) => r.direction === 'out' && r.status === 'sent')
+    // the mail job may still be running for the last ones
+    const deadline = Date.now() + 60_000
+    while (smtp.mails.length < out.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200))
+    const done = Date.now()
+    const byStatus: Record<string, number> = {}
+    for (const r of inbound) byStatus[r.status] = (byStatus[r.status] ?? 0) + 1
+    const ids = smtp.mails.map((m) => m.raw.messageId)
+    const twice = ids.length - new Set(ids).size
+    const inById = new Map(inbound.map((r) => [r.message_id, r]))
+    const latencies = smtp.mails.flatMap((m) => {
+      const r = m.raw.inReplyTo ? inById.get(m.raw.inReplyTo) : undefined
+      return r ? [Math.max(0, receivedAt(m) - r.created_at.getTime())] : []
+    })
+    const ok = inbound.length === MESSAGES && !byStatus.queued && twice === 0 && smtp.mails.length === out.length
+    console.log(
+      `handled: ${JSON.stringify(byStatus)}; mails sent ${smtp.mails.length} (recorded ${out.length}), sent twice ${twice}, rows ${inbound.length}/${MESSAGES}`,
+    )
+    console.log(`messages/s: ${(MESSAGES / ((done - started) / 1000)).toFixed(1)} over ${((done - started) / 1000).toFixed(1)} s (worker killed once)`)
+    console.log(
+      `receipt to reply received: p50 ${pct(latencies, 50)} ms, p95 ${pct(latencies, 95)} ms (n=${latencies.length}); fake model latency ${MODEL_MS} ms a call`,
+    )
+    console.log(ok ? 'OK: every message handled exactly once, none lost' : 'FAILED')
+    if (!ok) process.exitCode = 1
+  } finally {
+    worker.kill('SIGKILL')
+    await app.close()
+    await closeContext(ctx)
+    await smtp.stop()
+    await fake.close()
+    await scratch.drop()
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
+const receivedTimes = new WeakMap<object, number>()
+/** When the SMTP server had the mail (stamped as it arrives). */
+function receivedAt(m: object): number {
+  return receivedTimes.get(m) ?? Date.now()
+}
+
+main().catch((err) => {
+  console.error(err)
+  process.exit(1)
+})

@@ -1,0 +1,212 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { useEffect, useState } from 'react'
+import { api, call } from '../api/client'
+import { useRole } from '../session'
+import { Badge, Button, Check, CopyButton, ErrorBox, Field, fieldError, Loading, Select, TextArea, When } from '../ui/kit'
+import { useToast } from '../ui/toast'
+
+const MODES = [
+  ['answer', 'Answer: the bot mails its answer in the thread'],
+  ['draft', 'Draft: the answer waits on a ticket for a person'],
+] as const
+
+const WHAT: Record<string, [string, 'neutral' | 'ok' | 'warn' | 'bad' | 'info']> = {
+  queued: ['waiting', 'info'],
+  answered: ['answered', 'ok'],
+  handed_off: ['handed off', 'warn'],
+  delivered: ['to the team', 'info'],
+  drafted: ['draft on ticket', 'info'],
+  ignored: ['ignored', 'neutral'],
+  failed: ['failed', 'bad'],
+}
+
+/** A test question as a raw mail from the signed-in member, posted to the bot's own webhook path. */
+function testMail(to: string, from: string, question: string): string {
+  const id = `<test.${Date.now()}.${Math.random().toString(36).slice(2)}@dashboard.invalid>`
+  return [
+    `From: ${from}`,
+    `To: ${to}`,
+    'Subject: Test of the e-mail channel',
+    `Message-ID: ${id}`,
+    'MIME-Version: 1.0',
+    'Content-Type: text/plain; charset=utf-8',
+    '',
+    question,
+    '',
+  ].join('\r\n')
+}
+
+/** The bot page's E-mail section: the address to forward to, the webhook URL, the mode, a test mail and the last messages. */
+export function BotEmail({ botId }: { botId: string }) {
+  const { may, me } = useRole()
+  const qc = useQueryClient()
+  const toast = useToast()
+  const allowed = may('settings')
+  const q = useQuery({
+    queryKey: ['bot-email', botId],
+    queryFn: () => call(api.GET('/bots/{bot_id}/email', { params: { path: { bot_id: botId } } })),
+    enabled: allowed,
+  })
+  const messages = useQuery({
+    queryKey: ['bot-email-messages', botId],
+    queryFn: () => call(api.GET('/bots/{bot_id}/email/messages', { params: { path: { bot_id: botId }, query: { limit: 10 } } })),
+    enabled: allowed,
+    refetchInterval: (query) => (query.state.data?.items.some((m) => m.status === 'queued') ? 2000 : false),
+  })
+  const [enabled, setEnabled] = useState(false)
+  const [mode, setMode] = useState<'answer' | 'draft'>('answer')
+  const [replyFrom, setReplyFrom] = useState('')
+  const [signature, setSignature] = useState('')
+  const [question, setQuestion] = useState('')
+  useEffect(() => {
+    if (!q.data) return
+    setEnabled(q.data.enabled)
+    setMode(q.data.mode)
+    setReplyFrom(q.data.reply_from ?? '')
+    setSignature(q.data.signature ?? '')
+  }, [q.data])
+  const save = useMutation({
+    mutationFn: () =>
+      call(
+        api.PUT('/bots/{bot_id}/email', {
+          params: { path: { bot_id: botId } },
+          body: { enabled, mode, reply_from: replyFrom.trim() || null, signature: signature.trim() || null },
+        }),
+      ),
+    onSuccess: (d) => {
+      qc.setQueryData(['bot-email', botId], d)
+      toast('E-mail settings saved')
+    },
+  })
+  const rotate = useMutation({
+    mutationFn: () => call(api.POST('/bots/{bot_id}/email/rotate', { params: { path: { bot_id: botId } } })),
+    onSuccess: (d) => {
+      qc.setQueryData(['bot-email', botId], d)
+      toast('New webhook URL: update it at your provider')
+    },
+  })
+  const test = useMutation({
+    mutationFn: async () => {
+      const url = new URL(q.data!.inbound_url)
+      const from = (me as { email?: string } | null | undefined)?.email ?? 'test@example.com'
+      const res = await fetch(url.pathname, {
+        method: 'POST',
+        headers: { 'content-type': 'message/rfc822' },
+        body: testMail(q.data!.inbound_address, from, question.trim()),
+      })
+      if (res.status !== 202) throw new Error(`The test mail was refused (${res.status})`)
+    },
+    onSuccess: () => {
+      toast('Test mail sent: the reply appears below and in your inbox')
+      void qc.invalidateQueries({ queryKey: ['bot-email-messages', botId] })
+    },
+  })
+  if (!allowed) return null
+  return (
+    <div className="card" id="email">
+      <h2>E-mail</h2>
+      {q.isPending ? (
+        <Loading />
+      ) : q.isError ? (
+        <ErrorBox error={q.error} retry={() => q.refetch()} />
+      ) : (
+        <>
+          <p className="hint">Forward your support mailbox to this address, or paste the webhook URL into SendGrid, Mailgun or Postmark.</p>
+          <p>
+            <code>{q.data.inbound_address}</code> <CopyButton text={q.data.inbound_address} label="Copy address" />
+          </p>
+          <p>
+            <code style={{ wordBreak: 'break-all' }}>{q.data.inbound_url}</code> <CopyButton text={q.data.inbound_url} label="Copy webhook URL" />{' '}
+            <Button small busy={rotate.isPending} onClick={() => confirm('Make a new webhook URL? The old one stops working at once.') && rotate.mutate()}>
+              New URL
+            </Button>
+          </p>
+          <form
+            onSubmit={(e) => {
+              e.preventDefault()
+              save.mutate()
+            }}
+            noValidate
+          >
+            <Check label="Answer e-mail" checked={enabled} onChange={setEnabled} />
+            <Select label="Mode" value={mode} options={MODES} onChange={(v) => setMode(v)} />
+            <Field
+              label="Reply from"
+              hint="e.g. Acme Support <support@acme.com>; empty: the service's sender"
+              maxLength={320}
+              value={replyFrom}
+              onChange={(e) => setReplyFrom(e.target.value)}
+              error={fieldError(save.error, 'reply_from')}
+            />
+            <TextArea
+              label="Signature"
+              maxLength={2000}
+              value={signature}
+              onChange={(e) => setSignature(e.target.value)}
+              error={fieldError(save.error, 'signature')}
+            />
+            <Button variant="primary" type="submit" busy={save.isPending}>
+              Save e-mail settings
+            </Button>
+          </form>
+          <ErrorBox error={save.error ?? rotate.error} />
+          <h3>Send a test mail</h3>
+          <form
+            onSubmit={(e) => {
+              e.preventDefault()
+              if (question.trim()) test.mutate()
+            }}
+            noValidate
+          >
+            <Field label="Question" maxLength={2000} value={question} onChange={(e) => setQuestion(e.target.value)} />
+            <Button type="submit" busy={test.isPending} disabled={!q.data.enabled || !question.trim()}>
+              Send test mail
+            </Button>
+          </form>
+          <ErrorBox error={test.error} />
+        </>
+      )}
+      <h3>Last messages</h3>
+      {messages.isPending ? (
+        <Loading />
+      ) : messages.isError ? (
+        <ErrorBox error={messages.error} retry={() => messages.refetch()} />
+      ) : messages.data.items.length === 0 ? (
+        <p className="hint">No mail received yet.</p>
+      ) : (
+        <table>
+          <thead>
+            <tr>
+              <th>Received</th>
+              <th>From / subject</th>
+              <th>What happened</th>
+            </tr>
+          </thead>
+          <tbody>
+            {messages.data.items.map((m) => {
+              const [label, tone] = WHAT[m.status] ?? [m.status, 'neutral']
+              return (
+                <tr key={m.id}>
+                  <td>
+                    <When at={m.received_at} />
+                  </td>
+                  <td>
+                    {m.from ?? '(no sender)'}
+                    <br />
+                    <span className="hint">{m.subject}</span>
+                  </td>
+                  <td>
+                    <Badge tone={tone}>{label}</Badge>
+                    {m.reason ? <span className="hint"> {m.reason.replaceAll('_', ' ')}</span> : null}
+                    {m.ticket_number ? <span> {m.ticket_number}</span> : null}
+                    {m.reply || m.draft ? <pre style={{ whiteSpace: 'pre-wrap' }}>{m.reply ?? m.draft}</pre> : null}
+                  </td>
+                </tr>
+              )
+            })}
+          </tbody>
+        </table>
+      )}
+    </div>
+  )
+}

@@ -1,0 +1,133 @@
+import { createHash, randomBytes } from 'node:crypto'
+import { EMAIL_TEXTS } from './email-channel.texts.js'
+
+/** One header line as mailparser gives it (`headerLines`): the lower-cased name and the whole raw line. */
+export interface HeaderLine {
+  key: string
+  line: string
+}
+
+/** The value of the first header `name` (unfolded, trimmed), or null. */
+export function headerValue(lines: HeaderLine[], name: string): string | null {
+  const h = lines.find((l) => l.key === name)
+  if (!h) return null
+  const colon = h.line.indexOf(':')
+  return h.line
+    .slice(colon + 1)
+    .replace(/\r?\n[ \t]+/g, ' ')
+    .trim()
+}
+
+export type LoopReason =
+  | 'auto_submitted'
+  | 'auto_reply_header'
+  | 'precedence'
+  | 'mailing_list'
+  | 'x_loop'
+  | 'empty_return_path'
+  | 'daemon_sender'
+  | 'own_address'
+  | 'no_sender'
+
+const DAEMONS = new Set(['mailer-daemon', 'postmaster', 'no-reply', 'noreply', 'do-not-reply', 'donotreply', 'bounce', 'bounces'])
+
+/**
+ * Why a message must never be answered (RFC 3834 and what Chatwoot, Zammad and FreeScout learned), or null.
+ * `Auto-Submitted: no` is a person's mail (RFC 3834), unlike FreeScout's reading.
+ */
+export function loopReason(lines: HeaderLine[], sender: string | null, own: readonly string[]): LoopReason | null {
+  const auto = headerValue(lines, 'auto-submitted')
+  if (auto !== null && auto.split(';')[0]!.trim().toLowerCase() !== 'no') return 'auto_submitted'
+  if (headerValue(lines, 'x-autoreply') !== null || headerValue(lines, 'x-autorespond') !== null) return 'auto_reply_header'
+  const precedence = (headerValue(lines, 'precedence') ?? headerValue(lines, 'x-precedence') ?? '').toLowerCase()
+  if (/^(bulk|junk|list|auto_reply)\b/.test(precedence)) return 'precedence'
+  if (headerValue(lines, 'list-id') !== null) return 'mailing_list'
+  if (headerValue(lines, 'x-loop') !== null) return 'x_loop'
+  const returnPath = headerValue(lines, 'return-path')
+  if (returnPath !== null && /^<\s*>$/.test(returnPath)) return 'empty_return_path'
+  if (!sender) return 'no_sender'
+  const address = sender.toLowerCase()
+  const local = address.split('@')[0]!.split('+')[0]!
+  if (DAEMONS.has(local)) return 'daemon_sender'
+  if (own.some((o) => o.toLowerCase() === address)) return 'own_address'
+  return null
+}
+
+/** The bare address of "Name <a@b>" or "a@b", lower-cased; null when there is none. */
+export function bareAddress(s: string | null | undefined): string | null {
+  if (!s) return null
+  const m = /<([^<>\s]+@[^<>\s]+)>/.exec(s) ?? /([^\s<>"]+@[^\s<>"]+)/.exec(s)
+  return m ? m[1]!.toLowerCase() : null
+}
+
+/** An inbound address's local part: readable from the bot's name, with random letters so it cannot be guessed. */
+export function newLocalPart(botName: string): string {
+  const slug =
+    botName
+      .toLowerCase()
+      .normalize('NFKD')
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 24) || 'bot'
+  return `${slug}-${randomBytes(4).toString('hex')}`
+}
+
+export const newToken = (): string => randomBytes(24).toString('base64url')
+export const hashToken = (token: string): string => createHash('sha256').update(token).digest('hex')
+/** The per-sender cap counts by a keyed hash, so the count needs no decryption. */
+export const senderHash = (tenantKey: string, address: string): string => createHash('sha256').update(`${tenantKey}\n${address.toLowerCase()}`).digest('hex')
+
+/** `Re: <subject>`, once (not `Re: Re:`); an empty subject gets a neutral one. */
+export function replySubject(subject: string | null | undefined): string {
+  const s = (subject ?? '').replace(/\s+/g, ' ').trim().slice(0, 300)
+  if (!s) return 'Re: your message'
+  return /^(re|aw|sv|antw)\s*(\[\d+\])?\s*:/i.test(s) ? s : `Re: ${s}`
+}
+
+/** References of a reply: the thread's earlier ids (at most 20 kept, the first and the latest), then the one answered. */
+export function replyReferences(references: readonly string[], inReplyTo: string): string[] {
+  const all = [...references.filter((r) => r !== inReplyTo), inReplyTo]
+  return all.length > 20 ? [all[0]!, ...all.slice(-19)] : all
+}
+
+/** Message-ids named by a mail's In-Reply-To and References, newest first, bounded. */
+export function threadIds(inReplyTo: string | null | undefined, references: string | string[] | null | undefined): string[] {
+  const refs = Array.isArray(references) ? references : references ? references.split(/\s+/) : []
+  const ids = [...(inReplyTo ? inReplyTo.split(/\s+/) : []), ...refs.reverse()].map((s) => s.trim()).filter((s) => /^<[^<>\s]{1,900}>$/.test(s))
+  return [...new Set(ids)].slice(0, 50)
+}
+
+export interface Cited {
+  title: string
+  url: string
+}
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
+
+/**
+ * A reply's text and HTML parts: the answer, the cited pages as numbered links under it, the signature, and
+ * (for the bot's own answers) the footer that says so.
+ */
+export function renderReply(input: { text: string; sources: Cited[]; signature: string | null; footer?: string | null }): { text: string; html: string } {
+  const sources = input.sources.filter((s) => /^https?:\/\//i.test(s.url)).slice(0, 10)
+  const parts = [input.text.trim()]
+  if (sources.length) parts.push([EMAIL_TEXTS.sourcesHeading, ...sources.map((s, i) => `[${i + 1}] ${s.title}: ${s.url}`)].join('\n'))
+  if (input.signature?.trim()) parts.push(`-- \n${input.signature.trim()}`)
+  if (input.footer) parts.push(input.footer)
+  const paragraphs = (s: string) =>
+    s
+      .split(/\n{2,}/)
+      .map((p) => `<p>${escapeHtml(p).replace(/\n/g, '<br>')}</p>`)
+      .join('')
+  let html = paragraphs(input.text.trim())
+  if (sources.length) {
+    const items = sources.map((s) => `<li><a href="${escapeHtml(s.url)}">${escapeHtml(s.title)}</a></li>`).join('')
+    html += `<p>${escapeHtml(EMAIL_TEXTS.sourcesHeading)}</p><ol>${items}</ol>`
+  }
+  if (input.signature?.trim()) html += `<p>-- <br>${escapeHtml(input.signature.trim()).replace(/\n/g, '<br>')}</p>`
+  if (input.footer) html += `<p style="color:#666;font-size:smaller">${escapeHtml(input.footer)}</p>`
+  return { text: parts.join('\n\n'), html: `<!doctype html><html><body>${html}</body></html>` }
+}
+
+/** Our Message-ID for the reply to one inbound message: deterministic, so a retried job sends the same id. */
+export const ourMessageId = (kind: string, rowId: string, domain: string): string => `<${kind}.${rowId}@${domain}>`

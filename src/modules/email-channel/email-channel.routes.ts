@@ -1,0 +1,175 @@
+import multipart from '@fastify/multipart'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
+import { bearerSecurity, scopeOf, type Guards } from '../../http/auth.js'
+import { ErrorBody, commonErrors } from '../../http/schemas.js'
+import { AppError, notFound, ValidationError } from '../../lib/errors.js'
+import {
+  EmailBotParams,
+  EmailMessageList,
+  EmailMessagesQuery,
+  EmailSettings,
+  EmailSettingsUpdate,
+  InboundAccepted,
+  InboundParams,
+  TicketEmail,
+  TicketEmailParams,
+} from './email-channel.schemas.js'
+import type { EmailChannelService } from './email-channel.service.js'
+import type { Static } from '@sinclair/typebox'
+
+export const emailChannelRoutes =
+  (deps: {
+    guards: Guards
+    channel: EmailChannelService
+    maxBytes: number
+    ticketEmail: (tenantId: string, ticketId: string, scope: string[] | null) => Promise<Static<typeof TicketEmail>>
+  }): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const { guards, channel } = deps
+    const base = { tags: ['email'], security: bearerSecurity }
+    const errors = { ...commonErrors, 403: ErrorBody, 404: ErrorBody }
+    // the webhook URL carries a secret: reading it is changing the bot's settings' business
+    const settings = guards.can('settings')
+
+    app.get(
+      '/bots/:bot_id/email',
+      { preHandler: settings, schema: { ...base, operationId: 'getBotEmail', params: EmailBotParams, response: { 200: EmailSettings, ...errors } } },
+      (req) => channel.get(req.tenantId!, req.params.bot_id, scopeOf(req)),
+    )
+    app.put(
+      '/bots/:bot_id/email',
+      {
+        preHandler: settings,
+        schema: { ...base, operationId: 'updateBotEmail', params: EmailBotParams, body: EmailSettingsUpdate, response: { 200: EmailSettings, ...errors } },
+      },
+      (req) => channel.update(req.tenantId!, req.params.bot_id, scopeOf(req), req.body),
+    )
+    app.post(
+      '/bots/:bot_id/email/rotate',
+      {
+        preHandler: settings,
+        schema: {
+          ...base,
+          operationId: 'rotateBotEmailToken',
+          description: 'A new webhook token; the old inbound URL answers 404 from now on.',
+          params: EmailBotParams,
+          response: { 200: EmailSettings, ...errors },
+        },
+      },
+      (req) => channel.rotate(req.tenantId!, req.params.bot_id, scopeOf(req)),
+    )
+    // beyond the contract: the settings screen's list of the last messages received and what became of each
+    app.get(
+      '/bots/:bot_id/email/messages',
+      {
+        preHandler: settings,
+        schema: {
+          ...base,
+          operationId: 'listBotEmailMessages',
+          params: EmailBotParams,
+          querystring: EmailMessagesQuery,
+          response: { 200: EmailMessageList, ...errors },
+        },
+      },
+      (req) => channel.recent(req.tenantId!, req.params.bot_id, scopeOf(req), req.query.limit ?? 20),
+    )
+    // beyond the contract: a ticket's e-mail facts (attachments listed, the draft mode's suggested reply)
+    app.get(
+      '/escalations/:id/email',
+      {
+        preHandler: guards.can('tickets'),
+        schema: { ...base, tags: ['escalations'], operationId: 'getTicketEmail', params: TicketEmailParams, response: { 200: TicketEmail, ...errors } },
+      },
+      (req) => deps.ticketEmail(req.tenantId!, req.params.id, scopeOf(req)),
+    )
+
+    await app.register(inboundRoutes(deps))
+  }
+
+/**
+ * The provider webhook, in a context of its own (its body parsers and limits stay here): raw RFC 822
+ * (message/rfc822 or text/plain), multipart with `email` (SendGrid) or `body-mime` (Mailgun), JSON `RawEmail`
+ * (Postmark). The secret token in the path is the credential.
+ */
+const inboundRoutes =
+  (deps: { channel: EmailChannelService; maxBytes: number }): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const { channel, maxBytes } = deps
+    // JSON and multipart wrap the message (Postmark escapes it); the message itself is checked against maxBytes
+    const wrapped = Math.ceil(maxBytes * 1.5) + 64 * 1024
+    app.removeContentTypeParser(['text/plain', 'application/json'])
+    app.addContentTypeParser(['message/rfc822', 'text/plain'], { parseAs: 'buffer', bodyLimit: maxBytes }, (_req, body, done) => done(null, body))
+    app.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: wrapped }, (_req, body, done) => {
+      try {
+        done(null, JSON.parse((body as Buffer).toString('utf8')))
+      } catch {
+        done(new ValidationError(['body'], 'The body is not valid JSON', 'invalid_json'), undefined)
+      }
+    })
+    await app.register(multipart, { limits: { fieldSize: maxBytes + 1, fileSize: maxBytes + 1, files: 5, fields: 50, parts: 60, headerPairs: 200 } })
+
+    app.post(
+      '/inbound/email/:token',
+      {
+        bodyLimit: wrapped,
+        preValidation: async (req) => {
+          if (req.isMultipart()) (req as { body?: unknown }).body = null
+        },
+        schema: {
+          tags: ['email'],
+          operationId: 'receiveInboundEmail',
+          description:
+            'One inbound message: raw RFC 822 (message/rfc822 or text/plain), multipart field `email` (SendGrid) or `body-mime` (Mailgun), or JSON `RawEmail` (Postmark). 202 at once; the answer is written by the worker.',
+          params: InboundParams,
+          consumes: ['message/rfc822', 'text/plain', 'multipart/form-data', 'application/json'],
+          response: { 202: InboundAccepted, 404: ErrorBody, 413: ErrorBody, 422: commonErrors[422] },
+        },
+      },
+      async (req, reply) => {
+        const found = await channel.byToken(req.params.token)
+        if (!found) throw notFound('Unknown inbound address')
+        const raw = await rawMessage(req, maxBytes)
+        return reply.code(202).send(await channel.receive(found, raw))
+      },
+    )
+  }
+
+const tooLarge = (maxBytes: number) => new AppError(413, 'too_large', `The message is over ${maxBytes} bytes`)
+
+/** The raw message from whichever shape the provider posts. */
+async function rawMessage(req: FastifyRequest, maxBytes: number): Promise<Buffer> {
+  if (req.isMultipart()) {
+    let found: Buffer | null = null
+    try {
+      for await (const part of req.parts()) {
+        const named = part.fieldname === 'email' || part.fieldname === 'body-mime'
+        if (part.type === 'file') {
+          const bytes = await part.toBuffer()
+          if (named && !found) found = bytes
+        } else if (named && !found) {
+          if (part.valueTruncated) throw tooLarge(maxBytes)
+          found = Buffer.from(String(part.value), 'utf8')
+        }
+      }
+    } catch (err) {
+      if (err instanceof AppError) throw err
+      if ((err as { code?: string })?.code === 'FST_REQ_FILE_TOO_LARGE') throw tooLarge(maxBytes)
+      throw new ValidationError(['body'], 'The multipart body could not be read', 'value_error')
+    }
+    if (!found) throw new ValidationError(['body', 'email'], 'No message: multipart field `email` (SendGrid) or `body-mime` (Mailgun)', 'missing')
+    return checked(found, maxBytes)
+  }
+  const body = req.body as unknown
+  if (Buffer.isBuffer(body)) return checked(body, maxBytes)
+  if (body && typeof body === 'object' && typeof (body as { RawEmail?: unknown }).RawEmail === 'string') {
+    return checked(Buffer.from((body as { RawEmail: string }).RawEmail, 'utf8'), maxBytes)
+  }
+  throw new ValidationError(['body'], 'No message: send raw RFC 822, multipart `email` / `body-mime`, or JSON `RawEmail`', 'missing')
+}
+
+function checked(raw: Buffer, maxBytes: number): Buffer {
+  if (raw.length > maxBytes) throw tooLarge(maxBytes)
+  if (!raw.length) throw new ValidationError(['body'], 'Not an e-mail message (empty body)', 'not_a_message')
+  return raw
+}

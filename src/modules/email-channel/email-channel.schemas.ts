@@ -1,0 +1,71 @@
+import { Type } from '@sinclair/typebox'
+import { DateTime, Nullable, Uuid } from '../../http/schemas.js'
+
+export const EmailMode = Type.Union([Type.Literal('answer'), Type.Literal('draft')])
+
+export const EmailSettings = Type.Object({
+  enabled: Type.Boolean(),
+  mode: EmailMode,
+  reply_from: Nullable(Type.String()),
+  signature: Nullable(Type.String()),
+  inbound_address: Type.String({ description: "read-only: the bot's address, <local>@INBOUND_EMAIL_DOMAIN" }),
+  inbound_url: Type.String({ description: 'read-only: the provider webhook URL with its secret token' }),
+})
+
+export const EmailSettingsUpdate = Type.Object({
+  enabled: Type.Boolean(),
+  mode: EmailMode,
+  reply_from: Type.Optional(Nullable(Type.String({ maxLength: 320, description: '"Acme Support <support@acme.com>"; null: EMAIL_FROM' }))),
+  signature: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
+})
+
+export const EmailBotParams = Type.Object({ bot_id: Uuid })
+export const InboundParams = Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) })
+
+export const InboundAccepted = Type.Object({
+  id: Type.String(),
+  status: Type.Union([Type.Literal('queued'), Type.Literal('duplicate'), Type.Literal('ignored')]),
+  reason: Type.Optional(Type.String()),
+})
+
+export const Attachment = Type.Object({ name: Type.String(), type: Type.String(), size: Type.Integer() })
+
+export const EmailMessageStatus = Type.Union(
+  ['queued', 'answered', 'handed_off', 'delivered', 'drafted', 'ignored', 'failed'].map((s) => Type.Literal(s)),
+  {
+    description:
+      'queued; answered; handed_off (a ticket, the sender told its number); delivered (to the person who has the conversation); drafted (mode draft: a suggested reply on the ticket); ignored (reason: the loop guard); failed',
+  },
+)
+
+export const EmailMessage = Type.Object({
+  id: Uuid,
+  from: Nullable(Type.String()),
+  subject: Type.String(),
+  status: Type.String(),
+  reason: Nullable(Type.String()),
+  ticket_number: Nullable(Type.String()),
+  session_id: Nullable(Uuid),
+  attachments: Type.Array(Attachment),
+  draft: Nullable(Type.String({ description: 'mode draft: the suggested reply' })),
+  reply: Nullable(Type.String({ description: 'what the bot mailed (an answer or a ticket notice)' })),
+  received_at: DateTime,
+  processed_at: Nullable(DateTime),
+})
+export const EmailMessageList = Type.Object({ items: Type.Array(EmailMessage) })
+export const EmailMessagesQuery = Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })) })
+
+export const TicketEmailParams = Type.Object({ id: Uuid })
+export const TicketEmail = Type.Object({
+  channel: Type.String({ description: 'the conversation channel: widget, api or email' }),
+  messages: Type.Array(
+    Type.Object({
+      id: Uuid,
+      subject: Type.String(),
+      status: Type.String(),
+      attachments: Type.Array(Attachment),
+      draft: Nullable(Type.String()),
+      received_at: DateTime,
+    }),
+  ),
+})

@@ -1,0 +1,177 @@
+import { createHash } from 'node:crypto'
+import type { Config } from '../../config.js'
+import type { Db } from '../../db/client.js'
+import type { EmailMode } from '../../db/schema/email-channel.js'
+import type { JobQueue } from '../../jobs/queue.js'
+import type { Clock } from '../../lib/clock.js'
+import { decryptOrNull, type Cipher } from '../../lib/crypto.js'
+import { AppError, notFound, ValidationError } from '../../lib/errors.js'
+import type { BotRow } from '../bots/bots.service.js'
+import type { BotScope } from '../shared/bot-scope.js'
+import { bareAddress, hashToken, loopReason, newLocalPart, newToken, senderHash } from './email-channel.fns.js'
+import { parseInbound } from './email-channel.parse.js'
+import type { EmailChannelRepo } from './email-channel.repo.js'
+
+type ChannelRow = NonNullable<Awaited<ReturnType<EmailChannelRepo['settings']>>>
+
+export interface EmailChannelDeps {
+  db: Db
+  clock: Clock
+  cipher: Cipher
+  queue: Pick<JobQueue, 'enqueue'>
+  repo: EmailChannelRepo
+  config: Pick<Config, 'INBOUND_EMAIL_DOMAIN' | 'INBOUND_EMAIL_MAX_BYTES' | 'EMAIL_FROM' | 'PUBLIC_BASE_URL' | 'PORT' | 'ENCRYPTION_KEY'>
+  bots: { get(tenantId: string, botId: string, scope?: BotScope): Promise<BotRow> }
+}
+
+export interface ReceiveResult {
+  id: string
+  status: 'queued' | 'duplicate' | 'ignored'
+  reason?: string
+}
+
+export const inboundAddress = (row: Pick<ChannelRow, 'local_part'>, domain: string) => `${row.local_part}@${domain}`
+
+/** The addresses that are ours: mail from them is never answered (Zammad #2923: it mails itself). */
+export const ownAddresses = (row: Pick<ChannelRow, 'local_part' | 'reply_from'>, config: Pick<Config, 'INBOUND_EMAIL_DOMAIN' | 'EMAIL_FROM'>) =>
+  [inboundAddress(row, config.INBOUND_EMAIL_DOMAIN), bareAddress(row.reply_from), bareAddress(config.EMAIL_FROM)].filter((a): a is string => !!a)
+
+/** The key the per-sender hashes are taken under (never the address itself in a count). */
+export const senderKey = (config: Pick<Config, 'ENCRYPTION_KEY'>) => createHash('sha256').update(`email-sender:${config.ENCRYPTION_KEY}`).digest('hex')
+
+/** The channel's settings (per bot) and the door of inbound mail (webhook and SMTP): recorded once, queued, answered 202. */
+export function createEmailChannelService(deps: EmailChannelDeps) {
+  const { repo, cipher, clock, config } = deps
+  const base = () => config.PUBLIC_BASE_URL || `http://localhost:${config.PORT}`
+  const key = senderKey(config)
+
+  async function channelOf(tenantId: string, botId: string, scope: BotScope) {
+    const bot = await deps.bots.get(tenantId, botId, scope)
+    const token = newToken()
+    const row = await repo.ensure(tenantId, bot.id, {
+      localPart: newLocalPart(bot.name),
+      tokenHash: hashToken(token),
+      tokenEnc: cipher.encrypt(token),
+      now: clock.now(),
+    })
+    return row
+  }
+
+  const present = (row: ChannelRow) => ({
+    enabled: row.enabled,
+    mode: row.mode,
+    reply_from: row.reply_from,
+    signature: row.signature,
+    inbound_address: inboundAddress(row, config.INBOUND_EMAIL_DOMAIN),
+    inbound_url: `${base()}/inbound/email/${cipher.decrypt(row.token_enc)}`,
+  })
+
+  return {
+    get: async (tenantId: string, botId: string, scope: BotScope) => present(await channelOf(tenantId, botId, scope)),
+
+    async update(
+      tenantId: string,
+      botId: string,
+      scope: BotScope,
+      body: { enabled: boolean; mode: EmailMode; reply_from?: string | null; signature?: string | null },
+    ) {
+      await channelOf(tenantId, botId, scope)
+      const replyFrom = body.reply_from?.trim() || null
+      if (replyFrom && !bareAddress(replyFrom))
+        throw new ValidationError(['body', 'reply_from'], 'Not an e-mail address (e.g. "Acme Support <support@acme.com>")', 'invalid_address')
+      if (replyFrom && /[\r\n]/.test(replyFrom)) throw new ValidationError(['body', 'reply_from'], 'A header value is one line', 'invalid_address')
+      const signature = body.signature?.trim() || null
+      return present(await repo.update(tenantId, botId, { enabled: body.enabled, mode: body.mode, replyFrom, signature, now: clock.now() }))
+    },
+
+    /** A new webhook token: the old URL answers 404 from now on. */
+    async rotate(tenantId: string, botId: string, scope: BotScope) {
+      await channelOf(tenantId, botId, scope)
+      const token = newToken()
+      return present(await repo.rotate(tenantId, botId, { tokenHash: hashToken(token), tokenEnc: cipher.encrypt(token), now: clock.now() }))
+    },
+
+    /** The bot's latest inbound messages and what became of each. */
+    async recent(tenantId: string, botId: string, scope: BotScope, limit: number) {
+      await deps.bots.get(tenantId, botId, scope)
+      const rows = await repo.recent(tenantId, botId, limit)
+      return {
+        items: rows.map((r) => ({
+          id: r.id,
+          from: decryptOrNull(cipher, r.sender_enc),
+          subject: r.subject ?? '',
+          status: r.status,
+          reason: r.reason,
+          ticket_number: r.ticket_number,
+          session_id: r.session_id,
+          attachments: r.attachments ?? [],
+          draft: r.status === 'drafted' ? decryptOrNull(cipher, r.draft_enc) : null,
+          reply: r.status === 'drafted' ? null : decryptOrNull(cipher, r.draft_enc),
+          received_at: r.created_at.toISOString(),
+          processed_at: r.processed_at ? r.processed_at.toISOString() : null,
+        })),
+      }
+    },
+
+    /** Resolves the webhook's token to its channel (null: unknown, a 404). */
+    byToken: (token: string) => (token.length > 200 ? Promise.resolve(undefined) : repo.byTokenHash(hashToken(token))),
+    /** Resolves an SMTP recipient to its channel (null: unknown, a 550). */
+    async byAddress(address: string) {
+      const [local, domain] = address.toLowerCase().split('@')
+      if (!local || domain !== config.INBOUND_EMAIL_DOMAIN.toLowerCase()) return undefined
+      return repo.byLocalPart(local)
+    },
+
+    /**
+     * One inbound message for a channel: a loop guard's verdict is recorded as `ignored` with its reason; a
+     * Message-ID already recorded is a `duplicate`; else the message is queued for the worker. The unique index
+     * decides between two concurrent deliveries of one message.
+     */
+    async receive(channel: ChannelRow, raw: Buffer): Promise<ReceiveResult> {
+      if (raw.length > config.INBOUND_EMAIL_MAX_BYTES) throw new AppError(413, 'too_large', `The message is over ${config.INBOUND_EMAIL_MAX_BYTES} bytes`)
+      const mail = await parseInbound(raw)
+      if (!mail) throw new ValidationError(['body'], 'Not an e-mail message (no From and no body)', 'not_a_message')
+      const messageId = mail.messageId ?? `<sha256.${createHash('sha256').update(raw).digest('hex')}@synthetic>`
+      const reason = !channel.enabled ? 'channel_disabled' : loopReason(mail.headerLines, mail.sender, ownAddresses(channel, config))
+      const now = clock.now()
+      const row = {
+        botId: channel.bot_id,
+        messageId: messageId.slice(0, 998),
+        senderEnc: mail.sender ? cipher.encrypt(mail.sender) : null,
+        senderHash: mail.sender ? senderHash(key, mail.sender) : null,
+        subject: mail.subject,
+        status: reason ? ('ignored' as const) : ('queued' as const),
+        reason,
+        rawEnc: reason ? null : cipher.encrypt(raw.toString('latin1')),
+        attachments: mail.attachments,
+        now,
+      }
+      const inserted = await deps.db.transaction().execute(async (trx) => {
+        const r = await repo.insertInbound(channel.tenant_id, row, trx)
+        if (r && !reason) {
+          await deps.queue.enqueue(
+            'email_channel.process',
+            { tenantId: channel.tenant_id, id: r.id },
+            { tenantId: channel.tenant_id, dedupeKey: `email-in:${r.id}`, maxAttempts: PROCESS_ATTEMPTS },
+            trx,
+          )
+        }
+        return r
+      })
+      if (!inserted) {
+        const first = await repo.findByMessageId(channel.tenant_id, channel.bot_id, row.messageId)
+        return { id: first?.id ?? '', status: 'duplicate' }
+      }
+      return reason ? { id: inserted.id, status: 'ignored', reason } : { id: inserted.id, status: 'queued' }
+    },
+  }
+}
+
+/** Attempts of one inbound message's turn before a person gets it (the model down, say). */
+export const PROCESS_ATTEMPTS = 4
+
+export type EmailChannelService = ReturnType<typeof createEmailChannelService>
+
+export function channelNotFound(): never {
+  throw notFound('Unknown inbound address')
+}

@@ -1,0 +1,207 @@
+import type { Config } from '../../config.js'
+import type { Db } from '../../db/client.js'
+import type { JobContext } from '../../jobs/types.js'
+import type { Clock } from '../../lib/clock.js'
+import type { Cipher } from '../../lib/crypto.js'
+import type { BotsRepo } from '../bots/bots.repo.js'
+import type { ChatService } from '../chat/chat.service.js'
+import type { TurnResult } from '../chat/turn.context.js'
+import type { EmailService } from '../email/email.service.js'
+import { ourMessageId, replySubject } from './email-channel.fns.js'
+import { threadMail } from './email-channel.mails.js'
+import { parseInbound, type InboundMail } from './email-channel.parse.js'
+import type { EmailChannelRepo } from './email-channel.repo.js'
+import { PROCESS_ATTEMPTS } from './email-channel.service.js'
+import { EMAIL_TEXTS } from './email-channel.texts.js'
+
+/** Bot mails (answers and ticket notices) one sender gets from one bot in an hour; beyond, a person gets the thread. */
+export const SENDER_HOURLY_CAP = 5
+
+export interface EmailTurnDeps {
+  db: Db
+  clock: Clock
+  cipher: Cipher
+  repo: EmailChannelRepo
+  chat: Pick<ChatService, 'runTurn' | 'createSession' | 'getSession' | 'escalate'>
+  bots: Pick<BotsRepo, 'find'>
+  email: Pick<EmailService, 'queue'>
+  config: Pick<Config, 'INBOUND_EMAIL_DOMAIN' | 'EMAIL_FROM'>
+}
+
+type Outcome =
+  | { status: 'answered' | 'handed_off'; text: string; sources: { title: string; url: string }[]; kind: 'answer' | 'notice'; ticketNumber?: string | null }
+  | { status: 'delivered' | 'drafted' | 'ignored' | 'failed' | 'handed_off'; reason?: string; ticketNumber?: string | null; draft?: string }
+
+/**
+ * The worker's part of one inbound mail (job `email_channel.process`): its session (a reply in a thread
+ * continues it), one of the sender's hourly bot mails taken, the chat's own turn (non-streaming, channel
+ * email), and then in one transaction with the status check: the reply queued through the mailer and the
+ * message marked. A second run of the job (a worker killed mid-way) finds the message handled and sends nothing.
+ */
+export function createEmailTurns(deps: EmailTurnDeps, senderKeyHash: (address: string) => string) {
+  const { repo, cipher, clock } = deps
+
+  async function sessionFor(
+    tenantId: string,
+    row: { id: string; bot_id: string; session_id: string | null; sender_hash: string | null },
+    mail: InboundMail,
+    sender: string,
+  ) {
+    if (row.session_id) {
+      const s = await deps.chat.getSession(tenantId, row.session_id)
+      if (s) return { id: s.id, owner: s.owner, created: false }
+    }
+    // a reply in a thread continues its session, when it comes from the thread's correspondent (chatwoot PR #13502)
+    const found = await repo.sessionOfThread(tenantId, row.bot_id, mail.thread)
+    if (found?.session_id && (!found.sender_hash || found.sender_hash === row.sender_hash)) {
+      const s = await deps.chat.getSession(tenantId, found.session_id)
+      if (s && s.owner !== 'closed' && !s.chat_ended) {
+        await repo.attachSession(tenantId, row.id, s.id)
+        return { id: s.id, owner: s.owner, created: false }
+      }
+    }
+    const created = await deps.chat.createSession({ tenantId, botId: row.bot_id, channel: 'email', mode: 'anonymous' })
+    await deps.db.transaction().execute(async (trx) => {
+      await repo.setVisitorEmail(tenantId, created.id, cipher.encrypt(sender), trx)
+      await repo.attachSession(tenantId, row.id, created.id, trx)
+    })
+    return { id: created.id, owner: 'bot' as const, created: true }
+  }
+
+  async function process(p: { tenantId: string; id: string }, job: Pick<JobContext, 'attempt'>): Promise<void> {
+    const { tenantId } = p
+    const row = await repo.findInbound(tenantId, p.id)
+    if (!row || row.status !== 'queued' || !row.raw_enc) return
+    const mail = await parseInbound(Buffer.from(cipher.decrypt(row.raw_enc), 'latin1'))
+    const channel = await repo.settings(tenantId, row.bot_id)
+    const bot = await deps.bots.find(tenantId, row.bot_id)
+    const sender = mail?.sender
+    if (!mail || !sender || !channel || !bot) return settle(tenantId, row.id, { status: 'failed', reason: 'unreadable' }, null)
+    const session = await sessionFor(tenantId, row, mail, sender)
+    const messageId = ourMessageId('r', row.id, deps.config.INBOUND_EMAIL_DOMAIN)
+    const hash = row.sender_hash ?? senderKeyHash(sender)
+
+    // one of the sender's hourly bot mails, taken before the turn (a person's conversation takes none)
+    if (session.owner === 'bot') {
+      const now = clock.now()
+      const kind = 'answer'
+      const ok = await deps.db.transaction().execute((trx) =>
+        repo.reserve(
+          tenantId,
+          {
+            botId: row.bot_id,
+            senderHash: hash,
+            inboundId: row.id,
+            sessionId: session.id,
+            messageId,
+            kind,
+            since: new Date(now.getTime() - 3600_000),
+            now,
+            cap: SENDER_HOURLY_CAP,
+          },
+          trx,
+        ),
+      )
+      if (!ok) {
+        // the storm stops here: a person gets the thread, and the sender gets no further mail from the bot
+        const r = await deps.chat.escalate(tenantId, session.id, { trigger: 'user_request', original_user_message: questionOf(mail, session.created) })
+        return settle(tenantId, row.id, { status: 'handed_off', reason: 'sender_rate_limited', ticketNumber: r.ticket_number }, session.id)
+      }
+    }
+
+    let result: TurnResult
+    try {
+      result = await deps.chat.runTurn({ tenantId, bot, sessionId: session.id, message: questionOf(mail, session.created), channel: 'email' })
+    } catch (err) {
+      if (job.attempt < PROCESS_ATTEMPTS) throw err
+      // the model stayed down: a person answers, and the sender is told the ticket's number
+      const r = await deps.chat.escalate(tenantId, session.id, { trigger: 'llm_unavailable', original_user_message: questionOf(mail, session.created) })
+      return settle(
+        tenantId,
+        row.id,
+        { status: 'handed_off', text: r.message, sources: [], kind: 'notice', ticketNumber: r.ticket_number, reason: 'failed' },
+        session.id,
+        {
+          channel,
+          sender,
+          messageId,
+          answering: mail.messageId,
+          hash,
+        },
+      )
+    }
+    const outcome = await outcomeOf(tenantId, session.id, channel.mode, result)
+    return settle(tenantId, row.id, outcome, session.id, { channel, sender, messageId, answering: mail.messageId, hash })
+  }
+
+  async function outcomeOf(tenantId: string, sessionId: string, mode: string, r: TurnResult): Promise<Outcome & { reason?: string }> {
+    if (r.delivered) return { status: 'delivered', ticketNumber: (await deps.chat.getSession(tenantId, sessionId))?.ticket_number ?? null }
+    if (r.ticket_number) return { status: 'handed_off', text: r.text, sources: [], kind: 'notice', ticketNumber: r.ticket_number }
+    if (mode === 'draft') {
+      // the answer waits on a ticket as a suggested reply; nothing goes out
+      const t = await deps.chat.escalate(tenantId, sessionId, { trigger: 'user_request', user_note: 'E-mail channel in draft mode: the bot suggests a reply.' })
+      return { status: 'drafted', draft: r.text, ticketNumber: t.ticket_number }
+    }
+    if (!r.text.trim()) return { status: 'failed', reason: 'empty_answer' }
+    return { status: 'answered', text: r.text, sources: r.sources, kind: 'answer' }
+  }
+
+  /** The last step, once: the message marked, the mail queued (or the reservation given back) in one transaction. */
+  async function settle(
+    tenantId: string,
+    id: string,
+    o: Outcome & { reason?: string },
+    sessionId: string | null,
+    send?: {
+      channel: NonNullable<Awaited<ReturnType<EmailChannelRepo['settings']>>>
+      sender: string
+      messageId: string
+      answering: string | null
+      hash: string
+    },
+  ) {
+    const mailing = 'text' in o && send && sessionId
+    const mail = mailing
+      ? await threadMail(deps, tenantId, {
+          channel: send.channel,
+          sessionId,
+          to: send.sender,
+          messageId: send.messageId,
+          answering: send.answering,
+          text: o.text,
+          sources: o.sources,
+          auto: true,
+          footer: o.kind === 'answer' ? EMAIL_TEXTS.botFooter : null,
+        })
+      : null
+    await deps.db.transaction().execute(async (trx) => {
+      const locked = await repo.lockInbound(tenantId, id, trx)
+      if (!locked || locked.status !== 'queued') return
+      const now = clock.now()
+      if (mail && send && sessionId && 'kind' in o) {
+        await repo.recordOut(
+          tenantId,
+          { botId: send.channel.bot_id, messageId: send.messageId, sessionId, kind: o.kind, subject: mail.subject, senderHash: send.hash, inboundId: id, now },
+          trx,
+        )
+        await deps.email.queue(mail, { tenantId, dedupeKey: `email-out:${send.messageId}` }, trx)
+      } else if (send) {
+        await repo.dropReservation(tenantId, send.channel.bot_id, send.messageId, trx)
+      }
+      // the bot's words: the draft waiting for a person, or what was mailed (the settings screen shows it)
+      const said = 'draft' in o && o.draft ? o.draft : 'text' in o ? o.text : null
+      const draftEnc = said ? cipher.encrypt(said) : null
+      await repo.finish(tenantId, id, { status: o.status, reason: o.reason ?? null, sessionId, ticketNumber: o.ticketNumber ?? null, draftEnc, now }, trx)
+    })
+  }
+
+  return { process }
+}
+
+/** The visitor's question: a new thread's subject leads its first message (often the question itself). */
+function questionOf(mail: InboundMail, newSession: boolean): string {
+  const subject = mail.subject.trim()
+  const body = mail.question.trim()
+  if (!newSession || !subject || replySubject(subject) === subject || body.toLowerCase().includes(subject.toLowerCase())) return body || subject
+  return body ? `${subject}\n\n${body}` : subject
+}

@@ -1,0 +1,82 @@
+import { randomUUID } from 'node:crypto'
+import type { AppContext } from '../../context.js'
+import type { Db } from '../../db/client.js'
+import type { Guards } from '../../http/auth.js'
+import { decryptOrNull } from '../../lib/crypto.js'
+import { notFound } from '../../lib/errors.js'
+import type { BotsRepo } from '../bots/bots.repo.js'
+import type { BotRow } from '../bots/bots.service.js'
+import type { ChatService } from '../chat/chat.service.js'
+import type { EmailService } from '../email/email.service.js'
+import { inScope, type BotScope } from '../shared/bot-scope.js'
+import { senderHash } from './email-channel.fns.js'
+import { emailChannelJobs } from './email-channel.jobs.js'
+import { createThreadedReplies } from './email-channel.mails.js'
+import { createEmailChannelRepo } from './email-channel.repo.js'
+import { emailChannelRoutes } from './email-channel.routes.js'
+import { createEmailChannelService, senderKey } from './email-channel.service.js'
+import { createEmailTurns } from './email-channel.turns.js'
+
+/**
+ * The mailer as the escalations module sees it: a mail that names an e-mail session (an operator's message, a
+ * resolution) goes out in that session's thread, from the bot's reply_from. Wired before the escalations module.
+ */
+export function threadedEmail(ctx: AppContext, email: EmailService): EmailService {
+  const replies = createThreadedReplies({
+    db: ctx.db,
+    repo: createEmailChannelRepo(ctx.db),
+    cipher: ctx.cipher,
+    config: ctx.config,
+    newId: randomUUID,
+    now: () => ctx.clock.now(),
+  })
+  return {
+    async queue(message, opts = {}, trx) {
+      const mail = opts.sessionId ? await replies.rewrite(opts.tenantId ?? '', opts.sessionId, message, trx as Db | undefined) : message
+      return email.queue(mail, opts, trx)
+    },
+  }
+}
+
+/** The e-mail channel: settings per bot, the inbound webhook, the worker's turn, and the SMTP listener's lookups. */
+export function wireEmailChannel(
+  ctx: AppContext,
+  guards: Guards,
+  deps: {
+    bots: { get(tenantId: string, botId: string, scope?: BotScope): Promise<BotRow> }
+    botsRepo: Pick<BotsRepo, 'find'>
+    chat: Pick<ChatService, 'runTurn' | 'createSession' | 'getSession' | 'escalate'>
+    email: Pick<EmailService, 'queue'>
+  },
+) {
+  const { db, clock, cipher, config, queue } = ctx
+  const repo = createEmailChannelRepo(db)
+  const service = createEmailChannelService({ db, clock, cipher, queue, repo, config, bots: deps.bots })
+  const key = senderKey(config)
+  const turns = createEmailTurns({ db, clock, cipher, repo, chat: deps.chat, bots: deps.botsRepo, email: deps.email, config }, (a) => senderHash(key, a))
+
+  /** A ticket's e-mail facts: its conversation's channel, the messages' attachments and drafts. */
+  async function ticketEmail(tenantId: string, ticketId: string, scope: string[] | null) {
+    const t = await repo.ticketSession(tenantId, ticketId)
+    if (!t || (scope && !inScope(scope, t.bot_id))) throw notFound('Ticket not found')
+    const session = t.session_id ? await repo.session(tenantId, t.session_id) : null
+    const rows = t.session_id ? await repo.inboundOfSession(tenantId, t.session_id) : []
+    return {
+      channel: session?.channel ?? 'api',
+      messages: rows.map((r) => ({
+        id: r.id,
+        subject: r.subject ?? '',
+        status: r.status,
+        attachments: r.attachments ?? [],
+        draft: r.status === 'drafted' ? decryptOrNull(cipher, r.draft_enc) : null,
+        received_at: r.created_at.toISOString(),
+      })),
+    }
+  }
+
+  return {
+    service,
+    routes: emailChannelRoutes({ guards, channel: service, maxBytes: config.INBOUND_EMAIL_MAX_BYTES, ticketEmail }),
+    jobs: emailChannelJobs({ turns }),
+  }
+}

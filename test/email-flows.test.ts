@@ -1,0 +1,248 @@
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import nodemailer from 'nodemailer'
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { createEmailChannelRepo } from '../src/modules/email-channel/email-channel.repo.js'
+import { createEmailChannelService } from '../src/modules/email-channel/email-channel.service.js'
+import { startInboundSmtp } from '../src/modules/email-channel/email-channel.smtp.js'
+import type { FakeLlm } from './fakes/fake-llm.js'
+import { appWithFakeLlm, type TestApp } from './helpers/app.js'
+import { isAnswer, REFUNDS_MD, withDocs } from './helpers/chat.js'
+import { fixture, newMessageId, rawMail } from './helpers/email.js'
+import { createTenant, uniqueEmail, type Tenant } from './helpers/factories.js'
+import { until } from './helpers/wait.js'
+
+vi.setConfig({ hookTimeout: 600_000, testTimeout: 300_000 })
+
+let fake: FakeLlm
+let t: TestApp
+
+appWithFakeLlm({ INBOUND_EMAIL_DOMAIN: 'inbound.test', OPERATOR_REPLY_GRACE_SECONDS: '0' }, (started) => ({ fake, t } = started))
+afterEach(() => fake.reset())
+/** The answer model answers from the refunds page (the fake's own word matching is not under test here). */
+const answerRefunds = () =>
+  fake.script((req) => (isAnswer(req as never) ? { text: 'Refunds are processed within 5 business days after we receive the returned item. [1]' } : undefined))
+
+async function emailBot(owner: Tenant, body: Record<string, unknown> = {}) {
+  const r = await owner.api.put(`/bots/${owner.bot.id}/email`, { enabled: true, mode: 'answer', reply_from: 'Acme Support <support@acme.test>', ...body })
+  expect(r.status, r.text).toBe(200)
+  return { ...r.body, inbound_url: t.url + new URL(r.body.inbound_url).pathname } as { inbound_address: string; inbound_url: string }
+}
+const post = async (url: string, raw: string) => {
+  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'message/rfc822' }, body: raw })
+  return { status: r.status, body: (await r.json()) as any }
+}
+const handled = (owner: Tenant, n: number) =>
+  until(
+    `${n} messages handled`,
+    async () => {
+      const r = await owner.api.get(`/bots/${owner.bot.id}/email/messages?limit=100`)
+      return r.body.items.length >= n && r.body.items.every((m: any) => m.status !== 'queued') ? (r.body.items as any[]) : null
+    },
+    120_000,
+  )
+
+describe('never a loop', () => {
+  it('answers none of the automatic mails, daemons or our own addresses, each with its reason', async () => {
+    const owner = await createTenant(t)
+    const ch = await emailBot(owner)
+    const cases: [Record<string, string>, string, string?][] = [
+      [{ 'Auto-Submitted': 'auto-replied' }, 'auto_submitted'],
+      [{ 'Auto-Submitted': 'auto-generated' }, 'auto_submitted'],
+      [{ 'X-Autoreply': 'yes' }, 'auto_reply_header'],
+      [{ 'X-Autorespond': 'Out of office' }, 'auto_reply_header'],
+      [{ Precedence: 'bulk' }, 'precedence'],
+      [{ Precedence: 'junk' }, 'precedence'],
+      [{ Precedence: 'list' }, 'precedence'],
+      [{ 'List-Id': 'Newsletter <news.example.test>' }, 'mailing_list'],
+      [{ 'Return-Path': '<>' }, 'empty_return_path'],
+      [{}, 'daemon_sender', 'MAILER-DAEMON@example.test'],
+      [{}, 'daemon_sender', 'postmaster@example.test'],
+      [{}, 'daemon_sender', 'no-reply@example.test'],
+      [{}, 'daemon_sender', 'noreply@example.test'],
+      [{}, 'own_address', 'support@acme.test'],
+      [{}, 'own_address', ch.inbound_address],
+    ]
+    for (const [headers, reason, from] of cases) {
+      const r = await post(ch.inbound_url, rawMail({ to: ch.inbound_address, from: from ?? uniqueEmail('auto'), headers }))
+      expect(r.status).toBe(202)
+      expect(r.body, JSON.stringify(headers)).toMatchObject({ status: 'ignored', reason })
+    }
+    // a person's mail says Auto-Submitted: no (RFC 3834)
+    const person = await post(ch.inbound_url, rawMail({ to: ch.inbound_address, from: uniqueEmail('p'), headers: { 'Auto-Submitted': 'no' } }))
+    expect(person.body.status).toBe('queued')
+    const list = (await owner.api.get(`/bots/${owner.bot.id}/email/messages?limit=100`)).body.items
+    expect(list.filter((m: any) => m.status === 'ignored')).toHaveLength(cases.length)
+    expect(fake.chatCalls().length + t.smtp.mails.filter((m) => m.from === 'support@acme.test').length).toBeGreaterThanOrEqual(0)
+    // a disabled channel answers nothing either
+    await owner.api.put(`/bots/${owner.bot.id}/email`, { enabled: false, mode: 'answer' })
+    expect((await post(ch.inbound_url, rawMail({ to: ch.inbound_address, from: uniqueEmail('d') }))).body).toMatchObject({
+      status: 'ignored',
+      reason: 'channel_disabled',
+    })
+  })
+
+  it('sends at most 5 bot answers an hour to one sender under 20 concurrent posts, then a person gets the thread; one Message-ID once', async () => {
+    const owner = await createTenant(t)
+    await withDocs(t, owner, { 'refunds.md': REFUNDS_MD })
+    answerRefunds()
+    const ch = await emailBot(owner)
+    const from = uniqueEmail('storm')
+    const same = newMessageId('same')
+    const posts = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        post(
+          ch.inbound_url,
+          rawMail({ to: ch.inbound_address, from, subject: `Refund question ${i}`, body: 'How long do refunds take after you receive the returned item?' }),
+        ),
+      ),
+    )
+    expect(posts.every((p) => p.status === 202 && p.body.status === 'queued')).toBe(true)
+    // one message delivered twice at once (a provider's retry racing the first): one queued, one duplicate
+    const twice = await Promise.all([0, 1].map(() => post(ch.inbound_url, rawMail({ to: ch.inbound_address, from: uniqueEmail('twice'), messageId: same }))))
+    expect(twice.map((p) => p.body.status).sort()).toEqual(['duplicate', 'queued'])
+    expect(twice[0]!.body.id).toBe(twice[1]!.body.id)
+
+    const items = await handled(owner, 21)
+    const storm = items.filter((m) => m.from === from)
+    expect(storm.filter((m) => m.status === 'answered')).toHaveLength(5)
+    const rest = storm.filter((m) => m.status !== 'answered')
+    expect(rest).toHaveLength(15)
+    expect(rest.every((m) => m.status === 'handed_off' && m.reason === 'sender_rate_limited' && /^ESC-/.test(m.ticket_number))).toBe(true)
+    await until('the answers are out', async () => t.smtp.to(from).length >= 5)
+    expect(t.smtp.to(from)).toHaveLength(5)
+  })
+})
+
+describe('hand-off and people', () => {
+  it('tells the sender the ticket number; the reply reaches the team, never the bot; the resolution is mailed in the thread', async () => {
+    const owner = await createTenant(t)
+    const ch = await emailBot(owner, { signature: 'The Acme team' })
+    const from = uniqueEmail('handoff')
+    const first = newMessageId('ho')
+    // no knowledge: the turn hands off
+    expect((await post(ch.inbound_url, fixture('apple-base64.eml', { to: ch.inbound_address, from, messageId: first }))).body.status).toBe('queued')
+    const notice = await t.smtp.waitFor((m) => m.to.includes(from))
+    expect(notice.text).toMatch(/ESC-0001/)
+    expect(notice.raw.inReplyTo).toBe(first)
+    const [item] = await handled(owner, 1)
+    expect(item).toMatchObject({ status: 'handed_off', ticket_number: 'ESC-0001' })
+
+    // the sender answers in the thread: it lands in the conversation the team has, the bot says nothing
+    const calls = fake.chatCalls().length
+    const answer = rawMail({
+      to: ch.inbound_address,
+      from,
+      subject: 'Re: Shipping to Switzerland',
+      body: 'My order number is 4711.',
+      headers: { 'In-Reply-To': notice.raw.messageId!, References: `${first} ${notice.raw.messageId}` },
+    })
+    expect((await post(ch.inbound_url, answer)).body.status).toBe('queued')
+    const items = await handled(owner, 2)
+    expect(items[0]).toMatchObject({ status: 'delivered', session_id: item.session_id, ticket_number: 'ESC-0001' })
+    expect(fake.chatCalls().length).toBe(calls)
+    const messages = await t.ctx.db
+      .selectFrom('chat_messages')
+      .select(['role', 'content'])
+      .where('session_id', '=', item.session_id)
+      .orderBy('created_at')
+      .execute()
+    expect(messages.at(-1)).toMatchObject({ role: 'user', content: 'My order number is 4711.' })
+
+    // the ticket keeps the sender's address; the resolution goes out in the thread from reply_from, with the signature
+    const tickets = await owner.api.get('/escalations')
+    const ticket = tickets.body.tickets.find((x: any) => x.ticket_number === 'ESC-0001')
+    expect(ticket.user_email ?? ticket.visitor_email ?? JSON.stringify(ticket)).toContain(from)
+    const resolved = await owner.api.post(`/escalations/${ticket.id}/resolve`, { resolution_text: 'Yes, we ship to Switzerland for 9 euros.' })
+    expect(resolved.status, resolved.text).toBe(200)
+    const mailed = await t.smtp.waitFor((m) => m.to.includes(from) && m.text.includes('9 euros'))
+    expect(mailed.subject).toBe('Re: Shipping to Switzerland')
+    expect(mailed.from).toBe('support@acme.test')
+    expect(mailed.replyTo).toBe(ch.inbound_address)
+    expect(mailed.raw.inReplyTo).toMatch(/^<m\./)
+    expect(mailed.raw.references).toContain(first)
+    expect(mailed.text).toContain('The Acme team')
+    expect(mailed.raw.headers.get('auto-submitted')).toBeUndefined()
+  })
+
+  it('mode draft: the answer waits on the ticket as a suggested reply, nothing is mailed; attachments are listed', async () => {
+    const owner = await createTenant(t)
+    await withDocs(t, owner, { 'refunds.md': REFUNDS_MD })
+    answerRefunds()
+    const ch = await emailBot(owner, { mode: 'draft' })
+    const from = uniqueEmail('draft')
+    expect((await post(ch.inbound_url, fixture('with-attachment.eml', { to: ch.inbound_address, from }))).body.status).toBe('queued')
+    const [item] = await handled(owner, 1)
+    expect(item).toMatchObject({ status: 'drafted', ticket_number: expect.stringMatching(/^ESC-/) })
+    expect(item.draft).toMatch(/5 business days/)
+    expect(item.attachments).toEqual([{ name: 'invoice-4711.pdf', type: 'application/pdf', size: expect.any(Number) }])
+    const tickets = await owner.api.get('/escalations')
+    const ticket = tickets.body.tickets.find((x: any) => x.ticket_number === item.ticket_number)
+    const facts = await owner.api.get(`/escalations/${ticket.id}/email`)
+    expect(facts.status, facts.text).toBe(200)
+    expect(facts.body.channel).toBe('email')
+    expect(facts.body.messages[0]).toMatchObject({ draft: item.draft, attachments: item.attachments })
+    expect(JSON.stringify(fake.chatCalls().map((c) => c.messages))).not.toContain('SECRET-INVOICE')
+    expect(t.smtp.to(from)).toHaveLength(0)
+    const stranger = await createTenant(t)
+    expect((await stranger.api.get(`/escalations/${ticket.id}/email`)).status).toBe(404)
+  })
+})
+
+describe('inbound over SMTP', () => {
+  it('takes mail for a bot from a real SMTP client, refuses unknown recipients at RCPT and oversized mail, offers STARTTLS with a certificate', async () => {
+    const owner = await createTenant(t)
+    await withDocs(t, owner, { 'refunds.md': REFUNDS_MD })
+    answerRefunds()
+    const ch = await emailBot(owner)
+    const dir = mkdtempSync(join(tmpdir(), 'smtp-tls-'))
+    execFileSync(
+      'openssl',
+      ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=localhost'],
+      { stdio: 'ignore' },
+    )
+    const { db, clock, cipher, queue, config } = t.ctx
+    const service = createEmailChannelService({
+      db,
+      clock,
+      cipher,
+      queue,
+      repo: createEmailChannelRepo(db),
+      config,
+      bots: { get: () => Promise.reject(new Error('unused')) },
+    })
+    const listener = await startInboundSmtp(service, {
+      port: 0,
+      host: '127.0.0.1',
+      maxBytes: 32 * 1024,
+      tlsCert: join(dir, 'cert.pem'),
+      tlsKey: join(dir, 'key.pem'),
+      log: { info: () => {}, warn: () => {} },
+    })
+    try {
+      const client = nodemailer.createTransport({ host: '127.0.0.1', port: listener.port, secure: false, requireTLS: true, tls: { rejectUnauthorized: false } })
+      const from = uniqueEmail('smtp')
+      const sent = await client.sendMail({
+        envelope: { from, to: [ch.inbound_address] },
+        raw: fixture('gmail-alternative.eml', { to: ch.inbound_address, from }),
+      })
+      expect(sent.accepted).toEqual([ch.inbound_address])
+      const reply = await t.smtp.waitFor((m) => m.to.includes(from))
+      expect(reply.subject).toBe('Re: How long do refunds take?')
+
+      await expect(
+        client.sendMail({ envelope: { from, to: ['nobody@inbound.test'] }, raw: rawMail({ to: 'nobody@inbound.test', from }) }),
+      ).rejects.toMatchObject({ responseCode: 550 })
+      await expect(client.sendMail({ envelope: { from, to: ['x@elsewhere.test'] }, raw: rawMail({ to: 'x@elsewhere.test', from }) })).rejects.toMatchObject({
+        responseCode: 550,
+      })
+      const big = rawMail({ to: ch.inbound_address, from, body: 'y'.repeat(40 * 1024) })
+      await expect(client.sendMail({ envelope: { from, to: [ch.inbound_address] }, raw: big })).rejects.toMatchObject({ responseCode: 552 })
+      client.close()
+    } finally {
+      await listener.close()
+    }
+  })
+})

@@ -1,0 +1,34 @@
+import { randomBytes } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+
+const DIR = join(import.meta.dirname, '..', 'fixtures', 'email')
+
+export const newMessageId = (tag = 'm') => `<${tag}.${randomBytes(6).toString('hex')}@mail.example.test>`
+
+/** A fixture of test/fixtures/email with its placeholders filled (To, From, Message-ID, thread headers). */
+export function fixture(name: string, v: { to: string; from: string; messageId?: string; inReplyTo?: string; references?: string }): string {
+  return readFileSync(join(DIR, name), 'utf8')
+    .replaceAll('{{TO}}', v.to)
+    .replaceAll('{{FROM}}', v.from)
+    .replaceAll('{{MESSAGE_ID}}', v.messageId ?? newMessageId())
+    .replaceAll('{{IN_REPLY_TO}}', v.inReplyTo ?? '')
+    .replaceAll('{{REFERENCES}}', v.references ?? v.inReplyTo ?? '')
+}
+
+/** A small raw message with the headers given (loop-guard tests). */
+export function rawMail(v: { to: string; from: string; subject?: string; body?: string; messageId?: string; headers?: Record<string, string> }): string {
+  const lines = [
+    `From: ${v.from}`,
+    `To: ${v.to}`,
+    `Subject: ${v.subject ?? 'How long do refunds take?'}`,
+    `Message-ID: ${v.messageId ?? newMessageId()}`,
+    'MIME-Version: 1.0',
+    'Content-Type: text/plain; charset=utf-8',
+    ...Object.entries(v.headers ?? {}).map(([k, val]) => `${k}: ${val}`),
+    '',
+    v.body ?? 'How long do refunds take after you receive the returned item?',
+    '',
+  ]
+  return lines.join('\r\n')
+}
