@@ -2162,6 +2162,7 @@ export interface operations {
                             can_view_original: boolean;
                             /** @description mail me when someone else assigns a ticket to me */
                             notify_on_assignment: boolean;
+                            display_name: string | null;
                             /** @description the permissions of the caller's role (empty without a workspace), for menus */
                             permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "analytics" | "member")[];
                         };
@@ -2254,6 +2255,7 @@ export interface operations {
                             can_view_original: boolean;
                             /** @description mail me when someone else assigns a ticket to me */
                             notify_on_assignment: boolean;
+                            display_name: string | null;
                             /** @description the permissions of the caller's role (empty without a workspace), for menus */
                             permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "analytics" | "member")[];
                         };
@@ -2360,6 +2362,7 @@ export interface operations {
                             can_view_original: boolean;
                             /** @description mail me when someone else assigns a ticket to me */
                             notify_on_assignment: boolean;
+                            display_name: string | null;
                             /** @description the permissions of the caller's role (empty without a workspace), for menus */
                             permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "analytics" | "member")[];
                         };
@@ -2664,6 +2667,7 @@ export interface operations {
                         can_view_original: boolean;
                         /** @description mail me when someone else assigns a ticket to me */
                         notify_on_assignment: boolean;
+                        display_name: string | null;
                         /** @description the permissions of the caller's role (empty without a workspace), for menus */
                         permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "analytics" | "member")[];
                     };
@@ -2698,6 +2702,7 @@ export interface operations {
             content: {
                 "application/json": {
                     notify_on_assignment?: boolean;
+                    display_name?: string | null;
                 };
             };
         };
@@ -2721,6 +2726,7 @@ export interface operations {
                         can_view_original: boolean;
                         /** @description mail me when someone else assigns a ticket to me */
                         notify_on_assignment: boolean;
+                        display_name: string | null;
                         /** @description the permissions of the caller's role (empty without a workspace), for menus */
                         permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "analytics" | "member")[];
                     };
@@ -3712,6 +3718,7 @@ export interface operations {
                             can_view_original: boolean;
                             /** @description mail me when someone else assigns a ticket to me */
                             notify_on_assignment: boolean;
+                            display_name: string | null;
                             /** @description the permissions of the caller's role (empty without a workspace), for menus */
                             permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "analytics" | "member")[];
                         };

@@ -6,6 +6,7 @@ import type { Ticket } from '../api/types'
 import { Badge, Button, Empty, ErrorBox, Loading, PageHeader, Pager, Select, When } from '../ui/kit'
 import { isReopened, PriorityBadge, StatusBadge, TRIGGER_WORDS, Visitor } from '../ui/ops'
 import { useMembers } from '../ui/team'
+import { MyDisplayName } from './my-name'
 import { AssigneeName, AssignmentMailPref } from './ticket-assignee'
 import { OwnerBadge, useTeamEvents } from './ticket-live'
 
@@ -94,6 +95,7 @@ export default function Tickets() {
       </PageHeader>
       <p className="hint">Visitors' hand-offs to a human. The list refreshes itself every few seconds.</p>
       <AssignmentMailPref />
+      <MyDisplayName />
       <div className="row queue-tabs" role="group" aria-label="View">
         <Button variant={owner === 'queue' ? 'secondary' : 'primary'} aria-pressed={owner !== 'queue'} onClick={() => setOwner('all')}>
           All tickets

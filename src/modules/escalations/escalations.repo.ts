@@ -247,7 +247,11 @@ export function createEscalationsRepo(db: Db) {
     },
 
     /** The operator's reply as an assistant message in the visitor's chat. */
-    insertOperatorMessage(tenantId: string, m: { id: string; sessionId: string; content: string; now: Date }, trx: Db): Promise<void> {
+    insertOperatorMessage(
+      tenantId: string,
+      m: { id: string; sessionId: string; content: string; authorUserId: string | null; now: Date },
+      trx: Db,
+    ): Promise<void> {
       return writeOperatorMessage(tenantId, { ...m, debug: { operator_reply: true } }, trx)
     },
 

@@ -19,6 +19,7 @@ import { localeLanguage, visitorLanguage } from '../shared/language.js'
 import { piiEvents } from '../shared/pii-events.js'
 import { entityCounts, redactOperatorText } from '../shared/redaction.js'
 import type { TenantsService } from '../tenants/tenants.service.js'
+import { visibleMemberName } from '../shared/member-name.js'
 import { emailAddedMail, mailLanguage, notificationMail, operatorReplyMail } from './escalations.fns.js'
 import type { EscalationsRepo, TicketView } from './escalations.repo.js'
 import type { NotifyKind } from './handoff.js'
@@ -168,7 +169,7 @@ export function createEscalationsService(deps: {
         ...(await presentAll(tenantId, [t], { ...opts, viewer }))[0]!,
         notes: notes.map((n) => ({
           id: n.id,
-          author_name: n.author_email ? n.author_display_name?.trim() || n.author_email.split('@')[0]! : null,
+          author_name: n.author_email ? visibleMemberName(n.author_display_name, t.bot_name) : null,
           content: n.content,
           created_at: n.created_at.toISOString(),
         })),
@@ -246,7 +247,7 @@ export function createEscalationsService(deps: {
         if (!t) throw notFound('Ticket not found')
         if (t.session_id) {
           const messageId = randomUUID()
-          await repo.insertOperatorMessage(tenantId, { id: messageId, sessionId: t.session_id, content: reply, now }, trx)
+          await repo.insertOperatorMessage(tenantId, { id: messageId, sessionId: t.session_id, content: reply, authorUserId: actorUserId, now }, trx)
           await queueReplyMail(tenantId, { ticketId, sessionId: t.session_id, messageId, actorUserId }, trx)
         }
         await repo.resolve(tenantId, ticketId, reply, now, trx)
@@ -407,6 +408,6 @@ export function createEscalationsService(deps: {
 
 const actorEntry = (v: Viewer) => ({ actorUserId: v.userId, ip: v.ip })
 
-const assigneeName = (t: TicketView) => (t.assignee_email ? t.assignee_display_name?.trim() || t.assignee_email.split('@')[0]! : null)
+const assigneeName = (t: TicketView) => (t.assignee_email ? visibleMemberName(t.assignee_display_name, t.bot_name) : null)
 
 export type EscalationsService = ReturnType<typeof createEscalationsService>
