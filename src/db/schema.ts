@@ -4,6 +4,7 @@ import type { ChatTables } from './schema/chat.js'
 import type { EvalsTables } from './schema/evals.js'
 import type { EscalationsTables } from './schema/escalations.js'
 import type { FoundationTables } from './schema/foundation.js'
+import type { InboxTables } from './schema/inbox.js'
 import type { IngestionTables } from './schema/ingestion.js'
 import type { KnowledgeTables } from './schema/knowledge.js'
 import type { SourcesTables } from './schema/sources.js'
@@ -25,4 +26,5 @@ export interface Database
     TeamTables,
     WebhooksTables,
     ActionsTables,
-    EvalsTables {}
+    EvalsTables,
+    InboxTables {}

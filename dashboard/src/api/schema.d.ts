@@ -9793,6 +9793,10 @@ export interface operations {
                 include_original: boolean;
                 /** @description the inbox's Mine (me), Unassigned, or one member's tickets (a user id); without it: all */
                 assignee?: "me" | "unassigned" | string;
+                /** @description the inbox's default view: open, or in progress with nobody assigned, not in a closed conversation; oldest first, visitors who left last */
+                needs_person?: boolean;
+                /** @description search: a ticket number exactly, or words of the question, the note and the transcript (full-text, prefixes) */
+                q?: string;
                 limit: number;
                 offset: number;
             };
@@ -9862,6 +9866,7 @@ export interface operations {
                             owner: "bot" | "queue" | "human" | "closed";
                             assignee_name: string | null;
                             unread_count: number;
+                            visitor_gone: boolean;
                             notes?: {
                                 /** Format: uuid */
                                 id: string;
@@ -10012,6 +10017,7 @@ export interface operations {
                         owner: "bot" | "queue" | "human" | "closed";
                         assignee_name: string | null;
                         unread_count: number;
+                        visitor_gone: boolean;
                         notes?: {
                             /** Format: uuid */
                             id: string;
@@ -10165,6 +10171,7 @@ export interface operations {
                         owner: "bot" | "queue" | "human" | "closed";
                         assignee_name: string | null;
                         unread_count: number;
+                        visitor_gone: boolean;
                         notes?: {
                             /** Format: uuid */
                             id: string;
@@ -10317,6 +10324,7 @@ export interface operations {
                         owner: "bot" | "queue" | "human" | "closed";
                         assignee_name: string | null;
                         unread_count: number;
+                        visitor_gone: boolean;
                         notes?: {
                             /** Format: uuid */
                             id: string;
@@ -10775,6 +10783,7 @@ export interface operations {
                         owner: "bot" | "queue" | "human" | "closed";
                         assignee_name: string | null;
                         unread_count: number;
+                        visitor_gone: boolean;
                         notes?: {
                             /** Format: uuid */
                             id: string;
@@ -10937,6 +10946,7 @@ export interface operations {
                         owner: "bot" | "queue" | "human" | "closed";
                         assignee_name: string | null;
                         unread_count: number;
+                        visitor_gone: boolean;
                         notes?: {
                             /** Format: uuid */
                             id: string;

@@ -16,6 +16,7 @@ import * as m1100 from './1100_actions.js'
 import * as m1300 from './1300_evals.js'
 import * as m1400e from './1400_evals_auto_run.js'
 import * as m1500l from './1500_live_availability.js'
+import * as m1640 from './1640_inbox.js'
 
 /**
  * The one migration history, for PGlite and PostgreSQL alike. Names sort in the order they run; never
@@ -39,4 +40,5 @@ export const migrations: Record<string, Migration> = {
   '1300_evals': m1300,
   '1400_evals_auto_run': m1400e,
   '1500_live_availability': m1500l,
+  '1640_inbox': m1640,
 }

@@ -39,6 +39,10 @@ export interface ChatSessionsTable {
   owner_since: NullableTimestamp
   /** The session's newest live event's session_seq. */
   live_seq: ColumnType<string, never, string>
+  /** When the visitor was last seen: an open widget stream refreshes it (1640_inbox). */
+  visitor_seen_at: NullableTimestamp
+  /** The visitor left a queued or person-owned conversation (1640_inbox): out of the queue until they come back. */
+  visitor_gone: Generated<boolean>
 }
 
 export interface SourceRef {
@@ -136,6 +140,9 @@ export interface EscalationTicketsTable {
   assignee_user_id: Generated<string | null>
   /** the first operator reply or resolution (0600_team) */
   first_response_at: NullableTimestamp
+  /** the session's visitor_gone, and since when (1640_inbox) */
+  visitor_gone: Generated<boolean>
+  visitor_gone_at: NullableTimestamp
 }
 
 export interface QuestionLogTable {

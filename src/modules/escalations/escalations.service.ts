@@ -91,6 +91,7 @@ export function createEscalationsService(deps: {
       owner: t.session_owner ?? 'bot',
       assignee_name: t.session_owner === 'human' ? assigneeName(t) : null,
       unread_count: Number(t.unread_count ?? 0),
+      visitor_gone: t.visitor_gone,
     }
   }
 
@@ -150,9 +151,13 @@ export function createEscalationsService(deps: {
 
   return {
     /** Tickets of the viewer's bots; `assignee` is 'me', 'unassigned' or a member's id. */
-    async list(tenantId: string, q: { status?: TicketStatus; assignee?: string; includeOriginal: boolean; limit: number; offset: number }, viewer: Viewer) {
+    async list(
+      tenantId: string,
+      q: { status?: TicketStatus; assignee?: string; needsPerson?: boolean; q?: string; includeOriginal: boolean; limit: number; offset: number },
+      viewer: Viewer,
+    ) {
       const assignee = q.assignee === 'me' ? (viewer.userId ?? undefined) : q.assignee === 'unassigned' ? null : q.assignee
-      const filter = { status: q.status, assignee, scope: viewer.scope }
+      const filter = { status: q.status, assignee, scope: viewer.scope, needsPerson: q.needsPerson, q: q.q }
       const [rows, total] = await Promise.all([repo.list(tenantId, { ...filter, limit: q.limit, offset: q.offset }), repo.count(tenantId, filter)])
       return { tickets: await presentAll(tenantId, rows, { includeOriginal: q.includeOriginal, viewer }), total }
     },

@@ -34,6 +34,8 @@ export interface LiveServiceDeps {
   pickAgent?: (tenantId: string, botId: string, trx: Db) => Promise<string | null>
   /** A person's conversation ended (an agent has room again): the queue is offered after the commit. */
   onCapacityFreed?: (tenantId: string, trx: Db) => Promise<void>
+  /** A visitor wrote: they are here (presence.ts; a gone visitor is back). */
+  onVisitorMessage?: (tenantId: string, sessionId: string, trx: Db) => Promise<void>
 }
 
 /**
@@ -105,6 +107,7 @@ export function createLiveService(deps: LiveServiceDeps) {
     const trx = trxIn as Db
     const s = await repo.lockSession(tenantId, m.sessionId, trx)
     if (!s) return
+    if (m.role === 'user') await deps.onVisitorMessage?.(tenantId, m.sessionId, trx)
     const author = m.authorUserId ? await repo.memberName(tenantId, m.authorUserId, s.bot_id, trx) : null
     await lockedMessagePosted(tenantId, m, s, author, trx)
   }

@@ -5,6 +5,7 @@ import { openSse, type SseStream } from '../../http/sse.js'
 import { inScope, type BotScope } from '../shared/bot-scope.js'
 import { parseSeq, teamPayload, widgetPayload } from './live.fns.js'
 import type { LiveRepo } from './live.repo.js'
+import type { Presence } from './presence.js'
 import { LIVE_TOPIC } from './live.service.js'
 
 /** Events read per query; a stream far behind reads page after page. */
@@ -177,7 +178,7 @@ export function createLiveHub(deps: { changes: Pick<ChangeFeed, 'subscribe' | 'o
 export type LiveHub = ReturnType<typeof createLiveHub>
 
 /** The two streams over HTTP: where a (re)connecting client starts, and what each frame says. */
-export function createLiveStreams(deps: { repo: LiveRepo; hub: LiveHub }) {
+export function createLiveStreams(deps: { repo: LiveRepo; hub: LiveHub; presence?: Pick<Presence, 'streamOpened'> }) {
   const { repo, hub } = deps
   /** Last-Event-ID wins over ?after=; neither: from now on (history comes from the history endpoints). */
   const startOf = (req: FastifyRequest, after: string | undefined) => parseSeq(req.headers['last-event-id']) ?? parseSeq(after)
@@ -207,6 +208,8 @@ export function createLiveStreams(deps: { repo: LiveRepo; hub: LiveHub }) {
     async session(req: FastifyRequest, reply: FastifyReply, tenantId: string, sessionId: string, after: string | undefined) {
       const start = startOf(req, after) ?? (await repo.lastSessionSeq(tenantId, sessionId))
       const sse = openSse(req, reply, { heartbeatMs: 0 })
+      // the visitor is here while the stream is open (a gone visitor is back, presence.ts)
+      await deps.presence?.streamOpened(tenantId, sessionId, sse.signal)
       hub.open(sse, { session: sessionId }, start, async (a) =>
         (await repo.sessionEvents(tenantId, sessionId, a, hub.PAGE)).map((e) => ({ id: e.session_seq!, payload: widgetPayload(e) })),
       )

@@ -63,6 +63,8 @@ function dryRunSession(
     owner: 'bot',
     owner_since: null,
     live_seq: '0',
+    visitor_seen_at: null,
+    visitor_gone: false,
   }
 }
 
