@@ -24,6 +24,7 @@ import { wireEscalations } from './escalations/escalations.wire.js'
 import { wireGaps } from './gap-analyzer/gaps.wire.js'
 import { healthRoutes } from './health/health.routes.js'
 import { wireKnowledge } from './knowledge/knowledge.wire.js'
+import { wireInbox } from './inbox/inbox.wire.js'
 import { wireLive } from './live/live.wire.js'
 import { llmRoutes } from './llm/llm.routes.js'
 import type { AuditPort } from './shared/audit.port.js'
@@ -152,6 +153,7 @@ export function wireModules(ctx: AppContext): Modules {
       webhooks.routes,
       actions.routes,
       evals.routes,
+      wireInbox(ctx, guards).routes,
       dashboardRoutes(),
     ],
     jobs: [

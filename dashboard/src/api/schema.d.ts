@@ -1971,6 +1971,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/tenants/me/saved-replies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The workspace's saved replies, by shortcut. */
+        get: operations["listSavedReplies"];
+        put?: never;
+        /** @description A new saved reply. 409 shortcut_exists when the shortcut is taken; 422 naming the field for a bad title, content or shortcut. */
+        post: operations["createSavedReply"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tenants/me/saved-replies/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete: operations["deleteSavedReply"];
+        options?: never;
+        head?: never;
+        patch: operations["updateSavedReply"];
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2164,7 +2198,7 @@ export interface operations {
                             notify_on_assignment: boolean;
                             display_name: string | null;
                             /** @description the permissions of the caller's role (empty without a workspace), for menus */
-                            permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "analytics" | "member")[];
+                            permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "saved_replies" | "saved_replies_read" | "analytics" | "member")[];
                         };
                         message: string;
                     };
@@ -2257,7 +2291,7 @@ export interface operations {
                             notify_on_assignment: boolean;
                             display_name: string | null;
                             /** @description the permissions of the caller's role (empty without a workspace), for menus */
-                            permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "analytics" | "member")[];
+                            permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "saved_replies" | "saved_replies_read" | "analytics" | "member")[];
                         };
                     };
                 };
@@ -2364,7 +2398,7 @@ export interface operations {
                             notify_on_assignment: boolean;
                             display_name: string | null;
                             /** @description the permissions of the caller's role (empty without a workspace), for menus */
-                            permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "analytics" | "member")[];
+                            permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "saved_replies" | "saved_replies_read" | "analytics" | "member")[];
                         };
                     } & {
                         api_key: string | null;
@@ -2669,7 +2703,7 @@ export interface operations {
                         notify_on_assignment: boolean;
                         display_name: string | null;
                         /** @description the permissions of the caller's role (empty without a workspace), for menus */
-                        permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "analytics" | "member")[];
+                        permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "saved_replies" | "saved_replies_read" | "analytics" | "member")[];
                     };
                 };
             };
@@ -2728,7 +2762,7 @@ export interface operations {
                         notify_on_assignment: boolean;
                         display_name: string | null;
                         /** @description the permissions of the caller's role (empty without a workspace), for menus */
-                        permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "analytics" | "member")[];
+                        permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "saved_replies" | "saved_replies_read" | "analytics" | "member")[];
                     };
                 };
             };
@@ -3720,7 +3754,7 @@ export interface operations {
                             notify_on_assignment: boolean;
                             display_name: string | null;
                             /** @description the permissions of the caller's role (empty without a workspace), for menus */
-                            permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "analytics" | "member")[];
+                            permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "saved_replies" | "saved_replies_read" | "analytics" | "member")[];
                         };
                     };
                 };
@@ -18195,6 +18229,424 @@ export interface operations {
             };
             /** @description Default Response */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    listSavedReplies: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: uuid */
+                            id: string;
+                            title: string;
+                            content: string;
+                            shortcut: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    createSavedReply: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    title: string;
+                    /** @description may hold {{visitor.name}}, {{agent.name}}, {{ticket.number}}, filled in when inserted */
+                    content: string;
+                    /** @description typed after "/" in the composer; unique in the workspace */
+                    shortcut: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        title: string;
+                        content: string;
+                        shortcut: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    deleteSavedReply: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    updateSavedReply: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    title?: string;
+                    /** @description may hold {{visitor.name}}, {{agent.name}}, {{ticket.number}}, filled in when inserted */
+                    content?: string;
+                    /** @description typed after "/" in the composer; unique in the workspace */
+                    shortcut?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        title: string;
+                        content: string;
+                        shortcut: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -14,6 +14,8 @@ export const PermissionSchema = Type.Union(
     Type.Literal('evals'),
     Type.Literal('evals_read'),
     Type.Literal('tickets'),
+    Type.Literal('saved_replies'),
+    Type.Literal('saved_replies_read'),
     Type.Literal('analytics'),
     Type.Literal('member'),
   ],

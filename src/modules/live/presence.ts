@@ -79,8 +79,15 @@ export function createPresence(deps: { db: Db; clock: Clock; onBack?: (tenantId:
             clearInterval(timer)
             timer = null
           }
-          // the moment they left counts as seen: VISITOR_GONE_MINUTES runs from here
-          void seen(tenantId, [sessionId]).catch(() => {})
+          // the moment they left counts as seen (VISITOR_GONE_MINUTES runs from here); it does not clear gone
+          void db
+            .updateTable('chat_sessions')
+            .set({ visitor_seen_at: clock.now() })
+            .where('tenant_id', '=', tenantId)
+            .where('id', '=', sessionId)
+            .where('visitor_gone', '=', false)
+            .execute()
+            .catch(() => {})
         },
         { once: true },
       )
