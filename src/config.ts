@@ -93,6 +93,10 @@ const EnvSchema = Type.Object({
   INBOUND_SMTP_TLS_KEY: Type.Optional(Type.String({ minLength: 1 })),
   /** Days live conversation events (the streams' replay log) are kept (daily cleanup); messages stay in the history. */
   LIVE_EVENTS_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 30 }),
+  /** A queued or person-owned conversation whose visitor has no open stream and wrote nothing this long is marked gone (#39). */
+  VISITOR_GONE_MINUTES: Type.Integer({ minimum: 1, maximum: 1440, default: 10 }),
+  /** A gone visitor's conversation with no e-mail address to answer is closed after this many hours. */
+  GONE_CLOSE_HOURS: Type.Integer({ minimum: 1, maximum: 720, default: 24 }),
   /** Days PII audit events are kept when the tenant has not set its own retention (daily cleanup). */
   PII_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 365 }),
   // --- answer pipeline (chat) ---
@@ -345,6 +349,8 @@ export const CONFIG_DOCS: { readonly [K in keyof Env]-?: string } = {
   INBOUND_SMTP_TLS_CERT: 'PEM certificate file for STARTTLS on the inbound SMTP listener',
   INBOUND_SMTP_TLS_KEY: 'PEM key file for STARTTLS on the inbound SMTP listener',
   LIVE_EVENTS_RETENTION_DAYS: 'days live conversation events (stream replay) are kept',
+  VISITOR_GONE_MINUTES: 'minutes without an open widget stream or a message before a waiting visitor counts as gone (leaves the queue)',
+  GONE_CLOSE_HOURS: 'hours after which a gone visitor without an e-mail address has the conversation closed',
   PII_RETENTION_DAYS: 'days PII audit events are kept when a tenant set no retention',
   GUARDS_ENABLED: 'all guard checks (injection, relevance, human request) on GUARD_MODEL',
   GUARD_INJECTION_ENABLED: 'the prompt-injection guard',

@@ -2,7 +2,7 @@ import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { appWithFakeLlm, type TestApp } from './helpers/app.js'
 import { createTenant } from './helpers/factories.js'
-import { handedOff } from './helpers/live.js'
+import { handedOff, teamName } from './helpers/live.js'
 import { addMember } from './helpers/team.js'
 
 /**
@@ -82,7 +82,7 @@ describe('notes and unread counts', () => {
 
     const reloaded = await owner.api.get(`/escalations/${ticket.id}`)
     expect(reloaded.body.notes).toEqual([
-      { id: note.body.id, author_name: owner.email.split('@')[0], content: 'VIP customer, be quick', created_at: note.body.created_at },
+      { id: note.body.id, author_name: await teamName(owner), content: 'VIP customer, be quick', created_at: note.body.created_at },
     ])
     const history = await visitor.get(`/widget/history?bot_id=${bot}&session_id=${sid}`)
     expect(JSON.stringify(history.body)).not.toContain('VIP customer')

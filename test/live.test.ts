@@ -4,7 +4,7 @@ import { appWithFakeLlm, type TestApp } from './helpers/app.js'
 import { chatApi, isAnswer, REFUNDS_MD, sseFrames, userText, withDocs } from './helpers/chat.js'
 import { createTenant } from './helpers/factories.js'
 import type { Api } from './helpers/http.js'
-import { handedOff, openEventStream } from './helpers/live.js'
+import { handedOff, openEventStream, teamName } from './helpers/live.js'
 import { addMember } from './helpers/team.js'
 
 /**
@@ -51,7 +51,7 @@ describe('owner transitions', () => {
     // assignee set: a person has it
     const assigned = await agent.api.patch(`/escalations/${ticket.id}`, { assignee_user_id: agent.userId })
     expect(assigned.status, assigned.text).toBe(200)
-    const agentName = agent.email.split('@')[0]
+    const agentName = await teamName(owner)
     expect(assigned.body).toMatchObject({ owner: 'human', assignee_name: agentName })
     expect(await history()).toMatchObject({ owner: 'human', assignee_name: agentName, chat_ended: true })
     const sessions = await owner.api.get('/chat/sessions')
@@ -70,7 +70,7 @@ describe('owner transitions', () => {
     // the first operator message takes it again
     const msg = await owner.api.post(`/escalations/${ticket.id}/messages`, { content: 'Hi, I am looking at your refund now.' })
     expect(msg.status, msg.text).toBe(201)
-    const ownerName = owner.email.split('@')[0]
+    const ownerName = await teamName(owner)
     expect(msg.body).toEqual({
       id: expect.any(String),
       role: 'assistant',
@@ -241,7 +241,7 @@ describe('event streams', () => {
     await owner.api.post(`/escalations/${ticket.id}/typing`, { on: true, internal: true })
     const first = await s1.waitFor(3)
     expect(first.map((f) => f.data.type)).toEqual(['owner', 'message', 'typing'])
-    expect(first[0]!.data).toEqual({ type: 'owner', owner: 'human', assignee_name: owner.email.split('@')[0] })
+    expect(first[0]!.data).toEqual({ type: 'owner', owner: 'human', assignee_name: await teamName(owner) })
     expect(first[1]!.data).toMatchObject({
       type: 'message',
       role: 'assistant',

@@ -6,6 +6,7 @@ import type { EmailChannelTables } from './schema/email-channel.js'
 import type { EvalsTables } from './schema/evals.js'
 import type { EscalationsTables } from './schema/escalations.js'
 import type { FoundationTables } from './schema/foundation.js'
+import type { InboxTables } from './schema/inbox.js'
 import type { IngestionTables } from './schema/ingestion.js'
 import type { KnowledgeTables } from './schema/knowledge.js'
 import type { LanguagesTables } from './schema/languages.js'
@@ -31,4 +32,5 @@ export interface Database
     EvalsTables,
     AssistTables,
     LanguagesTables,
-    EmailChannelTables {}
+    EmailChannelTables,
+    InboxTables {}

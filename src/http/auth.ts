@@ -19,6 +19,7 @@ export interface AuthUser {
   bot_ids: string[] | null
   can_view_original: boolean
   notify_on_assignment: boolean
+  display_name: string | null
 }
 
 /** What a member may see and do beyond its role: the bots it is limited to (null: all), showing originals. */
@@ -144,6 +145,7 @@ export function createGuards(deps: {
       bot_ids: row.bot_ids,
       can_view_original: row.can_view_original,
       notify_on_assignment: row.notify_on_assignment,
+      display_name: row.display_name,
     }
   }
 

@@ -45,6 +45,10 @@ export const PERMISSIONS = {
   evals_read: { roles: ['owner', 'admin', 'editor', 'analyst'], what: 'read evaluations' },
   /** tickets and conversations: read, reply, resolve, assign */
   tickets: { roles: ['owner', 'admin', 'agent'], what: 'work on tickets and conversations' },
+  /** saved replies: write, change, delete (#39) */
+  saved_replies: { roles: ['owner', 'admin', 'editor'], what: 'manage saved replies' },
+  /** saved replies: read, to insert them in the composer */
+  saved_replies_read: { roles: ['owner', 'admin', 'editor', 'agent'], what: 'use saved replies' },
   /** analytics and exports */
   analytics: { roles: ['owner', 'admin', 'analyst'], what: 'see analytics and exports' },
   /** any signed-in member of the workspace (reading the workspace's name, one's own profile) */

@@ -29,6 +29,7 @@ import { wireEscalations } from './escalations/escalations.wire.js'
 import { wireGaps } from './gap-analyzer/gaps.wire.js'
 import { healthRoutes } from './health/health.routes.js'
 import { wireKnowledge } from './knowledge/knowledge.wire.js'
+import { wireInbox } from './inbox/inbox.wire.js'
 import { wireLive } from './live/live.wire.js'
 import { llmRoutes } from './llm/llm.routes.js'
 import { llmChecks } from './llm/llm.wire.js'
@@ -190,6 +191,7 @@ export function wireModules(ctx: AppContext): Modules {
       evals.routes,
       languages.routes,
       emailChannel.routes,
+      wireInbox(ctx, guards).routes,
       dashboardRoutes(),
     ],
     jobs: [

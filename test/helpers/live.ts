@@ -49,3 +49,9 @@ export function openEventStream(url: string, headers: Record<string, string>, on
     },
   }
 }
+
+/** How visitors see a member without a display name (#39): the bot's name + " team", never the e-mail's local part. */
+export async function teamName(owner: Tenant): Promise<string> {
+  const bots = await owner.api.get('/bots')
+  return `${bots.body.items[0].name} team`
+}

@@ -3,18 +3,20 @@ import { useState } from 'react'
 import { Link } from 'wouter'
 import { api, call } from '../api/client'
 import type { Ticket } from '../api/types'
-import { Badge, Button, Empty, ErrorBox, Loading, PageHeader, Pager, Select, When } from '../ui/kit'
+import { Badge, Button, Empty, ErrorBox, Field, Loading, PageHeader, Pager, Select, When } from '../ui/kit'
 import { isReopened, PriorityBadge, StatusBadge, TRIGGER_WORDS, Visitor } from '../ui/ops'
 import { useMembers } from '../ui/team'
+import { MyDisplayName } from './my-name'
 import { AssigneeName, AssignmentMailPref } from './ticket-assignee'
 import { OwnerBadge, useTeamEvents } from './ticket-live'
 
-type StatusFilter = 'open' | 'in_progress' | 'resolved' | 'all'
+type StatusFilter = 'needs' | 'open' | 'in_progress' | 'resolved' | 'all'
 type PriorityFilter = 'all' | Ticket['priority']
 type AssigneeFilter = 'all' | 'me' | 'unassigned'
 type OwnerFilter = 'all' | Ticket['owner']
 
 const STATUS_OPTIONS = [
+  ['needs', 'Needs a person'],
   ['open', 'Open'],
   ['in_progress', 'In progress'],
   ['resolved', 'Resolved'],
@@ -48,19 +50,28 @@ const LIMIT = 50
 const POLL_MS = 5000
 
 export default function Tickets() {
-  const [status, setStatus] = useState<StatusFilter>('open')
+  // the default view holds every ticket that needs a person (#39): open, or in progress with nobody on it
+  const [status, setStatus] = useState<StatusFilter>('needs')
+  const [search, setSearch] = useState('')
   const [priority, setPriority] = useState<PriorityFilter>('all')
   const [assignee, setAssignee] = useState<AssigneeFilter>('all')
   const [owner, setOwner] = useState<OwnerFilter>('all')
   const [offset, setOffset] = useState(0)
   const members = useMembers()
   const list = useQuery({
-    queryKey: ['tickets', status, assignee, offset],
+    queryKey: ['tickets', status, assignee, offset, search.trim()],
     queryFn: () =>
       call(
         api.GET('/escalations', {
           params: {
-            query: { ...(status === 'all' ? {} : { status }), ...(assignee === 'all' ? {} : { assignee }), include_original: false, limit: LIMIT, offset },
+            query: {
+              ...(status === 'all' ? {} : status === 'needs' ? { needs_person: true } : { status }),
+              ...(assignee === 'all' ? {} : { assignee }),
+              ...(search.trim() ? { q: search.trim().slice(0, 200) } : {}),
+              include_original: false,
+              limit: LIMIT,
+              offset,
+            },
           },
         }),
       ),
@@ -77,10 +88,13 @@ export default function Tickets() {
     // the list and the open count together, so they never disagree
     if (e.type === 'message' || e.type === 'owner') void qc.invalidateQueries({ queryKey: ['tickets'] })
   })
-  const filtered = list.data?.tickets.filter((t) => (priority === 'all' || t.priority === priority) && (owner === 'all' || t.owner === owner)) ?? []
+  const filtered =
+    list.data?.tickets.filter(
+      (t) => (priority === 'all' || t.priority === priority) && (owner === 'all' || (t.owner === owner && !(owner === 'queue' && t.visitor_gone))),
+    ) ?? []
   // the queue: who has waited longest comes first
   const rows = owner === 'queue' ? [...filtered].sort((a, b) => a.created_at.localeCompare(b.created_at)) : filtered
-  const waiting = list.data?.tickets.filter((t) => t.owner === 'queue').length ?? 0
+  const waiting = list.data?.tickets.filter((t) => t.owner === 'queue' && !t.visitor_gone).length ?? 0
   return (
     <>
       <PageHeader title="Tickets">
@@ -94,6 +108,7 @@ export default function Tickets() {
       </PageHeader>
       <p className="hint">Visitors' hand-offs to a human. The list refreshes itself every few seconds.</p>
       <AssignmentMailPref />
+      <MyDisplayName />
       <div className="row queue-tabs" role="group" aria-label="View">
         <Button variant={owner === 'queue' ? 'secondary' : 'primary'} aria-pressed={owner !== 'queue'} onClick={() => setOwner('all')}>
           All tickets
@@ -103,6 +118,17 @@ export default function Tickets() {
         </Button>
       </div>
       <div className="filters">
+        <Field
+          label="Search tickets"
+          type="search"
+          maxLength={200}
+          value={search}
+          placeholder="Ticket number or words"
+          onChange={(e) => {
+            setSearch(e.target.value)
+            setOffset(0)
+          }}
+        />
         <Select
           label="Status"
           value={status}
@@ -184,7 +210,7 @@ export default function Tickets() {
                       <StatusBadge ticket={t} /> {isReopened(t) && <Badge tone="warn">Reopened</Badge>}
                     </td>
                     <td>
-                      <OwnerBadge owner={t.owner} name={t.assignee_name} />
+                      <OwnerBadge owner={t.owner} name={t.assignee_name} /> {t.visitor_gone && <Badge tone="neutral">Visitor left</Badge>}
                     </td>
                     <td>{TRIGGER_WORDS[t.trigger] ?? t.trigger}</td>
                     <td className="cell-clip" title={t.primary_question}>

@@ -19,6 +19,7 @@ import * as m1500l from './1500_live_availability.js'
 import * as m1610k from './1610_key_fingerprint.js'
 import * as m1620 from './1620_email_channel.js'
 import * as m1630a from './1630_assist.js'
+import * as m1640 from './1640_inbox.js'
 import * as m1650 from './1650_languages.js'
 
 /**
@@ -46,5 +47,6 @@ export const migrations: Record<string, Migration> = {
   '1610_key_fingerprint': m1610k,
   '1620_email_channel': m1620,
   '1630_assist': m1630a,
+  '1640_inbox': m1640,
   '1650_languages': m1650,
 }

@@ -46,6 +46,10 @@ export interface ChatSessionsTable {
     'detected' | 'visitor' | 'fallback' | null | undefined,
     'detected' | 'visitor' | 'fallback' | null
   >
+  /** When the visitor was last seen: an open widget stream refreshes it (1640_inbox). */
+  visitor_seen_at: NullableTimestamp
+  /** The visitor left a queued or person-owned conversation (1640_inbox): out of the queue until they come back. */
+  visitor_gone: Generated<boolean>
 }
 
 export interface SourceRef {
@@ -143,6 +147,9 @@ export interface EscalationTicketsTable {
   assignee_user_id: Generated<string | null>
   /** the first operator reply or resolution (0600_team) */
   first_response_at: NullableTimestamp
+  /** the session's visitor_gone, and since when (1640_inbox) */
+  visitor_gone: Generated<boolean>
+  visitor_gone_at: NullableTimestamp
 }
 
 export interface QuestionLogTable {

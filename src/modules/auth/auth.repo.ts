@@ -37,10 +37,10 @@ export function createAuthRepo(db: Db, changes: ChangeFeed) {
     touchUser(userId: string, now: Date, trx: Executor = db) {
       return trx.updateTable('users').set({ last_active_at: now }).where('id', '=', userId).execute()
     },
-    async setNotifyOnAssignment(userId: string, value: boolean, now: Date, trx: Executor = db) {
+    async updateProfile(userId: string, patch: { notify_on_assignment?: boolean; display_name?: string | null }, now: Date, trx: Executor = db) {
       const row = await trx
         .updateTable('users')
-        .set({ notify_on_assignment: value, updated_at: now })
+        .set({ ...patch, updated_at: now })
         .where('id', '=', userId)
         .returningAll()
         .executeTakeFirstOrThrow()

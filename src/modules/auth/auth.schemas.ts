@@ -14,6 +14,8 @@ export const PermissionSchema = Type.Union(
     Type.Literal('evals'),
     Type.Literal('evals_read'),
     Type.Literal('tickets'),
+    Type.Literal('saved_replies'),
+    Type.Literal('saved_replies_read'),
     Type.Literal('analytics'),
     Type.Literal('member'),
   ],
@@ -30,9 +32,18 @@ export const UserResponse = Type.Object({
   bot_ids: BotIds,
   can_view_original: Type.Boolean(),
   notify_on_assignment: Type.Boolean({ description: 'mail me when someone else assigns a ticket to me' }),
+  display_name: Nullable(Type.String({ description: 'how visitors see the member; null: the bot\'s name + " team"' })),
   permissions: Type.Array(PermissionSchema, { description: "the permissions of the caller's role (empty without a workspace), for menus" }),
 })
-export const UpdateMeRequest = Type.Object({ notify_on_assignment: Type.Optional(Type.Boolean()) }, { additionalProperties: false })
+export const UpdateMeRequest = Type.Object(
+  {
+    notify_on_assignment: Type.Optional(Type.Boolean()),
+    display_name: Type.Optional(
+      Nullable(Type.String({ minLength: 1, maxLength: 80, description: 'shown to visitors on messages, joins and resolution replies; null clears it' })),
+    ),
+  },
+  { additionalProperties: false },
+)
 
 // Password length is checked by the service so the 422 names the rule in the contract's words.
 const Password = Type.String({ maxLength: 1024 })

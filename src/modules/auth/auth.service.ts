@@ -30,7 +30,7 @@ const PERMISSION_NAMES = Object.keys(PERMISSIONS) as Permission[]
 
 type PresentedUser = Pick<
   UserRow,
-  'id' | 'email' | 'is_verified' | 'tenant_id' | 'created_at' | 'role' | 'bot_ids' | 'can_view_original' | 'notify_on_assignment'
+  'id' | 'email' | 'is_verified' | 'tenant_id' | 'created_at' | 'role' | 'bot_ids' | 'can_view_original' | 'notify_on_assignment' | 'display_name'
 >
 
 export function presentUser(u: PresentedUser) {
@@ -45,6 +45,7 @@ export function presentUser(u: PresentedUser) {
     bot_ids: member?.botIds ?? null,
     can_view_original: member?.canViewOriginal ?? false,
     notify_on_assignment: u.notify_on_assignment,
+    display_name: u.display_name?.trim() || null,
     permissions: member ? PERMISSION_NAMES.filter((p) => roleMay(member.role, p)) : [],
   }
 }
@@ -82,10 +83,17 @@ export function createAuthService(deps: {
     /** A signed-in session for the user (the answer of login), for the team module's accepted invitation. */
     session,
 
-    async updateMe(userId: string, patch: { notify_on_assignment?: boolean }) {
+    /** The member's own settings; display_name is how visitors see them (null: the bot's name + " team"). */
+    async updateMe(userId: string, patch: { notify_on_assignment?: boolean; display_name?: string | null }) {
       const now = clock.now()
-      const row =
-        patch.notify_on_assignment === undefined ? await repo.findUserById(userId) : await repo.setNotifyOnAssignment(userId, patch.notify_on_assignment, now)
+      const set: { notify_on_assignment?: boolean; display_name?: string | null } = {}
+      if (patch.notify_on_assignment !== undefined) set.notify_on_assignment = patch.notify_on_assignment
+      if (patch.display_name !== undefined) {
+        const name = patch.display_name?.replace(/\s+/g, ' ').trim() ?? null
+        if (patch.display_name !== null && !name) throw new ValidationError(['body', 'display_name'], 'display_name must not be blank', 'string_too_short')
+        set.display_name = name
+      }
+      const row = Object.keys(set).length === 0 ? await repo.findUserById(userId) : await repo.updateProfile(userId, set, now)
       if (!row) throw notFound('User not found')
       return presentUser(row)
     },

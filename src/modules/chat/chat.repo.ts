@@ -3,6 +3,7 @@ import { sql, type ExpressionBuilder, type Selectable } from 'kysely'
 import type { Database } from '../../db/schema.js'
 import type { Db } from '../../db/client.js'
 import { scopeIds, type BotScope } from '../shared/bot-scope.js'
+import { memberNameSql } from '../shared/member-name.js'
 import { writeTurn, type TurnWrite } from './turn-write.js'
 import type { ChatMessagesTable, ChatSessionsTable, Feedback, QuestionOutcome, SessionOwner, SourceRef, TicketTrigger } from '../../db/schema/chat.js'
 
@@ -27,15 +28,18 @@ export interface NewMessage {
 /** A PII audit event as the privacy module writes it; the turn's own events go in with the turn (writeTurn). */
 export type PiiEvent = NewPiiEvent
 
-/** How a member is named to visitors: the display name, else the e-mail's local part. */
-const AUTHOR_NAME = sql<string | null>`coalesce(nullif(trim(u.display_name), ''), split_part(u.email, '@', 1))`
+/** How a member is named to visitors (shared/member-name.ts): the display name, else the bot's name + " team". */
+const sessionBotName = (sessionRef: string) =>
+  sql<string | null>`(SELECT bn.name FROM chat_sessions sn JOIN bots bn ON bn.id = sn.bot_id WHERE sn.id = ${sql.ref(sessionRef)})`
+const AUTHOR_NAME = memberNameSql(sessionBotName('m.session_id'))
+const ASSIGNEE_NAME = memberNameSql(sessionBotName('t.session_id'))
 
 /** The name of the member assigned to the session's newest ticket (a subquery on `s`). */
 const assigneeName = (eb: ExpressionBuilder<Database & { s: ChatSessionsTable }, 's'>, tenantId: string) =>
   eb
     .selectFrom('escalation_tickets as t')
     .innerJoin('users as u', 'u.id', 't.assignee_user_id')
-    .select(AUTHOR_NAME.as('n'))
+    .select(ASSIGNEE_NAME.as('n'))
     .whereRef('t.session_id', '=', 's.id')
     .where('t.tenant_id', '=', tenantId)
     .orderBy('t.created_at', 'desc')
@@ -115,7 +119,7 @@ export function createChatRepo(db: Db) {
         .selectFrom('chat_messages as m')
         .leftJoin('users as u', (j) => j.onRef('u.id', '=', 'm.author_user_id').on('u.tenant_id', '=', tenantId))
         .selectAll('m')
-        .select(AUTHOR_NAME.as('author_name'))
+        .select(sql<string | null>`CASE WHEN m.from_operator THEN ${AUTHOR_NAME} END`.as('author_name'))
         .where('m.tenant_id', '=', tenantId)
         .where('m.session_id', '=', sessionId)
         .orderBy('m.created_at')

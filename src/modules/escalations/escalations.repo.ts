@@ -3,6 +3,7 @@ import type { Db } from '../../db/client.js'
 import { scopeIds, type BotScope } from '../shared/bot-scope.js'
 import type { TicketStatus } from '../../db/schema/chat.js'
 import type { ReplyMailStatus } from '../../db/schema/escalations.js'
+import { applyTicketFilter, type TicketFilter } from './ticket-filter.js'
 
 /**
  * The operator side of tickets: listing with the bot's public id and the session's identity, status
@@ -75,7 +76,7 @@ export function createEscalationsRepo(db: Db) {
       .where('t.tenant_id', '=', tenantId)
       .$if(scope !== null, (q) => q.where('t.bot_id', 'in', scopeIds(scope!)))
 
-  type Filter = { status?: TicketStatus; assignee?: AssigneeFilter; scope: BotScope }
+  type Filter = TicketFilter
 
   /** Locks the ticket row for the rest of the transaction; undefined when it is not this tenant's (or outside the caller's bots). */
   const lockTicket = (tenantId: string, ticketId: string, trx: Db, scope: BotScope) =>
@@ -90,20 +91,19 @@ export function createEscalationsRepo(db: Db) {
 
   return {
     list(tenantId: string, f: Filter & { limit: number; offset: number }) {
-      let query = ticketQuery(db, tenantId, f.scope)
-      if (f.status) query = query.where('t.status', '=', f.status)
-      if (f.assignee === null) query = query.where('t.assignee_user_id', 'is', null)
-      else if (f.assignee !== undefined) query = query.where('t.assignee_user_id', '=', f.assignee)
-      return query.orderBy('t.created_at', 'desc').orderBy('t.seq', 'desc').limit(f.limit).offset(f.offset).execute()
+      const query = applyTicketFilter(ticketQuery(db, tenantId, f.scope), f)
+      // the default view is a queue: who waits longest first, visitors who left after everyone still there
+      const ordered = f.needsPerson
+        ? query.orderBy('t.visitor_gone').orderBy('t.created_at').orderBy('t.seq')
+        : query.orderBy('t.created_at', 'desc').orderBy('t.seq', 'desc')
+      return ordered.limit(f.limit).offset(f.offset).execute()
     },
 
     count(tenantId: string, f: Filter) {
-      let query = db.selectFrom('escalation_tickets').select(sql<number>`count(*)::int`.as('n')).where('tenant_id', '=', tenantId)
-      if (f.status) query = query.where('status', '=', f.status)
-      if (f.assignee === null) query = query.where('assignee_user_id', 'is', null)
-      else if (f.assignee !== undefined) query = query.where('assignee_user_id', '=', f.assignee)
-      if (f.scope !== null) query = query.where('bot_id', 'in', scopeIds(f.scope))
-      return query.executeTakeFirstOrThrow().then((r) => r.n)
+      const query = db.selectFrom('escalation_tickets as t').select(sql<number>`count(*)::int`.as('n')).where('t.tenant_id', '=', tenantId)
+      return applyTicketFilter(query, f)
+        .executeTakeFirstOrThrow()
+        .then((r) => r.n)
     },
 
     /** The conversation's internal notes, oldest first: for the team's ticket view only (never a visitor's read). */
@@ -247,7 +247,11 @@ export function createEscalationsRepo(db: Db) {
     },
 
     /** The operator's reply as an assistant message in the visitor's chat. */
-    insertOperatorMessage(tenantId: string, m: { id: string; sessionId: string; content: string; now: Date }, trx: Db): Promise<void> {
+    insertOperatorMessage(
+      tenantId: string,
+      m: { id: string; sessionId: string; content: string; authorUserId: string | null; now: Date },
+      trx: Db,
+    ): Promise<void> {
       return writeOperatorMessage(tenantId, { ...m, debug: { operator_reply: true } }, trx)
     },
 

@@ -41,6 +41,8 @@ export const escalationsRoutes =
           {
             status: req.query.status,
             assignee: req.query.assignee,
+            needsPerson: req.query.needs_person,
+            q: req.query.q,
             includeOriginal: req.query.include_original,
             limit: req.query.limit,
             offset: req.query.offset,

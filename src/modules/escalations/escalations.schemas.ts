@@ -17,6 +17,18 @@ export const TicketListQuery = Type.Object({
       description: "the inbox's Mine (me), Unassigned, or one member's tickets (a user id); without it: all",
     }),
   ),
+  needs_person: Type.Optional(
+    Type.Boolean({
+      description: "the inbox's default view: open, or in progress with nobody assigned, not in a closed conversation; oldest first, visitors who left last",
+    }),
+  ),
+  q: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description: 'search: a ticket number exactly, or words of the question, the note and the transcript (full-text, prefixes)',
+    }),
+  ),
   limit: Type.Integer({ minimum: 1, maximum: 200, default: 100 }),
   offset: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }),
 })
@@ -81,6 +93,8 @@ export const EscalationTicket = Type.Object({
   assignee_name: Nullable(Type.String()),
   /** the visitor's messages since the team last wrote in the conversation */
   unread_count: Type.Integer(),
+  /** the visitor left (no open widget and no message for VISITOR_GONE_MINUTES): out of the queue until they come back */
+  visitor_gone: Type.Boolean(),
   /** internal notes on the conversation, oldest first (the single ticket only; never shown to the visitor) */
   notes: Type.Optional(Type.Array(TicketNote)),
 })

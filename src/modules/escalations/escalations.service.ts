@@ -19,6 +19,7 @@ import { localeLanguage, visitorLanguage } from '../shared/language.js'
 import { piiEvents } from '../shared/pii-events.js'
 import { entityCounts, redactOperatorText } from '../shared/redaction.js'
 import type { TenantsService } from '../tenants/tenants.service.js'
+import { visibleMemberName } from '../shared/member-name.js'
 import { emailAddedMail, mailLanguage, notificationMail, operatorReplyMail } from './escalations.fns.js'
 import type { EscalationsRepo, TicketView } from './escalations.repo.js'
 import type { NotifyKind } from './handoff.js'
@@ -92,6 +93,7 @@ export function createEscalationsService(deps: {
       owner: t.session_owner ?? 'bot',
       assignee_name: t.session_owner === 'human' ? assigneeName(t) : null,
       unread_count: Number(t.unread_count ?? 0),
+      visitor_gone: t.visitor_gone,
     }
   }
 
@@ -151,9 +153,13 @@ export function createEscalationsService(deps: {
 
   return {
     /** Tickets of the viewer's bots; `assignee` is 'me', 'unassigned' or a member's id. */
-    async list(tenantId: string, q: { status?: TicketStatus; assignee?: string; includeOriginal: boolean; limit: number; offset: number }, viewer: Viewer) {
+    async list(
+      tenantId: string,
+      q: { status?: TicketStatus; assignee?: string; needsPerson?: boolean; q?: string; includeOriginal: boolean; limit: number; offset: number },
+      viewer: Viewer,
+    ) {
       const assignee = q.assignee === 'me' ? (viewer.userId ?? undefined) : q.assignee === 'unassigned' ? null : q.assignee
-      const filter = { status: q.status, assignee, scope: viewer.scope }
+      const filter = { status: q.status, assignee, scope: viewer.scope, needsPerson: q.needsPerson, q: q.q }
       const [rows, total] = await Promise.all([repo.list(tenantId, { ...filter, limit: q.limit, offset: q.offset }), repo.count(tenantId, filter)])
       return { tickets: await presentAll(tenantId, rows, { includeOriginal: q.includeOriginal, viewer }), total }
     },
@@ -170,7 +176,7 @@ export function createEscalationsService(deps: {
         ...(await presentAll(tenantId, [t], { ...opts, viewer }))[0]!,
         notes: notes.map((n) => ({
           id: n.id,
-          author_name: n.author_email ? n.author_display_name?.trim() || n.author_email.split('@')[0]! : null,
+          author_name: n.author_email ? visibleMemberName(n.author_display_name, t.bot_name) : null,
           content: n.content,
           created_at: n.created_at.toISOString(),
         })),
@@ -248,7 +254,7 @@ export function createEscalationsService(deps: {
         if (!t) throw notFound('Ticket not found')
         if (t.session_id) {
           const messageId = randomUUID()
-          await repo.insertOperatorMessage(tenantId, { id: messageId, sessionId: t.session_id, content: reply, now }, trx)
+          await repo.insertOperatorMessage(tenantId, { id: messageId, sessionId: t.session_id, content: reply, authorUserId: actorUserId, now }, trx)
           await queueReplyMail(tenantId, { ticketId, sessionId: t.session_id, messageId, actorUserId }, trx)
         }
         await repo.resolve(tenantId, ticketId, reply, now, trx)
@@ -410,6 +416,6 @@ export function createEscalationsService(deps: {
 
 const actorEntry = (v: Viewer) => ({ actorUserId: v.userId, ip: v.ip })
 
-const assigneeName = (t: TicketView) => (t.assignee_email ? t.assignee_display_name?.trim() || t.assignee_email.split('@')[0]! : null)
+const assigneeName = (t: TicketView) => (t.assignee_email ? visibleMemberName(t.assignee_display_name, t.bot_name) : null)
 
 export type EscalationsService = ReturnType<typeof createEscalationsService>

@@ -96,6 +96,7 @@ export function createAvailabilityRepo(db: Db) {
         .select(['id', 'bot_id'])
         .where('tenant_id', '=', tenantId)
         .where('owner', '=', 'queue')
+        .where('visitor_gone', '=', false)
         .orderBy('owner_since')
         .orderBy('id')
         .limit(limit)

@@ -7,6 +7,8 @@ declare module '../../jobs/types.js' {
     'live.assign_queued': { tenantId: string }
     /** Every minute: visitors waiting for a person are told when the team came online or left, or the office opened or closed. */
     'live.availability': Record<string, never>
+    /** Every minute: visitors who left a waiting conversation are marked gone; long gone, without an e-mail, closed (#39). */
+    'live.visitor_gone': Record<string, never>
     /** Daily: live events older than LIVE_EVENTS_RETENTION_DAYS are deleted. */
     'live.retention': Record<string, never>
   }
@@ -17,6 +19,7 @@ export const liveJobs = (deps: {
   availability: Pick<AvailabilityService, 'assignQueued' | 'tellQueued'>
   queuedTenants: () => Promise<string[]>
   sweepEvents: () => Promise<number>
+  sweepGone: () => Promise<unknown>
 }) => [
   defineJob({
     kind: 'live.assign_queued',
@@ -35,6 +38,15 @@ export const liveJobs = (deps: {
     maxAttempts: 1,
     handler: async () => {
       for (const tenantId of await deps.queuedTenants()) await deps.availability.tellQueued(tenantId, false)
+    },
+  }),
+  /** Safe to run twice: it marks by time since the visitor was last seen, and closes only what is still open. */
+  defineJob({
+    kind: 'live.visitor_gone',
+    everySeconds: 60,
+    maxAttempts: 1,
+    handler: async () => {
+      await deps.sweepGone()
     },
   }),
   /** Safe to run twice: it deletes by age only. */

@@ -4,10 +4,7 @@ import type { Db } from '../../db/client.js'
 import type { SessionOwner } from '../../db/schema/chat.js'
 import { writeOperatorMessage } from '../escalations/escalations.repo.js'
 import { scopeIds, type BotScope } from '../shared/bot-scope.js'
-
-/** A member as visitors see them: the display name, else the e-mail's local part. */
-export const memberName = (m: { display_name: string | null; email: string } | undefined | null): string | null =>
-  m ? m.display_name?.trim() || m.email.split('@')[0]! : null
+import { visibleMemberName } from '../shared/member-name.js'
 
 export interface NewLiveEvent {
   sessionId: string | null
@@ -156,6 +153,25 @@ export function createLiveRepo(db: Db) {
     async optionalPiiTypes(tenantId: string, trx: Db = db): Promise<string[]> {
       const t = await trx.selectFrom('tenants').select('pii_optional_types').where('id', '=', tenantId).executeTakeFirst()
       return (t?.pii_optional_types as string[] | null) ?? []
+    },
+
+    /** A member as visitors of `botId` see them (shared/member-name.ts); null for no such member. */
+    async memberName(tenantId: string, userId: string, botId: string | null, trx: Db = db): Promise<string | null> {
+      const r = await trx
+        .selectFrom('users as u')
+        .select((eb) => [
+          'u.display_name',
+          eb
+            .selectFrom('bots as b')
+            .select('b.name')
+            .where('b.tenant_id', '=', tenantId)
+            .where('b.id', '=', botId ?? '00000000-0000-0000-0000-000000000000')
+            .as('bot_name'),
+        ])
+        .where('u.tenant_id', '=', tenantId)
+        .where('u.id', '=', userId)
+        .executeTakeFirst()
+      return r ? visibleMemberName(r.display_name, r.bot_name) : null
     },
 
     member(tenantId: string, userId: string, trx: Db = db) {

@@ -11,7 +11,7 @@ import type { EventsPort, OutboundEvent } from '../shared/events.port.js'
 import type { LiveMessage, LivePort, OwnerChange } from '../shared/live.port.js'
 import { ownerWebhooks, TYPING_LAPSE_MS, typingCoalescer } from './live.fns.js'
 import { createLiveLog } from './live.log.js'
-import { memberName, type LiveRepo, type NewLiveEvent } from './live.repo.js'
+import type { LiveRepo, NewLiveEvent } from './live.repo.js'
 
 /** A session row as repo.lockSession read it (locked for the rest of the transaction). */
 type LockedSession = NonNullable<Awaited<ReturnType<LiveRepo['lockSession']>>>
@@ -36,6 +36,8 @@ export interface LiveServiceDeps {
   pickAgent?: (tenantId: string, botId: string, trx: Db) => Promise<string | null>
   /** A person's conversation ended (an agent has room again): the queue is offered after the commit. */
   onCapacityFreed?: (tenantId: string, trx: Db) => Promise<void>
+  /** A visitor wrote: they are here (presence.ts; a gone visitor is back). */
+  onVisitorMessage?: (tenantId: string, sessionId: string, trx: Db) => Promise<void>
 }
 
 /**
@@ -92,7 +94,7 @@ export function createLiveService(deps: LiveServiceDeps) {
     const now = clock.now()
     await repo.setOwner(tenantId, sessionId, to, now, trx)
     if (from === 'human' && to !== 'human') await deps.onCapacityFreed?.(tenantId, trx)
-    const name = to === 'human' && assignee ? memberName(await repo.member(tenantId, assignee, trx)) : null
+    const name = to === 'human' && assignee ? await repo.memberName(tenantId, assignee, s.bot_id, trx) : null
     const data = {
       owner: to,
       assignee_name: name,
@@ -109,7 +111,8 @@ export function createLiveService(deps: LiveServiceDeps) {
     const trx = trxIn as Db
     const s = await repo.lockSession(tenantId, m.sessionId, trx)
     if (!s) return
-    const author = m.authorUserId ? memberName(await repo.member(tenantId, m.authorUserId, trx)) : null
+    if (m.role === 'user') await deps.onVisitorMessage?.(tenantId, m.sessionId, trx)
+    const author = m.authorUserId ? await repo.memberName(tenantId, m.authorUserId, s.bot_id, trx) : null
     await lockedMessagePosted(tenantId, m, s, author, trx)
   }
 
@@ -198,9 +201,10 @@ export function createLiveService(deps: LiveServiceDeps) {
       if (!content) throw new AppError(422, 'string_too_short', 'content must not be empty')
       const id = randomUUID()
       const now = clock.now()
-      const author = viewer.userId ? memberName(await repo.member(tenantId, viewer.userId)) : null
+      let author: string | null = null
       await logged(async (trx) => {
         const { ticket, session, sessionId } = await ticketSession(tenantId, ticketId, viewer, trx)
+        author = viewer.userId ? await repo.memberName(tenantId, viewer.userId, session.bot_id, trx) : null
         if (body.internal) {
           await repo.insertNote(tenantId, { id, sessionId, ticketId, content, authorUserId: viewer.userId, now }, trx)
           const m: LiveMessage = { id, sessionId, role: 'assistant', content, createdAt: now, fromOperator: true, authorUserId: viewer.userId }

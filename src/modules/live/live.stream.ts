@@ -6,6 +6,7 @@ import { inScope, type BotScope } from '../shared/bot-scope.js'
 import { AppError } from '../../lib/errors.js'
 import { parseSeq, teamPayload, TYPING_LAPSE_MS, widgetPayload } from './live.fns.js'
 import type { LiveRepo } from './live.repo.js'
+import type { Presence } from './presence.js'
 import { LIVE_TOPIC } from './live.service.js'
 
 /** Events read per query; a stream far behind reads page after page. */
@@ -200,7 +201,7 @@ const typingAt = (e: { type: string; data: unknown }) => {
 }
 
 /** The two streams over HTTP: where a (re)connecting client starts, and what each frame says. */
-export function createLiveStreams(deps: { repo: LiveRepo; hub: LiveHub; limits?: { perSession: number; perIp: number } }) {
+export function createLiveStreams(deps: { repo: LiveRepo; hub: LiveHub; limits?: { perSession: number; perIp: number }; presence?: Pick<Presence, 'streamOpened'> }) {
   const { repo, hub } = deps
   const limits = deps.limits ?? { perSession: STREAMS_PER_SESSION, perIp: STREAMS_PER_IP }
   const open = new Map<string, number>()
@@ -276,6 +277,8 @@ export function createLiveStreams(deps: { repo: LiveRepo; hub: LiveHub; limits?:
         [`s:${tenantId}/${sessionId}`, limits.perSession],
         [`ip:${req.ip}`, limits.perIp],
       ])
+      // the visitor is here while the stream is open (a gone visitor is back, presence.ts)
+      await deps.presence?.streamOpened(tenantId, sessionId, sse.signal)
       hub.open(sse, { session: sessionId }, start, async (a) =>
         (await repo.sessionEvents(tenantId, sessionId, a, hub.PAGE)).map((e) => ({ id: e.session_seq!, payload: widgetPayload(e), transientAt: typingAt(e) })),
       )

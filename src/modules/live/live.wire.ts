@@ -11,6 +11,7 @@ import { createLiveRepo } from './live.repo.js'
 import { liveRoutes } from './live.routes.js'
 import { createLiveService, type LiveServiceDeps } from './live.service.js'
 import { createLiveHub, createLiveStreams } from './live.stream.js'
+import { createPresence, sweepGone } from './presence.js'
 
 /**
  * The live conversation: who answers each session, the team's messages and notes, the event streams. Wired
@@ -29,6 +30,14 @@ export function wireLive(
 ) {
   const repo = createLiveRepo(ctx.db)
   const availabilityRepo = createAvailabilityRepo(ctx.db)
+  // a gone visitor coming back to a queued conversation is offered to auto-assignment again (after the commit)
+  const presence = createPresence({
+    db: ctx.db,
+    clock: ctx.clock,
+    onBack: async (tenantId, _sessionId, trx) => {
+      if ((await availabilityRepo.assignSettings(tenantId, trx)).autoAssign) await ctx.queue.enqueue('live.assign_queued', { tenantId }, { tenantId }, trx)
+    },
+  })
   const service = createLiveService({
     db: ctx.db,
     clock: ctx.clock,
@@ -38,6 +47,7 @@ export function wireLive(
     audit: deps.audit,
     onOperatorMessage: deps.onOperatorMessage,
     onSuggestionUsed: deps.onSuggestionUsed,
+    onVisitorMessage: (tenantId, sessionId, trx) => presence.seen(tenantId, [sessionId], trx),
     pickAgent: (tenantId, botId, trx) => availability.pickAgent(tenantId, botId, trx),
     onCapacityFreed: async (tenantId, trx) => {
       if ((await availabilityRepo.assignSettings(tenantId, trx)).autoAssign) await ctx.queue.enqueue('live.assign_queued', { tenantId }, { tenantId }, trx)
@@ -58,7 +68,7 @@ export function wireLive(
     log: ctx.log,
     now: () => ctx.clock.now().getTime(),
   })
-  const streams = createLiveStreams({ repo, hub })
+  const streams = createLiveStreams({ repo, hub, presence })
   return {
     service,
     port,
@@ -67,6 +77,11 @@ export function wireLive(
     jobs: liveJobs({
       availability,
       queuedTenants: () => availabilityRepo.queuedTenants(1000),
+      sweepGone: () =>
+        sweepGone(
+          { db: ctx.db, clock: ctx.clock, presence, live: port },
+          { goneMinutes: ctx.config.VISITOR_GONE_MINUTES, closeHours: ctx.config.GONE_CLOSE_HOURS },
+        ),
       sweepEvents: () => repo.sweepEvents(new Date(ctx.clock.now().getTime() - ctx.config.LIVE_EVENTS_RETENTION_DAYS * 86_400_000)),
     }),
     /** What the widget's endpoints use: the visitor's stream, typing and read receipts. */

@@ -65,6 +65,8 @@ function dryRunSession(
     live_seq: '0',
     language: null,
     language_source: null,
+    visitor_seen_at: null,
+    visitor_gone: false,
   }
 }
 
