@@ -799,9 +799,7 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
           ? JSON.stringify(spec.json)
           : info.json
             ? JSON.stringify(knowledge ? demoJson(messages, knowledge) : defaultJson(messages))
-            : (translation(messages) ??
-              searchQuery(messages) ??
-              (knowledge ? demoAnswer(messages) : defaultAnswer(understood(messages)))))
+            : (translation(messages) ?? searchQuery(messages) ?? (knowledge ? demoAnswer(messages) : defaultAnswer(understood(messages)))))
     const chunks = spec.chunks ?? wordChunks(text)
     ex.rec.replyText = text
     const promptTokens = estimateTokens(messages.map((m) => m.content).join('\n'))

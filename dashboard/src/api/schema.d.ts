@@ -2029,6 +2029,122 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/bots/{bot_id}/email": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["getBotEmail"];
+        put: operations["updateBotEmail"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/bots/{bot_id}/email/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description A new webhook token; the old inbound URL answers 404 from now on. */
+        post: operations["rotateBotEmailToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/bots/{bot_id}/email/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["listBotEmailMessages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/escalations/{id}/email": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["getTicketEmail"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/inbound/email/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description One inbound message: raw RFC 822 (message/rfc822 or text/plain), multipart field `email` (SendGrid) or `body-mime` (Mailgun), or JSON `RawEmail` (Postmark). 202 at once; the answer is written by the worker. */
+        post: operations["receiveInboundEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tenants/me/saved-replies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The workspace's saved replies, by shortcut. */
+        get: operations["listSavedReplies"];
+        put?: never;
+        /** @description A new saved reply. 409 shortcut_exists when the shortcut is taken; 422 naming the field for a bad title, content or shortcut. */
+        post: operations["createSavedReply"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tenants/me/saved-replies/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete: operations["deleteSavedReply"];
+        options?: never;
+        head?: never;
+        patch: operations["updateSavedReply"];
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2234,8 +2350,9 @@ export interface operations {
                             can_view_original: boolean;
                             /** @description mail me when someone else assigns a ticket to me */
                             notify_on_assignment: boolean;
+                            display_name: string | null;
                             /** @description the permissions of the caller's role (empty without a workspace), for menus */
-                            permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "analytics" | "member")[];
+                            permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "saved_replies" | "saved_replies_read" | "analytics" | "member")[];
                         };
                         message: string;
                     };
@@ -2326,8 +2443,9 @@ export interface operations {
                             can_view_original: boolean;
                             /** @description mail me when someone else assigns a ticket to me */
                             notify_on_assignment: boolean;
+                            display_name: string | null;
                             /** @description the permissions of the caller's role (empty without a workspace), for menus */
-                            permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "analytics" | "member")[];
+                            permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "saved_replies" | "saved_replies_read" | "analytics" | "member")[];
                         };
                     };
                 };
@@ -2432,8 +2550,9 @@ export interface operations {
                             can_view_original: boolean;
                             /** @description mail me when someone else assigns a ticket to me */
                             notify_on_assignment: boolean;
+                            display_name: string | null;
                             /** @description the permissions of the caller's role (empty without a workspace), for menus */
-                            permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "analytics" | "member")[];
+                            permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "saved_replies" | "saved_replies_read" | "analytics" | "member")[];
                         };
                     } & {
                         api_key: string | null;
@@ -2736,8 +2855,9 @@ export interface operations {
                         can_view_original: boolean;
                         /** @description mail me when someone else assigns a ticket to me */
                         notify_on_assignment: boolean;
+                        display_name: string | null;
                         /** @description the permissions of the caller's role (empty without a workspace), for menus */
-                        permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "analytics" | "member")[];
+                        permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "saved_replies" | "saved_replies_read" | "analytics" | "member")[];
                     };
                 };
             };
@@ -2770,6 +2890,7 @@ export interface operations {
             content: {
                 "application/json": {
                     notify_on_assignment?: boolean;
+                    display_name?: string | null;
                 };
             };
         };
@@ -2793,8 +2914,9 @@ export interface operations {
                         can_view_original: boolean;
                         /** @description mail me when someone else assigns a ticket to me */
                         notify_on_assignment: boolean;
+                        display_name: string | null;
                         /** @description the permissions of the caller's role (empty without a workspace), for menus */
-                        permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "analytics" | "member")[];
+                        permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "saved_replies" | "saved_replies_read" | "analytics" | "member")[];
                     };
                 };
             };
@@ -3784,8 +3906,9 @@ export interface operations {
                             can_view_original: boolean;
                             /** @description mail me when someone else assigns a ticket to me */
                             notify_on_assignment: boolean;
+                            display_name: string | null;
                             /** @description the permissions of the caller's role (empty without a workspace), for menus */
-                            permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "analytics" | "member")[];
+                            permissions: ("workspace" | "members" | "settings" | "integrations" | "actions" | "actions_test" | "audit" | "knowledge" | "evals" | "evals_read" | "tickets" | "saved_replies" | "saved_replies_read" | "analytics" | "member")[];
                         };
                     };
                 };
@@ -9866,6 +9989,10 @@ export interface operations {
                 include_original: boolean;
                 /** @description the inbox's Mine (me), Unassigned, or one member's tickets (a user id); without it: all */
                 assignee?: "me" | "unassigned" | string;
+                /** @description the inbox's default view: open, or in progress with nobody assigned, not in a closed conversation; oldest first, visitors who left last */
+                needs_person?: boolean;
+                /** @description search: a ticket number exactly, or words of the question, the note and the transcript (full-text, prefixes) */
+                q?: string;
                 limit: number;
                 offset: number;
             };
@@ -9935,6 +10062,7 @@ export interface operations {
                             owner: "bot" | "queue" | "human" | "closed";
                             assignee_name: string | null;
                             unread_count: number;
+                            visitor_gone: boolean;
                             notes?: {
                                 /** Format: uuid */
                                 id: string;
@@ -10085,6 +10213,7 @@ export interface operations {
                         owner: "bot" | "queue" | "human" | "closed";
                         assignee_name: string | null;
                         unread_count: number;
+                        visitor_gone: boolean;
                         notes?: {
                             /** Format: uuid */
                             id: string;
@@ -10238,6 +10367,7 @@ export interface operations {
                         owner: "bot" | "queue" | "human" | "closed";
                         assignee_name: string | null;
                         unread_count: number;
+                        visitor_gone: boolean;
                         notes?: {
                             /** Format: uuid */
                             id: string;
@@ -10390,6 +10520,7 @@ export interface operations {
                         owner: "bot" | "queue" | "human" | "closed";
                         assignee_name: string | null;
                         unread_count: number;
+                        visitor_gone: boolean;
                         notes?: {
                             /** Format: uuid */
                             id: string;
@@ -10850,6 +10981,7 @@ export interface operations {
                         owner: "bot" | "queue" | "human" | "closed";
                         assignee_name: string | null;
                         unread_count: number;
+                        visitor_gone: boolean;
                         notes?: {
                             /** Format: uuid */
                             id: string;
@@ -11012,6 +11144,7 @@ export interface operations {
                         owner: "bot" | "queue" | "human" | "closed";
                         assignee_name: string | null;
                         unread_count: number;
+                        visitor_gone: boolean;
                         notes?: {
                             /** Format: uuid */
                             id: string;
@@ -14273,7 +14406,7 @@ export interface operations {
                 /** @description IANA time zone of the days (default UTC) */
                 tz: string;
                 bot_id?: string;
-                channel?: "api" | "widget";
+                channel?: "api" | "widget" | "email";
             };
             header?: never;
             path?: never;
@@ -14425,7 +14558,7 @@ export interface operations {
                 /** @description IANA time zone of the days (default UTC) */
                 tz: string;
                 bot_id?: string;
-                channel?: "api" | "widget";
+                channel?: "api" | "widget" | "email";
             };
             header?: never;
             path?: never;
@@ -17477,6 +17610,7 @@ export interface operations {
                                         [key: string]: unknown;
                                     };
                                 } | null;
+                                language?: string | null;
                             };
                             tags: string[];
                             /** Format: date-time */
@@ -17577,6 +17711,7 @@ export interface operations {
                                 [key: string]: unknown;
                             };
                         } | null;
+                        language?: string | null;
                     };
                     tags?: string[];
                 };
@@ -17609,6 +17744,7 @@ export interface operations {
                                     [key: string]: unknown;
                                 };
                             } | null;
+                            language?: string | null;
                         };
                         tags: string[];
                         /** Format: date-time */
@@ -17793,6 +17929,7 @@ export interface operations {
                                 [key: string]: unknown;
                             };
                         } | null;
+                        language?: string | null;
                     };
                     tags?: string[];
                 };
@@ -17825,6 +17962,7 @@ export interface operations {
                                     [key: string]: unknown;
                                 };
                             } | null;
+                            language?: string | null;
                         };
                         tags: string[];
                         /** Format: date-time */
@@ -18032,6 +18170,7 @@ export interface operations {
                                 [key: string]: unknown;
                             };
                         } | null;
+                        language?: string | null;
                     };
                 };
             };
@@ -18063,6 +18202,7 @@ export interface operations {
                                     [key: string]: unknown;
                                 };
                             } | null;
+                            language?: string | null;
                         };
                         tags: string[];
                         /** Format: date-time */
@@ -18764,6 +18904,998 @@ export interface operations {
             };
             /** @description Default Response */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    getBotEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                bot_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        enabled: boolean;
+                        mode: "answer" | "draft";
+                        reply_from: string | null;
+                        signature: string | null;
+                        /** @description read-only: the bot's address, <local>@INBOUND_EMAIL_DOMAIN */
+                        inbound_address: string;
+                        /** @description read-only: the provider webhook URL with its secret token */
+                        inbound_url: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    updateBotEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                bot_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    enabled: boolean;
+                    mode: "answer" | "draft";
+                    reply_from?: string | null;
+                    signature?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        enabled: boolean;
+                        mode: "answer" | "draft";
+                        reply_from: string | null;
+                        signature: string | null;
+                        /** @description read-only: the bot's address, <local>@INBOUND_EMAIL_DOMAIN */
+                        inbound_address: string;
+                        /** @description read-only: the provider webhook URL with its secret token */
+                        inbound_url: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    rotateBotEmailToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                bot_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        enabled: boolean;
+                        mode: "answer" | "draft";
+                        reply_from: string | null;
+                        signature: string | null;
+                        /** @description read-only: the bot's address, <local>@INBOUND_EMAIL_DOMAIN */
+                        inbound_address: string;
+                        /** @description read-only: the provider webhook URL with its secret token */
+                        inbound_url: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    listBotEmailMessages: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                bot_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: uuid */
+                            id: string;
+                            from: string | null;
+                            subject: string;
+                            status: string;
+                            reason: string | null;
+                            ticket_number: string | null;
+                            session_id: string | null;
+                            attachments: {
+                                name: string;
+                                type: string;
+                                size: number;
+                            }[];
+                            draft: string | null;
+                            reply: string | null;
+                            /** Format: date-time */
+                            received_at: string;
+                            processed_at: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    getTicketEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description the conversation channel: widget, api or email */
+                        channel: string;
+                        messages: {
+                            /** Format: uuid */
+                            id: string;
+                            subject: string;
+                            status: string;
+                            attachments: {
+                                name: string;
+                                type: string;
+                                size: number;
+                            }[];
+                            draft: string | null;
+                            /** Format: date-time */
+                            received_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    receiveInboundEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        status: "queued" | "duplicate" | "ignored";
+                        reason?: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    listSavedReplies: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: uuid */
+                            id: string;
+                            title: string;
+                            content: string;
+                            shortcut: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    createSavedReply: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    title: string;
+                    /** @description may hold {{visitor.name}}, {{agent.name}}, {{ticket.number}}, filled in when inserted */
+                    content: string;
+                    /** @description typed after "/" in the composer; unique in the workspace */
+                    shortcut: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        title: string;
+                        content: string;
+                        shortcut: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    deleteSavedReply: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    updateSavedReply: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    title?: string;
+                    /** @description may hold {{visitor.name}}, {{agent.name}}, {{ticket.number}}, filled in when inserted */
+                    content?: string;
+                    /** @description typed after "/" in the composer; unique in the workspace */
+                    shortcut?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        title: string;
+                        content: string;
+                        shortcut: string;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

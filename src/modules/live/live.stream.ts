@@ -201,7 +201,12 @@ const typingAt = (e: { type: string; data: unknown }) => {
 }
 
 /** The two streams over HTTP: where a (re)connecting client starts, and what each frame says. */
-export function createLiveStreams(deps: { repo: LiveRepo; hub: LiveHub; limits?: { perSession: number; perIp: number }; presence?: Pick<Presence, 'streamOpened'> }) {
+export function createLiveStreams(deps: {
+  repo: LiveRepo
+  hub: LiveHub
+  limits?: { perSession: number; perIp: number }
+  presence?: Pick<Presence, 'streamOpened'>
+}) {
   const { repo, hub } = deps
   const limits = deps.limits ?? { perSession: STREAMS_PER_SESSION, perIp: STREAMS_PER_IP }
   const open = new Map<string, number>()
