@@ -286,9 +286,9 @@ export default function TicketDetail({ params }: { params: Record<string, string
         </div>
       </div>
       {t.session_id && <SessionActionCalls sessionId={t.session_id} />}
-      <h2>Transcript before the hand-off</h2>
+      <h2>Conversation</h2>
       {t.transcript.length === 0 ? (
-        <Empty title="No messages before the hand-off" />
+        <Empty title="No messages yet" />
       ) : (
         <ol className="transcript" aria-label="Transcript">
           {t.transcript.map((m, i) => (

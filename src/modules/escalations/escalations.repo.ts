@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import type { Db } from '../../db/client.js'
 import { scopeIds, type BotScope } from '../shared/bot-scope.js'
-import type { TicketStatus } from '../../db/schema/chat.js'
+import type { TicketStatus, TranscriptEntry } from '../../db/schema/chat.js'
 import type { ReplyMailStatus } from '../../db/schema/escalations.js'
 import { applyTicketFilter, type TicketFilter } from './ticket-filter.js'
 
@@ -201,6 +201,23 @@ export function createEscalationsRepo(db: Db) {
         .orderBy('created_at', 'desc')
         .limit(1)
         .executeTakeFirst()
+    },
+
+    /**
+     * The conversation to date as a ticket shows it: visitor, bot and operator messages (redacted text; internal
+     * notes live elsewhere and never appear), oldest first, the last `limit` of them.
+     */
+    async conversation(tenantId: string, sessionId: string, limit: number, trx: Db = db): Promise<TranscriptEntry[]> {
+      const rows = await trx
+        .selectFrom('chat_messages')
+        .select(['role', 'content', 'from_operator', 'created_at'])
+        .where('tenant_id', '=', tenantId)
+        .where('session_id', '=', sessionId)
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(limit)
+        .execute()
+      return rows.reverse().map((m) => ({ role: m.from_operator ? 'operator' : m.role, content: m.content, created_at: m.created_at.toISOString() }))
     },
 
     /** Encrypted originals of the visitor's recent messages in the session (where an e-mail it wrote would be), newest first. */

@@ -171,9 +171,15 @@ export function createEscalationsService(deps: {
         await repo.markInProgress(tenantId, ticketId, clock.now())
         t = await ticketOr404(tenantId, ticketId)
       }
-      const notes = t.session_id ? await repo.notes(tenantId, t.session_id) : []
+      // the transcript is the conversation to date (what the visitor wrote after the hand-off too), not the copy
+      // taken when the ticket opened; a ticket without a session keeps its copy
+      const [notes, conversation] = t.session_id
+        ? await Promise.all([repo.notes(tenantId, t.session_id), repo.conversation(tenantId, t.session_id, TICKET_TRANSCRIPT_LIMIT)])
+        : [[], null]
+      const shown = (await presentAll(tenantId, [t], { ...opts, viewer }))[0]!
       return {
-        ...(await presentAll(tenantId, [t], { ...opts, viewer }))[0]!,
+        ...shown,
+        transcript: conversation?.length ? conversation : shown.transcript,
         notes: notes.map((n) => ({
           id: n.id,
           author_name: n.author_email ? visibleMemberName(n.author_display_name, t.bot_name) : null,
@@ -413,6 +419,9 @@ export function createEscalationsService(deps: {
     view: async (tenantId: string, ticketId: string, viewer: Viewer) => present(await ticketOr404(tenantId, ticketId, viewer.scope), null),
   }
 }
+
+/** The newest messages a ticket's page shows of its conversation. */
+const TICKET_TRANSCRIPT_LIMIT = 500
 
 const actorEntry = (v: Viewer) => ({ actorUserId: v.userId, ip: v.ip })
 
