@@ -45,6 +45,28 @@ function EnabledToggle({ a }: { a: Action }) {
   )
 }
 
+/**
+ * A model server that refuses tool calls (many Ollama models) gets no actions offered: the bot answers without
+ * them rather than failing every turn. Said here, with the server's reason, so nobody wonders why none runs.
+ */
+function ToolsOff() {
+  const q = useQuery({
+    queryKey: ['llm-status'],
+    queryFn: () => call(api.GET('/llm/status', { params: { query: { probe: false } } })),
+    refetchInterval: 30_000,
+  })
+  if (q.data?.capabilities?.tools !== false) return null
+  return (
+    <div className="notice" role="status">
+      <p>
+        <Badge tone="bad">Actions are not offered</Badge> The model server does not take tool calls
+        {q.data.capabilities.tools_reason ? `: ${q.data.capabilities.tools_reason}` : ''}. The bot answers without its actions until <code>CHAT_MODEL</code>{' '}
+        names a model that supports tools (see docs/model-servers.md).
+      </p>
+    </div>
+  )
+}
+
 export default function ActionsScreen() {
   const { may } = useRole()
   const manage = may('actions')
@@ -69,6 +91,7 @@ export default function ActionsScreen() {
         The bot calls these APIs of yours during a chat. A read action runs when the model asks for it; a write action runs only after the visitor confirms it.
         {manage ? '' : ' Your role may read and dry-run them; owners and admins change them.'}
       </p>
+      <ToolsOff />
       {mode === 'new' && <ActionForm onDone={() => setMode('none')} />}
       {mode === 'import' && <ImportOpenApi onDone={() => setMode('none')} />}
       {list.isPending ? (
