@@ -75,7 +75,8 @@ describe('POST /chat answers from the knowledge', () => {
     const prompt = system(fake.chatCalls().find(isAnswer)!)
     expect(prompt).toContain('Always sign as Kim from ACME.')
     expect(prompt).toMatch(/brief, formal and high-level/)
-    expect(prompt).toContain("Reply in the visitor's language: German (browser locale de-DE)")
+    // the session's language (#40): detected from the question and kept, so the reply follows it
+    expect(prompt).toContain('Reply in German, the language of this conversation')
     expect(prompt).toMatch(/^\[1\] Shipping/m)
     expect(prompt).toContain('Answer ONLY with information from the numbered sources')
   })
