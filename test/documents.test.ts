@@ -138,6 +138,7 @@ describe('listing, detail, deletion', () => {
         'created_at',
         'updated_at',
         'embeddings', // added: whether the vectors exist (contract: adding a field is fine)
+        'embedding_error', // added (contract "Model servers"): why the embedding server's reply was refused, or null
       ].sort(),
     )
     // the owner's documents are not in the other tenant's list
