@@ -162,6 +162,22 @@ const RULES: Record<string, readonly Role[]> = {
   chatMessageFeedback: TICKETS,
   listBadAnswers: TICKETS,
   getChatHistory: TICKETS,
+  // operator assist (#39): who may post messages may ask for suggestions and summaries
+  suggestEscalationReply: TICKETS,
+  summarizeEscalation: TICKETS,
+  getTicketEmail: TICKETS,
+  // saved replies: owners, admins and editors manage them, agents use them
+  listSavedReplies: ['owner', 'admin', 'editor', 'agent'],
+  createSavedReply: KNOWLEDGE,
+  updateSavedReply: KNOWLEDGE,
+  deleteSavedReply: KNOWLEDGE,
+  // the workspace's languages (#40) and a bot's e-mail channel (#38, its webhook URL is a credential): settings
+  getLanguageSettings: MANAGE,
+  updateLanguageSettings: MANAGE,
+  getBotEmail: MANAGE,
+  updateBotEmail: MANAGE,
+  rotateBotEmailToken: MANAGE,
+  listBotEmailMessages: MANAGE,
 }
 
 /** Bodies the generic sample cannot guess (a valid request the guard, not the validator, decides). */
@@ -171,6 +187,7 @@ const BODIES: Record<string, () => unknown> = {
   updateMember: () => ({ role: 'analyst' }),
   createUrlSource: () => ({ url: 'https://docs.example.test/' }),
   assignEscalation: () => ({ assignee_user_id: null }),
+  updateLanguageSettings: () => ({ knowledge: 'en', answer: [], fallback: 'en' }),
   // a receiver on loopback (the app allows private networks here, as the crawler's setting says); nothing listens
   createWebhookEndpoint: () => ({ url: 'http://127.0.0.1:9/hook', events: ['ticket.created'] }),
   updateWebhookEndpoint: () => ({ description: 'Matrix' }),
@@ -394,7 +411,7 @@ describe('role/route matrix', () => {
       expect(me.body.role).toBe(role)
       expect(me.body.bot_ids).toBeNull()
     }
-    expect((await members.agent.get('/auth/me')).body.permissions).toEqual(['tickets', 'member'])
+    expect((await members.agent.get('/auth/me')).body.permissions).toEqual(['tickets', 'saved_replies_read', 'member'])
     expect((await members.analyst.get('/auth/me')).body.permissions).toEqual(['evals_read', 'analytics', 'member'])
   })
 })
