@@ -21,7 +21,8 @@ suite('dashboard: tickets inbox and ticket detail in Chromium', { timeout: 90_00
     const w = await watchedPage(env)
     const { page } = w
     await openScreen(page, env, '/tickets', 'Tickets')
-    await page.getByText('No open tickets').waitFor()
+    // the default view: every ticket that needs a person (#39)
+    await page.getByText('No ticket needs a person').waitFor()
     await expect.poll(() => page.getByRole('status').filter({ hasText: 'open ticket' }).first().textContent()).toMatch(/0\s*open tickets/)
     await expectScreenHealthy(w, 'tickets (empty)')
 
@@ -81,7 +82,7 @@ suite('dashboard: tickets inbox and ticket detail in Chromium', { timeout: 90_00
     // Back in the inbox: no open ticket, the resolved one under "Resolved".
     await page.getByRole('link', { name: '← Tickets' }).click()
     await page.getByRole('heading', { level: 1, name: 'Tickets' }).waitFor()
-    await page.getByText('No open tickets').waitFor()
+    await page.getByText('No ticket needs a person').waitFor()
     await page.getByLabel('Status').selectOption('resolved')
     await page.getByRole('link', { name: number }).waitFor()
     await page.getByLabel('Priority').selectOption('critical')

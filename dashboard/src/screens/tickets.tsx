@@ -167,7 +167,9 @@ export default function Tickets() {
                   ? 'No unassigned tickets'
                   : status === 'open'
                     ? 'No open tickets'
-                    : 'No tickets here'
+                    : status === 'needs'
+                      ? 'No ticket needs a person'
+                      : 'No tickets here'
           }
         >
           <p>When a visitor asks for a human or the bot cannot answer, a ticket appears here.</p>
