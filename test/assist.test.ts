@@ -36,7 +36,8 @@ async function conversation(owner: Tenant) {
   const visitor = t.api()
   const bot = owner.bot.public_id
   const sid = (await visitor.post('/widget/session/init', { bot_id: bot })).body.session_id as string
-  await widgetSay(visitor, bot, sid, 'How long do refunds take?')
+  // the session's language is its first clear message's (#40), kept: a German visitor from the start
+  await widgetSay(visitor, bot, sid, 'Wie lange dauert eine Rückerstattung bei euch?')
   const esc = await visitor.post(`/widget/escalate?bot_id=${bot}&session_id=${sid}`, { user_note: 'Meine Rückerstattung ist zu spät' })
   expect(esc.status, esc.text).toBe(200)
   await widgetSay(visitor, bot, sid, 'Ich warte schon seit zwei Wochen auf die Rückerstattung für meine Bestellung.')

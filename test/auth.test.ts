@@ -28,6 +28,7 @@ describe('register', () => {
       bot_ids: null,
       can_view_original: false,
       notify_on_assignment: true,
+      display_name: null,
       permissions: [],
     })
     expect(res.body.token).toBeUndefined()
@@ -124,6 +125,7 @@ describe('verify, login, me, logout', () => {
       bot_ids: null,
       can_view_original: true,
       notify_on_assignment: true,
+      display_name: null,
       permissions: [
         'workspace',
         'members',
@@ -136,6 +138,8 @@ describe('verify, login, me, logout', () => {
         'evals',
         'evals_read',
         'tickets',
+        'saved_replies',
+        'saved_replies_read',
         'analytics',
         'member',
       ],
