@@ -66,7 +66,8 @@ suite('evaluations in Chromium', { timeout: 240_000 }, () => {
     await expect.poll(() => failed.count()).toBe(1)
     expect(await failed.getByRole('heading', { level: 3 }).textContent()).toContain('How long do refunds take?')
     expect(await failed.textContent()).toMatch(/fact: free unicorn failed: not in the answer/)
-    expect(await failed.textContent()).toMatch(/Expected source reached the model: yes/)
+    // the case names no expected source, so nothing is said about one reaching the model (#37: it said "yes")
+    expect(await failed.textContent()).not.toMatch(/Expected source reached the model/)
     // a cited source is named by its document's title, linked to it, not by its id
     expect(await failed.locator('.eval-cited a').first().textContent()).toMatch(/refund/i)
     expect(await page.locator('.eval-result').count()).toBe(2)
