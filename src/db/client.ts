@@ -48,8 +48,10 @@ export async function openDatabase(opts: DatabaseOptions): Promise<DatabaseHandl
   let notices: NoticeSource & { stop?(): Promise<void> }
   if (opts.url) {
     const pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10, types: pgTypes as never })
-    // An idle client losing its connection must not crash the process.
+    // An idle client losing its connection must not crash the process; nor one checked out and waiting between
+    // statements (the worker's liveness lock holds one for its whole life): its next statement fails instead.
     pool.on('error', () => {})
+    pool.on('connect', (client) => client.on('error', () => {}))
     db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
     kind = 'postgres'
     closeDriver = () => pool.end()
