@@ -12,7 +12,9 @@ export default defineConfig({
     // CI machines have 2 cores under a full suite; one retry absorbs a timing miss, a real failure fails twice.
     // scripts/test-all.sh (the CI command) sets TEST_RETRY=1; the summary reporter lists every test that needed it.
     retry: Number(process.env.TEST_RETRY ?? (process.env.CI ? 1 : 0)),
-    hookTimeout: 60_000,
+    // set-up starts a whole app (an in-memory database migrated from scratch on the embedded pass): on a loaded
+    // 2-core CI machine that once took over 60 s
+    hookTimeout: 180_000,
     reporters: ['default', './test/helpers/summary-reporter.ts'],
   },
 })

@@ -37,7 +37,7 @@ beforeAll(async () => {
   kycSecret = (await owner.api.post('/tenants/me/kyc/secret')).body.secret_key
   const created = await owner.api.post('/actions', orderStatus(api.url))
   expect(created.status, created.text).toBe(201)
-}, 60_000)
+}, 180_000)
 afterAll(async () => {
   await t?.close()
   await fake?.close()
