@@ -31,7 +31,7 @@ import { createRetrievalRepo } from '../src/modules/retrieval/retrieval.repo.js'
 import { createRetrievalService } from '../src/modules/retrieval/retrieval.service.js'
 import { FAKE_EMBEDDING_FLOOR, startFakeLlm } from '../test/fakes/fake-llm.js'
 import { FakeSmtp, tokenFromMail } from '../test/fakes/smtp.js'
-import { benchService, helpPages } from './support.js'
+import { benchService, helpPages, jsonCaller } from './support.js'
 import { loadPassages, median, reached } from './passages.js'
 import { packPassages } from '../src/modules/retrieval/passages.fns.js'
 
@@ -184,16 +184,7 @@ async function main() {
     vectorCacheBytes: config.RETRIEVAL_VECTOR_CACHE_MB * 1024 * 1024,
     lexicalCacheBytes: config.RETRIEVAL_LEXICAL_CACHE_MB * 1024 * 1024,
   })
-  const call = async (method: string, path: string, auth: Record<string, string>, body?: unknown) => {
-    const form = body instanceof FormData
-    const res = await fetch(base + path, {
-      method,
-      headers: { ...auth, ...(body !== undefined && !form ? { 'content-type': 'application/json' } : {}) },
-      body: form ? body : body !== undefined ? JSON.stringify(body) : undefined,
-    })
-    const text = await res.text()
-    return { status: res.status, body: text ? JSON.parse(text) : null }
-  }
+  const call = jsonCaller(base)
 
   try {
     const email = `bench-${randomBytes(4).toString('hex')}@example.test`

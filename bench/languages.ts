@@ -23,7 +23,7 @@ import { join } from 'node:path'
 import { FAKE_EMBEDDING_FLOOR, startFakeLlm } from '../test/fakes/fake-llm.js'
 import { FakeSmtp, tokenFromMail } from '../test/fakes/smtp.js'
 import { loadPassages, reached } from './passages.js'
-import { benchService, helpPages } from './support.js'
+import { benchService, helpPages, jsonCaller } from './support.js'
 
 const DOCS = process.env.BENCH_DOCS ?? '../shared/data/docs-corpus/duckduckgo-help-pages'
 const MODEL_MS = Number(process.env.BENCH_MODEL_MS ?? 300)
@@ -68,16 +68,7 @@ async function main() {
     ...FAKE_EMBEDDING_FLOOR,
   })
   const base = service.url
-  const call = async (method: string, path: string, auth: Record<string, string>, body?: unknown) => {
-    const form = body instanceof FormData
-    const res = await fetch(base + path, {
-      method,
-      headers: { ...auth, ...(body !== undefined && !form ? { 'content-type': 'application/json' } : {}) },
-      body: form ? body : body !== undefined ? JSON.stringify(body) : undefined,
-    })
-    const text = await res.text()
-    return { status: res.status, body: text ? JSON.parse(text) : null }
-  }
+  const call = jsonCaller(base)
   try {
     const email = `bench-${randomBytes(4).toString('hex')}@example.test`
     await call('POST', '/auth/register', {}, { email, password: 'Corr3ct-Horse!' })

@@ -150,3 +150,17 @@ export function helpPages(root: string): { path: string; text: string }[] {
   walk(join(root, '_docs'))
   return out
 }
+
+/** A JSON (or multipart, for a FormData body) call to the service at `base`: status and parsed body. */
+export function jsonCaller(base: string) {
+  return async (method: string, path: string, auth: Record<string, string>, body?: unknown) => {
+    const form = body instanceof FormData
+    const res = await fetch(base + path, {
+      method,
+      headers: { ...auth, ...(body !== undefined && !form ? { 'content-type': 'application/json' } : {}) },
+      body: form ? body : body !== undefined ? JSON.stringify(body) : undefined,
+    })
+    const text = await res.text()
+    return { status: res.status, body: text ? JSON.parse(text) : null }
+  }
+}
