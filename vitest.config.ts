@@ -4,6 +4,7 @@ export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     globalSetup: ['test/helpers/global-setup.ts'],
+    setupFiles: ['test/helpers/setup-image.ts'],
     pool: 'forks',
     // 2 on the embedded database (PGlite runs in the test processes, CPU-bound on 2 cores); the PostgreSQL pass of
     // scripts/test-all.sh sets 3, since there much of a test's time is spent waiting on the database server

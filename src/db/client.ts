@@ -40,6 +40,25 @@ const pgTypes = {
 /** A migrated, empty in-memory PGlite as a data-dir image (see openDatabase). */
 let memoryImage: Promise<Blob | File | undefined> = Promise.resolve(undefined)
 
+/**
+ * Start this process's in-memory databases from an image made elsewhere (the test suite makes one per run, not one
+ * per test process: initdb and the migrations in WebAssembly take about 5 s, loading an image about 1 s). An image
+ * that fails to load is ignored: the first database then migrates and makes the process's own.
+ */
+export function setMemoryImage(image: Promise<Blob | undefined>): void {
+  memoryImage = image.catch(() => undefined)
+}
+
+/** The image of a migrated, empty in-memory PGlite, made now (see setMemoryImage). */
+export async function makeMemoryImage(): Promise<Blob> {
+  const handle = await openDatabase({ pgliteDir: 'memory' })
+  try {
+    return await memoryImage.then((image) => image ?? Promise.reject(new Error('no image was made')))
+  } finally {
+    await handle.close()
+  }
+}
+
 export async function openDatabase(opts: DatabaseOptions): Promise<DatabaseHandle> {
   let db: Db
   let kind: DatabaseHandle['kind']

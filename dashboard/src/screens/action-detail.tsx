@@ -6,6 +6,7 @@ import { useRole } from '../session'
 import { Badge, Button, Check, ErrorBox, fieldError, Loading, PageHeader, TextArea, When } from '../ui/kit'
 import { CALL_TONE } from './action-calls'
 import { ActionForm } from './action-form'
+import { useEnabledToggle } from './action-toggle'
 import { type Action, parseJson } from './action-types'
 
 /**
@@ -168,23 +169,16 @@ function CallLog({ a }: { a: Action }) {
 
 /** The enable switch at the top of the page: on, the bot offers the action to the model; off, never. */
 function EnableSwitch({ a }: { a: Action }) {
-  const qc = useQueryClient()
-  const toggle = useMutation({
-    mutationFn: (enabled: boolean) => call(api.PATCH('/actions/{id}', { params: { path: { id: a.id } }, body: { enabled } })),
-    onSuccess: async () => {
-      await qc.invalidateQueries({ queryKey: ['action', a.id] })
-      await qc.invalidateQueries({ queryKey: ['actions'] })
-    },
-  })
+  const toggle = useEnabledToggle(a)
   return (
     <div className="stack">
       <Check
         label="Enabled: the bot may call this action"
-        hint={a.enabled ? 'On: the model is offered this action in chats.' : 'Off: the model is never offered it; tests still work.'}
-        checked={a.enabled}
-        onChange={(v) => toggle.mutate(v)}
+        hint={toggle.checked ? 'On: the model is offered this action in chats.' : 'Off: the model is never offered it; tests still work.'}
+        checked={toggle.checked}
+        onChange={(v) => toggle.set(v)}
       />
-      {toggle.isError && <ErrorBox error={toggle.error} />}
+      {toggle.error && <ErrorBox error={toggle.error} />}
     </div>
   )
 }

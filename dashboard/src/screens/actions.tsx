@@ -8,6 +8,7 @@ import { botScopeText } from '../ui/team'
 import { ActionForm } from './action-form'
 import { ImportOpenApi } from './action-import'
 import { ActionSigningSecret } from './action-secret'
+import { useEnabledToggle } from './action-toggle'
 import type { Action } from './action-types'
 
 /**
@@ -17,26 +18,16 @@ import type { Action } from './action-types'
 export const listActions = () => call(api.GET('/actions'))
 
 function EnabledToggle({ a }: { a: Action }) {
-  const qc = useQueryClient()
-  const toggle = useMutation({
-    mutationFn: (enabled: boolean) => call(api.PATCH('/actions/{id}', { params: { path: { id: a.id } }, body: { enabled } })),
-    onSuccess: () => qc.invalidateQueries({ queryKey: ['actions'] }),
-  })
+  const toggle = useEnabledToggle(a)
   const id = `enabled-${a.id}`
   return (
     <div className="check">
-      <input
-        id={id}
-        type="checkbox"
-        checked={toggle.isPending ? toggle.variables : a.enabled}
-        aria-busy={toggle.isPending || undefined}
-        onChange={(e) => !toggle.isPending && toggle.mutate(e.target.checked)}
-      />
+      <input id={id} type="checkbox" checked={toggle.checked} aria-busy={toggle.busy || undefined} onChange={(e) => toggle.set(e.target.checked)} />
       <label htmlFor={id}>
         <span className="sr-only">{a.name} </span>
-        {(toggle.isPending ? toggle.variables : a.enabled) ? 'Enabled' : 'Disabled'}
+        {toggle.checked ? 'Enabled' : 'Disabled'}
       </label>
-      {toggle.isError && (
+      {toggle.error && (
         <p className="field-error" role="alert">
           {messageOf(toggle.error)}
         </p>
