@@ -106,6 +106,7 @@ describe('sessions, history, feedback and bad answers', () => {
     expect(list.body.sessions.map((s: any) => s.session_id)).toEqual([a.body.session_id, b.body.session_id])
     expect(list.body.sessions[0]).toMatchObject({
       bot_public_id: owner.bot.public_id,
+      channel: 'api',
       mode: 'anonymous',
       message_count: 4,
       last_question: 'Are downloaded digital products refunded?',
@@ -115,6 +116,15 @@ describe('sessions, history, feedback and bad answers', () => {
     expect(list.body.sessions[0].last_answer_preview.length).toBeGreaterThan(10)
     expect(list.body.total).toBe(2)
     expect((await owner.api.get('/chat/sessions?limit=1&offset=1')).body.sessions.map((s: any) => s.session_id)).toEqual([b.body.session_id])
+    // one channel only (#38): a widget conversation is listed apart from the API's
+    const w = (await t.api().post('/widget/session/init', { bot_id: owner.bot.public_id })).body.session_id as string
+    const widgetOnly = await owner.api.get('/chat/sessions?channel=widget')
+    expect(widgetOnly.body).toMatchObject({ total: 1, sessions: [{ session_id: w, channel: 'widget' }] })
+    expect((await owner.api.get('/chat/sessions?channel=api')).body.total).toBe(2)
+    expect((await owner.api.get('/chat/sessions?channel=email')).body).toEqual({ sessions: [], total: 0 })
+    const bad = await owner.api.get('/chat/sessions?channel=fax')
+    expect(bad.status).toBe(422)
+    expect(bad.text).toMatch(/channel/)
 
     const h = await owner.api.get(`/chat/history/${a.body.session_id}`)
     expect(h.status).toBe(200)

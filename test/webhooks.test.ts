@@ -135,11 +135,11 @@ describe('delivery', () => {
     expect(got.json).toMatchObject({
       type: 'ticket.created',
       timestamp: expect.any(String),
-      data: { ticket_id: ticket.id, ticket_number: ticket.ticket_number },
+      data: { ticket_id: ticket.id, ticket_number: ticket.ticket_number, session_id: sid, channel: 'widget' },
     })
     expect(got.body).not.toContain('jane.doe@example.com')
     expect(got.json.data.question).toContain('order 1234')
-    expect(r.ofType('conversation.ended')[0]!.json.data).toMatchObject({ session_id: sid, reason: 'handed_off' })
+    expect(r.ofType('conversation.ended')[0]!.json.data).toMatchObject({ session_id: sid, reason: 'handed_off', channel: 'widget' })
     await until('both settled', async () => (await deliveries(owner, ep.id)).every((d) => d.status === 'delivered'))
     const log = await deliveries(owner, ep.id)
     expect(log).toHaveLength(2)

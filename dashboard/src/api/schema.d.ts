@@ -9344,6 +9344,7 @@ export interface operations {
             query: {
                 limit: number;
                 offset: number;
+                channel?: "widget" | "api" | "email";
             };
             header?: never;
             path?: never;
@@ -9362,6 +9363,7 @@ export interface operations {
                             /** Format: uuid */
                             session_id: string;
                             bot_public_id: string;
+                            channel: "widget" | "api" | "email";
                             mode: string;
                             message_count: number;
                             last_question: string | null;

@@ -2,7 +2,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query'
 import { useState } from 'react'
 import { Link } from 'wouter'
 import { api, call } from '../api/client'
-import { Badge, Empty, ErrorBox, Loading, PageHeader, Pager, When } from '../ui/kit'
+import { Badge, Empty, ErrorBox, Loading, PageHeader, Pager, Select, When } from '../ui/kit'
 import { conversationStatus } from '../status-words'
 import { MakeTestFromSession } from './eval-from-session'
 
@@ -19,11 +19,20 @@ function ConversationBadge({ owner, name }: { owner: string; name?: string | nul
 
 const LIMIT = 20
 
+/** Where conversations came in: the widget, the API (POST /chat) or e-mail (#38). */
+const CHANNEL_WORDS = { widget: 'Widget', api: 'API', email: 'E-mail' } as const
+type Channel = keyof typeof CHANNEL_WORDS
+const CHANNEL_OPTIONS: readonly (readonly ['' | Channel, string])[] = [
+  ['', 'All channels'],
+  ...Object.entries(CHANNEL_WORDS).map(([k, v]) => [k as Channel, v] as const),
+]
+
 export default function Conversations() {
   const [offset, setOffset] = useState(0)
+  const [channel, setChannel] = useState<'' | Channel>('')
   const q = useQuery({
-    queryKey: ['sessions', offset],
-    queryFn: () => call(api.GET('/chat/sessions', { params: { query: { limit: LIMIT, offset } } })),
+    queryKey: ['sessions', offset, channel],
+    queryFn: () => call(api.GET('/chat/sessions', { params: { query: { limit: LIMIT, offset, ...(channel ? { channel } : {}) } } })),
     placeholderData: keepPreviousData,
     refetchInterval: 30_000,
   })
@@ -34,10 +43,25 @@ export default function Conversations() {
           Bad answers
         </Link>
       </PageHeader>
+      <div className="filters">
+        <Select
+          label="Channel"
+          value={channel}
+          options={CHANNEL_OPTIONS}
+          onChange={(v) => {
+            setChannel(v)
+            setOffset(0)
+          }}
+        />
+      </div>
       {q.isPending ? (
         <Loading />
       ) : q.isError ? (
         <ErrorBox error={q.error} retry={() => q.refetch()} />
+      ) : q.data.sessions.length === 0 && offset === 0 && channel ? (
+        <Empty title={`No ${CHANNEL_WORDS[channel]} conversations`}>
+          <p>Choose another channel to see the rest.</p>
+        </Empty>
       ) : q.data.sessions.length === 0 && offset === 0 ? (
         <Empty title="No conversations yet">
           <p>When visitors ask your bot something, the conversations show up here.</p>
@@ -54,6 +78,7 @@ export default function Conversations() {
                   <th scope="col" className="num">
                     Messages
                   </th>
+                  <th scope="col">Channel</th>
                   <th scope="col">Ticket</th>
                   <th scope="col">Last activity</th>
                 </tr>
@@ -70,6 +95,7 @@ export default function Conversations() {
                       {s.last_question && <MakeTestFromSession sessionId={s.session_id} about={s.last_question} />}
                     </td>
                     <td className="num">{s.message_count}</td>
+                    <td>{CHANNEL_WORDS[s.channel]}</td>
                     <td>{s.ticket_number ? <Badge tone="warn">{s.ticket_number}</Badge> : <span className="muted">none</span>}</td>
                     <td>
                       <When at={s.last_activity} />

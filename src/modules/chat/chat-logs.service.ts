@@ -1,6 +1,6 @@
 import type { PrivacyRepo } from '../tenants/privacy/privacy.repo.js'
 import type { Db } from '../../db/client.js'
-import type { Feedback } from '../../db/schema/chat.js'
+import type { ChatChannel, Feedback } from '../../db/schema/chat.js'
 import type { Clock } from '../../lib/clock.js'
 import { decryptOrNull as decrypt, type Cipher } from '../../lib/crypto.js'
 import { badRequest, forbidden, notFound } from '../../lib/errors.js'
@@ -71,12 +71,17 @@ export function createChatLogsService(deps: {
   }
 
   return {
-    async listSessions(tenantId: string, page: { limit: number; offset: number }, viewer: Viewer) {
-      const [rows, total] = await Promise.all([repo.listSessions(tenantId, page.limit, page.offset, viewer.scope), repo.countSessions(tenantId, viewer.scope)])
+    async listSessions(tenantId: string, page: { limit: number; offset: number; channel?: ChatChannel }, viewer: Viewer) {
+      const channel = page.channel ?? null
+      const [rows, total] = await Promise.all([
+        repo.listSessions(tenantId, page.limit, page.offset, viewer.scope, channel),
+        repo.countSessions(tenantId, viewer.scope, channel),
+      ])
       return {
         sessions: rows.map((r) => ({
           session_id: r.id,
           bot_public_id: r.bot_public_id,
+          channel: r.channel,
           mode: r.mode,
           message_count: r.message_count,
           last_question: r.last_question,

@@ -5,7 +5,16 @@ import type { Db } from '../../db/client.js'
 import { scopeIds, type BotScope } from '../shared/bot-scope.js'
 import { memberNameSql } from '../shared/member-name.js'
 import { writeTurn, type TurnWrite } from './turn-write.js'
-import type { ChatMessagesTable, ChatSessionsTable, Feedback, QuestionOutcome, SessionOwner, SourceRef, TicketTrigger } from '../../db/schema/chat.js'
+import type {
+  ChatChannel,
+  ChatMessagesTable,
+  ChatSessionsTable,
+  Feedback,
+  QuestionOutcome,
+  SessionOwner,
+  SourceRef,
+  TicketTrigger,
+} from '../../db/schema/chat.js'
 
 export type SessionRow = Selectable<ChatSessionsTable>
 export type MessageRow = Selectable<ChatMessagesTable>
@@ -240,13 +249,14 @@ export function createChatRepo(db: Db) {
     },
 
     /** Sessions with their bot's public id and newest ticket number, most recent activity first. */
-    listSessions(tenantId: string, limit: number, offset: number, scope: BotScope = null) {
+    listSessions(tenantId: string, limit: number, offset: number, scope: BotScope = null, channel: ChatChannel | null = null) {
       return db
         .selectFrom('chat_sessions as s')
         .innerJoin('bots as b', 'b.id', 's.bot_id')
         .select([
           's.id',
           'b.public_id as bot_public_id',
+          's.channel',
           's.mode',
           's.message_count',
           's.last_question',
@@ -269,6 +279,7 @@ export function createChatRepo(db: Db) {
         ])
         .where('s.tenant_id', '=', tenantId)
         .$if(scope !== null, (q) => q.where('s.bot_id', 'in', scopeIds(scope!)))
+        .$if(channel !== null, (q) => q.where('s.channel', '=', channel!))
         .orderBy('s.last_activity_at', 'desc')
         .orderBy('s.id', 'desc')
         .limit(limit)
@@ -276,12 +287,13 @@ export function createChatRepo(db: Db) {
         .execute()
     },
 
-    countSessions(tenantId: string, scope: BotScope = null) {
+    countSessions(tenantId: string, scope: BotScope = null, channel: ChatChannel | null = null) {
       return db
         .selectFrom('chat_sessions')
         .select(sql<number>`count(*)::int`.as('n'))
         .where('tenant_id', '=', tenantId)
         .$if(scope !== null, (q) => q.where('bot_id', 'in', scopeIds(scope!)))
+        .$if(channel !== null, (q) => q.where('channel', '=', channel!))
         .executeTakeFirstOrThrow()
         .then((r) => r.n)
     },

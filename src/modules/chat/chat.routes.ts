@@ -25,6 +25,7 @@ import {
   MessageFeedbackResponse,
   MessageParams,
   Page,
+  SessionListQuery,
   SessionParams,
 } from './chat.schemas.js'
 import type { ChatService } from './chat.service.js'
@@ -157,7 +158,7 @@ export const chatRoutes =
       '/chat/sessions',
       {
         preHandler: guards.can('tickets'),
-        schema: { ...base, operationId: 'listChatSessions', querystring: Page(200, 50), response: { 200: ChatSessionListResponse, ...jwtErrors } },
+        schema: { ...base, operationId: 'listChatSessions', querystring: SessionListQuery, response: { 200: ChatSessionListResponse, ...jwtErrors } },
       },
       async (req) => logs.listSessions(req.tenantId!, req.query, viewerOf(req)),
     )

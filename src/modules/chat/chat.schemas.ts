@@ -77,9 +77,20 @@ export const SessionLanguage = {
   language_source: Nullable(Type.Union([Type.Literal('detected'), Type.Literal('visitor'), Type.Literal('fallback')])),
 }
 
+const Channel = Type.Union([Type.Literal('widget'), Type.Literal('api'), Type.Literal('email')])
+
+/** The conversation list's query: a page, and one channel when given (addition beyond the contract, #38). */
+export const SessionListQuery = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }),
+  offset: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }),
+  channel: Type.Optional(Channel),
+})
+
 export const SessionListItem = Type.Object({
   session_id: Uuid,
   bot_public_id: Type.String(),
+  /** where the conversation came in (#38): the widget, POST /chat, or e-mail */
+  channel: Channel,
   mode: Type.String(),
   message_count: Type.Integer(),
   last_question: Nullable(Type.String()),

@@ -27,7 +27,9 @@ export function createOutbox(deps: { db: Db; repo: Pick<WebhooksRepo, 'fanOut'>;
       const executor = (trx as Db | undefined) ?? deps.db
       const now = deps.clock.now()
       const body = eventBody(event.type, now, event.data)
-      const rows = await deps.repo.fanOut(tenantId, { type: event.type, botId: event.botId, ticketId: event.ticketId ?? null, body, now }, executor)
+      const sid = event.data.session_id
+      const channelOf = typeof sid === 'string' && event.data.channel === undefined ? sid : null
+      const rows = await deps.repo.fanOut(tenantId, { type: event.type, botId: event.botId, ticketId: event.ticketId ?? null, body, now, channelOf }, executor)
       // a delivery behind an earlier pending one of its ticket gets its job when that one ends
       for (const r of rows) if (!r.blocked) await enqueueDelivery(deps.queue, tenantId, r.id, executor)
     },

@@ -34,6 +34,11 @@ export interface EmittedEvent {
   ticketId: string | null
   body: string
   now: Date
+  /**
+   * The conversation the event belongs to when its data names one but not its channel: `data.channel` is then
+   * added from the session (widget|api|email), read only when an endpoint takes the event.
+   */
+  channelOf?: string | null
 }
 
 /** What the delivery job reads of a claimed delivery: its endpoint and its event's body. */
@@ -140,7 +145,7 @@ export function createWebhooksRepo(db: Db) {
       const { rows } = await sql<{ id: string; blocked: boolean }>`
         WITH ev AS (
           INSERT INTO webhook_events (tenant_id, type, bot_id, ticket_id, body, created_at)
-          SELECT ${tenantId}::uuid, ${e.type}, ${e.botId}::uuid, ${e.ticketId}::uuid, ${e.body}, ${e.now}
+          SELECT ${tenantId}::uuid, ${e.type}, ${e.botId}::uuid, ${e.ticketId}::uuid, ${bodyWithChannel(tenantId, e)}, ${e.now}
           WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE ${matching(tenantId, e.type, e.botId)})
           RETURNING id
         ), prev AS (
@@ -382,3 +387,13 @@ export function createWebhooksRepo(db: Db) {
 }
 
 export type WebhooksRepo = ReturnType<typeof createWebhooksRepo>
+
+/**
+ * The event's body, with `"channel"` appended to its data when `channelOf` names a session: the JSON text is kept as
+ * built (its last two characters close data and the body), so what is signed is what eventBody wrote plus one field.
+ */
+function bodyWithChannel(tenantId: string, e: EmittedEvent) {
+  if (!e.channelOf || !e.body.endsWith('}}') || e.body.endsWith('{}}')) return sql`${e.body}`
+  const head = `${e.body.slice(0, -2)},"channel":`
+  return sql`${head} || COALESCE((SELECT to_json(s.channel)::text FROM chat_sessions s WHERE s.id = ${e.channelOf}::uuid AND s.tenant_id = ${tenantId}::uuid), 'null') || '}}'`
+}
