@@ -191,6 +191,65 @@ describe('hand-off and people', () => {
   })
 })
 
+describe('identity and privacy', () => {
+  it('offers no action that needs a verified visitor on e-mail; stores the sender encrypted and the subject and question redacted', async () => {
+    const owner = await createTenant(t)
+    await withDocs(t, owner, { 'refunds.md': REFUNDS_MD })
+    const base = 'https://orders.acme.example'
+    const bound = await owner.api.post('/actions', {
+      name: 'order_status',
+      description: 'Look up the status of an order by its order number.',
+      method: 'GET',
+      url: `${base}/users/{user_id}/orders/{order_number}`,
+      parameters: [
+        { name: 'order_number', source: 'model', schema: { type: 'string' }, required: true },
+        { name: 'user_id', source: 'visitor', claim: 'user_id' },
+      ],
+      enabled: true,
+    })
+    expect(bound.status, bound.text).toBe(201)
+    const open = await owner.api.post('/actions', { name: 'store_hours', description: 'Opening hours of the store.', method: 'GET', url: `${base}/hours`, enabled: true })
+    expect(open.status, open.text).toBe(201)
+    answerRefunds()
+    const ch = await emailBot(owner)
+    const from = uniqueEmail('private')
+    const raw = rawMail({
+      to: ch.inbound_address,
+      from,
+      subject: 'Refund for card 4111 1111 1111 1111',
+      body: 'How long do refunds take? Call me on +49 170 1234567.',
+    })
+    expect((await post(ch.inbound_url, raw)).body.status).toBe('queued')
+    const [item] = await handled(owner, 1)
+    expect(item.status).toBe('answered')
+
+    // the model was offered the action anyone may use, never the one that needs a verified visitor
+    const offered = fake.chatCalls().filter((c) => c.body.tools)
+    expect(offered.length).toBeGreaterThan(0)
+    for (const c of offered) expect(c.body.tools.map((x: any) => x.function.name)).toEqual(['store_hours'])
+    expect(JSON.stringify(fake.chatCalls().map((c) => c.messages))).not.toMatch(/4111 1111|1234567/)
+
+    // at rest: the address only encrypted (and as a keyed hash), the subject and the question redacted
+    const rows = await t.ctx.db.selectFrom('email_messages').selectAll().where('tenant_id', '=', owner.tenantId).execute()
+    for (const r of rows) {
+      expect(JSON.stringify(r)).not.toContain(from)
+      expect(r.subject ?? '').not.toContain('4111')
+    }
+    expect(item.subject).toBe('Refund for card [CARD]')
+    expect(item.from).toBe(from)
+    const session = await t.ctx.db.selectFrom('chat_sessions').selectAll().where('id', '=', item.session_id).executeTakeFirstOrThrow()
+    expect(JSON.stringify(session)).not.toContain(from)
+    const messages = await t.ctx.db.selectFrom('chat_messages').select(['role', 'content']).where('session_id', '=', item.session_id).execute()
+    const question = messages.find((m) => m.role === 'user')!.content
+    expect(question).toContain('[CARD]')
+    expect(question).toContain('[PHONE]')
+    // the answer goes back under the redacted subject: the card number is never mailed back
+    const reply = await t.smtp.waitFor((m) => m.to.includes(from))
+    expect(reply.subject).toBe('Re: Refund for card [CARD]')
+    expect(reply.raw.headers.get('auto-submitted')).toBe('auto-replied')
+  })
+})
+
 describe('inbound over SMTP', () => {
   it('takes mail for a bot from a real SMTP client, refuses unknown recipients at RCPT and oversized mail, offers STARTTLS with a certificate', async () => {
     const owner = await createTenant(t)

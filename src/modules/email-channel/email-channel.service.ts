@@ -1,3 +1,4 @@
+import { redactOperatorText } from '../shared/redaction.js'
 import { createHash } from 'node:crypto'
 import type { Config } from '../../config.js'
 import type { Db } from '../../db/client.js'
@@ -139,7 +140,9 @@ export function createEmailChannelService(deps: EmailChannelDeps) {
         messageId: messageId.slice(0, 998),
         senderEnc: mail.sender ? cipher.encrypt(mail.sender) : null,
         senderHash: mail.sender ? senderHash(key, mail.sender) : null,
-        subject: mail.subject,
+        // kept for the settings screen and the thread's `Re:`: redacted as a visitor's text is (a card number in a
+        // subject is neither stored nor mailed back)
+        subject: mail.subject === null || mail.subject === undefined ? mail.subject : redactOperatorText(mail.subject, null),
         status: reason ? ('ignored' as const) : ('queued' as const),
         reason,
         rawEnc: reason ? null : cipher.encrypt(raw.toString('latin1')),
