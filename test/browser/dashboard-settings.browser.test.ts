@@ -111,6 +111,49 @@ suite('dashboard: settings, FAQ, profile and gaps in Chromium', { timeout: 90_00
     await page.close()
   })
 
+  it('bot e-mail: a bad sender refused at its field, saved, a test mail handled and listed with what happened, a new URL after asking', async () => {
+    const w = await watchedPage(env)
+    const { page } = w
+    const dialogs: string[] = []
+    page.on('dialog', (d) => {
+      dialogs.push(d.message())
+      void d.accept()
+    })
+    await openScreen(page, env, `/bots/${tenant.bot.id}`, /.+/)
+    const section = page.locator('#email')
+    await section.getByRole('heading', { name: 'E-mail' }).waitFor()
+    await section.getByText('No mail received yet.').waitFor()
+    const address = (await section.locator('code').first().textContent())!
+    expect(address).toMatch(/^[a-z0-9-]+@/)
+    const url = (await section.locator('code').nth(1).textContent())!
+    expect(url).toMatch(/\/inbound\/email\/\S+$/)
+
+    await section.getByLabel('Answer e-mail').check()
+    const from = section.getByLabel('Reply from')
+    await from.fill('not an address')
+    await section.getByRole('button', { name: 'Save e-mail settings' }).click()
+    await expect.poll(() => from.getAttribute('aria-invalid')).toBe('true')
+    await from.fill('Acme Support <support@acme.test>')
+    await section.getByRole('button', { name: 'Save e-mail settings' }).click()
+    await page.getByText('E-mail settings saved').waitFor()
+    expect((await tenant.api.get(`/bots/${tenant.bot.id}/email`)).body).toMatchObject({ enabled: true, reply_from: 'Acme Support <support@acme.test>' })
+
+    // the test mail goes through the bot's own webhook; with no knowledge it becomes a ticket, listed with its number
+    await section.getByLabel('Question').fill('Do you ship to Switzerland?')
+    await section.getByRole('button', { name: 'Send test mail' }).click()
+    const row = section.getByRole('row').filter({ hasText: 'Test of the e-mail channel' })
+    await row.getByText(/handed off|answered/).waitFor({ timeout: 60_000 })
+    // the ticket's number beside the status, and what the sender was mailed (the notice naming it) under it
+    await row.getByText(/^ ?ESC-\d{4}$/).waitFor()
+    expect(await row.locator('pre').textContent()).toMatch(/ESC-\d{4}/)
+    await expectScreenHealthy(w, 'bot e-mail section')
+
+    await section.getByRole('button', { name: 'New URL' }).click()
+    await expect.poll(() => section.locator('code').nth(1).textContent()).not.toBe(url)
+    expect(dialogs.some((m) => /old one stops working/.test(m))).toBe(true)
+    expect((await fetch(env.t.url + new URL(url, env.t.url).pathname, { method: 'POST', body: 'x' })).status).toBe(404)
+  })
+
   it('FAQ: candidates from an API description are approved, edited and rejected', async () => {
     const doc = await uploadReady(env.t, tenant.api, 'acme-api.json', OPENAPI)
     expect(doc.file_type).toBe('swagger')

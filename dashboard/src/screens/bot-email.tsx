@@ -113,10 +113,10 @@ export function BotEmail({ botId }: { botId: string }) {
         <>
           <p className="hint">Forward your support mailbox to this address, or paste the webhook URL into SendGrid, Mailgun or Postmark.</p>
           <p>
-            <code>{q.data.inbound_address}</code> <CopyButton text={q.data.inbound_address} label="Copy address" />
+            <code className="secret-value">{q.data.inbound_address}</code> <CopyButton text={q.data.inbound_address} label="Copy address" />
           </p>
           <p>
-            <code style={{ wordBreak: 'break-all' }}>{q.data.inbound_url}</code> <CopyButton text={q.data.inbound_url} label="Copy webhook URL" />{' '}
+            <code className="secret-value">{q.data.inbound_url}</code> <CopyButton text={q.data.inbound_url} label="Copy webhook URL" />{' '}
             <Button small busy={rotate.isPending} onClick={() => confirm('Make a new webhook URL? The old one stops working at once.') && rotate.mutate()}>
               New URL
             </Button>
@@ -174,38 +174,40 @@ export function BotEmail({ botId }: { botId: string }) {
       ) : messages.data.items.length === 0 ? (
         <p className="hint">No mail received yet.</p>
       ) : (
-        <table>
-          <thead>
-            <tr>
-              <th>Received</th>
-              <th>From / subject</th>
-              <th>What happened</th>
-            </tr>
-          </thead>
-          <tbody>
-            {messages.data.items.map((m) => {
-              const [label, tone] = WHAT[m.status] ?? [m.status, 'neutral']
-              return (
-                <tr key={m.id}>
-                  <td>
-                    <When at={m.received_at} />
-                  </td>
-                  <td>
-                    {m.from ?? '(no sender)'}
-                    <br />
-                    <span className="hint">{m.subject}</span>
-                  </td>
-                  <td>
-                    <Badge tone={tone}>{label}</Badge>
-                    {m.reason ? <span className="hint"> {m.reason.replaceAll('_', ' ')}</span> : null}
-                    {m.ticket_number ? <span> {m.ticket_number}</span> : null}
-                    {m.reply || m.draft ? <pre style={{ whiteSpace: 'pre-wrap' }}>{m.reply ?? m.draft}</pre> : null}
-                  </td>
-                </tr>
-              )
-            })}
-          </tbody>
-        </table>
+        <div className="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th>Received</th>
+                <th>From / subject</th>
+                <th>What happened</th>
+              </tr>
+            </thead>
+            <tbody>
+              {messages.data.items.map((m) => {
+                const [label, tone] = WHAT[m.status] ?? [m.status, 'neutral']
+                return (
+                  <tr key={m.id}>
+                    <td>
+                      <When at={m.received_at} />
+                    </td>
+                    <td className="kc-cell-wrap">
+                      {m.from ?? '(no sender)'}
+                      <br />
+                      <span className="hint">{m.subject}</span>
+                    </td>
+                    <td>
+                      <Badge tone={tone}>{label}</Badge>
+                      {m.reason ? <span className="hint"> {m.reason.replaceAll('_', ' ')}</span> : null}
+                      {m.ticket_number ? <span> {m.ticket_number}</span> : null}
+                      {m.reply || m.draft ? <pre>{m.reply ?? m.draft}</pre> : null}
+                    </td>
+                  </tr>
+                )
+              })}
+            </tbody>
+          </table>
+        </div>
       )}
     </div>
   )
