@@ -124,6 +124,27 @@ it('seeds a demo workspace, answers with a citation like the widget, and a secon
     expect(fact, `a key fact for the suggested question "${question}"`).toBeDefined()
     expect(end.text, question).toMatch(fact!)
   }
+  // The demo model judges relevance from the help center: a covered question is answered and cited, an
+  // off-topic one is declined without a ticket (issue 37: both were handed off; the snippet's answer was lost when
+  // the prompt dropped the HTML inside its code span).
+  const asked = async (message: string) => {
+    const s = await visitor.post('/widget/session/init', { bot_id: first.botId }, origin)
+    const r = await visitor.post(`/widget/chat?bot_id=${first.botId}&session_id=${s.body.session_id}`, { message }, origin)
+    return sseFrames(r.text)
+  }
+  const snippet = (await asked('Where do I find the embed snippet?')).find((f) => f.type === 'done')
+  expect(snippet?.sources?.length, snippet?.text).toBeGreaterThan(0)
+  expect(snippet.text).toMatch(/embed\.js/)
+  const pizza = await asked('What is the best pizza topping?')
+  expect(
+    pizza.find((f) => f.type === 'done'),
+    JSON.stringify(pizza),
+  ).toBeTruthy()
+  expect(
+    pizza.filter((f) => f.ticket_number || f.sources?.length),
+    JSON.stringify(pizza),
+  ).toEqual([])
+
   const owner = new Api(base)
   const login = await owner.post('/auth/login', { email: 'demo@example.com', password })
   expect(login.status).toBe(200)

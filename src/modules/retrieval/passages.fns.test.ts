@@ -6,6 +6,16 @@ describe('plainText', () => {
     expect(plainText('See [the guide](https://x.test/a_(b)?q=1 "t") or <a href="{{ site.baseurl }}/y/">this page</a>.')).toBe('See the guide or this page.')
     expect(plainText('![logo](/img/a.png) Hello\n\n\n\nWorld')).toBe('logo Hello\n\nWorld')
   })
+
+  it('keeps code as written: an inline span and a fenced block keep their tags, links and template markup', () => {
+    expect(plainText('Add `<script src="/embed.js" data-bot-id="ch_1"></script>` before the closing <b>body</b> tag.')).toBe(
+      'Add `<script src="/embed.js" data-bot-id="ch_1"></script>` before the closing body tag.',
+    )
+    const fenced = 'Config:\n\n```html\n<div id="chat">{{ bot.id }}</div>\n[x](y)\n```\n\nThen <i>save</i>.'
+    expect(plainText(fenced)).toBe('Config:\n\n```html\n<div id="chat">{{ bot.id }}</div>\n[x](y)\n```\n\nThen save.')
+    // a lone backtick opens nothing: the rest is prose
+    expect(plainText('It costs 5` <em>only</em>.\n\nSee `<br>`.')).toBe('It costs 5` only.\n\nSee `<br>`.')
+  })
 })
 
 describe('packPassages', () => {

@@ -27,17 +27,54 @@ const tokensOf = (text: string) => Math.ceil(text.length / 4)
 
 /**
  * A chunk's text as the model reads it: a link's text without its target, no HTML tags, no template markup
- * ({{ site.baseurl }}), no runs of blank lines. Citations name the document, never an inline link.
+ * ({{ site.baseurl }}), no runs of blank lines. Citations name the document, never an inline link. Code (fenced
+ * blocks and `inline` spans) is kept as written: an embed snippet or a config example is often the answer
+ * ("Add `<script src=...>` before the closing body tag" lost its tag, and the bot handed the question off).
  */
 export function plainText(text: string): string {
-  return text
-    .replace(/!\[([^\]]*)\]\([^)]*\)/g, '$1')
-    .replace(/\[([^\]]+)\]\((?:[^()\s]|\([^)]*\))*(?:\s+"[^"]*")?\)/g, '$1')
-    .replace(/\{\{[^}]*\}\}|\{%[^%]*%\}/g, '')
-    .replace(/<\/?[a-zA-Z][^<>]*>/g, '')
+  return outsideCode(text, (prose) =>
+    prose
+      .replace(/!\[([^\]]*)\]\([^)]*\)/g, '$1')
+      .replace(/\[([^\]]+)\]\((?:[^()\s]|\([^)]*\))*(?:\s+"[^"]*")?\)/g, '$1')
+      .replace(/\{\{[^}]*\}\}|\{%[^%]*%\}/g, '')
+      .replace(/<\/?[a-zA-Z][^<>]*>/g, ''),
+  )
     .replace(/[ \t]+\n/g, '\n')
     .replace(/\n{3,}/g, '\n\n')
     .trim()
+}
+
+const FENCE_LINE = /^ {0,3}(?:```|~~~)/
+// a code span ends at the same run of backticks, within its paragraph
+const CODE_SPAN = /(`+)(?!`)(?:(?!\n[ \t]*\n)[\s\S])*?(?<!`)\1(?!`)/g
+
+/** `f` applied to the text outside fenced code blocks and inline code spans; the code is kept as it is. */
+function outsideCode(text: string, f: (prose: string) => string): string {
+  const out: string[] = []
+  let prose: string[] = []
+  let inFence = false
+  const flush = () => {
+    if (!prose.length) return
+    const block = prose.join('\n')
+    let last = 0
+    let done = ''
+    for (const m of block.matchAll(CODE_SPAN)) {
+      done += f(block.slice(last, m.index)) + m[0]
+      last = m.index + m[0].length
+    }
+    out.push(done + f(block.slice(last)))
+    prose = []
+  }
+  for (const line of text.split('\n')) {
+    if (FENCE_LINE.test(line)) {
+      if (!inFence) flush()
+      inFence = !inFence
+      out.push(line)
+    } else if (inFence) out.push(line)
+    else prose.push(line)
+  }
+  flush()
+  return out.join('\n')
 }
 
 interface WeightedTerm {
