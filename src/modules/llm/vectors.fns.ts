@@ -6,7 +6,9 @@ import type { VectorProblem } from './llm.js'
  * whatever is asked, and reading those as base64 gives zeros of a quarter of the width.
  */
 export function decodeEmbedding(raw: unknown): number[] | null {
-  if (Array.isArray(raw)) return raw.map((x) => (typeof x === 'number' ? x : Number.NaN))
+  // float32 whatever the wire form: a float array's values are rounded as base64's are (and as pgvector stores
+  // them), so one provider ranks the same passages whether it answers in floats or base64 (bench:grounding)
+  if (Array.isArray(raw)) return raw.map((x) => (typeof x === 'number' ? Math.fround(x) : Number.NaN))
   if (ArrayBuffer.isView(raw)) return Array.from(raw as unknown as ArrayLike<number>)
   if (typeof raw === 'string') {
     const buf = Buffer.from(raw, 'base64')
