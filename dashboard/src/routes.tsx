@@ -3,6 +3,7 @@ import { Link, Redirect, Route, Switch, useLocation } from 'wouter'
 import { forbiddenText, type Permission, ROLE_WORDS } from './roles'
 import { ForgotPage, LoginPage, SignupPage } from './screens/auth'
 import { useLogout, useMe, useRole } from './session'
+import { InboxAlerts } from './ui/inbox-alerts'
 import { Badge, ErrorBox, Forbidden, Loading } from './ui/kit'
 import { StatusSwitch } from './ui/status'
 
@@ -98,6 +99,7 @@ function Shell({ email, children }: { email: string; children: React.ReactNode }
       <a className="skip-link" href="#main">
         Skip to content
       </a>
+      <InboxAlerts />
       <header className="topbar">
         <button type="button" className="btn btn-ghost menu-toggle" aria-expanded={open} aria-controls="sidenav" onClick={() => setOpen((o) => !o)}>
           Menu

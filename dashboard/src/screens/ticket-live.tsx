@@ -3,6 +3,7 @@ import { useEffect, useRef, useState } from 'react'
 import { api, call } from '../api/client'
 import type { Ticket } from '../api/types'
 import { Badge, Button, Check, ErrorBox, fieldError, TextArea, When } from '../ui/kit'
+import { useTeamEvents } from '../ui/team-events'
 import { useToast, useToastDismiss } from '../ui/toast'
 import { AssistSummary, SuggestReply } from './ticket-assist'
 import { useReplyPicker } from './ticket-reply-picker'
@@ -20,13 +21,6 @@ interface LiveLine {
   internal: boolean
 }
 
-/** A frame of the team's stream (`GET /escalations/events`). */
-type TeamEvent =
-  | ({ type: 'message'; session_id: string } & Partial<LiveLine>)
-  | { type: 'owner'; session_id: string; owner: Owner; assignee_name: string | null }
-  | { type: 'typing'; session_id: string; from: 'visitor' | 'operator'; on: boolean }
-  | { type: 'read' | 'availability'; session_id: string }
-
 /** Who answers the conversation, in a word. */
 export function OwnerBadge({ owner, name }: { owner: Owner; name?: string | null }) {
   if (owner === 'queue') return <Badge tone="warn">Waiting</Badge>
@@ -35,25 +29,7 @@ export function OwnerBadge({ owner, name }: { owner: Owner; name?: string | null
   return <Badge tone="ok">Bot</Badge>
 }
 
-/**
- * The workspace's live event stream. The session is the same-origin cookie, which EventSource sends, and
- * the browser reconnects by itself with Last-Event-ID, so nothing is missed across a dropped connection.
- */
-export function useTeamEvents(onEvent: (e: TeamEvent) => void): void {
-  const handler = useRef(onEvent)
-  handler.current = onEvent
-  useEffect(() => {
-    const es = new EventSource('/escalations/events')
-    es.onmessage = (m) => {
-      try {
-        handler.current(JSON.parse(m.data) as TeamEvent)
-      } catch {
-        // not a frame of ours
-      }
-    }
-    return () => es.close()
-  }, [])
-}
+export { useTeamEvents }
 
 /** The operator's typing signal: on at the first key, repeated at most every 4 s, off after 5 s of quiet or on send. */
 function useTypingSignal(ticketId: string) {

@@ -100,23 +100,25 @@ export function useReplyPicker(opts: { t: Ticket; text: string; setText: (s: str
           {replies.data?.items.length ? `No saved reply matches /${q.query}` : 'No saved replies yet: add them under Settings › Saved replies.'}
         </p>
       ) : (
-        <ul id={listId} role="listbox" aria-label="Saved replies">
+        <div id={listId} role="listbox" aria-label="Saved replies">
           {matches.map((r, i) => (
-            <li
+            // biome-ignore lint/a11y/useKeyWithClickEvents: the keys are the reply box's (it keeps the focus and points here by aria-activedescendant)
+            <div
               key={r.id}
               id={optionId(i)}
               role="option"
+              tabIndex={-1}
               aria-selected={i === current}
-              className={i === current ? 'active' : undefined}
+              className={i === current ? 'reply-option active' : 'reply-option'}
               // keep the focus in the reply box: the click inserts
               onMouseDown={(e) => e.preventDefault()}
               onMouseEnter={() => setActive(i)}
               onClick={() => choose(i)}
             >
               <code>/{r.shortcut}</code> <span>{r.title}</span>
-            </li>
+            </div>
           ))}
-        </ul>
+        </div>
       )}
     </div>
   ) : null
