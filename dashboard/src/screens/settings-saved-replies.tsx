@@ -14,9 +14,13 @@ interface Draft {
 }
 const EMPTY: Draft = { title: '', shortcut: '', content: '' }
 
-/** The shortcut's error: the 422 naming it, or the 409 of a shortcut already taken. */
-function shortcutError(err: unknown): string | undefined {
-  if (err instanceof ApiError && err.status === 409 && err.code === 'shortcut_exists') return 'Another saved reply has this shortcut.'
+/**
+ * The shortcut's error: the 422 naming it, or the 409 of a shortcut another reply has (the service's 409 is
+ * a plain message, so the list on screen tells it from the other 409, the workspace's limit).
+ */
+function shortcutError(err: unknown, shortcut: string, taken: (s: string) => boolean): string | undefined {
+  if (err instanceof ApiError && err.status === 409 && (err.code === 'shortcut_exists' || taken(shortcut.trim())))
+    return 'Another saved reply has this shortcut.'
   return fieldError(err, 'shortcut')
 }
 
@@ -25,6 +29,8 @@ function ReplyForm({ initial, id, onDone }: { initial: Draft; id?: string; onDon
   const [d, setD] = useState<Draft>(initial)
   const qc = useQueryClient()
   const toast = useToast()
+  const list = useSavedReplies()
+  const taken = (s: string) => (list.data?.items ?? []).some((r) => r.shortcut === s && r.id !== id)
   const save = useMutation({
     mutationFn: () => {
       const body = { title: d.title.trim(), shortcut: d.shortcut.trim(), content: d.content }
@@ -32,14 +38,18 @@ function ReplyForm({ initial, id, onDone }: { initial: Draft; id?: string; onDon
     },
     onSuccess: async (r) => {
       toast(id ? `Saved reply /${r.shortcut} changed` : `Saved reply /${r.shortcut} added`)
-      await qc.invalidateQueries({ queryKey: SAVED_REPLIES_KEY })
+      // emptied at once, not after the list's refetch: what is typed meanwhile is the next reply
       if (!id) setD(EMPTY)
+      await qc.invalidateQueries({ queryKey: SAVED_REPLIES_KEY })
       onDone()
     },
   })
-  const errs = { title: fieldError(save.error, 'title'), shortcut: shortcutError(save.error), content: fieldError(save.error, 'content') }
+  const errs = { title: fieldError(save.error, 'title'), shortcut: shortcutError(save.error, d.shortcut, taken), content: fieldError(save.error, 'content') }
   const named = errs.title || errs.shortcut || errs.content
-  const set = (k: keyof Draft) => (e: { target: { value: string } }) => setD({ ...d, [k]: e.target.value })
+  const set = (k: keyof Draft) => (e: { target: { value: string } }) => {
+    const v = e.target.value
+    setD((prev) => ({ ...prev, [k]: v }))
+  }
   return (
     <form
       className="saved-reply-form"
