@@ -115,6 +115,82 @@ suite('the agent inbox in Chromium', { timeout: 300_000 }, () => {
     await page.close()
   })
 
+  it('opted in, a beep and a browser notification tell of a visitor waiting and of a visitor writing in my conversation; permission asked only on the click', async () => {
+    const w = await watchedPage(env)
+    const page = w.page
+    // The browser's edges, recorded: Notification (granted once asked) and WebAudio; the tab in the background.
+    await page.addInitScript(() => {
+      const rec = { notes: [] as { title: string; body?: string }[], asked: 0, tones: 0 }
+      Object.assign(window, { __alerts: rec })
+      class FakeNotification {
+        static permission: NotificationPermission = 'default'
+        static async requestPermission() {
+          rec.asked++
+          FakeNotification.permission = 'granted'
+          return 'granted'
+        }
+        onclick: (() => void) | null = null
+        constructor(title: string, opts?: { body?: string }) {
+          rec.notes.push({ title, body: opts?.body })
+        }
+        close() {}
+      }
+      class FakeAudio {
+        state = 'running'
+        currentTime = 0
+        destination = {}
+        resume() {
+          return Promise.resolve()
+        }
+        createOscillator() {
+          rec.tones++
+          return { type: '', frequency: { value: 0 }, connect: (g: unknown) => g, start() {}, stop() {} }
+        }
+        createGain() {
+          return { gain: { setValueAtTime() {}, exponentialRampToValueAtTime() {} }, connect: (d: unknown) => d }
+        }
+      }
+      Object.assign(window, { Notification: FakeNotification, AudioContext: FakeAudio })
+      document.hasFocus = () => false
+    })
+    const rec = () =>
+      page.evaluate(() => (window as unknown as { __alerts: { notes: { title: string; body?: string }[]; asked: number; tones: number } }).__alerts)
+    try {
+      await openScreen(page, env, '/tickets', 'Tickets')
+      const prefs = page.getByRole('group', { name: 'Alerts on this browser' })
+      await prefs.getByLabel('Play a sound').check()
+      expect((await rec()).asked, 'no permission asked for the sound').toBe(0)
+      await expect.poll(async () => (await rec()).tones, LIVE).toBeGreaterThan(0)
+      await prefs.getByLabel('Show a browser notification').check()
+      await expect.poll(async () => (await rec()).asked, LIVE).toBe(1)
+      await expect.poll(() => prefs.getByLabel('Show a browser notification').isChecked(), LIVE).toBe(true)
+      const tonesBefore = (await rec()).tones
+
+      const { ticket, bot, sid } = await handedOff(env.t, tenant, { note: 'Anyone there?' })
+      await expect.poll(async () => (await rec()).notes.map((n) => n.title), LIVE).toContain('A visitor is waiting')
+      expect((await rec()).tones).toBeGreaterThan(tonesBefore)
+
+      // taken by me; the visitor writes in it
+      const took = await tenant.api.post(`/escalations/${ticket.id}/messages`, { content: 'I am on it.' })
+      expect(took.status, took.text).toBe(201)
+      const wrote = await fetch(`${env.t.url}/widget/chat?bot_id=${bot}&session_id=${sid}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': '203.0.113.78' },
+        body: JSON.stringify({ message: 'Thanks, my order number is 1234.' }),
+      })
+      expect(wrote.status).toBe(200)
+      await wrote.text()
+      await expect
+        .poll(async () => (await rec()).notes.find((n) => n.title === `${ticket.ticket_number}: the visitor wrote`)?.body, LIVE)
+        .toContain('order number')
+      await expectAccessible(page, 'tickets with the alerts switched on')
+      expect(w.errors).toEqual([])
+    } finally {
+      await page.evaluate(() => localStorage.removeItem('dashboard.alerts')).catch(() => {})
+      await page.close()
+    }
+  })
+
   for (const viewport of [
     { name: 'desktop', width: 1280, height: 800 },
     { name: 'phone', width: 390, height: 844 },

@@ -65,8 +65,16 @@ export function InboxAlerts() {
   const [, navigate] = useLocation()
   useTitleCount(answers ? count.data : undefined)
 
-  const mineRef = useRef(mine.data)
-  mineRef.current = mine.data
+  const mineRef = useRef(mine)
+  mineRef.current = mine
+  /** The member's ticket of a session: from the list held, read again when it may be behind (a take just now). */
+  const mineOf = async (sessionId: string) => {
+    const find = (list: typeof mine.data) => list?.find((x) => x.session_id === sessionId && x.owner === 'human')
+    const q = mineRef.current
+    const hit = find(q.data)
+    if (hit || (!q.isFetching && Date.now() - q.dataUpdatedAt < 2000)) return hit
+    return find((await q.refetch()).data)
+  }
   useTeamEvents((e) => {
     if (e.type !== 'message' && e.type !== 'owner') return
     void qc.invalidateQueries({ queryKey: NEEDS_COUNT_KEY })
@@ -79,8 +87,8 @@ export function InboxAlerts() {
     }
     if (e.type === 'owner' && e.owner === 'queue') alert('A visitor is waiting', 'A conversation was handed to your team.', '/tickets')
     if (e.type === 'message' && e.role === 'user' && !e.internal && !e.from_operator) {
-      const t = mineRef.current?.find((x) => x.session_id === e.session_id && x.owner === 'human')
-      if (t) alert(`${t.ticket_number}: the visitor wrote`, (e.content ?? '').slice(0, 140), `/tickets/${t.id}`)
+      const words = (e.content ?? '').slice(0, 140)
+      void mineOf(e.session_id).then((t) => t && alert(`${t.ticket_number}: the visitor wrote`, words, `/tickets/${t.id}`))
     }
   }, answers)
   return null
