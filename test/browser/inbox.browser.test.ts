@@ -2,7 +2,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Tenant } from '../helpers/factories.js'
 import { handedOff, teamName } from '../helpers/live.js'
 import { addMember } from '../helpers/team.js'
-import { expectAccessible, expectFitsPhone, openScreen, signedInTenant, startDashboardEnv, watchedPage, type DashboardEnv } from './dashboard-harness.js'
+import {
+  expectAccessible,
+  expectFitsPhone,
+  openScreen,
+  screenshot,
+  signedInTenant,
+  startDashboardEnv,
+  watchedPage,
+  type DashboardEnv,
+} from './dashboard-harness.js'
 import { hasChromium } from './harness.js'
 
 /**
@@ -235,6 +244,7 @@ suite('the agent inbox in Chromium', { timeout: 300_000 }, () => {
       expect(await option.getAttribute('aria-selected')).toBe('true')
       expect(await field.getAttribute('aria-activedescendant')).toBe(await option.getAttribute('id'))
       await expectAccessible(op, `composer with the saved replies open (${viewport.name})`)
+      await screenshot(env, op, `composer-saved-replies-${viewport.name}`)
       if (viewport.name === 'phone') await expectFitsPhone(op, 'composer with the saved replies open')
 
       // Enter inserts it, filled in: the visitor's unknown name empty, the team name, the ticket number

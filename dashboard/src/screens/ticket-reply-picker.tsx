@@ -95,6 +95,11 @@ export function useReplyPicker(opts: { t: Ticket; text: string; setText: (s: str
 
   const list = open ? (
     <div className="reply-picker">
+      {matches.length > 0 && (
+        <span className="sr-only" role="status">
+          {matches.length === 1 ? '1 saved reply' : `${matches.length} saved replies`}: arrow keys to choose, Enter to insert
+        </span>
+      )}
       {matches.length === 0 ? (
         <p className="muted small" role="status">
           {replies.data?.items.length ? `No saved reply matches /${q.query}` : 'No saved replies yet: add them under Settings › Saved replies.'}
