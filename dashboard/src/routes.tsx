@@ -3,6 +3,7 @@ import { Link, Redirect, Route, Switch, useLocation } from 'wouter'
 import { forbiddenText, type Permission, ROLE_WORDS } from './roles'
 import { ForgotPage, LoginPage, SignupPage } from './screens/auth'
 import { useLogout, useMe, useRole } from './session'
+import { InboxAlerts } from './ui/inbox-alerts'
 import { Badge, ErrorBox, Forbidden, Loading } from './ui/kit'
 import { StatusSwitch } from './ui/status'
 
@@ -24,6 +25,7 @@ const screens = {
   Insights: lazy(() => import('./screens/insights')),
   Profile: lazy(() => import('./screens/profile')),
   Settings: lazy(() => import('./screens/settings')),
+  SavedReplies: lazy(() => import('./screens/settings-saved-replies')),
   Members: lazy(() => import('./screens/members')),
   AuditLog: lazy(() => import('./screens/audit-log')),
   Integrations: lazy(() => import('./screens/integrations')),
@@ -47,6 +49,8 @@ const NAV: [string, string, Permission][] = [
   ['/members', 'Members', 'members'],
   ['/audit-log', 'Audit log', 'audit'],
   ['/settings', 'Settings', 'settings'],
+  // Under Settings, but agents and editors use it too (owners, admins and editors manage; agents read).
+  ['/settings/saved-replies', 'Saved replies', 'saved_replies_read'],
   ['/integrations', 'Integrations', 'integrations'],
   // Owners and admins manage actions; editors read and dry-run them (`actions_test` covers all three).
   ['/actions', 'Actions', 'actions_test'],
@@ -62,7 +66,9 @@ function NavLinks({ onNavigate }: { onNavigate?: () => void }) {
   return (
     <ul>
       {NAV.filter(([, , p]) => may(p)).map(([href, label]) => {
-        const active = href === '/' ? location === '/' : location === href || location.startsWith(`${href}/`)
+        const under = (h: string) => (h === '/' ? location === '/' : location === h || location.startsWith(`${h}/`))
+        // the most specific entry is the current one (Saved replies, not Settings, at /settings/saved-replies)
+        const active = under(href) && !NAV.some(([h]) => h !== href && h.startsWith(`${href}/`) && under(h))
         return (
           <li key={href}>
             <Link href={href} aria-current={active ? 'page' : undefined} onClick={onNavigate}>
@@ -93,6 +99,7 @@ function Shell({ email, children }: { email: string; children: React.ReactNode }
       <a className="skip-link" href="#main">
         Skip to content
       </a>
+      <InboxAlerts />
       <header className="topbar">
         <button type="button" className="btn btn-ghost menu-toggle" aria-expanded={open} aria-controls="sidenav" onClick={() => setOpen((o) => !o)}>
           Menu
@@ -318,6 +325,13 @@ function Private() {
           {() => (
             <Allowed p="settings">
               <Screen c={screens.Settings} />
+            </Allowed>
+          )}
+        </Route>
+        <Route path="/settings/saved-replies">
+          {() => (
+            <Allowed p="saved_replies_read">
+              <Screen c={screens.SavedReplies} />
             </Allowed>
           )}
         </Route>

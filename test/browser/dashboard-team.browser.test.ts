@@ -76,7 +76,7 @@ suite('dashboard: team workspace in Chromium (members, invitation, roles, assign
     // Signed in, the agent starts at the tickets and the menu holds only what an agent may do.
     await a.page.getByRole('heading', { level: 1, name: 'Tickets' }).waitFor({ timeout: 15_000 })
     const menu = a.page.getByRole('navigation', { name: 'Main' }).getByRole('link')
-    expect(await menu.allTextContents()).toEqual(['Conversations', 'Tickets'])
+    expect(await menu.allTextContents()).toEqual(['Conversations', 'Tickets', 'Saved replies'])
     await a.page.getByRole('link', { name: mine }).waitFor({ timeout: 15_000 })
     expect(await a.page.getByRole('link', { name: foreign }).count(), 'the other bot’s ticket is out of scope').toBe(0)
     await expectScreenHealthy(a, 'tickets (agent)')

@@ -304,6 +304,7 @@ export default function Settings() {
         <a href="#s-privacy">Privacy</a>
         <a href="#s-keys">API keys</a>
         <a href="#s-signing">Signing secret</a>
+        <Link href="/settings/saved-replies">Saved replies</Link>
       </nav>
       <Section id="s-model" title="Model key">
         {tenant.isPending ? (

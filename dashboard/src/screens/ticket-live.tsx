@@ -3,8 +3,10 @@ import { useEffect, useRef, useState } from 'react'
 import { api, call } from '../api/client'
 import type { Ticket } from '../api/types'
 import { Badge, Button, Check, ErrorBox, fieldError, TextArea, When } from '../ui/kit'
-import { useToast } from '../ui/toast'
+import { useTeamEvents } from '../ui/team-events'
+import { useToast, useToastDismiss } from '../ui/toast'
 import { AssistSummary, SuggestReply } from './ticket-assist'
+import { useReplyPicker } from './ticket-reply-picker'
 
 type Owner = Ticket['owner']
 
@@ -19,13 +21,6 @@ interface LiveLine {
   internal: boolean
 }
 
-/** A frame of the team's stream (`GET /escalations/events`). */
-type TeamEvent =
-  | ({ type: 'message'; session_id: string } & Partial<LiveLine>)
-  | { type: 'owner'; session_id: string; owner: Owner; assignee_name: string | null }
-  | { type: 'typing'; session_id: string; from: 'visitor' | 'operator'; on: boolean }
-  | { type: 'read' | 'availability'; session_id: string }
-
 /** Who answers the conversation, in a word. */
 export function OwnerBadge({ owner, name }: { owner: Owner; name?: string | null }) {
   if (owner === 'queue') return <Badge tone="warn">Waiting</Badge>
@@ -34,25 +29,7 @@ export function OwnerBadge({ owner, name }: { owner: Owner; name?: string | null
   return <Badge tone="ok">Bot</Badge>
 }
 
-/**
- * The workspace's live event stream. The session is the same-origin cookie, which EventSource sends, and
- * the browser reconnects by itself with Last-Event-ID, so nothing is missed across a dropped connection.
- */
-export function useTeamEvents(onEvent: (e: TeamEvent) => void): void {
-  const handler = useRef(onEvent)
-  handler.current = onEvent
-  useEffect(() => {
-    const es = new EventSource('/escalations/events')
-    es.onmessage = (m) => {
-      try {
-        handler.current(JSON.parse(m.data) as TeamEvent)
-      } catch {
-        // not a frame of ours
-      }
-    }
-    return () => es.close()
-  }, [])
-}
+export { useTeamEvents }
 
 /** The operator's typing signal: on at the first key, repeated at most every 4 s, off after 5 s of quiet or on send. */
 function useTypingSignal(ticketId: string) {
@@ -110,6 +87,13 @@ export function LiveChat({ t }: { t: Ticket }) {
   // the suggested reply inserted into the composer (sent with the message: counted as used)
   const [suggestionId, setSuggestionId] = useState<string | null>(null)
   const typing = useTypingSignal(t.id)
+  const area = useRef<HTMLTextAreaElement>(null)
+  const picker = useReplyPicker({ t, text, setText, area })
+  const dismissToast = useToastDismiss()
+  // a "resolved" toast is no longer true once the ticket is reopened (the visitor wrote again)
+  useEffect(() => {
+    if (t.status !== 'resolved') dismissToast(`resolved:${t.id}`)
+  }, [t.status, t.id, dismissToast])
   const since = new Date(t.created_at).getTime()
 
   useEffect(() => setOwner({ owner: t.owner, name: t.assignee_name }), [t.owner, t.assignee_name])
@@ -133,7 +117,11 @@ export function LiveChat({ t }: { t: Ticket }) {
         author_name: e.author_name ?? null,
         internal: Boolean(e.internal),
       })
-      if (e.role === 'user') setVisitorTyping(false)
+      if (e.role === 'user') {
+        setVisitorTyping(false)
+        // the visitor writing after a resolution reopens the ticket: the "resolved" toast goes at once
+        dismissToast(`resolved:${t.id}`)
+      }
     } else if (e.type === 'owner') {
       setOwner({ owner: e.owner, name: e.assignee_name })
       void qc.invalidateQueries({ queryKey: ['ticket', t.id] })
@@ -177,7 +165,7 @@ export function LiveChat({ t }: { t: Ticket }) {
     onSuccess: async () => {
       typing.stop()
       setText('')
-      toast(`${t.ticket_number} resolved; the reply is in the visitor's chat`)
+      toast(`${t.ticket_number} resolved; the reply is in the visitor's chat`, 'ok', `resolved:${t.id}`)
       await qc.invalidateQueries({ queryKey: ['ticket', t.id] })
       void qc.invalidateQueries({ queryKey: ['ticket-live', sid] })
       void qc.invalidateQueries({ queryKey: ['tickets'] })
@@ -231,20 +219,26 @@ export function LiveChat({ t }: { t: Ticket }) {
           noValidate
         >
           <TextArea
+            ref={area}
+            {...picker.areaProps}
             label={internal ? 'Note for your team' : 'Reply to the visitor'}
             hint={
               internal
                 ? 'Only your team sees this; it stays with the ticket.'
-                : 'Appears in the visitor’s chat at once, and is mailed to them if they do not read it there. Ctrl+Enter sends.'
+                : 'Appears in the visitor’s chat at once, and is mailed to them if they do not read it there. Type / for a saved reply; Ctrl+Enter sends.'
             }
             maxLength={8000}
             rows={3}
             value={text}
             onChange={(e) => {
               setText(e.target.value)
+              picker.track(e.target)
               typing.typed(Boolean(e.target.value.trim()), internal)
             }}
+            onSelect={(e) => picker.track(e.currentTarget)}
+            onBlur={() => picker.close()}
             onKeyDown={(e) => {
+              if (picker.onKey(e)) return
               if (e.key === 'Enter' && (e.ctrlKey || e.metaKey) && text.trim()) {
                 e.preventDefault()
                 send.mutate()
@@ -252,6 +246,7 @@ export function LiveChat({ t }: { t: Ticket }) {
             }}
             error={err}
           />
+          {picker.list}
           {!internal && (
             <SuggestReply
               ticketId={t.id}

@@ -5,6 +5,7 @@ import { api, call } from '../api/client'
 import type { Ticket } from '../api/types'
 import { Badge, Button, Empty, ErrorBox, Field, Loading, PageHeader, Pager, Select, When } from '../ui/kit'
 import { isReopened, PriorityBadge, StatusBadge, TRIGGER_WORDS, Visitor } from '../ui/ops'
+import { AlertPrefsForm, useNeedsPersonCount } from '../ui/inbox-alerts'
 import { useMembers } from '../ui/team'
 import { MyDisplayName } from './my-name'
 import { AssigneeName, AssignmentMailPref } from './ticket-assignee'
@@ -77,11 +78,8 @@ export default function Tickets() {
       ),
     refetchInterval: POLL_MS,
   })
-  const open = useQuery({
-    queryKey: ['tickets', 'open-count'],
-    queryFn: () => call(api.GET('/escalations', { params: { query: { status: 'open', include_original: false, limit: 1, offset: 0 } } })),
-    refetchInterval: POLL_MS,
-  })
+  // the badge counts the default view (Needs a person), the same count as the tab title's "(N) waiting"
+  const needs = useNeedsPersonCount()
   // the team's stream: a visitor writing, a hand-off or a takeover shows at once (unread counts, owners)
   const qc = useQueryClient()
   useTeamEvents((e) => {
@@ -99,9 +97,9 @@ export default function Tickets() {
     <>
       <PageHeader title="Tickets">
         <p className="muted" role="status" aria-live="polite">
-          {open.data ? (
+          {needs.data !== undefined ? (
             <>
-              <Badge tone={open.data.total > 0 ? 'warn' : 'ok'}>{open.data.total}</Badge> open ticket{open.data.total === 1 ? '' : 's'}
+              <Badge tone={needs.data > 0 ? 'warn' : 'ok'}>{needs.data}</Badge> {needs.data === 1 ? 'ticket needs' : 'tickets need'} a person
             </>
           ) : null}
         </p>
@@ -109,6 +107,7 @@ export default function Tickets() {
       <p className="hint">Visitors' hand-offs to a human. The list refreshes itself every few seconds.</p>
       <AssignmentMailPref />
       <MyDisplayName />
+      <AlertPrefsForm />
       <div className="row queue-tabs" role="group" aria-label="View">
         <Button variant={owner === 'queue' ? 'secondary' : 'primary'} aria-pressed={owner !== 'queue'} onClick={() => setOwner('all')}>
           All tickets

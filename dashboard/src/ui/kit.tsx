@@ -86,6 +86,7 @@ export function Field({ label, hint, error, ...input }: FieldProps) {
 }
 
 interface AreaProps extends TextareaHTMLAttributes<HTMLTextAreaElement> {
+  ref?: Ref<HTMLTextAreaElement>
   label: string
   hint?: ReactNode
   error?: string
