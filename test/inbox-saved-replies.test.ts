@@ -21,7 +21,7 @@ describe('/tenants/me/saved-replies', () => {
     expect(created.body).toMatchObject(body)
     const dup = await owner.api.post('/tenants/me/saved-replies', { ...body, title: 'Other' })
     expect(dup.status).toBe(409)
-    expect(dup.text).toContain('shortcut')
+    expect(dup.body.detail).toEqual({ code: 'shortcut_exists', message: expect.stringContaining('shortcut') })
 
     for (const [field, bad] of [
       ['shortcut', { ...body, shortcut: 'Has Space' }],
@@ -48,6 +48,7 @@ describe('/tenants/me/saved-replies', () => {
     expect(second.status).toBe(201)
     const renamed = await editor.api.patch(`/tenants/me/saved-replies/${second.body.id}`, { shortcut: 'refund' })
     expect(renamed.status).toBe(409)
+    expect(renamed.body.detail.code).toBe('shortcut_exists')
     const patched = await editor.api.patch(`/tenants/me/saved-replies/${second.body.id}`, { title: 'Greeting', content: 'Hello!' })
     expect(patched.status, patched.text).toBe(200)
     expect(patched.body).toMatchObject({ title: 'Greeting', content: 'Hello!', shortcut: 'hello' })

@@ -14,10 +14,7 @@ interface Draft {
 }
 const EMPTY: Draft = { title: '', shortcut: '', content: '' }
 
-/**
- * The shortcut's error: the 422 naming it, or the 409 of a shortcut another reply has (the service's 409 is
- * a plain message, so the list on screen tells it from the other 409, the workspace's limit).
- */
+/** The shortcut's error: the 422 naming it, or the 409 `shortcut_exists` of a shortcut another reply has. */
 function shortcutError(err: unknown, shortcut: string, taken: (s: string) => boolean): string | undefined {
   if (err instanceof ApiError && err.status === 409 && (err.code === 'shortcut_exists' || taken(shortcut.trim())))
     return 'Another saved reply has this shortcut.'

@@ -2,14 +2,14 @@ import type { Selectable } from 'kysely'
 import type { Db } from '../../db/client.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import type { SavedRepliesTable } from '../../db/schema/inbox.js'
-import { conflict } from '../../lib/errors.js'
+import { AppError } from '../../lib/errors.js'
 
 export type SavedReplyRow = Selectable<SavedRepliesTable>
 
 /** A workspace keeps at most this many saved replies (the list is one page). */
 export const SAVED_REPLIES_MAX = 500
 
-const duplicate = () => conflict('A saved reply with this shortcut exists', 'shortcut_exists')
+const duplicate = () => new AppError(409, 'shortcut_exists', 'A saved reply with this shortcut exists', { coded: true })
 
 /** A workspace's saved replies; a shortcut taken twice is 409 shortcut_exists (the unique index decides). */
 export function createSavedRepliesRepo(db: Db) {
