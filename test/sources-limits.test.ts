@@ -1,5 +1,6 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { extractHtml } from '../src/modules/documents/parsers/html-extract.js'
 import { startApp, type TestApp } from './helpers/app.js'
 import { createTenant } from './helpers/factories.js'
 import { pageDocuments, waitForCrawl } from './helpers/sources.js'
@@ -158,9 +159,13 @@ describe('a large page', () => {
     delay.disable()
     expect(done.recent_runs[0]).toMatchObject({ status: 'completed', pages_indexed: 1 })
     expect((await pageDocuments(t, s.id))[0]!.title).toBe('Big page')
-    // In process it stalls about 6 s here; what remains (about 0.5 s on PGlite idle, 1.7 s on a 2-core VM at load 14)
-    // is the embedded database's own insert. The bound still fails the in-process parser by a factor of two.
-    expect(delay.max / 1e6).toBeLessThan(3000)
+    // In process it stalls about 6 s here; what remains (about 0.5 s on PGlite idle, 1.7 to 3.9 s on a 2-core VM at a
+    // load of 12 to 14) is the embedded database's own insert. The bound is what the parse alone takes on this thread
+    // now, under the same load (at least 3 s): a parser on the event loop stalls it by that and the insert besides.
+    const started = performance.now()
+    extractHtml(html('Big page', body), `${site.url}/`)
+    const parseMs = performance.now() - started
+    expect(delay.max / 1e6, `parse in-thread ${Math.round(parseMs)} ms`).toBeLessThan(Math.max(3000, parseMs))
     // the crawl is waited for up to 60 s: the test's own limit must be longer (a loaded machine took over 30)
   }, 90_000)
 })

@@ -1,9 +1,12 @@
 import type { TestApp } from './app.js'
 import type { Tenant } from './factories.js'
 
-/** Polls a source until its latest crawl run has ended; returns the detail. */
+/**
+ * Polls a source until its latest crawl run has ended; returns the detail. 60 s by default: a crawl of a few pages
+ * took over 20 s on the 2-core machine at a load of 12.
+ */
 export async function waitForCrawl(tenant: Tenant, sourceId: string, opts: { runs?: number; timeoutMs?: number } = {}): Promise<any> {
-  const deadline = Date.now() + (opts.timeoutMs ?? 20_000)
+  const deadline = Date.now() + (opts.timeoutMs ?? 60_000)
   const wantRuns = opts.runs ?? 1
   let last: any
   while (Date.now() < deadline) {
