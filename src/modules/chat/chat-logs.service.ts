@@ -1,3 +1,4 @@
+import { sessionSearch } from './session-search.js'
 import type { PrivacyRepo } from '../tenants/privacy/privacy.repo.js'
 import type { Db } from '../../db/client.js'
 import type { Feedback } from '../../db/schema/chat.js'
@@ -21,7 +22,7 @@ import type { ActionsPort, SessionCall } from '../actions/actions.port.js'
 export function createChatLogsService(deps: {
   db: Db
   clock: Clock
-  cipher: Pick<Cipher, 'decrypt'>
+  cipher: Pick<Cipher, 'decrypt' | 'emailHash'>
   repo: ChatRepo
   handOff: Pick<HandOffPort, 'latestTicketNumber'>
   privacy: Pick<PrivacyRepo, 'insertEvents' | 'optionalTypes'>
@@ -71,8 +72,13 @@ export function createChatLogsService(deps: {
   }
 
   return {
-    async listSessions(tenantId: string, page: { limit: number; offset: number }, viewer: Viewer) {
-      const [rows, total] = await Promise.all([repo.listSessions(tenantId, page.limit, page.offset, viewer.scope), repo.countSessions(tenantId, viewer.scope)])
+    /** The viewer's conversations, newest activity first; `q` finds a ticket number, a visitor's e-mail or words of the messages. */
+    async listSessions(tenantId: string, page: { limit: number; offset: number; q?: string }, viewer: Viewer) {
+      const search = page.q === undefined ? null : sessionSearch(page.q, (a) => cipher.emailHash(a))
+      const [rows, total] = await Promise.all([
+        repo.listSessions(tenantId, page.limit, page.offset, viewer.scope, search),
+        repo.countSessions(tenantId, viewer.scope, search),
+      ])
       return {
         sessions: rows.map((r) => ({
           session_id: r.id,
@@ -86,6 +92,7 @@ export function createChatLogsService(deps: {
           ticket_number: r.ticket_number ?? null,
           owner: r.owner,
           assignee_name: r.owner === 'human' ? (r.assignee_name ?? null) : null,
+          visitor_gone: r.visitor_gone,
           language: r.language,
           language_source: r.language_source,
         })),
@@ -223,6 +230,7 @@ export function createChatLogsService(deps: {
         ticket_number: ticket,
         owner: owner?.owner ?? s.owner,
         assignee_name: owner?.assignee_name ?? null,
+        visitor_gone: s.visitor_gone,
         language: s.language,
         language_source: s.language_source,
       }

@@ -11,6 +11,7 @@ import {
   ActionCallParams,
   BadAnswerListResponse,
   ChatHistoryResponse,
+  SessionListQuery,
   ChatMessageLogResponse,
   ChatRequest,
   ChatSessionListResponse,
@@ -157,7 +158,7 @@ export const chatRoutes =
       '/chat/sessions',
       {
         preHandler: guards.can('tickets'),
-        schema: { ...base, operationId: 'listChatSessions', querystring: Page(200, 50), response: { 200: ChatSessionListResponse, ...jwtErrors } },
+        schema: { ...base, operationId: 'listChatSessions', querystring: SessionListQuery, response: { 200: ChatSessionListResponse, ...jwtErrors } },
       },
       async (req) => logs.listSessions(req.tenantId!, req.query, viewerOf(req)),
     )

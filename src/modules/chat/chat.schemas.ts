@@ -89,7 +89,20 @@ export const SessionListItem = Type.Object({
   ticket_number: Nullable(Type.String()),
   owner: Owner,
   assignee_name: Nullable(Type.String()),
+  /** the visitor left a queued or person-owned conversation (no open widget, no message for VISITOR_GONE_MINUTES) */
+  visitor_gone: Type.Boolean(),
   ...SessionLanguage,
+})
+export const SessionListQuery = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }),
+  offset: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }),
+  q: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description: "search: a ticket number or a visitor's e-mail address exactly, or words of the conversation's messages (full-text, prefixes)",
+    }),
+  ),
 })
 export const ChatSessionListResponse = Type.Object({ sessions: Type.Array(SessionListItem), total: Type.Integer() })
 
@@ -168,5 +181,7 @@ export const ChatHistoryResponse = Type.Object({
   ticket_number: Nullable(Type.String()),
   owner: Owner,
   assignee_name: Nullable(Type.String()),
+  /** the visitor left a queued or person-owned conversation (no open widget, no message for VISITOR_GONE_MINUTES) */
+  visitor_gone: Type.Boolean(),
   ...SessionLanguage,
 })
