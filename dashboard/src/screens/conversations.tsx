@@ -2,7 +2,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query'
 import { useState } from 'react'
 import { Link } from 'wouter'
 import { api, call } from '../api/client'
-import { Badge, Empty, ErrorBox, Loading, PageHeader, Pager, When } from '../ui/kit'
+import { Badge, Empty, ErrorBox, Field, Loading, PageHeader, Pager, When } from '../ui/kit'
 import { conversationStatus } from '../status-words'
 import { MakeTestFromSession } from './eval-from-session'
 
@@ -21,9 +21,11 @@ const LIMIT = 20
 
 export default function Conversations() {
   const [offset, setOffset] = useState(0)
+  const [search, setSearch] = useState('')
+  const term = search.trim().slice(0, 200)
   const q = useQuery({
-    queryKey: ['sessions', offset],
-    queryFn: () => call(api.GET('/chat/sessions', { params: { query: { limit: LIMIT, offset } } })),
+    queryKey: ['sessions', offset, term],
+    queryFn: () => call(api.GET('/chat/sessions', { params: { query: { limit: LIMIT, offset, ...(term ? { q: term } : {}) } } })),
     placeholderData: keepPreviousData,
     refetchInterval: 30_000,
   })
@@ -34,17 +36,35 @@ export default function Conversations() {
           Bad answers
         </Link>
       </PageHeader>
+      <div className="filters search-box">
+        <Field
+          label="Search conversations"
+          type="search"
+          maxLength={200}
+          value={search}
+          placeholder="Words, a ticket number or a visitor's e-mail"
+          hint="An e-mail address is found exactly."
+          onChange={(e) => {
+            setSearch(e.target.value)
+            setOffset(0)
+          }}
+        />
+      </div>
       {q.isPending ? (
         <Loading />
       ) : q.isError ? (
         <ErrorBox error={q.error} retry={() => q.refetch()} />
+      ) : q.data.sessions.length === 0 && offset === 0 && term ? (
+        <Empty title="No conversation matches">
+          <p>Try other words, a whole ticket number (ESC-0042) or the visitor's whole e-mail address.</p>
+        </Empty>
       ) : q.data.sessions.length === 0 && offset === 0 ? (
         <Empty title="No conversations yet">
           <p>When visitors ask your bot something, the conversations show up here.</p>
         </Empty>
       ) : (
         <>
-          <p className="muted">{`${q.data.total} conversation${q.data.total === 1 ? '' : 's'}, newest first.`}</p>
+          <p className="muted" role="status">{`${q.data.total} conversation${q.data.total === 1 ? '' : 's'}${term ? ' found' : ''}, newest first.`}</p>
           <div className="table-wrap">
             <table>
               <thead>
@@ -64,6 +84,12 @@ export default function Conversations() {
                     <td className="kc-cell-wrap">
                       <Link href={`/conversations/${s.session_id}`}>{s.last_question?.trim() || 'Conversation without a question'}</Link>
                       <ConversationBadge owner={s.owner} name={s.assignee_name} />
+                      {s.visitor_gone && (
+                        <>
+                          {' '}
+                          <Badge tone="neutral">Visitor left</Badge>
+                        </>
+                      )}
                     </td>
                     <td className="kc-cell-wrap muted">
                       {s.last_answer_preview ?? '–'}
