@@ -3,7 +3,6 @@ import { REFUNDS_MD, withDocs } from '../helpers/chat.js'
 import type { Tenant } from '../helpers/factories.js'
 import {
   expectAccessible,
-  expectFitsPhone,
   expectScreenHealthy,
   openScreen,
   signedInTenant,
