@@ -271,7 +271,7 @@ export function createChatRepo(db: Db) {
         ])
         .where('s.tenant_id', '=', tenantId)
         .$if(scope !== null, (q) => q.where('s.bot_id', 'in', scopeIds(scope!)))
-        .$if(search !== null, (q) => q.where(sessionSearchWhere(search!)))
+        .$if(search !== null, (q) => q.where(sessionSearchWhere(tenantId, search!)))
         .orderBy('s.last_activity_at', 'desc')
         .orderBy('s.id', 'desc')
         .limit(limit)
@@ -285,7 +285,7 @@ export function createChatRepo(db: Db) {
         .select(sql<number>`count(*)::int`.as('n'))
         .where('s.tenant_id', '=', tenantId)
         .$if(scope !== null, (q) => q.where('s.bot_id', 'in', scopeIds(scope!)))
-        .$if(search !== null, (q) => q.where(sessionSearchWhere(search!)))
+        .$if(search !== null, (q) => q.where(sessionSearchWhere(tenantId, search!)))
         .executeTakeFirstOrThrow()
         .then((r) => r.n)
     },

@@ -19,19 +19,21 @@ export function sessionSearch(q: string, emailHash: (address: string) => string)
 /**
  * The condition over `chat_sessions as s`: the session's ticket has the number; the session or its ticket has
  * the address; or one of its messages has the words (full-text through 1665_email_search's expression index,
- * the same to_tsvector text: keep them identical).
+ * the same to_tsvector text: keep them identical). One `IN` over a union of the three lookups, each by its own
+ * index, rather than an OR of EXISTS, which PostgreSQL can only answer by probing every session of the tenant.
  */
-export function sessionSearchWhere(f: SessionSearch): RawBuilder<boolean> {
-  const byNumber = f.number
-    ? sql<boolean>`EXISTS (SELECT 1 FROM escalation_tickets nt WHERE nt.tenant_id = s.tenant_id AND nt.session_id = s.id AND nt.ticket_number = ${f.number})`
-    : sql<boolean>`false`
-  const byEmail = f.emailHash
-    ? sql<boolean>`(s.visitor_email_hash = ${f.emailHash} OR EXISTS (SELECT 1 FROM escalation_tickets et
-        WHERE et.tenant_id = s.tenant_id AND et.session_id = s.id AND et.user_email_hash = ${f.emailHash}))`
-    : sql<boolean>`false`
-  const byWords = f.tsquery
-    ? sql<boolean>`EXISTS (SELECT 1 FROM chat_messages sm WHERE sm.tenant_id = s.tenant_id AND sm.session_id = s.id
-        AND to_tsvector('simple'::regconfig, sm.content) @@ to_tsquery('simple'::regconfig, ${f.tsquery}))`
-    : sql<boolean>`false`
-  return sql<boolean>`(${byNumber} OR ${byEmail} OR ${byWords})`
+export function sessionSearchWhere(tenantId: string, f: SessionSearch): RawBuilder<boolean> {
+  const parts: RawBuilder<unknown>[] = []
+  if (f.number) parts.push(sql`SELECT nt.session_id FROM escalation_tickets nt WHERE nt.tenant_id = ${tenantId} AND nt.ticket_number = ${f.number}`)
+  if (f.emailHash) {
+    parts.push(sql`SELECT es.id FROM chat_sessions es WHERE es.tenant_id = ${tenantId} AND es.visitor_email_hash = ${f.emailHash}`)
+    parts.push(sql`SELECT et.session_id FROM escalation_tickets et WHERE et.tenant_id = ${tenantId} AND et.user_email_hash = ${f.emailHash}`)
+  }
+  if (f.tsquery)
+    parts.push(sql`SELECT sm.session_id FROM chat_messages sm WHERE sm.tenant_id = ${tenantId}
+      AND to_tsvector('simple'::regconfig, sm.content) @@ to_tsquery('simple'::regconfig, ${f.tsquery})`)
+  if (parts.length === 0) return sql<boolean>`false`
+  // OFFSET 0 keeps the set a hashed subplan computed once: pulled up into a semi-join, the planner walks the
+  // sessions newest first and re-reads each one's messages for the words (5 s at 400,000 messages, 12 ms so)
+  return sql<boolean>`s.id IN (${sql.join(parts, sql` UNION `)} OFFSET 0)`
 }
