@@ -1,3 +1,4 @@
+import { sql } from 'kysely'
 import type { Db } from '../../db/client.js'
 import { type Cipher, decryptOrNull } from '../../lib/crypto.js'
 
@@ -28,17 +29,16 @@ export async function backfillEmailHashes(db: Db, cipher: Pick<Cipher, 'decrypt'
         .execute()) as { id: string; enc: string | null }[]
       if (rows.length === 0) break
       after = rows.at(-1)!.id
-      for (const r of rows) {
+      const hashed = rows.flatMap((r) => {
         const address = decryptOrNull(cipher, r.enc)
-        if (!address) continue
-        await db
-          .updateTable(table)
-          .set({ [hash]: cipher.emailHash(address) })
-          .where('id', '=', r.id)
-          .where(hash, 'is', null)
-          .execute()
-        done[key]++
-      }
+        return address ? [{ id: r.id, h: cipher.emailHash(address) }] : []
+      })
+      if (hashed.length === 0) continue
+      // one statement a batch: a row at a time took 36 s for 8,000 tickets on a loaded machine, and this runs at start
+      await sql`UPDATE ${sql.table(table)} AS x SET ${sql.ref(hash)} = v.h
+        FROM jsonb_to_recordset(${JSON.stringify(hashed)}::jsonb) AS v(id uuid, h text)
+        WHERE x.id = v.id AND x.${sql.ref(hash)} IS NULL`.execute(db)
+      done[key] += hashed.length
     }
   }
   return done
