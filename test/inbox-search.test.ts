@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { backfillEmailHashes } from '../src/modules/escalations/email-hash.backfill.js'
 import { appWithFakeLlm, type TestApp } from './helpers/app.js'
+import { chatApi, identifiedSession } from './helpers/chat.js'
 import { createTenant } from './helpers/factories.js'
 import { handedOff } from './helpers/live.js'
 import { addMember } from './helpers/team.js'
@@ -80,6 +81,19 @@ describe('search by e-mail', () => {
     expect(ids(await sessions(owner.api, 'Some.One@example.com'))).toEqual([a.sid])
     // a second run finds nothing left to do
     expect(await backfillEmailHashes(t.ctx.db, t.ctx.cipher)).toEqual({ tickets: 0, sessions: 0 })
+  })
+
+  it("finds an identified visitor's ticket by the e-mail of their identity token", async () => {
+    const owner = await createTenant(t)
+    const sessionId = await identifiedSession(t, owner, { user_id: 'u-7', email: 'Kim@Customer.test', name: 'Kim' })
+    const r = await chatApi(t, owner).post('/chat', { question: 'I need to talk to a person about my contract', session_id: sessionId })
+    expect(r.status, r.text).toBe(200)
+    const found = await owner.api.get(`/escalations?q=${encodeURIComponent('kim@customer.test')}`)
+    expect(found.status, found.text).toBe(200)
+    expect(found.body.tickets.map((x: { ticket_number: string }) => x.ticket_number)).toEqual([r.body.ticket_number])
+    expect(
+      (await owner.api.get(`/chat/sessions?q=${encodeURIComponent('KIM@customer.test')}`)).body.sessions.map((x: { session_id: string }) => x.session_id),
+    ).toEqual([sessionId])
   })
 })
 
