@@ -5,6 +5,7 @@ import {
   expectAccessible,
   expectScreenHealthy,
   openScreen,
+  screenshot,
   signedInTenant,
   startDashboardEnv,
   watchedPage,
@@ -71,6 +72,7 @@ suite('inbox: one thread, queue rows, search, routing and queue figures in Chrom
       await openScreen(page, env, `/tickets/${ticket.id}`, `Ticket ${ticket.ticket_number}`)
       const thread = page.locator('section.live-chat ol.thread')
       await thread.locator('.msg-user', { hasText: 'I will wait here' }).waitFor(LIVE)
+      await screenshot(env, page, `ticket-thread-${viewport.name}`)
       const items = await thread
         .locator(':scope > li')
         .evaluateAll((lis) => lis.map((li) => ({ cls: li.className, kind: li.getAttribute('data-kind'), text: li.textContent ?? '' })))
