@@ -54,7 +54,6 @@ export function Thread({ lines, handedAt, label = 'Conversation' }: { lines: Thr
   )
   return (
     // focusable: the thread scrolls, and a keyboard must be able to scroll it
-    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region needs keyboard access (axe scrollable-region-focusable)
     <ol className="transcript thread" aria-label={label} ref={list} tabIndex={0}>
       {sorted.map((m, i) => (
         <Fragment key={m.id}>
