@@ -14,6 +14,7 @@ import { createOpenAiClient } from './modules/llm/openai-client.js'
 import { createProviderMonitor, type ProviderMonitor } from './modules/llm/provider-status.js'
 import { createQuirkMemory } from './modules/llm/quirks.js'
 import { checkKeyFingerprint } from './lib/key-fingerprint.js'
+import { backfillEmailHashes } from './modules/escalations/email-hash.backfill.js'
 
 /**
  * Everything a module may be wired with. Built once per process (server, worker, test); modules pick what
@@ -79,6 +80,9 @@ export async function createContext(config: Config, overrides: ContextOverrides 
   const cipher = createCipher(config.ENCRYPTION_KEY)
   // another instance's key on this database: refused in production, said loudly elsewhere (issue 37)
   await checkKeyFingerprint(database.db, config.ENCRYPTION_KEY, { isProduction: config.isProduction, log })
+  // addresses stored before their search hash existed (1665_email_search), hashed with this key
+  const hashed = await backfillEmailHashes(database.db, cipher)
+  if (hashed.tickets + hashed.sessions > 0) log.info(hashed, 'visitor e-mail search hashes filled in')
   const mailer =
     overrides.mailer ??
     (config.SMTP_URL

@@ -208,7 +208,13 @@ describe('identity and privacy', () => {
       enabled: true,
     })
     expect(bound.status, bound.text).toBe(201)
-    const open = await owner.api.post('/actions', { name: 'store_hours', description: 'Opening hours of the store.', method: 'GET', url: `${base}/hours`, enabled: true })
+    const open = await owner.api.post('/actions', {
+      name: 'store_hours',
+      description: 'Opening hours of the store.',
+      method: 'GET',
+      url: `${base}/hours`,
+      enabled: true,
+    })
     expect(open.status, open.text).toBe(201)
     answerRefunds()
     const ch = await emailBot(owner)

@@ -19,12 +19,27 @@ export function safeEqual(a: string, b: string): boolean {
 export interface Cipher {
   encrypt(plaintext: string): string
   decrypt(stored: string): string
+  /**
+   * A keyed hash of an e-mail address (HMAC-SHA256 of the lowercased, trimmed address under a key derived
+   * from ENCRYPTION_KEY), so an exact address can be looked up without decrypting every row (#39).
+   */
+  emailHash(address: string): string
 }
+
+/** The e-mail lookup key: derived from the encryption key for this one purpose, so neither reveals the other. */
+const emailHashKey = (key: Buffer): Buffer => createHmac('sha256', key).update('visitor-email-search/v1').digest()
+
+/** The form an address is hashed in: trimmed, lowercased. */
+export const normalizeEmail = (address: string): string => address.trim().toLowerCase()
 
 export function createCipher(hexKey: string): Cipher {
   const key = Buffer.from(hexKey, 'hex')
   if (key.length !== 32) throw new Error('ENCRYPTION_KEY must be 32 bytes of hex')
+  const hashKey = emailHashKey(key)
   return {
+    emailHash(address) {
+      return createHmac('sha256', hashKey).update(normalizeEmail(address)).digest('hex')
+    },
     encrypt(plaintext) {
       const iv = randomBytes(12)
       const cipher = createCipheriv('aes-256-gcm', key, iv)

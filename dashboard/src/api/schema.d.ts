@@ -1561,6 +1561,22 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/analytics/agents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["getAnalyticsAgents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/analytics/timeseries": {
         parameters: {
             query?: never;
@@ -9345,6 +9361,8 @@ export interface operations {
                 limit: number;
                 offset: number;
                 channel?: "widget" | "api" | "email";
+                /** @description search: a ticket number or a visitor's e-mail address exactly, or words of the conversation's messages (full-text, prefixes) */
+                q?: string;
             };
             header?: never;
             path?: never;
@@ -9374,6 +9392,7 @@ export interface operations {
                             ticket_number: string | null;
                             owner: "bot" | "queue" | "human" | "closed";
                             assignee_name: string | null;
+                            visitor_gone: boolean;
                             language: string | null;
                             language_source: ("detected" | "visitor" | "fallback") | null;
                         }[];
@@ -9914,6 +9933,7 @@ export interface operations {
                         ticket_number: string | null;
                         owner: "bot" | "queue" | "human" | "closed";
                         assignee_name: string | null;
+                        visitor_gone: boolean;
                         language: string | null;
                         language_source: ("detected" | "visitor" | "fallback") | null;
                     };
@@ -9993,7 +10013,7 @@ export interface operations {
                 assignee?: "me" | "unassigned" | string;
                 /** @description the inbox's default view: open, or in progress with nobody assigned, not in a closed conversation; oldest first, visitors who left last */
                 needs_person?: boolean;
-                /** @description search: a ticket number exactly, or words of the question, the note and the transcript (full-text, prefixes) */
+                /** @description search: a ticket number or a visitor's e-mail address exactly, or words of the question, the note and the transcript (full-text, prefixes) */
                 q?: string;
                 limit: number;
                 offset: number;
@@ -14481,6 +14501,114 @@ export interface operations {
                             used_unedited: number;
                             summaries: number;
                         };
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    getAnalyticsAgents: {
+        parameters: {
+            query: {
+                /** @description YYYY-MM-DD, a local day in `tz` */
+                from: string;
+                /** @description YYYY-MM-DD, a local day in `tz` */
+                to: string;
+                /** @description IANA time zone of the days (default UTC) */
+                tz: string;
+                bot_id?: string;
+                channel?: "api" | "widget" | "email";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: {
+                            /** Format: uuid */
+                            user_id: string;
+                            name: string | null;
+                            conversations: number;
+                            resolved: number;
+                            first_reply_s: {
+                                p50: number | null;
+                                p90: number | null;
+                            };
+                            resolve_s: {
+                                p50: number | null;
+                                p90: number | null;
+                            };
+                        }[];
                     };
                 };
             };

@@ -2,7 +2,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query'
 import { useState } from 'react'
 import { Link } from 'wouter'
 import { api, call } from '../api/client'
-import { Badge, Empty, ErrorBox, Loading, PageHeader, Pager, Select, When } from '../ui/kit'
+import { Badge, Empty, ErrorBox, Field, Loading, PageHeader, Pager, Select, When } from '../ui/kit'
 import { conversationStatus } from '../status-words'
 import { MakeTestFromSession } from './eval-from-session'
 
@@ -29,10 +29,13 @@ const CHANNEL_OPTIONS: readonly (readonly ['' | Channel, string])[] = [
 
 export default function Conversations() {
   const [offset, setOffset] = useState(0)
+  const [search, setSearch] = useState('')
   const [channel, setChannel] = useState<'' | Channel>('')
+  const term = search.trim().slice(0, 200)
   const q = useQuery({
-    queryKey: ['sessions', offset, channel],
-    queryFn: () => call(api.GET('/chat/sessions', { params: { query: { limit: LIMIT, offset, ...(channel ? { channel } : {}) } } })),
+    queryKey: ['sessions', offset, term, channel],
+    queryFn: () =>
+      call(api.GET('/chat/sessions', { params: { query: { limit: LIMIT, offset, ...(term ? { q: term } : {}), ...(channel ? { channel } : {}) } } })),
     placeholderData: keepPreviousData,
     refetchInterval: 30_000,
   })
@@ -43,7 +46,19 @@ export default function Conversations() {
           Bad answers
         </Link>
       </PageHeader>
-      <div className="filters">
+      <div className="filters search-box">
+        <Field
+          label="Search conversations"
+          type="search"
+          maxLength={200}
+          value={search}
+          placeholder="Words, a ticket number or a visitor's e-mail"
+          hint="An e-mail address is found exactly."
+          onChange={(e) => {
+            setSearch(e.target.value)
+            setOffset(0)
+          }}
+        />
         <Select
           label="Channel"
           value={channel}
@@ -58,9 +73,9 @@ export default function Conversations() {
         <Loading />
       ) : q.isError ? (
         <ErrorBox error={q.error} retry={() => q.refetch()} />
-      ) : q.data.sessions.length === 0 && offset === 0 && channel ? (
-        <Empty title={`No ${CHANNEL_WORDS[channel]} conversations`}>
-          <p>Choose another channel to see the rest.</p>
+      ) : q.data.sessions.length === 0 && offset === 0 && (term || channel) ? (
+        <Empty title="No conversation matches">
+          <p>{term ? "Try other words, a whole ticket number (ESC-0042) or the visitor's whole e-mail address." : 'Choose another channel to see the rest.'}</p>
         </Empty>
       ) : q.data.sessions.length === 0 && offset === 0 ? (
         <Empty title="No conversations yet">
@@ -68,7 +83,10 @@ export default function Conversations() {
         </Empty>
       ) : (
         <>
-          <p className="muted">{`${q.data.total} conversation${q.data.total === 1 ? '' : 's'}, newest first.`}</p>
+          <p
+            className="muted"
+            role="status"
+          >{`${q.data.total} conversation${q.data.total === 1 ? '' : 's'}${term || channel ? ' found' : ''}, newest first.`}</p>
           <div className="table-wrap">
             <table>
               <thead>
@@ -89,6 +107,12 @@ export default function Conversations() {
                     <td className="kc-cell-wrap">
                       <Link href={`/conversations/${s.session_id}`}>{s.last_question?.trim() || 'Conversation without a question'}</Link>
                       <ConversationBadge owner={s.owner} name={s.assignee_name} />
+                      {s.visitor_gone && (
+                        <>
+                          {' '}
+                          <Badge tone="neutral">Visitor left</Badge>
+                        </>
+                      )}
                     </td>
                     <td className="kc-cell-wrap muted">
                       {s.last_answer_preview ?? '–'}

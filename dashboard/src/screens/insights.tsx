@@ -7,6 +7,7 @@ import type { Res } from '../api/types'
 import { DailyChart, TableWithCsv, type Line } from '../ui/chart'
 import { ErrorBox, Field, Loading, PageHeader, Select } from '../ui/kit'
 import { ExportsPanel } from './insights-exports'
+import { QueueFigures } from './insights-queue'
 
 type Metric = NonNullable<paths['/analytics/timeseries']['get']['parameters']['query']>['metric']
 type Summary = Res<'/analytics/summary', 'get'>
@@ -169,6 +170,7 @@ export default function Insights() {
         <>
           <SummaryTiles s={summary.data} />
           <OutcomeTable s={summary.data} f={f} />
+          <QueueFigures s={summary.data} f={f} />
         </>
       )}
       <Chart

@@ -6,6 +6,7 @@ import type { Tenant } from '../api/types'
 import { useRole, useTenant } from '../session'
 import { Badge, Button, Check, Empty, ErrorBox, Field, fieldError, Loading, PageHeader, Pager, When } from '../ui/kit'
 import { useToast } from '../ui/toast'
+import { RoutingSettings } from './settings-routing'
 import { OfficeHours } from './settings-hours'
 import { LanguageSettings } from './settings-languages'
 import { ApiKeys, SigningSecret } from './settings-keys'
@@ -299,6 +300,7 @@ export default function Settings() {
         <a href="#s-model">Model key</a>
         <a href="#s-workspace">Workspace</a>
         <a href="#s-support">Support</a>
+        <a href="#s-routing">Routing</a>
         <a href="#s-hours">Office hours</a>
         <a href="#s-languages">Languages</a>
         <a href="#s-privacy">Privacy</a>
@@ -340,6 +342,9 @@ export default function Settings() {
       </Section>
       <Section id="s-support" title="Support settings" hint="Where ticket notifications go and in which language.">
         <SupportSettings />
+      </Section>
+      <Section id="s-routing" title="Routing" hint="Who gets a conversation that is waiting for a person.">
+        <RoutingSettings />
       </Section>
       <Section
         id="s-hours"

@@ -11,8 +11,29 @@ import { SessionActionCalls } from './action-calls'
 import { Assignment } from './ticket-assignee'
 import { MakeTestFromSession } from './eval-from-session'
 import { LiveChat, OwnerBadge } from './ticket-live'
+import { Thread, type ThreadLine } from './ticket-thread'
 
-const ROLE_WORDS: Record<string, string> = { user: 'Visitor', assistant: 'Bot', operator: 'Operator', system: 'System' }
+/** A ticket without a conversation (a server-to-server hand-off): the transcript it came with and the notes, as one thread. */
+function TranscriptOnly({ t }: { t: Ticket }) {
+  const lines: ThreadLine[] = [
+    ...t.transcript.map((m, i) => ({
+      id: `m-${i}`,
+      role: m.role === 'operator' ? 'assistant' : m.role,
+      content: m.content,
+      created_at: m.created_at,
+      from_operator: m.role === 'operator',
+      author_name: null,
+      internal: false,
+    })),
+    ...(t.notes ?? []).map((n) => ({ ...n, role: 'assistant', from_operator: true, internal: true })),
+  ]
+  return (
+    <section className="card live-chat" aria-labelledby="thread-title">
+      <h2 id="thread-title">Conversation</h2>
+      {lines.length === 0 ? <Empty title="No messages yet" /> : <Thread lines={lines} handedAt={t.created_at} />}
+    </section>
+  )
+}
 
 function VisitorFacts({ t }: { t: Ticket }) {
   const id = t.identity
@@ -234,8 +255,9 @@ export default function TicketDetail({ params }: { params: Record<string, string
         <PriorityBadge priority={t.priority} />
         <Badge>{TRIGGER_WORDS[t.trigger] ?? t.trigger}</Badge>
         <OwnerBadge owner={t.owner} name={t.assignee_name} />
+        {t.visitor_gone && <Badge tone="neutral">Visitor left</Badge>}
       </div>
-      <LiveChat t={t} />
+      {t.session_id ? <LiveChat t={t} /> : <TranscriptOnly t={t} />}
       <div className="grid-2">
         <div>
           <div className="card">
@@ -286,21 +308,6 @@ export default function TicketDetail({ params }: { params: Record<string, string
         </div>
       </div>
       {t.session_id && <SessionActionCalls sessionId={t.session_id} />}
-      <h2>Conversation</h2>
-      {t.transcript.length === 0 ? (
-        <Empty title="No messages yet" />
-      ) : (
-        <ol className="transcript" aria-label="Transcript">
-          {t.transcript.map((m, i) => (
-            <li key={i} className={`msg${m.role === 'user' ? ' msg-user' : ''}`}>
-              <div className="msg-meta">
-                {ROLE_WORDS[m.role] ?? m.role} · <When at={m.created_at} />
-              </div>
-              <div className="msg-text">{m.content}</div>
-            </li>
-          ))}
-        </ol>
-      )}
     </>
   )
 }

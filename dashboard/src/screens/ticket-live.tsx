@@ -2,24 +2,16 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useEffect, useRef, useState } from 'react'
 import { api, call } from '../api/client'
 import type { Ticket } from '../api/types'
-import { Badge, Button, Check, ErrorBox, fieldError, TextArea, When } from '../ui/kit'
+import { Badge, Button, Check, ErrorBox, fieldError, TextArea } from '../ui/kit'
 import { useTeamEvents } from '../ui/team-events'
 import { useToast, useToastDismiss } from '../ui/toast'
 import { AssistSummary, SuggestReply } from './ticket-assist'
 import { useReplyPicker } from './ticket-reply-picker'
+import { Thread, type ThreadLine } from './ticket-thread'
 
 type Owner = Ticket['owner']
 
-/** One line of the live chat: a visitor, bot or operator message, or an internal note. */
-interface LiveLine {
-  id: string
-  role: string
-  content: string
-  created_at: string
-  from_operator: boolean
-  author_name: string | null
-  internal: boolean
-}
+type LiveLine = ThreadLine
 
 /** Who answers the conversation, in a word. */
 export function OwnerBadge({ owner, name }: { owner: Owner; name?: string | null }) {
@@ -58,23 +50,10 @@ function useTypingSignal(ticketId: string) {
   }
 }
 
-const WHO: Record<string, string> = { user: 'Visitor', assistant: 'Bot' }
-
-function Line({ m }: { m: LiveLine }) {
-  const who = m.from_operator ? (m.author_name ?? 'Operator') : (WHO[m.role] ?? m.role)
-  const cls = m.internal ? 'msg msg-note' : m.role === 'user' ? 'msg msg-user' : m.from_operator ? 'msg msg-operator' : 'msg msg-assistant'
-  return (
-    <li className={cls}>
-      <div className="msg-meta">
-        {who} · <When at={m.created_at} />
-        {m.internal && <span className="note-tag"> · Internal note: only your team sees this</span>}
-      </div>
-      <div className="msg-text">{m.content}</div>
-    </li>
-  )
-}
-
-/** The ticket's conversation as a live chat: the messages since the hand-off, a composer, the owner and its controls. */
+/**
+ * The ticket's conversation as one live thread (#39): the chat with the bot, the hand-off, the live messages and
+ * the team's notes in time order; the summary above it, the composer, the owner and its controls below.
+ */
 export function LiveChat({ t }: { t: Ticket }) {
   const sid = t.session_id
   const qc = useQueryClient()
@@ -94,7 +73,6 @@ export function LiveChat({ t }: { t: Ticket }) {
   useEffect(() => {
     if (t.status !== 'resolved') dismissToast(`resolved:${t.id}`)
   }, [t.status, t.id, dismissToast])
-  const since = new Date(t.created_at).getTime()
 
   useEffect(() => setOwner({ owner: t.owner, name: t.assignee_name }), [t.owner, t.assignee_name])
 
@@ -128,21 +106,19 @@ export function LiveChat({ t }: { t: Ticket }) {
     } else if (e.type === 'typing' && e.from === 'visitor') setVisitorTyping(e.on)
   })
 
-  // the messages since the hand-off and the team's notes (the ticket carries them), in time order
+  // the whole conversation and the team's notes (the ticket carries them); Thread puts them in time order
   const earlier: LiveLine[] = [
-    ...(log.data?.messages ?? [])
-      .filter((m) => new Date(m.created_at).getTime() >= since)
-      .map((m) => ({
-        id: m.id,
-        role: m.role,
-        content: m.content,
-        created_at: m.created_at,
-        from_operator: m.from_operator,
-        author_name: m.author_name,
-        internal: false,
-      })),
+    ...(log.data?.messages ?? []).map((m) => ({
+      id: m.id,
+      role: m.role,
+      content: m.content,
+      created_at: m.created_at,
+      from_operator: m.from_operator,
+      author_name: m.author_name,
+      internal: false,
+    })),
     ...(t.notes ?? []).map((n) => ({ ...n, role: 'assistant', from_operator: true, internal: true })),
-  ].sort((a, b) => a.created_at.localeCompare(b.created_at))
+  ]
   const shown = [...earlier, ...lines.filter((l) => !earlier.some((e) => e.id === l.id))]
 
   const send = useMutation({
@@ -191,20 +167,18 @@ export function LiveChat({ t }: { t: Ticket }) {
   return (
     <section className="card live-chat" aria-labelledby="live-chat-title">
       <div className="row live-head">
-        <h2 id="live-chat-title">Live conversation</h2>
+        <h2 id="live-chat-title">Conversation</h2>
         <span role="status" aria-live="polite">
           <OwnerBadge owner={owner.owner} name={owner.name} />
         </span>
       </div>
       <AssistSummary ticketId={t.id} />
-      {shown.length === 0 ? (
-        <p className="muted">No messages since the hand-off yet.</p>
+      {log.isError ? (
+        <ErrorBox error={log.error} retry={() => log.refetch()} />
+      ) : log.isPending ? (
+        <p className="muted">Loading the conversation…</p>
       ) : (
-        <ol className="transcript" aria-label="Live conversation">
-          {shown.map((m) => (
-            <Line key={m.id} m={m} />
-          ))}
-        </ol>
+        <Thread lines={shown} handedAt={t.created_at} label="Conversation" />
       )}
       <p className="muted typing-line" role="status" aria-live="polite">
         {visitorTyping ? 'The visitor is typing…' : ''}

@@ -122,7 +122,7 @@ export default function Tickets() {
           type="search"
           maxLength={200}
           value={search}
-          placeholder="Ticket number or words"
+          placeholder="Ticket number, e-mail or words"
           onChange={(e) => {
             setSearch(e.target.value)
             setOffset(0)
@@ -185,7 +185,7 @@ export default function Tickets() {
                   <th scope="col">Status</th>
                   <th scope="col">Conversation</th>
                   <th scope="col">Trigger</th>
-                  <th scope="col">Question</th>
+                  <th scope="col">Visitor's message</th>
                   <th scope="col">Visitor</th>
                   <th scope="col">Assignee</th>
                   <th scope="col">Created</th>
@@ -214,8 +214,16 @@ export default function Tickets() {
                       <OwnerBadge owner={t.owner} name={t.assignee_name} /> {t.visitor_gone && <Badge tone="neutral">Visitor left</Badge>}
                     </td>
                     <td>{TRIGGER_WORDS[t.trigger] ?? t.trigger}</td>
-                    <td className="cell-clip" title={t.primary_question}>
-                      {t.primary_question}
+                    <td className="cell-clip" title={t.user_note ?? t.primary_question}>
+                      {/* what the visitor left at the hand-off says more than the earlier question to the bot */}
+                      {t.user_note ? (
+                        <>
+                          <span className="queue-note-label">Note: </span>
+                          {t.user_note}
+                        </>
+                      ) : (
+                        t.primary_question
+                      )}
                     </td>
                     <td>
                       <Visitor t={t} />

@@ -21,6 +21,7 @@ import * as m1620 from './1620_email_channel.js'
 import * as m1630a from './1630_assist.js'
 import * as m1640 from './1640_inbox.js'
 import * as m1650 from './1650_languages.js'
+import * as m1665 from './1665_email_search.js'
 
 /**
  * The one migration history, for PGlite and PostgreSQL alike. Names sort in the order they run; never
@@ -49,4 +50,5 @@ export const migrations: Record<string, Migration> = {
   '1630_assist': m1630a,
   '1640_inbox': m1640,
   '1650_languages': m1650,
+  '1665_email_search': m1665,
 }

@@ -22,6 +22,8 @@ export interface ChatSessionsTable {
   identity_enc: string | null
   /** Encrypted e-mail a visitor left after an escalation. */
   visitor_email_enc: string | null
+  /** Keyed hash of that e-mail, for an exact search (1665_email_search; Cipher.emailHash). */
+  visitor_email_hash: ColumnType<string | null, string | null | undefined, string | null>
   locale: string | null
   /** Stored form of owner = closed (1000_live); the API presents chat_ended as owner != bot. */
   chat_ended: Generated<boolean>
@@ -136,6 +138,8 @@ export interface EscalationTicketsTable {
   transcript: Json<TranscriptEntry[]>
   user_note: string | null
   user_email_enc: string | null
+  /** Keyed hash of the ticket's e-mail, for an exact search (1665_email_search; Cipher.emailHash). */
+  user_email_hash: ColumnType<string | null, string | null | undefined, string | null>
   user_name: string | null
   user_id: string | null
   /** The retrieval evidence at escalation time (top chunks with scores). */

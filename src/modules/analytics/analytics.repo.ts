@@ -124,6 +124,44 @@ export function createAnalyticsRepo(db: Db) {
       return r.rows[0] ?? { w50: null, w90: null, abandoned: 0 }
     },
 
+    /**
+     * Per agent (#39): the hand-offs of the range (tickets opened in [start, end) of the bots) each member has,
+     * with the first reply and the resolution times (s, from the hand-off) of those tickets: p50 and p90. A
+     * member no longer in the workspace keeps their rows, named by what the users row still says.
+     */
+    async agentTimes(tenantId: string, f: FigureFilter) {
+      const bots = f.botIds ? sql`AND t.bot_id IN (SELECT x::uuid FROM jsonb_array_elements_text(${JSON.stringify(f.botIds)}::jsonb) x)` : sql``
+      const channel = f.channel
+        ? sql`AND EXISTS (SELECT 1 FROM chat_sessions cs WHERE cs.tenant_id = t.tenant_id AND cs.id = t.session_id AND cs.channel = ${f.channel})`
+        : sql``
+      const pc = (p: number, col: string) => sql<number | null>`percentile_cont(${p}::float8) WITHIN GROUP (ORDER BY ${sql.ref(col)})`
+      const r = await sql<{
+        user_id: string
+        name: string | null
+        conversations: number
+        resolved: number
+        fr50: number | null
+        fr90: number | null
+        rs50: number | null
+        rs90: number | null
+      }>`
+        WITH a AS (
+          SELECT t.assignee_user_id AS user_id, t.resolved_at,
+            extract(epoch FROM (t.first_response_at - t.created_at))::float8 AS fr_s,
+            extract(epoch FROM (t.resolved_at - t.created_at))::float8 AS rs_s
+          FROM escalation_tickets t
+          WHERE t.tenant_id = ${tenantId} AND t.created_at >= ${f.start} AND t.created_at < ${f.end}
+            AND t.assignee_user_id IS NOT NULL ${bots} ${channel}
+        )
+        SELECT a.user_id, coalesce(nullif(trim(u.display_name), ''), u.email) AS name, count(*)::int AS conversations,
+          (count(*) FILTER (WHERE a.resolved_at IS NOT NULL))::int AS resolved,
+          ${pc(0.5, 'a.fr_s')} AS fr50, ${pc(0.9, 'a.fr_s')} AS fr90, ${pc(0.5, 'a.rs_s')} AS rs50, ${pc(0.9, 'a.rs_s')} AS rs90
+        FROM a LEFT JOIN users u ON u.id = a.user_id
+        GROUP BY a.user_id, u.display_name, u.email
+        ORDER BY count(*) DESC, a.user_id`.execute(db)
+      return r.rows
+    },
+
     /** The bots of a tenant that exist (a foreign or unknown bot id is a 404). */
     async knownBots(tenantId: string, botIds: readonly string[]): Promise<string[]> {
       if (botIds.length === 0) return []

@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { bearerSecurity, type Guards } from '../../http/auth.js'
 import { ErrorBody, commonErrors } from '../../http/schemas.js'
-import { RangeQuery, SummaryResponse, TimeseriesQuery, TimeseriesResponse, UnansweredQuery, UnansweredResponse } from './analytics.schemas.js'
+import { AgentsResponse, RangeQuery, SummaryResponse, TimeseriesQuery, TimeseriesResponse, UnansweredQuery, UnansweredResponse } from './analytics.schemas.js'
 import type { AnalyticsService } from './analytics.service.js'
 
-/** GET /analytics/summary, /analytics/timeseries, /analytics/unanswered: owners, admins and analysts. */
+/** GET /analytics/summary, /analytics/agents, /analytics/timeseries, /analytics/unanswered: owners, admins and analysts. */
 export const analyticsRoutes =
   (deps: { guards: Guards; analytics: AnalyticsService }): FastifyPluginAsyncTypebox =>
   async (app) => {
@@ -17,6 +17,11 @@ export const analyticsRoutes =
       '/analytics/summary',
       { ...pre, schema: { ...base, operationId: 'getAnalyticsSummary', querystring: RangeQuery, response: { 200: SummaryResponse, ...errors } } },
       async (req) => analytics.summary(req.tenantId!, req.query, req.member?.botIds ?? null),
+    )
+    app.get(
+      '/analytics/agents',
+      { ...pre, schema: { ...base, operationId: 'getAnalyticsAgents', querystring: RangeQuery, response: { 200: AgentsResponse, ...errors } } },
+      async (req) => analytics.agents(req.tenantId!, req.query, req.member?.botIds ?? null),
     )
     app.get(
       '/analytics/timeseries',

@@ -75,6 +75,24 @@ export const SummaryResponse = Type.Object({
   assist: Type.Object({ suggestions: Type.Integer(), used: Type.Integer(), used_unedited: Type.Integer(), summaries: Type.Integer() }),
 })
 
+/** GET /analytics/agents (#39, an addition beyond the contract): the team's hand-offs per member. */
+export const AgentsResponse = Type.Object({
+  items: Type.Array(
+    Type.Object({
+      user_id: Uuid,
+      /** the member's display name, else their e-mail; null when the account is gone */
+      name: Nullable(Type.String()),
+      /** hand-offs of the range assigned to the member */
+      conversations: Type.Integer(),
+      resolved: Type.Integer(),
+      /** from the hand-off to the first person's reply, seconds */
+      first_reply_s: P5090,
+      /** from the hand-off to the resolution, seconds */
+      resolve_s: P5090,
+    }),
+  ),
+})
+
 export const TimeseriesResponse = Type.Object({
   metric: Type.String(),
   points: Type.Array(Type.Object({ date: Type.String(), value: Nullable(Type.Number()) })),

@@ -115,6 +115,22 @@ export function createAnalyticsService(deps: {
       }
     },
 
+    /** Per member: the hand-offs of the range they have, and how fast they first replied and resolved. */
+    async agents(tenantId: string, q: RangeInput, scope: BotScope) {
+      const { f } = await filterOf(tenantId, q, scope, false)
+      const rows = await repo.agentTimes(tenantId, f)
+      return {
+        items: rows.map((r) => ({
+          user_id: r.user_id,
+          name: r.name ?? null,
+          conversations: r.conversations,
+          resolved: r.resolved,
+          first_reply_s: { p50: round(r.fr50 === null ? null : Number(r.fr50)), p90: round(r.fr90 === null ? null : Number(r.fr90)) },
+          resolve_s: { p50: round(r.rs50 === null ? null : Number(r.rs50)), p90: round(r.rs90 === null ? null : Number(r.rs90)) },
+        })),
+      }
+    },
+
     async timeseries(tenantId: string, q: RangeInput & { metric: Metric }, scope: BotScope) {
       const { f, days } = await filterOf(tenantId, q, scope, true)
       const m = q.metric

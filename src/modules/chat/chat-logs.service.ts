@@ -1,3 +1,4 @@
+import { sessionSearch } from './session-search.js'
 import type { PrivacyRepo } from '../tenants/privacy/privacy.repo.js'
 import type { Db } from '../../db/client.js'
 import type { ChatChannel, Feedback } from '../../db/schema/chat.js'
@@ -21,7 +22,7 @@ import type { ActionsPort, SessionCall } from '../actions/actions.port.js'
 export function createChatLogsService(deps: {
   db: Db
   clock: Clock
-  cipher: Pick<Cipher, 'decrypt'>
+  cipher: Pick<Cipher, 'decrypt' | 'emailHash'>
   repo: ChatRepo
   handOff: Pick<HandOffPort, 'latestTicketNumber'>
   privacy: Pick<PrivacyRepo, 'insertEvents' | 'optionalTypes'>
@@ -71,11 +72,16 @@ export function createChatLogsService(deps: {
   }
 
   return {
-    async listSessions(tenantId: string, page: { limit: number; offset: number; channel?: ChatChannel }, viewer: Viewer) {
+    /**
+     * The viewer's conversations, newest activity first; `q` finds a ticket number, a visitor's e-mail or words of the
+     * messages; `channel` keeps one channel's.
+     */
+    async listSessions(tenantId: string, page: { limit: number; offset: number; q?: string; channel?: ChatChannel }, viewer: Viewer) {
+      const search = page.q === undefined ? null : sessionSearch(page.q, (a) => cipher.emailHash(a))
       const channel = page.channel ?? null
       const [rows, total] = await Promise.all([
-        repo.listSessions(tenantId, page.limit, page.offset, viewer.scope, channel),
-        repo.countSessions(tenantId, viewer.scope, channel),
+        repo.listSessions(tenantId, page.limit, page.offset, viewer.scope, search, channel),
+        repo.countSessions(tenantId, viewer.scope, search, channel),
       ])
       return {
         sessions: rows.map((r) => ({
@@ -91,6 +97,7 @@ export function createChatLogsService(deps: {
           ticket_number: r.ticket_number ?? null,
           owner: r.owner,
           assignee_name: r.owner === 'human' ? (r.assignee_name ?? null) : null,
+          visitor_gone: r.visitor_gone,
           language: r.language,
           language_source: r.language_source,
         })),
@@ -228,6 +235,7 @@ export function createChatLogsService(deps: {
         ticket_number: ticket,
         owner: owner?.owner ?? s.owner,
         assignee_name: owner?.assignee_name ?? null,
+        visitor_gone: s.visitor_gone,
         language: s.language,
         language_source: s.language_source,
       }

@@ -1,4 +1,5 @@
 import type { NewPiiEvent } from '../tenants/privacy/privacy.repo.js'
+import { type SessionSearch, sessionSearchWhere } from './session-search.js'
 import { sql, type ExpressionBuilder, type Selectable } from 'kysely'
 import type { Database } from '../../db/schema.js'
 import type { Db } from '../../db/client.js'
@@ -249,7 +250,14 @@ export function createChatRepo(db: Db) {
     },
 
     /** Sessions with their bot's public id and newest ticket number, most recent activity first. */
-    listSessions(tenantId: string, limit: number, offset: number, scope: BotScope = null, channel: ChatChannel | null = null) {
+    listSessions(
+      tenantId: string,
+      limit: number,
+      offset: number,
+      scope: BotScope = null,
+      search: SessionSearch | null = null,
+      channel: ChatChannel | null = null,
+    ) {
       return db
         .selectFrom('chat_sessions as s')
         .innerJoin('bots as b', 'b.id', 's.bot_id')
@@ -266,6 +274,7 @@ export function createChatRepo(db: Db) {
           's.owner',
           's.language',
           's.language_source',
+          's.visitor_gone',
           (eb) => assigneeName(eb, tenantId).as('assignee_name'),
           (eb) =>
             eb
@@ -280,6 +289,7 @@ export function createChatRepo(db: Db) {
         .where('s.tenant_id', '=', tenantId)
         .$if(scope !== null, (q) => q.where('s.bot_id', 'in', scopeIds(scope!)))
         .$if(channel !== null, (q) => q.where('s.channel', '=', channel!))
+        .$if(search !== null, (q) => q.where(sessionSearchWhere(tenantId, search!)))
         .orderBy('s.last_activity_at', 'desc')
         .orderBy('s.id', 'desc')
         .limit(limit)
@@ -287,13 +297,14 @@ export function createChatRepo(db: Db) {
         .execute()
     },
 
-    countSessions(tenantId: string, scope: BotScope = null, channel: ChatChannel | null = null) {
+    countSessions(tenantId: string, scope: BotScope = null, search: SessionSearch | null = null, channel: ChatChannel | null = null) {
       return db
-        .selectFrom('chat_sessions')
+        .selectFrom('chat_sessions as s')
         .select(sql<number>`count(*)::int`.as('n'))
-        .where('tenant_id', '=', tenantId)
-        .$if(scope !== null, (q) => q.where('bot_id', 'in', scopeIds(scope!)))
-        .$if(channel !== null, (q) => q.where('channel', '=', channel!))
+        .where('s.tenant_id', '=', tenantId)
+        .$if(scope !== null, (q) => q.where('s.bot_id', 'in', scopeIds(scope!)))
+        .$if(channel !== null, (q) => q.where('s.channel', '=', channel!))
+        .$if(search !== null, (q) => q.where(sessionSearchWhere(tenantId, search!)))
         .executeTakeFirstOrThrow()
         .then((r) => r.n)
     },

@@ -79,13 +79,6 @@ export const SessionLanguage = {
 
 const Channel = Type.Union([Type.Literal('widget'), Type.Literal('api'), Type.Literal('email')])
 
-/** The conversation list's query: a page, and one channel when given (addition beyond the contract, #38). */
-export const SessionListQuery = Type.Object({
-  limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }),
-  offset: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }),
-  channel: Type.Optional(Channel),
-})
-
 export const SessionListItem = Type.Object({
   session_id: Uuid,
   bot_public_id: Type.String(),
@@ -100,7 +93,22 @@ export const SessionListItem = Type.Object({
   ticket_number: Nullable(Type.String()),
   owner: Owner,
   assignee_name: Nullable(Type.String()),
+  /** the visitor left a queued or person-owned conversation (no open widget, no message for VISITOR_GONE_MINUTES) */
+  visitor_gone: Type.Boolean(),
   ...SessionLanguage,
+})
+/** The conversation list's query: a page, a search, one channel (additions beyond the contract, #38 and #39). */
+export const SessionListQuery = Type.Object({
+  limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }),
+  offset: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }),
+  channel: Type.Optional(Channel),
+  q: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description: "search: a ticket number or a visitor's e-mail address exactly, or words of the conversation's messages (full-text, prefixes)",
+    }),
+  ),
 })
 export const ChatSessionListResponse = Type.Object({ sessions: Type.Array(SessionListItem), total: Type.Integer() })
 
@@ -179,5 +187,7 @@ export const ChatHistoryResponse = Type.Object({
   ticket_number: Nullable(Type.String()),
   owner: Owner,
   assignee_name: Nullable(Type.String()),
+  /** the visitor left a queued or person-owned conversation (no open widget, no message for VISITOR_GONE_MINUTES) */
+  visitor_gone: Type.Boolean(),
   ...SessionLanguage,
 })

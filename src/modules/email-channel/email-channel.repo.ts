@@ -329,8 +329,13 @@ export function createEmailChannelRepo(db: Db) {
     },
 
     /** The sender's address on an e-mail session, so tickets and operator replies reach it as a visitor's e-mail. */
-    setVisitorEmail(tenantId: string, sessionId: string, enc: string, trx: Executor = db) {
-      return trx.updateTable('chat_sessions').set({ visitor_email_enc: enc }).where('tenant_id', '=', tenantId).where('id', '=', sessionId).execute()
+    setVisitorEmail(tenantId: string, sessionId: string, email: { enc: string; hash: string }, trx: Executor = db) {
+      return trx
+        .updateTable('chat_sessions')
+        .set({ visitor_email_enc: email.enc, visitor_email_hash: email.hash })
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', sessionId)
+        .execute()
     },
 
     /** The ticket of a session (for the ticket's e-mail facts). */

@@ -62,7 +62,7 @@ export function createEmailTurns(deps: EmailTurnDeps, senderKeyHash: (address: s
     }
     const created = await deps.chat.createSession({ tenantId, botId: row.bot_id, channel: 'email', mode: 'anonymous' })
     await deps.db.transaction().execute(async (trx) => {
-      await repo.setVisitorEmail(tenantId, created.id, cipher.encrypt(sender), trx)
+      await repo.setVisitorEmail(tenantId, created.id, { enc: cipher.encrypt(sender), hash: cipher.emailHash(sender) }, trx)
       await repo.attachSession(tenantId, row.id, created.id, trx)
     })
     return { id: created.id, owner: 'bot' as const, created: true }

@@ -235,19 +235,20 @@ export function createEscalationsRepo(db: Db) {
       return rows.map((r) => r.content_original_enc).filter((x): x is string => !!x)
     },
 
-    async setTicketEmail(tenantId: string, ticketId: string, emailEnc: string, now: Date, trx: Db): Promise<void> {
+    /** The ticket's e-mail: encrypted, and its keyed hash for an exact search (1665_email_search). */
+    async setTicketEmail(tenantId: string, ticketId: string, email: { enc: string; hash: string }, now: Date, trx: Db): Promise<void> {
       await trx
         .updateTable('escalation_tickets')
-        .set({ user_email_enc: emailEnc, updated_at: now })
+        .set({ user_email_enc: email.enc, user_email_hash: email.hash, updated_at: now })
         .where('tenant_id', '=', tenantId)
         .where('id', '=', ticketId)
         .execute()
     },
 
-    async setSessionAwaiting(tenantId: string, sessionId: string, awaiting: string | null, trx: Db = db, emailEnc?: string): Promise<void> {
+    async setSessionAwaiting(tenantId: string, sessionId: string, awaiting: string | null, trx: Db = db, email?: { enc: string; hash: string }): Promise<void> {
       await trx
         .updateTable('chat_sessions')
-        .set({ awaiting, ...(emailEnc ? { visitor_email_enc: emailEnc } : {}) })
+        .set({ awaiting, ...(email ? { visitor_email_enc: email.enc, visitor_email_hash: email.hash } : {}) })
         .where('tenant_id', '=', tenantId)
         .where('id', '=', sessionId)
         .execute()

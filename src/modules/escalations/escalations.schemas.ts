@@ -26,7 +26,7 @@ export const TicketListQuery = Type.Object({
     Type.String({
       minLength: 1,
       maxLength: 200,
-      description: 'search: a ticket number exactly, or words of the question, the note and the transcript (full-text, prefixes)',
+      description: "search: a ticket number or a visitor's e-mail address exactly, or words of the question, the note and the transcript (full-text, prefixes)",
     }),
   ),
   limit: Type.Integer({ minimum: 1, maximum: 200, default: 100 }),

@@ -23,6 +23,7 @@ import { visibleMemberName } from '../shared/member-name.js'
 import { emailAddedMail, mailLanguage, notificationMail, operatorReplyMail } from './escalations.fns.js'
 import type { EscalationsRepo, TicketView } from './escalations.repo.js'
 import type { NotifyKind } from './handoff.js'
+import { searchedEmail } from './ticket-search.fns.js'
 import { ticketEvent } from './tickets.fns.js'
 
 /**
@@ -159,7 +160,15 @@ export function createEscalationsService(deps: {
       viewer: Viewer,
     ) {
       const assignee = q.assignee === 'me' ? (viewer.userId ?? undefined) : q.assignee === 'unassigned' ? null : q.assignee
-      const filter = { status: q.status, assignee, scope: viewer.scope, needsPerson: q.needsPerson, q: q.q }
+      const email = q.q === undefined ? null : searchedEmail(q.q)
+      const filter = {
+        status: q.status,
+        assignee,
+        scope: viewer.scope,
+        needsPerson: q.needsPerson,
+        q: q.q,
+        ...(email ? { emailHash: cipher.emailHash(email) } : {}),
+      }
       const [rows, total] = await Promise.all([repo.list(tenantId, { ...filter, limit: q.limit, offset: q.offset }), repo.count(tenantId, filter)])
       return { tickets: await presentAll(tenantId, rows, { includeOriginal: q.includeOriginal, viewer }), total }
     },

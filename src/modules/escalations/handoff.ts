@@ -84,7 +84,7 @@ export function enqueueTicketNotification(queue: Pick<JobQueue, 'enqueue'>, tena
 export interface HandOffDeps {
   db: Db
   clock: Clock
-  cipher: Pick<Cipher, 'encrypt' | 'decrypt'>
+  cipher: Pick<Cipher, 'encrypt' | 'decrypt' | 'emailHash'>
   tickets: Pick<TicketsService, 'open'>
   ticketsRepo: Pick<TicketsRepo, 'latestNumberForSession'>
   repo: Pick<EscalationsRepo, 'lockSession' | 'latestForSession' | 'setSessionAwaiting' | 'setTicketEmail' | 'emailCandidates'>
@@ -153,19 +153,19 @@ async function followUpAfterHandOff(
   p: { sessionId: string; ticket: { id: string; user_email_enc: string | null }; questionOriginalEnc: string | null },
   trx: Db,
 ): Promise<'email' | null> {
-  let emailEnc: string | undefined
+  let found: { enc: string; hash: string } | undefined
   if (!p.ticket.user_email_enc) {
     const earlier = await deps.repo.emailCandidates(tenantId, p.sessionId, trx)
     for (const enc of [p.questionOriginalEnc, ...earlier]) {
       const email = extractEmail(decryptOrNull(deps.cipher, enc) ?? '')
       if (!email) continue
-      emailEnc = deps.cipher.encrypt(email)
-      await deps.repo.setTicketEmail(tenantId, p.ticket.id, emailEnc, deps.clock.now(), trx)
+      found = { enc: deps.cipher.encrypt(email), hash: deps.cipher.emailHash(email) }
+      await deps.repo.setTicketEmail(tenantId, p.ticket.id, found, deps.clock.now(), trx)
       break
     }
   }
-  const awaiting = p.ticket.user_email_enc || emailEnc ? null : 'email'
-  await deps.repo.setSessionAwaiting(tenantId, p.sessionId, awaiting, trx, emailEnc)
+  const awaiting = p.ticket.user_email_enc || found ? null : 'email'
+  await deps.repo.setSessionAwaiting(tenantId, p.sessionId, awaiting, trx, found)
   return awaiting
 }
 
@@ -176,13 +176,13 @@ async function onAwaiting(deps: HandOffDeps, { tenantId, session, message }: Par
   const address = extractEmail(original)
   if (address) {
     const now = clock.now()
-    const enc = cipher.encrypt(address)
+    const email = { enc: cipher.encrypt(address), hash: cipher.emailHash(address) }
     await db.transaction().execute(async (trx) => {
       await repo.lockSession(tenantId, session.id, trx)
       const ticket = await repo.latestForSession(tenantId, session.id, trx)
-      await repo.setSessionAwaiting(tenantId, session.id, null, trx, enc)
+      await repo.setSessionAwaiting(tenantId, session.id, null, trx, email)
       if (ticket) {
-        await repo.setTicketEmail(tenantId, ticket.id, enc, now, trx)
+        await repo.setTicketEmail(tenantId, ticket.id, email, now, trx)
         await enqueueTicketNotification(deps.queue, tenantId, ticket.id, 'email_added', trx)
       }
     })

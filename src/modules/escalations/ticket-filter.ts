@@ -16,8 +16,10 @@ export interface TicketFilter {
    * (returned to the bot, unassigned), and not in a closed conversation. Gone visitors sort last.
    */
   needsPerson?: boolean
-  /** The search box: a ticket number exactly, or the words of the question, the note and the transcript. */
+  /** The search box: a ticket number or a visitor's e-mail exactly, or the words of the question, the note and the transcript. */
   q?: string
+  /** With `q` an e-mail address: its keyed hash (Cipher.emailHash), matched on the ticket and on its session. */
+  emailHash?: string
 }
 
 /**
@@ -47,8 +49,13 @@ export function applyTicketFilter<Q extends SelectQueryBuilder<Database & { t: D
   if (f.q !== undefined) {
     const s = ticketSearch(f.q)
     const byNumber = s.number ? sql<boolean>`t.ticket_number = ${s.number}` : sql<boolean>`false`
-    const byWords = s.tsquery ? sql<boolean>`${TICKET_TSV} @@ to_tsquery('simple'::regconfig, ${s.tsquery})` : sql<boolean>`false`
-    q = q.where(sql<boolean>`(${byNumber} OR ${byWords})`) as Q
+    // an address is found exactly, never by its parts ("someone", "example", "com") in other tickets' words
+    const byWords = s.tsquery && !f.emailHash ? sql<boolean>`${TICKET_TSV} @@ to_tsquery('simple'::regconfig, ${s.tsquery})` : sql<boolean>`false`
+    const byEmail = f.emailHash
+      ? sql<boolean>`(t.user_email_hash = ${f.emailHash} OR EXISTS (SELECT 1 FROM chat_sessions es
+          WHERE es.tenant_id = t.tenant_id AND es.id = t.session_id AND es.visitor_email_hash = ${f.emailHash}))`
+      : sql<boolean>`false`
+    q = q.where(sql<boolean>`(${byNumber} OR ${byWords} OR ${byEmail})`) as Q
   }
   return q
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ticketSearch } from './ticket-search.fns.js'
+import { searchedEmail, ticketSearch } from './ticket-search.fns.js'
 
 describe('ticketSearch', () => {
   it('makes a prefix query of the words and keeps no tsquery operator', () => {
@@ -14,5 +14,14 @@ describe('ticketSearch', () => {
     expect(ticketSearch('!!! ---')).toEqual({ number: null, tsquery: null })
     expect(ticketSearch('a b c d e f g h i j').tsquery!.split(' & ')).toHaveLength(8)
     expect(ticketSearch('x'.repeat(300)).tsquery).toBe(`${'x'.repeat(64)}:*`)
+  })
+})
+
+describe('searchedEmail', () => {
+  it('takes one address, trimmed, and nothing else', () => {
+    expect(searchedEmail('  Someone@Example.com ')).toBe('Someone@Example.com')
+    expect(searchedEmail('someone@example')).toBeNull()
+    expect(searchedEmail('mail someone@example.com')).toBeNull()
+    expect(searchedEmail('refund')).toBeNull()
   })
 })

@@ -26,3 +26,9 @@ export function ticketSearch(q: string): TicketSearch {
   ].slice(0, MAX_TERMS)
   return { number, tsquery: terms.length > 0 ? terms.map((w) => `${w}:*`).join(' & ') : null }
 }
+
+/** A query that is one e-mail address (found exactly, by its keyed hash: addresses are stored encrypted). */
+export const searchedEmail = (q: string): string | null => {
+  const trimmed = q.trim()
+  return /^[^\s@]{1,64}@[^\s@]{1,190}\.[^\s@]{1,63}$/.test(trimmed) ? trimmed : null
+}

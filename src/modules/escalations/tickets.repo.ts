@@ -16,6 +16,8 @@ export interface NewTicket {
   transcript: TranscriptEntry[]
   userNote: string | null
   userEmailEnc: string | null
+  /** Cipher.emailHash of the address, for an exact search. */
+  userEmailHash: string | null
   userName: string | null
   userId: string | null
   evidence: unknown[]
@@ -50,6 +52,7 @@ export function createTicketsRepo(db: Db) {
           transcript: JSON.stringify(t.transcript),
           user_note: t.userNote,
           user_email_enc: t.userEmailEnc,
+          user_email_hash: t.userEmailHash,
           user_name: t.userName,
           user_id: t.userId,
           evidence: JSON.stringify(t.evidence),

@@ -1,7 +1,7 @@
 import type { TicketTrigger, TranscriptEntry } from '../../db/schema/chat.js'
 import type { Db } from '../../db/client.js'
 import type { Clock } from '../../lib/clock.js'
-import type { Cipher } from '../../lib/crypto.js'
+import { decryptOrNull, type Cipher } from '../../lib/crypto.js'
 import { formatTicketNumber, ticketPriority } from './tickets.fns.js'
 import type { TicketRow, TicketsRepo } from './tickets.repo.js'
 
@@ -42,7 +42,7 @@ export const REOPEN_WINDOW_MS = 7 * 24 * 3600 * 1000
  */
 export function createTicketsService(deps: {
   clock: Clock
-  cipher: Pick<Cipher, 'encrypt'>
+  cipher: Pick<Cipher, 'encrypt' | 'decrypt' | 'emailHash'>
   repo: TicketsRepo
   afterCreate?: (tenantId: string, ticket: TicketRow, trx: Db) => Promise<void>
   /** Runs inside the transaction that reopened a resolved ticket. */
@@ -73,6 +73,8 @@ export function createTicketsService(deps: {
       }
       const seq = await repo.nextSeq(tenantId, trx)
       const id = input.identity ?? null
+      // the address in clear only for its search hash (1665_email_search): the visitor's own, else the identity's
+      const email = (input.visitorEmailEnc ? decryptOrNull(cipher, input.visitorEmailEnc) : null) ?? id?.email ?? null
       const ticket = await repo.insert(
         tenantId,
         {
@@ -87,6 +89,7 @@ export function createTicketsService(deps: {
           transcript: input.transcript,
           userNote: input.userNote?.slice(0, 4000) ?? null,
           userEmailEnc: input.visitorEmailEnc ?? (id?.email ? cipher.encrypt(id.email) : null),
+          userEmailHash: email ? cipher.emailHash(email) : null,
           userName: id?.name ?? null,
           userId: id?.user_id ?? null,
           evidence: input.evidence ?? [],

@@ -51,6 +51,7 @@ function dryRunSession(
     mode: identityEnc ? 'identified' : 'anonymous',
     identity_enc: identityEnc,
     visitor_email_enc: null,
+    visitor_email_hash: null,
     locale: input.locale,
     chat_ended: false,
     awaiting: null,
