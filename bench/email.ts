@@ -29,6 +29,12 @@ const BASE_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/tes
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 1000)
 const MODEL_MS = Number(process.env.BENCH_MODEL_MS ?? 150)
 const CONCURRENCY = 20
+/**
+ * BENCH_RATE (messages/s): post at that steady rate (open loop) instead of 20 at a time. The burst's p95 is the
+ * queue's backlog (the last of 1,000 waits for the 999 before it); at a rate below the worker's throughput the p95
+ * is one message's own path from receipt to the reply received.
+ */
+const RATE = Number(process.env.BENCH_RATE ?? 0)
 
 const REFUNDS = `# Refunds\n\nRefunds are processed within 5 business days after we receive the returned item.\n\n## Shipping back\n\nReturn the parcel with the prepaid label within 30 days.\n`
 
@@ -134,18 +140,31 @@ async function main(): Promise<void> {
     const started = Date.now()
     let next = 0
     const statuses: Record<string, number> = {}
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        while (next < jobs.length) {
-          const raw = jobs[next++]!()
-          const r = await fetch(hook, { method: 'POST', headers: { 'content-type': 'message/rfc822' }, body: raw })
-          const b = (await r.json()) as { status: string }
-          statuses[b.status] = (statuses[b.status] ?? 0) + 1
-        }
-      }),
-    )
+    const postOne = async (raw: string) => {
+      const r = await fetch(hook, { method: 'POST', headers: { 'content-type': 'message/rfc822' }, body: raw })
+      const b = (await r.json()) as { status: string }
+      statuses[b.status] = (statuses[b.status] ?? 0) + 1
+    }
+    if (RATE > 0) {
+      // the replies in threads come after their first messages: the first quarter of the rate's time posts only firsts
+      const sent: Promise<void>[] = []
+      for (let i = 0; i < jobs.length; i++) {
+        const wait = started + (i * 1000) / RATE - Date.now()
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait))
+        sent.push(postOne(jobs[i]!()))
+      }
+      await Promise.all(sent)
+    } else {
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, async () => {
+          while (next < jobs.length) await postOne(jobs[next++]!())
+        }),
+      )
+    }
     const posted = Date.now()
-    console.log(`posted ${MESSAGES} messages in ${((posted - started) / 1000).toFixed(1)} s: ${JSON.stringify(statuses)}`)
+    console.log(
+      `posted ${MESSAGES} messages in ${((posted - started) / 1000).toFixed(1)} s (${RATE > 0 ? `${RATE}/s, steady` : `${CONCURRENCY} at a time`}): ${JSON.stringify(statuses)}`,
+    )
 
     let killed = false
     const pending = async () =>
