@@ -127,7 +127,7 @@ export function wireModules(ctx: AppContext): Modules {
   })
   const assist = wireAssist(ctx, guards, { retrieval: chat.retrieval, addCandidates: knowledge.knowledge.addCandidates })
   const emailChannel = wireEmailChannel(ctx, guards, { bots: bots.service, botsRepo, chat: chat.service, email })
-  const widget = wireWidget(ctx, { repo: widgetRepo, bots: botsRepo, tenants: tenants.service, chat: chat.service, live: live.widget })
+  const widget = wireWidget(ctx, { repo: widgetRepo, bots: botsRepo, tenants: tenants.service, chat: chat.service, live: live.widget, languages: languages.languages })
   // the knowledge changing: its profile, and an automatic evaluation run (evals is wired below; called later)
   const documents = wireDocuments(ctx, guards, {
     llmKey: tenants.service.llmKey,

@@ -504,8 +504,7 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
         apiBase: opts.apiBase,
         botId: opts.botId,
         sessionId: session.id,
-        locale,
-        labels: { confirm: 'Confirm', cancel: ui.cancel, failed: ui.error_generic, cancelled: 'Cancelled.' },
+        labels: { confirm: ui.confirm, cancel: ui.cancel, failed: ui.error_generic, cancelled: ui.cancelled },
         say: (text) => addMessage('assistant', text),
         announce,
       })

@@ -42,13 +42,10 @@ export function createLanguagesRepo(db: Db, changes: Pick<ChangeFeed, 'announce'
 
     /** Sets a session's language once: a session that already has one keeps it. */
     async setSessionLanguage(tenantId: string, sessionId: string, language: string, source: LanguageSource): Promise<void> {
-      await db
-        .updateTable('chat_sessions')
-        .set({ language, language_source: source })
-        .where('tenant_id', '=', tenantId)
-        .where('id', '=', sessionId)
-        .where('language', 'is', null)
-        .execute()
+      // a detected language is set once; the visitor's choice in the widget's menu replaces whatever was there
+      let q = db.updateTable('chat_sessions').set({ language, language_source: source }).where('tenant_id', '=', tenantId).where('id', '=', sessionId)
+      if (source !== 'visitor') q = q.where('language', 'is', null)
+      await q.execute()
     },
   }
 }
