@@ -161,3 +161,56 @@ describe("the session's language", { timeout: 120_000 }, () => {
     }
   })
 })
+
+/** The widget's side (#40): its texts in the session's language, and the language menu's choice kept by the session. */
+describe("the widget's language", { timeout: 120_000 }, () => {
+  async function widgetChat(query: string, body: unknown): Promise<Record<string, any>> {
+    const res = await fetch(`${app.url}/widget/chat?${query}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    expect(res.headers.get('content-type') ?? '', await res.clone().text()).toMatch(/^text\/event-stream/)
+    const frames = (await res.text())
+      .split('\n\n')
+      .filter((b) => b.startsWith('data: '))
+      .map((b) => JSON.parse(b.slice(6)))
+    const done = frames.find((f) => f.type === 'done')
+    expect(done, JSON.stringify(frames)).toBeTruthy()
+    return done
+  }
+  const sessionRow = async (sid: string) =>
+    (await owner.api.get('/chat/sessions?limit=200')).body.sessions.find((s: { session_id: string }) => s.session_id === sid)
+
+  it('config offers the answer languages as a menu and sends the texts in the asked language', async () => {
+    const all = await app.api().get(`/widget/config?bot_id=${owner.bot.public_id}&locale=nl-BE`)
+    expect(all.status, all.text).toBe(200)
+    expect(all.body.languages).toEqual(['en', 'de', 'fr', 'es', 'it', 'pt', 'nl', 'ru'])
+    expect(all.body.locale).toBe('nl')
+    expect(all.body.labels.language).toBe('Taal')
+    expect(all.body.labels.confirm).toBe('Bevestigen')
+    await owner.api.put('/tenants/me/languages', { knowledge: 'en', answer: ['de', 'en'], fallback: 'en' })
+    try {
+      const some = await app.api().get(`/widget/config?bot_id=${owner.bot.public_id}`)
+      expect(some.body.languages).toEqual(['en', 'de'])
+    } finally {
+      await owner.api.put('/tenants/me/languages', { knowledge: 'en', answer: [], fallback: 'en' })
+    }
+  })
+
+  it('the done frame names the detected language; a language chosen in the menu becomes the session’s (visitor), even over a detected one', async () => {
+    const q = `bot_id=${owner.bot.public_id}`
+    const first = await widgetChat(q, { message: QUESTIONS.de })
+    expect(first.language).toBe('de')
+    expect(await sessionRow(first.session_id)).toMatchObject({ language: 'de', language_source: 'detected' })
+    // the visitor picks French: from this message on the session speaks it, and says so to the widget
+    const picked = await widgetChat(`${q}&session_id=${first.session_id}`, { message: 'ok', language: 'fr' })
+    expect(picked.language).toBe('fr')
+    expect(await sessionRow(first.session_id)).toMatchObject({ language: 'fr', language_source: 'visitor' })
+    // an unknown code is no choice: the session keeps its language
+    const odd = await widgetChat(`${q}&session_id=${first.session_id}`, { message: 'merci', language: 'xx' })
+    expect(odd.language).toBe('fr')
+    const long = await fetch(`${app.url}/widget/chat?${q}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ message: 'hi', language: 'x'.repeat(40) }),
+    })
+    expect(long.status).toBe(422)
+  })
+})

@@ -165,7 +165,12 @@ export const widgetRoutes =
       },
       async (req, reply) => {
         const bot = await botFor(req, reply, req.query.bot_id)
-        const turn = await widget.prepareTurn(bot, { sessionId: req.query.session_id, message: req.body.message, locale: req.query.locale, language: req.body.language })
+        const turn = await widget.prepareTurn(bot, {
+          sessionId: req.query.session_id,
+          message: req.body.message,
+          locale: req.query.locale,
+          language: req.body.language,
+        })
 
         const sse = openSse(req, reply, { heartbeatMs: options.heartbeatMs })
         sse.send({ type: 'status', stage: 'thinking' })

@@ -118,10 +118,7 @@ export function createWidgetService(deps: {
 
     async config(bot: BotRow, locale: string | undefined) {
       const l = labelsFor(locale)
-      const [availability, languages] = await Promise.all([
-        deps.live ? deps.live.availability(bot.tenant_id, bot.id) : NOBODY,
-        pickable(bot.tenant_id),
-      ])
+      const [availability, languages] = await Promise.all([deps.live ? deps.live.availability(bot.tenant_id, bot.id) : NOBODY, pickable(bot.tenant_id)])
       return {
         availability,
         bot_id: bot.public_id,
