@@ -701,7 +701,7 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
 
   // --- language -----------------------------------------------------------------------------------
   /** The service's texts in `c.locale`, and the language menu (shown when there is a choice). */
-  function useConfig(c: WidgetConfig): void {
+  function takeConfig(c: WidgetConfig): void {
     config = c
     ui = { ...FALLBACK_LABELS.ui, ...c.labels }
     lx = liveLabels(c.labels)
@@ -725,7 +725,7 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     }
     if (destroyed || locale !== code) return
     const onlyGreeting = log.childElementCount === 1 && log.firstElementChild?.querySelector('.bubble')?.textContent === ui.greeting
-    useConfig(c)
+    takeConfig(c)
     if (onlyGreeting) {
       log.replaceChildren()
       greet()
@@ -747,7 +747,7 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
       return
     }
     if (destroyed) return
-    useConfig(config)
+    takeConfig(config)
     host.style.display = inline ? 'block' : ''
     greet()
     updateControls()
