@@ -6146,7 +6146,19 @@ export interface operations {
                             offline_send: string;
                             offline_sent: string;
                             email_invalid: string;
+                            confirm: string;
+                            cancelled: string;
+                            language: string;
+                            operator_joined: string;
+                            someone_joined: string;
+                            back_to_bot: string;
+                            waiting: string;
+                            operator_typing: string;
+                            someone_typing: string;
+                            operator_suffix: string;
+                            conversation_closed: string;
                         };
+                        languages: string[];
                         availability: {
                             /** @description inside office hours (none set: always) with at least one agent online */
                             online: boolean;
@@ -6399,6 +6411,7 @@ export interface operations {
             content: {
                 "application/json": {
                     message?: string;
+                    language?: string;
                 };
             };
         };
@@ -10060,6 +10073,7 @@ export interface operations {
                             assignee_user_id: string | null;
                             first_response_at: string | null;
                             owner: "bot" | "queue" | "human" | "closed";
+                            language?: string | null;
                             assignee_name: string | null;
                             unread_count: number;
                             visitor_gone: boolean;
@@ -10211,6 +10225,7 @@ export interface operations {
                         assignee_user_id: string | null;
                         first_response_at: string | null;
                         owner: "bot" | "queue" | "human" | "closed";
+                        language?: string | null;
                         assignee_name: string | null;
                         unread_count: number;
                         visitor_gone: boolean;
@@ -10365,6 +10380,7 @@ export interface operations {
                         assignee_user_id: string | null;
                         first_response_at: string | null;
                         owner: "bot" | "queue" | "human" | "closed";
+                        language?: string | null;
                         assignee_name: string | null;
                         unread_count: number;
                         visitor_gone: boolean;
@@ -10518,6 +10534,7 @@ export interface operations {
                         assignee_user_id: string | null;
                         first_response_at: string | null;
                         owner: "bot" | "queue" | "human" | "closed";
+                        language?: string | null;
                         assignee_name: string | null;
                         unread_count: number;
                         visitor_gone: boolean;
@@ -10805,6 +10822,8 @@ export interface operations {
                     internal: boolean;
                     /** Format: uuid */
                     suggestion_id?: string;
+                    /** @description send the workspace model's translation into the session's language (#40); the original stays with the team as a note beside it. 409 visitor_language_unknown before the language is known, 502 translation_failed (nothing sent) */
+                    translate?: boolean;
                 };
             };
         };
@@ -10827,6 +10846,8 @@ export interface operations {
                         content: string;
                         /** Format: date-time */
                         created_at: string;
+                        original?: string;
+                        language?: string;
                     };
                 };
             };
@@ -10979,6 +11000,7 @@ export interface operations {
                         assignee_user_id: string | null;
                         first_response_at: string | null;
                         owner: "bot" | "queue" | "human" | "closed";
+                        language?: string | null;
                         assignee_name: string | null;
                         unread_count: number;
                         visitor_gone: boolean;
@@ -11142,6 +11164,7 @@ export interface operations {
                         assignee_user_id: string | null;
                         first_response_at: string | null;
                         owner: "bot" | "queue" | "human" | "closed";
+                        language?: string | null;
                         assignee_name: string | null;
                         unread_count: number;
                         visitor_gone: boolean;

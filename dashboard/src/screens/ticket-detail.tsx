@@ -10,6 +10,7 @@ import { useToast } from '../ui/toast'
 import { SessionActionCalls } from './action-calls'
 import { Assignment } from './ticket-assignee'
 import { MakeTestFromSession } from './eval-from-session'
+import { LanguageBadge } from '../ui/language-badge'
 import { LiveChat, OwnerBadge } from './ticket-live'
 
 const ROLE_WORDS: Record<string, string> = { user: 'Visitor', assistant: 'Bot', operator: 'Operator', system: 'System' }
@@ -234,6 +235,7 @@ export default function TicketDetail({ params }: { params: Record<string, string
         <PriorityBadge priority={t.priority} />
         <Badge>{TRIGGER_WORDS[t.trigger] ?? t.trigger}</Badge>
         <OwnerBadge owner={t.owner} name={t.assignee_name} />
+        <LanguageBadge language={t.language} />
       </div>
       <LiveChat t={t} />
       <div className="grid-2">

@@ -91,6 +91,7 @@ export function createEscalationsService(deps: {
       assignee_user_id: t.assignee_user_id,
       first_response_at: t.first_response_at ? t.first_response_at.toISOString() : null,
       owner: t.session_owner ?? 'bot',
+      language: t.session_language ?? null,
       assignee_name: t.session_owner === 'human' ? assigneeName(t) : null,
       unread_count: Number(t.unread_count ?? 0),
       visitor_gone: t.visitor_gone,
