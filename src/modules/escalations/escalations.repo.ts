@@ -315,6 +315,7 @@ export function createEscalationsRepo(db: Db) {
           't.user_email_enc',
           's.visitor_email_enc',
           's.locale',
+          's.language',
         ])
         .where('r.tenant_id', '=', tenantId)
         .where('r.id', '=', replyId)
