@@ -152,6 +152,11 @@ const EnvSchema = Type.Object({
    * evidence), always. One short call (at most 48 tokens, 3 s) per rewritten turn; a failure keeps the original retrieval.
    */
   RETRIEVAL_QUERY_REWRITE: Type.Union([Type.Literal('off'), Type.Literal('weak'), Type.Literal('always')], { default: 'off' }),
+  /**
+   * Cross-language retrieval (chat/stages/05-translate.ts): the weight of the ranking for the question translated into
+   * the knowledge's language against the ranking for the question as asked (1), when the two are fused.
+   */
+  RETRIEVAL_TRANSLATED_WEIGHT: Type.Number({ minimum: 1, maximum: 10, default: 2 }),
   /** Chunks BM25 scores per query: those holding the query's rarest terms, up to about this many (MaxScore planning). */
   RETRIEVAL_LEXICAL_BUDGET: Type.Integer({ minimum: 50, maximum: 1000000, default: 500 }),
   /** Memory for per-tenant embedding caches when pgvector is absent (exact cosine in process). */
@@ -381,6 +386,8 @@ export const CONFIG_DOCS: { readonly [K in keyof Env]-?: string } = {
     'per embedding model, "model=cosine,...": a top cosine at least this also passes the floor ("model=none": words only); OpenAI\'s text-embedding-3-small/-large (0.3) and ada-002 (0.8) have defaults; for other models not listed it is measured on each knowledge with off-topic probes',
   RETRIEVAL_QUERY_REWRITE:
     "off | weak | always: the chat model rewrites a question into the knowledge's likely words for a second retrieval fused with the first (weak: only when the question's words cover under half of a top hit's evidence); one call of at most 48 tokens per rewritten turn, a failure keeps the original",
+  RETRIEVAL_TRANSLATED_WEIGHT:
+    "weight (1..10) of the ranking for the question translated into the knowledge's language against the question as asked (1) in the fusion",
   RETRIEVAL_LEXICAL_BUDGET: 'candidate rows the BM25 search scores, taken from the rarest query terms',
   RETRIEVAL_VECTOR_CACHE_MB: 'memory for per-tenant embedding caches when pgvector is absent',
   RETRIEVAL_LEXICAL_CACHE_MB: 'memory for per-tenant BM25 postings scored in process; 0 always uses SQL',

@@ -137,7 +137,8 @@ describe('exports', () => {
     const r = await chatApi(t, owner).post('/chat', { question: 'Can digital products be refunded after download?' })
     expect(r.status, r.text).toBe(200)
     const conv = parse((await exportOf({ kind: 'conversations', format: 'csv' })).file.text, { columns: true }) as Record<string, string>[]
-    expect(conv.find((c) => c.session_id === r.body.session_id)).toMatchObject({ outcome: 'pending', questions: '1', messages: '2' })
+    // with the conversation's language (#40), detected from the question
+    expect(conv.find((c) => c.session_id === r.body.session_id)).toMatchObject({ outcome: 'pending', questions: '1', messages: '2', language: 'en' })
     sessions.push(r.body.session_id)
   })
 

@@ -161,3 +161,130 @@ describe("the session's language", { timeout: 120_000 }, () => {
     }
   })
 })
+
+/** The widget's side (#40): its texts in the session's language, and the language menu's choice kept by the session. */
+describe("the widget's language", { timeout: 120_000 }, () => {
+  async function widgetChat(query: string, body: unknown): Promise<Record<string, any>> {
+    const res = await fetch(`${app.url}/widget/chat?${query}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    expect(res.headers.get('content-type') ?? '', await res.clone().text()).toMatch(/^text\/event-stream/)
+    const frames = (await res.text())
+      .split('\n\n')
+      .filter((b) => b.startsWith('data: '))
+      .map((b) => JSON.parse(b.slice(6)))
+    const done = frames.find((f) => f.type === 'done')
+    expect(done, JSON.stringify(frames)).toBeTruthy()
+    return done
+  }
+  const sessionRow = async (sid: string) =>
+    (await owner.api.get('/chat/sessions?limit=200')).body.sessions.find((s: { session_id: string }) => s.session_id === sid)
+
+  it('config offers the answer languages as a menu and sends the texts in the asked language', async () => {
+    const all = await app.api().get(`/widget/config?bot_id=${owner.bot.public_id}&locale=nl-BE`)
+    expect(all.status, all.text).toBe(200)
+    expect(all.body.languages).toEqual(['en', 'de', 'fr', 'es', 'it', 'pt', 'nl', 'ru'])
+    expect(all.body.locale).toBe('nl')
+    expect(all.body.labels.language).toBe('Taal')
+    expect(all.body.labels.confirm).toBe('Bevestigen')
+    await owner.api.put('/tenants/me/languages', { knowledge: 'en', answer: ['de', 'en'], fallback: 'en' })
+    try {
+      const some = await app.api().get(`/widget/config?bot_id=${owner.bot.public_id}`)
+      expect(some.body.languages).toEqual(['en', 'de'])
+    } finally {
+      await owner.api.put('/tenants/me/languages', { knowledge: 'en', answer: [], fallback: 'en' })
+    }
+  })
+
+  it('the done frame names the detected language; a language chosen in the menu becomes the session’s (visitor), even over a detected one', async () => {
+    const q = `bot_id=${owner.bot.public_id}`
+    const first = await widgetChat(q, { message: QUESTIONS.de })
+    expect(first.language).toBe('de')
+    expect(await sessionRow(first.session_id)).toMatchObject({ language: 'de', language_source: 'detected' })
+    // the visitor picks French: from this message on the session speaks it, and says so to the widget
+    const picked = await widgetChat(`${q}&session_id=${first.session_id}`, { message: 'ok', language: 'fr' })
+    expect(picked.language).toBe('fr')
+    expect(await sessionRow(first.session_id)).toMatchObject({ language: 'fr', language_source: 'visitor' })
+    // an unknown code is no choice: the session keeps its language
+    const odd = await widgetChat(`${q}&session_id=${first.session_id}`, { message: 'merci', language: 'xx' })
+    expect(odd.language).toBe('fr')
+    const long = await fetch(`${app.url}/widget/chat?${q}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ message: 'hi', language: 'x'.repeat(40) }),
+    })
+    expect(long.status).toBe(422)
+  })
+})
+
+/** Operators (#40): the ticket names the conversation's language; a message can be sent translated into it, the original kept for the team. */
+describe("an operator's message sent translated", { timeout: 120_000 }, () => {
+  const WRITTEN = 'Your account is deactivated now.'
+  const GERMAN = 'Ihr Konto ist jetzt deaktiviert.'
+
+  async function germanTicket() {
+    const visitor = app.api()
+    const bot = owner.bot.public_id
+    const sid = (await visitor.post('/widget/session/init', { bot_id: bot })).body.session_id as string
+    const said = await fetch(`${app.url}/widget/chat?bot_id=${bot}&session_id=${sid}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ message: QUESTIONS.de }),
+    })
+    await said.text()
+    const esc = await visitor.post(`/widget/escalate?bot_id=${bot}&session_id=${sid}`, { user_note: 'Bitte helfen Sie mir' })
+    expect(esc.status, esc.text).toBe(200)
+    const ticket = (await owner.api.get('/escalations')).body.tickets.find((x: { session_id: string }) => x.session_id === sid)
+    return { visitor, bot, sid, ticket: ticket as { id: string; language: string | null } }
+  }
+
+  it("is sent in the visitor's language; the team keeps the original beside it", async () => {
+    fake.translateAs((text) => (text === WRITTEN ? GERMAN : undefined))
+    const { visitor, bot, sid, ticket } = await germanTicket()
+    expect(ticket.language).toBe('de')
+    expect((await owner.api.get(`/escalations/${ticket.id}`)).body.language).toBe('de')
+    const before = fake.chatCalls().length
+    const sent = await owner.api.post(`/escalations/${ticket.id}/messages`, { content: WRITTEN, translate: true })
+    expect(sent.status, sent.text).toBe(201)
+    expect(sent.body).toMatchObject({ content: GERMAN, original: WRITTEN, language: 'de', internal: false })
+    const call = fake
+      .chatCalls()
+      .slice(before)
+      .find((c) => system(c).includes("Translate the support team's message into German"))
+    expect(call, 'one translation call into German').toBeTruthy()
+    // the visitor reads German only
+    const h = await visitor.get(`/widget/history?bot_id=${bot}&session_id=${sid}`)
+    expect(h.body.messages.at(-1)).toMatchObject({ id: sent.body.id, content: GERMAN, from_operator: true })
+    expect(JSON.stringify(h.body)).not.toContain(WRITTEN)
+    // the team sees what was written, as a note beside the message
+    const t = await owner.api.get(`/escalations/${ticket.id}`)
+    expect(t.body.notes.map((n: { content: string }) => n.content).join('\n')).toContain(WRITTEN)
+    expect(t.body.transcript.map((m: { content: string }) => m.content)).toContain(GERMAN)
+  })
+
+  it('refuses before the language is known and when the model fails, sending nothing', async () => {
+    const visitor = app.api()
+    const bot = owner.bot.public_id
+    const sid = (await visitor.post('/widget/session/init', { bot_id: bot })).body.session_id as string
+    await visitor.post(`/widget/escalate?bot_id=${bot}&session_id=${sid}`, { user_note: 'help' })
+    const unknown = (await owner.api.get('/escalations')).body.tickets.find((x: { session_id: string }) => x.session_id === sid)
+    expect(unknown.language).toBeNull()
+    const refused = await owner.api.post(`/escalations/${unknown.id}/messages`, { content: WRITTEN, translate: true })
+    expect(refused.status).toBe(409)
+    expect(refused.body.detail.code).toBe('visitor_language_unknown')
+
+    const { visitor: v2, sid: sid2, ticket } = await germanTicket()
+    fake.fail(500, { match: (r) => JSON.stringify(r.body ?? {}).includes("Translate the support team's message") })
+    try {
+      const failed = await owner.api.post(`/escalations/${ticket.id}/messages`, { content: WRITTEN, translate: true })
+      expect(failed.status, failed.text).toBe(502)
+      expect(failed.body.detail.code).toBe('translation_failed')
+      expect(failed.text).not.toContain(WRITTEN)
+    } finally {
+      fake.reset()
+      fake.translateAs((text) => TRANSLATIONS.get(text))
+    }
+    const h = await v2.get(`/widget/history?bot_id=${bot}&session_id=${sid2}`)
+    expect(h.body.messages.some((m: { from_operator?: boolean }) => m.from_operator)).toBe(false)
+    // another workspace cannot reach the ticket
+    expect((await other.api.post(`/escalations/${ticket.id}/messages`, { content: WRITTEN, translate: true })).status).toBe(404)
+  })
+})

@@ -27,7 +27,7 @@ describe('availability line', () => {
   })
 
   it('every language has the availability texts, with their placeholders', () => {
-    for (const lang of ['en', 'de', 'fr', 'es', 'ru']) {
+    for (const lang of ['en', 'de', 'fr', 'es', 'it', 'pt', 'nl', 'ru']) {
       const l = labelsFor(lang).ui
       expect(l.reply_eta, lang).toContain('{n}')
       expect(l.team_back, lang).toContain('{when}')

@@ -116,8 +116,8 @@ describe('SSE parser (browser side)', () => {
 })
 
 describe('widget labels', () => {
-  it('ships every label in en, de, fr, es and ru, and the bundle fallback equals English', () => {
-    expect(SUPPORTED_LOCALES).toEqual(expect.arrayContaining(['en', 'de', 'fr', 'es', 'ru']))
+  it('ships every label in the eight languages of the catalogue, and the bundle fallback equals English', () => {
+    expect([...SUPPORTED_LOCALES].sort()).toEqual(['de', 'en', 'es', 'fr', 'it', 'nl', 'pt', 'ru'])
     for (const l of SUPPORTED_LOCALES) {
       const set = labelsFor(l)
       for (const k of UI_KEYS) expect(set.ui[k], `${l}.${k}`).toBeTruthy()
@@ -131,7 +131,8 @@ describe('widget labels', () => {
   it('resolves regional and odd locale tags, falling back to English', () => {
     expect(resolveLocale('de-AT')).toBe('de')
     expect(resolveLocale('RU_ru')).toBe('ru')
-    expect(resolveLocale('pt-BR')).toBe('en')
+    expect(resolveLocale('pt-BR')).toBe('pt')
+    expect(resolveLocale('ja-JP')).toBe('en')
     expect(resolveLocale('')).toBe('en')
     expect(resolveLocale(null)).toBe('en')
     expect(labelsFor('fr-CA').link.title).toBe('Ouvrir le lien externe ?')

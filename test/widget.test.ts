@@ -108,7 +108,9 @@ describe('GET /widget/health and /widget/config', () => {
       ['fr', 'Annuler'],
       ['es', 'Cancelar'],
       ['ru', 'Отмена'],
-      ['pt-BR', 'Cancel'],
+      ['pt-BR', 'Cancelar'],
+      ['nl', 'Annuleren'],
+      ['ja', 'Cancel'],
     ]) {
       const r = await t.api().get(`/widget/config?bot_id=${bot.public_id}&locale=${locale}`)
       expect(r.body.link_safety_labels.cancel_label, locale).toBe(cancel)
@@ -378,6 +380,8 @@ describe('POST /widget/chat', () => {
       chat_ended: false,
       owner: 'bot',
       sources: expect.any(Array),
+      // the session's language, detected from the question (#40): the widget's texts follow it
+      language: 'en',
     })
     expect(chunks.map((c) => c.text).join('')).toBe(done.text)
     for (const f of r.frames.filter((f) => f.type === 'status')) expect(['thinking', 'searching', 'writing']).toContain(f.stage)

@@ -86,6 +86,8 @@ export function wireModules(ctx: AppContext): Modules {
   const auth = wireAuth(ctx, guards, { jwt, repo: authRepo, email, tenants: tenants.service, bots: bots.service, botsRepo, audit })
   const team = wireTeam(ctx, guards, { users: authRepo, auth: auth.service, email, audit })
   const privacy = wirePrivacy(ctx, guards)
+  // the workspace's languages: the chat turn's settings, and an operator's message sent translated (live)
+  const languages = wireLanguages(ctx, guards, { llmKey: tenants.service.llmKey })
   // an operator's message is mailed like a resolution's reply (unless seen within the grace period): the
   // escalations module is wired after the live one, whose port it uses, so the hook reaches it when called
   const live = wireLive(ctx, guards, {
@@ -94,6 +96,7 @@ export function wireModules(ctx: AppContext): Modules {
     onOperatorMessage: (tenantId, m, trx) => escalations.service.queueReplyMail(tenantId, m, trx),
     // a message sent from a suggested reply counts it as used (assist is wired after the chat, whose retrieval it uses)
     onSuggestionUsed: (tenantId, u, trx) => assist.service.used(tenantId, u, trx),
+    translateForVisitor: languages.translateForVisitor,
   })
   // an operator's message on an e-mail conversation goes out in its thread (the e-mail channel rewrites the mail)
   const escalations = wireEscalations(ctx, guards, {
@@ -109,7 +112,6 @@ export function wireModules(ctx: AppContext): Modules {
   const knowledge = wireKnowledge(ctx, guards, { llmKey: tenants.service.llmKey, audit })
   // the bot's actions, which the turn offers its model as tools through the actions port
   const actions = wireActions(ctx, guards, { audit, events })
-  const languages = wireLanguages(ctx, guards)
   const chat = wireChat(ctx, guards, {
     bots: bots.service.lookups,
     privacy: privacy.repo,
@@ -127,7 +129,14 @@ export function wireModules(ctx: AppContext): Modules {
   })
   const assist = wireAssist(ctx, guards, { retrieval: chat.retrieval, addCandidates: knowledge.knowledge.addCandidates })
   const emailChannel = wireEmailChannel(ctx, guards, { bots: bots.service, botsRepo, chat: chat.service, email })
-  const widget = wireWidget(ctx, { repo: widgetRepo, bots: botsRepo, tenants: tenants.service, chat: chat.service, live: live.widget })
+  const widget = wireWidget(ctx, {
+    repo: widgetRepo,
+    bots: botsRepo,
+    tenants: tenants.service,
+    chat: chat.service,
+    live: live.widget,
+    languages: languages.languages,
+  })
   // the knowledge changing: its profile, and an automatic evaluation run (evals is wired below; called later)
   const documents = wireDocuments(ctx, guards, {
     llmKey: tenants.service.llmKey,

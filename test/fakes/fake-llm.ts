@@ -55,7 +55,7 @@
  *    question itself (an unchanged rewrite, which the product ignores).
  *
  * 7. A question translation (a system message "Translate the visitor's message into ...", the chat stage
- *    05-translate.ts) answers with `fake.translateAs(fn)`'s text for the message, else the message itself (an
+ *    05-translate.ts; or "Translate the support team's message into ...", an operator's message) answers with `fake.translateAs(fn)`'s text for the message, else the message itself (an
  *    unchanged translation, which the product ignores). While a translateAs rule is registered (scripted-translation
  *    mode), the answer model also reads the last user message through it, as a model that understands the
  *    visitor's language would: a German question is answered from English sources (in English).
@@ -687,7 +687,10 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
     return undefined
   }
   const translation = (messages: FakeMessage[]): string | undefined => {
-    if (!messages.some((m) => m.role === 'system' && m.content.includes("Translate the visitor's message into"))) return undefined
+    // a visitor's question (chat stage 05-translate) or an operator's message (languages/operator-translate.ts)
+    const asks = (m: FakeMessage) =>
+      m.content.includes("Translate the visitor's message into") || m.content.includes("Translate the support team's message into")
+    if (!messages.some((m) => m.role === 'system' && asks(m))) return undefined
     const q = questionOf(messages)
     return translated(q) ?? q
   }

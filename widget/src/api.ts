@@ -25,6 +25,8 @@ export interface WidgetConfig {
   labels?: UiLabels
   locale: string
   availability?: Availability
+  /** the languages the visitor may choose in the header's menu (#40) */
+  languages?: string[]
 }
 
 export interface HistoryMessage {
@@ -57,6 +59,8 @@ export type StreamEvent =
       sources?: Source[]
       ticket_number?: string
       owner?: Owner
+      /** the session's language once known: the widget's texts follow it */
+      language?: string
     }
   | { type: 'error'; code: string; message: string }
 
@@ -125,13 +129,21 @@ export function createClient(apiBase: string, botId: string) {
      * Sends a message and calls `onEvent` for every frame as it arrives. Resolves after the `done` or
      * `error` frame; an HTTP error before the stream, or a stream that ends without either, throws.
      */
-    async chat(sessionId: string | null, message: string, locale: string, onEvent: (e: StreamEvent) => void, signal: AbortSignal): Promise<void> {
+    /** `language`: the one the visitor chose in the widget's menu (the session's language from this message on). */
+    async chat(
+      sessionId: string | null,
+      message: string,
+      locale: string,
+      onEvent: (e: StreamEvent) => void,
+      signal: AbortSignal,
+      language?: string | null,
+    ): Promise<void> {
       let res: Response
       try {
         res = await fetch(url('/widget/chat', { session_id: sessionId, locale }), {
           method: 'POST',
           headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
-          body: JSON.stringify({ message }),
+          body: JSON.stringify(language ? { message, language } : { message }),
           credentials: 'omit',
           signal,
         })

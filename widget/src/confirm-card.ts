@@ -1,5 +1,3 @@
-import { localiseConfirmLabels } from './confirm-labels.js'
-
 /**
  * The confirmation card of a write action (contract "Actions"): the chat stream's `confirm` frame shows what
  * the bot is about to do, and the visitor approves or cancels it. A click posts once (both buttons are
@@ -17,10 +15,8 @@ export interface ConfirmDeps {
   apiBase: string
   botId: string
   sessionId: string
-  /** English `confirm` / `cancelled` are put in the visitor's language (confirm-labels.ts) */
+  /** the service's texts in the visitor's language (/widget/config `labels`, from the message catalogue) */
   labels: { confirm: string; cancel: string; failed: string; cancelled: string }
-  /** the visitor's language; without it, recognised from `labels.cancel` (the service's text in that language) */
-  locale?: string | null
   /** Shows the outcome as a bot message. */
   say(text: string): void
   announce(text: string): void
@@ -47,7 +43,7 @@ export const isConfirmFrame = (e: { type?: unknown }): e is ConfirmFrame => e.ty
 
 /** Builds the card; the caller places it in the log and it takes the focus. */
 export function confirmCard(frame: ConfirmFrame, given: ConfirmDeps): HTMLElement {
-  const deps = { ...given, labels: localiseConfirmLabels(given.labels, given.locale) }
+  const deps = given
   const headingId = `scb-confirm-${frame.call_id.replace(/[^\w-]/g, '')}`
   const card = el('div', { class: 'confirm', role: 'group', 'aria-labelledby': headingId, tabindex: '-1' })
   card.dataset.callId = frame.call_id

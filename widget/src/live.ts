@@ -1,6 +1,8 @@
+import { FALLBACK_LABELS } from './labels.js'
+
 /**
  * The visitor's side of a live conversation: the session's event stream (`GET /widget/events`), the
- * visitor's typing signal, and the English lines shown when a person joins or leaves. The stream is an
+ * visitor's typing signal, and the lines shown when a person joins or leaves (in the visitor's language). The stream is an
  * EventSource, which reconnects by itself with Last-Event-ID; after several failures in a row without a
  * single frame it gives up and the widget falls back to polling the history.
  */
@@ -24,17 +26,18 @@ export type LiveEvent =
   | { type: 'read' }
   | { type: 'availability'; online?: boolean; reply_eta_s?: number | null; next_open_at?: string | null }
 
-/** Texts of the live conversation; the service's labels override them when it sends these keys. */
-export const LIVE_LABELS = {
-  operator_joined: '{name} joined the conversation',
-  someone_joined: 'A member of our team joined the conversation',
-  back_to_bot: 'You are back with the assistant',
-  waiting: 'Waiting for a person…',
-  operator_typing: '{name} is typing…',
-  someone_typing: 'Support is typing…',
-  operator_suffix: '{name} (support)',
-  conversation_closed: 'This conversation was closed by our team.',
-}
+/** Texts of the live conversation: the catalogue's `widget.*` keys, English until /widget/config sends the visitor's. */
+const LIVE_KEYS = [
+  'operator_joined',
+  'someone_joined',
+  'back_to_bot',
+  'waiting',
+  'operator_typing',
+  'someone_typing',
+  'operator_suffix',
+  'conversation_closed',
+] as const
+export const LIVE_LABELS = Object.fromEntries(LIVE_KEYS.map((k) => [k, FALLBACK_LABELS.ui[k]])) as Record<(typeof LIVE_KEYS)[number], string>
 export type LiveLabels = typeof LIVE_LABELS
 
 export function liveLabels(from: Record<string, unknown> | undefined): LiveLabels {

@@ -24,6 +24,7 @@ export interface StoredSession {
 
 export function createStore(botId: string, now: () => number = Date.now) {
   const key = `scb:session:${botId}`
+  const langKey = `scb:language:${botId}`
   const storage = (): Storage | null => {
     try {
       return window.localStorage
@@ -32,6 +33,22 @@ export function createStore(botId: string, now: () => number = Date.now) {
     }
   }
   return {
+    /** The language the visitor chose in the widget's menu (kept across pages and sessions), else null. */
+    loadLanguage(): string | null {
+      try {
+        const v = storage()?.getItem(langKey) ?? null
+        return v && /^[a-z]{2,3}$/.test(v) ? v : null
+      } catch {
+        return null
+      }
+    },
+    saveLanguage(code: string): void {
+      try {
+        storage()?.setItem(langKey, code)
+      } catch {
+        // storage blocked: the choice lasts for this page
+      }
+    },
     load(): StoredSession | null {
       try {
         const raw = storage()?.getItem(key)

@@ -22,6 +22,9 @@ background:var(--bg);border-radius:14px;box-shadow:0 12px 40px rgba(0,0,0,.22);d
 .inline .panel{position:relative;bottom:auto;right:auto;left:auto;width:100%;max-width:none;height:100%;min-height:420px;max-height:none;box-shadow:none;border:1px solid var(--line)}
 header{display:flex;align-items:center;gap:8px;padding:12px 12px 12px 16px;background:var(--a);color:#fff}
 header h2{flex:1;margin:0;font-size:15px;font-weight:600;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+header select.lang{border:0;background:rgba(0,0,0,.2);color:#fff;border-radius:8px;padding:5px 4px;font:inherit;font-size:12.5px;max-width:104px}
+header select.lang option{color:#111;background:#fff}
+header select.lang:focus-visible{outline:2px solid #fff;outline-offset:1px}
 .hbtn{border:0;background:rgba(0,0,0,.2);color:#fff;border-radius:8px;padding:6px 10px;font-size:12.5px}
 .hbtn:hover{background:rgba(0,0,0,.32)}
 .x{width:32px;height:32px;padding:0;font-size:20px;line-height:1}

@@ -43,6 +43,16 @@ function tokenUid(token: string | null): string | undefined {
   }
 }
 
+/** A language's name in itself ("Deutsch"), for the language menu; the code when the browser does not know it. */
+function languageName(code: string): string {
+  try {
+    const name = new Intl.DisplayNames([code], { type: 'language' }).of(code) ?? code
+    return name.charAt(0).toLocaleUpperCase(code) + name.slice(1)
+  } catch {
+    return code
+  }
+}
+
 function pageLocale(opt?: string): string {
   return (opt || document.documentElement.lang || navigator.language || 'en').slice(0, 35)
 }
@@ -59,9 +69,12 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
   const target = opts.mode === 'inline' && opts.target ? document.querySelector(opts.target) : null
   if (opts.mode === 'inline' && !target) console.warn('[SupportChat] data-target not found; showing the chat bubble instead')
   const inline = Boolean(target)
-  const locale = pageLocale(opts.locale)
   const client = createClient(opts.apiBase, opts.botId)
   const store = createStore(opts.botId)
+  /** The language the visitor chose in the header's menu (#40); sent with each message, so the session keeps it. */
+  let chosen: string | null = store.loadLanguage()
+  /** The widget's texts' language: the chosen one, else the session's once known, else the page's. */
+  let locale = chosen ?? pageLocale(opts.locale)
 
   let ui: UiLabels = FALLBACK_LABELS.ui
   let linkLabels: LinkLabels = FALLBACK_LABELS.link
@@ -93,6 +106,9 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
   launcher.append(icon(CHAT_ICON))
   const title = h('h2', { id: 'scb-title' })
   const humanBtn = h('button', { class: 'hbtn human', type: 'button' })
+  const langSelect = h('select', { class: 'lang', id: 'scb-lang' })
+  const langLabel = h('label', { class: 'sr', for: 'scb-lang' })
+  langSelect.hidden = true
   const closeBtn = h('button', { class: 'hbtn x', type: 'button' })
   closeBtn.append(icon(CLOSE_ICON))
   closeBtn.querySelector('svg')!.setAttribute('style', 'width:16px;height:16px;fill:currentColor')
@@ -130,7 +146,7 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
   )
   const veil = h('div', { class: 'veil', hidden: '' }, dialog)
 
-  const header = h('header', {}, title, humanBtn, !inline && closeBtn)
+  const header = h('header', {}, title, langLabel, langSelect, humanBtn, !inline && closeBtn)
   const panel = h(
     'section',
     { class: 'panel', id: 'scb-panel', role: 'dialog', 'aria-labelledby': 'scb-title' },
@@ -155,6 +171,7 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     launcher.querySelector('path')!.setAttribute('d', isOpen ? CLOSE_ICON : CHAT_ICON)
     title.textContent = config?.name || ui.assistant
     humanBtn.textContent = ui.talk_to_human
+    langLabel.textContent = ui.language
     closeBtn.setAttribute('aria-label', ui.close_chat)
     input.placeholder = ui.placeholder
     input.setAttribute('aria-label', ui.placeholder)
@@ -429,7 +446,7 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     }
     try {
       const sid = await ensureSession()
-      await client.chat(sid, text, locale, (e: StreamEvent) => onFrame(e, view, retry), abort.signal)
+      await client.chat(sid, text, locale, (e: StreamEvent) => onFrame(e, view, retry), abort.signal, chosen)
     } catch (err) {
       if ((err as Error).name === 'AbortError' || destroyed) return
       if (err instanceof ApiError && err.code === 'session_not_found' && mayRetrySession) {
@@ -495,6 +512,8 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
       else if (e.chat_ended) setEnded(true)
       updateControls()
       markRead()
+      // the session's language is known now: the widget's own texts follow it (a visitor's choice stays)
+      if (e.language && !chosen && e.language !== config?.locale) void switchLanguage(e.language)
     } else if (e.type === 'error') {
       view.fail(e.code === 'rate_limited' ? ui.error_rate_limited : ui.error_generic, retry)
       announce(ui.error_generic)
@@ -504,8 +523,7 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
         apiBase: opts.apiBase,
         botId: opts.botId,
         sessionId: session.id,
-        locale,
-        labels: { confirm: 'Confirm', cancel: ui.cancel, failed: ui.error_generic, cancelled: 'Cancelled.' },
+        labels: { confirm: ui.confirm, cancel: ui.cancel, failed: ui.error_generic, cancelled: ui.cancelled },
         say: (text) => addMessage('assistant', text),
         announce,
       })
@@ -681,6 +699,45 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
   const onVisible = () => markRead()
   document.addEventListener('visibilitychange', onVisible)
 
+  // --- language -----------------------------------------------------------------------------------
+  /** The service's texts in `c.locale`, and the language menu (shown when there is a choice). */
+  function takeConfig(c: WidgetConfig): void {
+    config = c
+    ui = { ...FALLBACK_LABELS.ui, ...c.labels }
+    lx = liveLabels(c.labels)
+    linkLabels = { ...FALLBACK_LABELS.link, ...c.link_safety_labels }
+    avail.update(c.availability, ui, locale)
+    const codes = c.languages ?? []
+    langSelect.replaceChildren(...codes.map((code) => h('option', { value: code, lang: code }, languageName(code))))
+    langSelect.value = codes.includes(c.locale) ? c.locale : (codes[0] ?? '')
+    langSelect.hidden = codes.length < 2
+    applyLabels()
+  }
+
+  /** The widget's texts in another language; the greeting too while nothing else was said. */
+  async function switchLanguage(code: string): Promise<void> {
+    locale = code
+    let c: WidgetConfig
+    try {
+      c = await client.config(code)
+    } catch {
+      return
+    }
+    if (destroyed || locale !== code) return
+    const onlyGreeting = log.childElementCount === 1 && log.firstElementChild?.querySelector('.bubble')?.textContent === ui.greeting
+    takeConfig(c)
+    if (onlyGreeting) {
+      log.replaceChildren()
+      greet()
+    }
+  }
+
+  langSelect.addEventListener('change', () => {
+    chosen = langSelect.value
+    store.saveLanguage(chosen)
+    void switchLanguage(chosen)
+  })
+
   // --- boot ----------------------------------------------------------------------------------------
   void (async () => {
     try {
@@ -690,11 +747,7 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
       return
     }
     if (destroyed) return
-    ui = { ...FALLBACK_LABELS.ui, ...config.labels }
-    lx = liveLabels(config.labels)
-    linkLabels = { ...FALLBACK_LABELS.link, ...config.link_safety_labels }
-    avail.update(config.availability, ui, locale)
-    applyLabels()
+    takeConfig(config)
     host.style.display = inline ? 'block' : ''
     greet()
     updateControls()

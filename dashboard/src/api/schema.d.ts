@@ -6162,7 +6162,19 @@ export interface operations {
                             offline_send: string;
                             offline_sent: string;
                             email_invalid: string;
+                            confirm: string;
+                            cancelled: string;
+                            language: string;
+                            operator_joined: string;
+                            someone_joined: string;
+                            back_to_bot: string;
+                            waiting: string;
+                            operator_typing: string;
+                            someone_typing: string;
+                            operator_suffix: string;
+                            conversation_closed: string;
                         };
+                        languages: string[];
                         availability: {
                             /** @description inside office hours (none set: always) with at least one agent online */
                             online: boolean;
@@ -6415,6 +6427,7 @@ export interface operations {
             content: {
                 "application/json": {
                     message?: string;
+                    language?: string;
                 };
             };
         };
@@ -10082,6 +10095,7 @@ export interface operations {
                             assignee_user_id: string | null;
                             first_response_at: string | null;
                             owner: "bot" | "queue" | "human" | "closed";
+                            language?: string | null;
                             assignee_name: string | null;
                             unread_count: number;
                             visitor_gone: boolean;
@@ -10233,6 +10247,7 @@ export interface operations {
                         assignee_user_id: string | null;
                         first_response_at: string | null;
                         owner: "bot" | "queue" | "human" | "closed";
+                        language?: string | null;
                         assignee_name: string | null;
                         unread_count: number;
                         visitor_gone: boolean;
@@ -10387,6 +10402,7 @@ export interface operations {
                         assignee_user_id: string | null;
                         first_response_at: string | null;
                         owner: "bot" | "queue" | "human" | "closed";
+                        language?: string | null;
                         assignee_name: string | null;
                         unread_count: number;
                         visitor_gone: boolean;
@@ -10540,6 +10556,7 @@ export interface operations {
                         assignee_user_id: string | null;
                         first_response_at: string | null;
                         owner: "bot" | "queue" | "human" | "closed";
+                        language?: string | null;
                         assignee_name: string | null;
                         unread_count: number;
                         visitor_gone: boolean;
@@ -10827,6 +10844,8 @@ export interface operations {
                     internal: boolean;
                     /** Format: uuid */
                     suggestion_id?: string;
+                    /** @description send the workspace model's translation into the session's language (#40); the original stays with the team as a note beside it. 409 visitor_language_unknown before the language is known, 502 translation_failed (nothing sent) */
+                    translate?: boolean;
                 };
             };
         };
@@ -10849,6 +10868,8 @@ export interface operations {
                         content: string;
                         /** Format: date-time */
                         created_at: string;
+                        original?: string;
+                        language?: string;
                     };
                 };
             };
@@ -11001,6 +11022,7 @@ export interface operations {
                         assignee_user_id: string | null;
                         first_response_at: string | null;
                         owner: "bot" | "queue" | "human" | "closed";
+                        language?: string | null;
                         assignee_name: string | null;
                         unread_count: number;
                         visitor_gone: boolean;
@@ -11164,6 +11186,7 @@ export interface operations {
                         assignee_user_id: string | null;
                         first_response_at: string | null;
                         owner: "bot" | "queue" | "human" | "closed";
+                        language?: string | null;
                         assignee_name: string | null;
                         unread_count: number;
                         visitor_gone: boolean;

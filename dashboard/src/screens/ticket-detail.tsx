@@ -10,6 +10,7 @@ import { useToast } from '../ui/toast'
 import { SessionActionCalls } from './action-calls'
 import { Assignment } from './ticket-assignee'
 import { MakeTestFromSession } from './eval-from-session'
+import { LanguageBadge } from '../ui/language-badge'
 import { LiveChat, OwnerBadge } from './ticket-live'
 import { Thread, type ThreadLine } from './ticket-thread'
 
@@ -256,6 +257,7 @@ export default function TicketDetail({ params }: { params: Record<string, string
         <Badge>{TRIGGER_WORDS[t.trigger] ?? t.trigger}</Badge>
         <OwnerBadge owner={t.owner} name={t.assignee_name} />
         {t.visitor_gone && <Badge tone="neutral">Visitor left</Badge>}
+        <LanguageBadge language={t.language} />
       </div>
       {t.session_id ? <LiveChat t={t} /> : <TranscriptOnly t={t} />}
       <div className="grid-2">

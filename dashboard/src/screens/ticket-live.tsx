@@ -63,6 +63,8 @@ export function LiveChat({ t }: { t: Ticket }) {
   const [visitorTyping, setVisitorTyping] = useState(false)
   const [text, setText] = useState('')
   const [internal, setInternal] = useState(false)
+  // send the message in the visitor's language (#40); the original stays with the team as a note
+  const [translate, setTranslate] = useState(false)
   // the suggested reply inserted into the composer (sent with the message: counted as used)
   const [suggestionId, setSuggestionId] = useState<string | null>(null)
   const typing = useTypingSignal(t.id)
@@ -126,7 +128,12 @@ export function LiveChat({ t }: { t: Ticket }) {
       call(
         api.POST('/escalations/{ticket_id}/messages', {
           params: { path: { ticket_id: t.id } },
-          body: { content: text.trim(), internal, ...(suggestionId && !internal ? { suggestion_id: suggestionId } : {}) },
+          body: {
+            content: text.trim(),
+            internal,
+            ...(suggestionId && !internal ? { suggestion_id: suggestionId } : {}),
+            ...(translate && !internal && t.language ? { translate: true } : {}),
+          },
         }),
       ),
     onSuccess: (m) => {
@@ -231,6 +238,14 @@ export function LiveChat({ t }: { t: Ticket }) {
               }}
             />
           )}
+          {!internal && t.language && (
+            <Check
+              label={`Translate into ${languageLabel(t.language)}`}
+              hint="The visitor gets the model's translation; your original is kept as a note for the team"
+              checked={translate}
+              onChange={setTranslate}
+            />
+          )}
           <Check
             label="Internal note"
             hint="A note for your team: never shown to the visitor"
@@ -273,4 +288,13 @@ export function LiveChat({ t }: { t: Ticket }) {
       <ErrorBox error={toBot.error ?? close.error} />
     </section>
   )
+}
+
+/** "de" -> "German", for the composer's translate toggle. */
+function languageLabel(code: string): string {
+  try {
+    return new Intl.DisplayNames(['en'], { type: 'language' }).of(code) ?? code
+  } catch {
+    return code
+  }
 }

@@ -9,6 +9,7 @@ import { AlertPrefsForm, useNeedsPersonCount } from '../ui/inbox-alerts'
 import { useMembers } from '../ui/team'
 import { MyDisplayName } from './my-name'
 import { AssigneeName, AssignmentMailPref } from './ticket-assignee'
+import { LanguageBadge } from '../ui/language-badge'
 import { OwnerBadge, useTeamEvents } from './ticket-live'
 
 type StatusFilter = 'needs' | 'open' | 'in_progress' | 'resolved' | 'all'
@@ -195,7 +196,7 @@ export default function Tickets() {
                 {rows.map((t) => (
                   <tr key={t.id}>
                     <td>
-                      <Link href={`/tickets/${t.id}`}>{t.ticket_number}</Link>
+                      <Link href={`/tickets/${t.id}`}>{t.ticket_number}</Link> <LanguageBadge language={t.language} />
                       {t.unread_count > 0 && (
                         <span className="unread">
                           <Badge tone="warn">

@@ -129,11 +129,13 @@ async function page(db: Db, tenantId: string, kind: ExportKind, s: ExportScope, 
   }
   const cols = {
     conversations: sql`c.session_id AS id, c.started_at AS at, c.bot_id, c.channel, c.started_at, c.last_message_at, c.messages, c.questions, c.outcome,
-      c.tickets, c.first_response_s, c.resolve_s, c.bot_up, c.bot_down, c.op_up, c.op_down, c.tokens`,
+      c.tickets, c.first_response_s, c.resolve_s, c.bot_up, c.bot_down, c.op_up, c.op_down, c.tokens,
+      (SELECT s.language FROM chat_sessions s WHERE s.tenant_id = c.tenant_id AND s.id = c.session_id) AS language`,
     messages: sql`m.id, m.created_at AS at, m.session_id, s.bot_id, s.channel, m.created_at, m.role, m.from_operator, m.content, m.feedback, m.tokens_used,
       (m.debug->'timings'->>'model')::float8 AS model_ms`,
     tickets: sql`t.id, t.created_at AS at, t.ticket_number, t.session_id, t.bot_id, t.status, t.priority, t.trigger, t.primary_question, t.created_at,
-      (SELECT min(r.created_at) FROM operator_replies r WHERE r.tenant_id = t.tenant_id AND r.ticket_id = t.id) AS first_reply_at, t.resolved_at`,
+      (SELECT min(r.created_at) FROM operator_replies r WHERE r.tenant_id = t.tenant_id AND r.ticket_id = t.id) AS first_reply_at, t.resolved_at,
+      (SELECT s.language FROM chat_sessions s WHERE s.tenant_id = t.tenant_id AND s.id = t.session_id) AS language`,
     questions: sql`q.id, q.created_at AS at, q.session_id, q.bot_id, q.message_id, q.question, q.outcome, q.trigger, q.best_score, q.feedback, q.created_at`,
   }[kind]
   const r = await sql<

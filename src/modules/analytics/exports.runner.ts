@@ -36,6 +36,8 @@ export const EXPORT_COLUMNS: Record<ExportKind, readonly string[]> = {
     'operator_feedback_up',
     'operator_feedback_down',
     'tokens',
+    // the conversation's language once known (#40), last so existing columns keep their places
+    'language',
   ],
   messages: ['message_id', 'session_id', 'bot_id', 'channel', 'created_at', 'role', 'content', 'feedback', 'tokens', 'model_ms'],
   tickets: [
@@ -50,6 +52,7 @@ export const EXPORT_COLUMNS: Record<ExportKind, readonly string[]> = {
     'created_at',
     'first_response_at',
     'resolved_at',
+    'language',
   ],
   questions: ['question_id', 'session_id', 'bot_id', 'message_id', 'question', 'outcome', 'trigger', 'best_score', 'feedback', 'created_at'],
 }
@@ -75,6 +78,7 @@ export function presentRow(kind: ExportKind, r: Record<string, unknown>, now: Da
         operator_feedback_up: num(r.op_up),
         operator_feedback_down: num(r.op_down),
         tokens: num(r.tokens),
+        language: r.language ?? null,
       }
     case 'messages':
       return {
@@ -103,6 +107,7 @@ export function presentRow(kind: ExportKind, r: Record<string, unknown>, now: Da
         created_at: iso(r.created_at),
         first_response_at: firsts.length ? new Date(Math.min(...firsts)).toISOString() : null,
         resolved_at: iso(r.resolved_at),
+        language: r.language ?? null,
       }
     }
     case 'questions':

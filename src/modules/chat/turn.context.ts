@@ -73,6 +73,8 @@ export interface TurnResult {
   owner: SessionOwner
   /** The visitor's message went to the person who owns the conversation; nobody answered it here. */
   delivered?: boolean
+  /** The session's language once known (#40). */
+  language?: string
 }
 
 export type ChatConfig = Pick<
@@ -98,6 +100,7 @@ export type ChatConfig = Pick<
   | 'RETRIEVAL_CAVEAT_SCORE'
   | 'RETRIEVAL_FLOOR_LEXICAL'
   | 'RETRIEVAL_QUERY_REWRITE'
+  | 'RETRIEVAL_TRANSLATED_WEIGHT'
   | 'RETRIEVAL_FLOOR_COSINE'
   | 'EMBEDDING_MODEL'
   | 'FAQ_DIRECT_SCORE'

@@ -435,5 +435,7 @@ async function finishTurn(deps: TurnDeps, t: Turn, decision: Decision, f: Finish
 
 /** A reply with the fallback language's note before it (1b), as the visitor saw it stream. */
 function withNotice(t: Turn, r: TurnResult): TurnResult {
-  return t.lang?.notice ? { ...r, text: `${t.lang.notice}\n\n${r.text}` } : r
+  // the session's language once known: the widget shows its own texts in it
+  const known = t.lang?.source ? { language: t.lang.language } : {}
+  return t.lang?.notice ? { ...r, ...known, text: `${t.lang.notice}\n\n${r.text}` } : { ...r, ...known }
 }

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { EMAIL_TEXTS } from './email-channel.texts.js'
+import { message } from '../shared/messages/catalogue.js'
 
 /** One header line as mailparser gives it (`headerLines`): the lower-cased name and the whole raw line. */
 export interface HeaderLine {
@@ -108,10 +108,18 @@ const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', 
  * A reply's text and HTML parts: the answer, the cited pages as numbered links under it, the signature, and
  * (for the bot's own answers) the footer that says so.
  */
-export function renderReply(input: { text: string; sources: Cited[]; signature: string | null; footer?: string | null }): { text: string; html: string } {
+export function renderReply(input: {
+  text: string
+  sources: Cited[]
+  signature: string | null
+  footer?: string | null
+  /** the session's language: the fixed texts (the sources heading) come from the catalogue in it; English without one */
+  lang?: string | null
+}): { text: string; html: string } {
+  const heading = message(input.lang ?? 'en', 'email.sources_heading')
   const sources = input.sources.filter((s) => /^https?:\/\//i.test(s.url)).slice(0, 10)
   const parts = [input.text.trim()]
-  if (sources.length) parts.push([EMAIL_TEXTS.sourcesHeading, ...sources.map((s, i) => `[${i + 1}] ${s.title}: ${s.url}`)].join('\n'))
+  if (sources.length) parts.push([heading, ...sources.map((s, i) => `[${i + 1}] ${s.title}: ${s.url}`)].join('\n'))
   if (input.signature?.trim()) parts.push(`-- \n${input.signature.trim()}`)
   if (input.footer) parts.push(input.footer)
   const paragraphs = (s: string) =>
@@ -122,7 +130,7 @@ export function renderReply(input: { text: string; sources: Cited[]; signature: 
   let html = paragraphs(input.text.trim())
   if (sources.length) {
     const items = sources.map((s) => `<li><a href="${escapeHtml(s.url)}">${escapeHtml(s.title)}</a></li>`).join('')
-    html += `<p>${escapeHtml(EMAIL_TEXTS.sourcesHeading)}</p><ol>${items}</ol>`
+    html += `<p>${escapeHtml(heading)}</p><ol>${items}</ol>`
   }
   if (input.signature?.trim()) html += `<p>-- <br>${escapeHtml(input.signature.trim()).replace(/\n/g, '<br>')}</p>`
   if (input.footer) html += `<p style="color:#666;font-size:smaller">${escapeHtml(input.footer)}</p>`

@@ -28,6 +28,8 @@ export async function threadMail(
     sources?: Cited[]
     auto: boolean
     footer?: string | null
+    /** the session's language, for the mail's fixed texts */
+    lang?: string | null
   },
   trx?: Db,
 ): Promise<MailMessage> {
@@ -36,7 +38,7 @@ export async function threadMail(
   const ids = thread.map((m) => m.message_id).filter((id) => id !== p.messageId)
   const lastIn = [...thread].reverse().find((m) => m.direction === 'in')?.message_id
   const inReplyTo = p.answering ?? lastIn ?? ids[ids.length - 1]
-  const body = renderReply({ text: p.text, sources: p.sources ?? [], signature: p.channel.signature, footer: p.footer })
+  const body = renderReply({ text: p.text, sources: p.sources ?? [], signature: p.channel.signature, footer: p.footer, lang: p.lang })
   const headers: Record<string, string> = p.auto ? { 'Auto-Submitted': 'auto-replied', 'X-Auto-Response-Suppress': 'All' } : {}
   return {
     to: p.to,

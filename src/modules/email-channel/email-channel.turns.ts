@@ -12,7 +12,7 @@ import { threadMail } from './email-channel.mails.js'
 import { parseInbound, type InboundMail } from './email-channel.parse.js'
 import type { EmailChannelRepo } from './email-channel.repo.js'
 import { PROCESS_ATTEMPTS } from './email-channel.service.js'
-import { EMAIL_TEXTS } from './email-channel.texts.js'
+import { message } from '../shared/messages/catalogue.js'
 
 /** Bot mails (answers and ticket notices) one sender gets from one bot in an hour; beyond, a person gets the thread. */
 export const SENDER_HOURLY_CAP = 5
@@ -161,6 +161,8 @@ export function createEmailTurns(deps: EmailTurnDeps, senderKeyHash: (address: s
     },
   ) {
     const mailing = 'text' in o && send && sessionId
+    // the mail's fixed texts (sources heading, the bot's footer) in the session's language (#40)
+    const lang = mailing ? ((await deps.chat.getSession(tenantId, sessionId))?.language ?? 'en') : 'en'
     const mail = mailing
       ? await threadMail(deps, tenantId, {
           channel: send.channel,
@@ -171,7 +173,8 @@ export function createEmailTurns(deps: EmailTurnDeps, senderKeyHash: (address: s
           text: o.text,
           sources: o.sources,
           auto: true,
-          footer: o.kind === 'answer' ? EMAIL_TEXTS.botFooter : null,
+          footer: o.kind === 'answer' ? message(lang, 'email.bot_footer') : null,
+          lang,
         })
       : null
     await deps.db.transaction().execute(async (trx) => {

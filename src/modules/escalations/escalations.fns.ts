@@ -1,53 +1,18 @@
 import type { TicketPriority, TicketTrigger, TranscriptEntry } from '../../db/schema/chat.js'
+import { message } from '../shared/messages/catalogue.js'
 import { detectPii } from '../tenants/privacy/pii.fns.js'
 
 /**
  * Pure pieces of the operator workflow: what the bot says after a hand-off (asking for an e-mail, "anything
  * else?"), recognising a visitor's "no" and e-mail, and the texts of the ticket notification and of the
- * operator-reply mail. Five languages like the widget; anything else gets English.
+ * operator-reply mail. The visitor's texts come from the message catalogue (eight languages, #40); the team's
+ * notification labels are here, in five; anything else gets English.
  */
 
 export type FollowUpKey = 'ask_email' | 'anything_else' | 'email_saved' | 'email_declined' | 'goodbye'
 
-const FOLLOW_UP: Record<string, Record<FollowUpKey, string>> = {
-  en: {
-    ask_email: 'So that our team can also reply by e-mail, please type your e-mail address here.',
-    anything_else: 'Is there anything else I can help you with?',
-    email_saved: 'Thank you! Our team will reply here and by e-mail. Is there anything else I can help you with?',
-    email_declined: "No problem: you will see our team's reply here in the chat. Is there anything else I can help you with?",
-    goodbye: 'Thank you for contacting us. Goodbye!',
-  },
-  de: {
-    ask_email: 'Damit unser Team Ihnen auch per E-Mail antworten kann, geben Sie bitte hier Ihre E-Mail-Adresse ein.',
-    anything_else: 'Kann ich Ihnen sonst noch helfen?',
-    email_saved: 'Vielen Dank! Unser Team antwortet hier und per E-Mail. Kann ich Ihnen sonst noch helfen?',
-    email_declined: 'Kein Problem: Die Antwort unseres Teams sehen Sie hier im Chat. Kann ich Ihnen sonst noch helfen?',
-    goodbye: 'Vielen Dank für Ihre Nachricht. Auf Wiedersehen!',
-  },
-  fr: {
-    ask_email: 'Pour que notre équipe puisse aussi vous répondre par e-mail, veuillez saisir votre adresse e-mail ici.',
-    anything_else: 'Puis-je vous aider pour autre chose ?',
-    email_saved: 'Merci ! Notre équipe vous répondra ici et par e-mail. Puis-je vous aider pour autre chose ?',
-    email_declined: 'Pas de problème : vous verrez la réponse de notre équipe ici dans la discussion. Puis-je vous aider pour autre chose ?',
-    goodbye: 'Merci de nous avoir contactés. Au revoir !',
-  },
-  es: {
-    ask_email: 'Para que nuestro equipo también pueda responderle por correo electrónico, escriba aquí su dirección de correo.',
-    anything_else: '¿Puedo ayudarle con algo más?',
-    email_saved: '¡Gracias! Nuestro equipo le responderá aquí y por correo electrónico. ¿Puedo ayudarle con algo más?',
-    email_declined: 'No hay problema: verá la respuesta de nuestro equipo aquí en el chat. ¿Puedo ayudarle con algo más?',
-    goodbye: 'Gracias por contactarnos. ¡Hasta luego!',
-  },
-  ru: {
-    ask_email: 'Чтобы наша команда могла ответить и по электронной почте, пожалуйста, напишите здесь свой адрес e-mail.',
-    anything_else: 'Могу ли я помочь чем-то ещё?',
-    email_saved: 'Спасибо! Наша команда ответит здесь и по электронной почте. Могу ли я помочь чем-то ещё?',
-    email_declined: 'Хорошо: ответ нашей команды вы увидите здесь, в чате. Могу ли я помочь чем-то ещё?',
-    goodbye: 'Спасибо за обращение. До свидания!',
-  },
-}
-
-export const followUpText = (key: FollowUpKey, lang: string) => (FOLLOW_UP[lang] ?? FOLLOW_UP.en!)[key]
+/** The hand-off's follow-up questions, from the message catalogue (#40) in the session's language. */
+export const followUpText = (key: FollowUpKey, lang: string) => message(lang, `handoff.${key}`)
 
 /** What the session waits for after a hand-off: the visitor's e-mail when no address is known, else "anything else?". */
 export const awaitingAfterHandOff = (emailKnown: boolean): 'email' | 'anything_else' => (emailKnown ? 'anything_else' : 'email')
@@ -382,43 +347,20 @@ export function emailAddedMail(
   return { subject: `[${t.priority.toUpperCase()}] ${t.ticket_number}: ${L.email_added_subject}`, text: `${text}\n` }
 }
 
-const REPLY: Record<string, { subject: string; intro: string; question: string; outro: string }> = {
-  en: {
-    subject: 'Reply to your support request {ticket}',
-    intro: 'Our support team has answered your request {ticket}:',
-    question: 'Your question',
-    outro: 'You can also read this reply in the chat.',
-  },
-  de: {
-    subject: 'Antwort auf Ihre Support-Anfrage {ticket}',
-    intro: 'Unser Support-Team hat Ihre Anfrage {ticket} beantwortet:',
-    question: 'Ihre Frage',
-    outro: 'Sie können diese Antwort auch im Chat lesen.',
-  },
-  fr: {
-    subject: 'Réponse à votre demande de support {ticket}',
-    intro: 'Notre équipe support a répondu à votre demande {ticket} :',
-    question: 'Votre question',
-    outro: 'Vous pouvez aussi lire cette réponse dans la discussion.',
-  },
-  es: {
-    subject: 'Respuesta a su solicitud de soporte {ticket}',
-    intro: 'Nuestro equipo de soporte ha respondido a su solicitud {ticket}:',
-    question: 'Su pregunta',
-    outro: 'También puede leer esta respuesta en el chat.',
-  },
-  ru: {
-    subject: 'Ответ на ваше обращение {ticket}',
-    intro: 'Наша служба поддержки ответила на ваше обращение {ticket}:',
-    question: 'Ваш вопрос',
-    outro: 'Этот ответ также можно прочитать в чате.',
-  },
-}
-
 /** The operator's reply as mailed to a visitor who did not read it in the chat. */
 export function operatorReplyMail(p: { ticket_number: string; reply: string; question: string; language: string }) {
-  const L = REPLY[p.language] ?? REPLY.en!
-  const fill = (s: string) => s.replace('{ticket}', p.ticket_number)
-  const text = [fill(L.intro), '', p.reply, '', '—', `${L.question}: ${oneLine(p.question, 500)}`, '', L.outro].join('\n')
-  return { subject: fill(L.subject), text: `${text}\n` }
+  // the visitor's fixed texts come from the message catalogue (#40), in the session's language
+  const say = (key: 'email.reply_subject' | 'email.reply_intro' | 'email.reply_question' | 'email.reply_outro') =>
+    message(p.language, key, { ticket: p.ticket_number })
+  const text = [
+    say('email.reply_intro'),
+    '',
+    p.reply,
+    '',
+    '—',
+    `${say('email.reply_question')}: ${oneLine(p.question, 500)}`,
+    '',
+    say('email.reply_outro'),
+  ].join('\n')
+  return { subject: say('email.reply_subject'), text: `${text}\n` }
 }

@@ -66,6 +66,7 @@ export function createEscalationsRepo(db: Db) {
         's.locale as session_locale',
         's.visitor_email_enc as session_email_enc',
         's.owner as session_owner',
+        's.language as session_language',
         'a.email as assignee_email',
         'a.display_name as assignee_display_name',
         // the visitor's messages since the team last wrote (or since the hand-off): the inbox's unread count
@@ -315,6 +316,7 @@ export function createEscalationsRepo(db: Db) {
           't.user_email_enc',
           's.visitor_email_enc',
           's.locale',
+          's.language',
         ])
         .where('r.tenant_id', '=', tenantId)
         .where('r.id', '=', replyId)

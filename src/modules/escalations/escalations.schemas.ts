@@ -89,6 +89,8 @@ export const EscalationTicket = Type.Object({
   first_response_at: Nullable(DateTime),
   /** who answers the ticket's conversation: bot, queue, human or closed */
   owner: OwnerSchema,
+  /** the conversation's language once known (#40): what an operator's message may be translated into */
+  language: Type.Optional(Nullable(Type.String())),
   /** the member who has the conversation while its owner is human */
   assignee_name: Nullable(Type.String()),
   /** the visitor's messages since the team last wrote in the conversation */

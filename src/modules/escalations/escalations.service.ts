@@ -92,6 +92,7 @@ export function createEscalationsService(deps: {
       assignee_user_id: t.assignee_user_id,
       first_response_at: t.first_response_at ? t.first_response_at.toISOString() : null,
       owner: t.session_owner ?? 'bot',
+      language: t.session_language ?? null,
       assignee_name: t.session_owner === 'human' ? assigneeName(t) : null,
       unread_count: Number(t.unread_count ?? 0),
       visitor_gone: t.visitor_gone,
@@ -411,7 +412,8 @@ export function createEscalationsService(deps: {
         if (!unseen.length) return
         const to = decryptOrNull(r.user_email_enc) ?? decryptOrNull(r.visitor_email_enc)
         if (!to) return decide([...unseenIds], 'no_email')
-        const language = localeLanguage(r.locale) ?? visitorLanguage(r.primary_question, null)
+        // the conversation's language once known (#40), else the browser's, else the question's
+        const language = r.language ?? localeLanguage(r.locale) ?? visitorLanguage(r.primary_question, null)
         const text = unseen.map((x) => x.text).join('\n\n')
         const mail = operatorReplyMail({ ticket_number: r.ticket_number, reply: text, question: r.primary_question, language })
         await decide([...unseenIds], 'sent')

@@ -40,15 +40,18 @@ export function createLanguagesRepo(db: Db, changes: Pick<ChangeFeed, 'announce'
       return rows.map((r) => r.text)
     },
 
-    /** Sets a session's language once: a session that already has one keeps it. */
+    /** The session's language, when known (null: not yet, or no such session of this tenant). */
+    async sessionLanguage(tenantId: string, sessionId: string): Promise<string | null> {
+      const r = await db.selectFrom('chat_sessions').select('language').where('tenant_id', '=', tenantId).where('id', '=', sessionId).executeTakeFirst()
+      return r?.language ?? null
+    },
+
+    /** Sets a session's language once (a session that already has one keeps it), or as the visitor chose it. */
     async setSessionLanguage(tenantId: string, sessionId: string, language: string, source: LanguageSource): Promise<void> {
-      await db
-        .updateTable('chat_sessions')
-        .set({ language, language_source: source })
-        .where('tenant_id', '=', tenantId)
-        .where('id', '=', sessionId)
-        .where('language', 'is', null)
-        .execute()
+      // a detected language is set once; the visitor's choice in the widget's menu replaces whatever was there
+      let q = db.updateTable('chat_sessions').set({ language, language_source: source }).where('tenant_id', '=', tenantId).where('id', '=', sessionId)
+      if (source !== 'visitor') q = q.where('language', 'is', null)
+      await q.execute()
     },
   }
 }

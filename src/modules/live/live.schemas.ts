@@ -8,6 +8,12 @@ export const OperatorMessageBody = Type.Object(
     content: Type.String({ minLength: 1, maxLength: 8000 }),
     internal: Type.Boolean({ default: false, description: 'a note for the team only: never reaches the visitor' }),
     suggestion_id: Type.Optional(Uuid),
+    translate: Type.Optional(
+      Type.Boolean({
+        description:
+          "send the workspace model's translation into the session's language (#40); the original stays with the team as a note beside it. 409 visitor_language_unknown before the language is known, 502 translation_failed (nothing sent)",
+      }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -20,6 +26,9 @@ export const OperatorMessageResponse = Type.Object({
   author_name: Nullable(Type.String()),
   content: Type.String(),
   created_at: DateTime,
+  /** With `translate`: the message as the operator wrote it (kept for the team), and the language it was sent in. */
+  original: Type.Optional(Type.String()),
+  language: Type.Optional(Type.String()),
 })
 
 export const TypingBody = Type.Object(

@@ -38,6 +38,8 @@ export interface LiveServiceDeps {
   onCapacityFreed?: (tenantId: string, trx: Db) => Promise<void>
   /** A visitor wrote: they are here (presence.ts; a gone visitor is back). */
   onVisitorMessage?: (tenantId: string, sessionId: string, trx: Db) => Promise<void>
+  /** An operator's message put into the visitor's language (languages/operator-translate.ts); absent: `translate` is refused. */
+  translateForVisitor?: (tenantId: string, sessionId: string, text: string) => Promise<{ text: string; language: string }>
 }
 
 /**
@@ -151,6 +153,15 @@ export function createLiveService(deps: LiveServiceDeps) {
 
   const userActor = (v: Viewer) => ({ type: 'user' as const, userId: v.userId })
 
+  /** The operator's words in the visitor's language; the ticket is read (and scoped) first, without a lock. */
+  async function translateFor(tenantId: string, ticketId: string, viewer: Viewer, text: string) {
+    if (!deps.translateForVisitor) throw new AppError(400, 'translation_unavailable', 'Translation is not available here')
+    const peek = await repo.findTicket(tenantId, ticketId, viewer.scope, db)
+    if (!peek) throw notFound('Ticket not found')
+    if (!peek.session_id) throw conflict('This ticket has no conversation', 'no_conversation')
+    return deps.translateForVisitor(tenantId, peek.session_id, text)
+  }
+
   return {
     changeOwner,
     messagePosted,
@@ -196,9 +207,17 @@ export function createLiveService(deps: LiveServiceDeps) {
     },
 
     /** An operator's message into the visitor's chat (taking the conversation), or an internal note for the team only. */
-    async postMessage(tenantId: string, ticketId: string, body: { content: string; internal: boolean; suggestion_id?: string }, viewer: Viewer) {
-      const content = body.content.trim()
-      if (!content) throw new AppError(422, 'string_too_short', 'content must not be empty')
+    async postMessage(
+      tenantId: string,
+      ticketId: string,
+      body: { content: string; internal: boolean; suggestion_id?: string; translate?: boolean },
+      viewer: Viewer,
+    ) {
+      const written = body.content.trim()
+      if (!written) throw new AppError(422, 'string_too_short', 'content must not be empty')
+      // translated before the transaction (a model call never runs inside one); a failure sends nothing
+      const translated = body.translate && !body.internal ? await translateFor(tenantId, ticketId, viewer, written) : null
+      const content = translated?.text ?? written
       const id = randomUUID()
       const now = clock.now()
       let author: string | null = null
@@ -214,6 +233,26 @@ export function createLiveService(deps: LiveServiceDeps) {
         if (session.owner === 'closed') throw sessionClosed()
         if (ticket.status === 'resolved') throw conflict('This ticket is resolved', 'ticket_resolved')
         await repo.insertOperatorMessage(tenantId, { id, sessionId, content, authorUserId: viewer.userId, now }, trx)
+        if (translated) {
+          // the original, for the team only: a note beside the message, a moment after it so the thread keeps the order
+          const noteId = randomUUID()
+          const at = new Date(now.getTime() + 1)
+          await repo.insertNote(
+            tenantId,
+            { id: noteId, sessionId, ticketId, content: originalNote(written, translated.language), authorUserId: viewer.userId, now: at },
+            trx,
+          )
+          const note: LiveMessage = {
+            id: noteId,
+            sessionId,
+            role: 'assistant',
+            content: originalNote(written, translated.language),
+            createdAt: at,
+            fromOperator: true,
+            authorUserId: viewer.userId,
+          }
+          await append(tenantId, { sessionId, botId: session.bot_id, type: 'message', internal: true, data: messageData(note, author, true), at }, trx)
+        }
         await repo.takeTicket(tenantId, ticketId, viewer.userId, now, trx)
         const assignee = ticket.assignee_user_id ?? viewer.userId
         // the session row is locked (ticketSession) and the author read: neither is done again below
@@ -237,6 +276,7 @@ export function createLiveService(deps: LiveServiceDeps) {
         author_name: author,
         content,
         created_at: now.toISOString(),
+        ...(translated ? { original: written, language: translated.language } : {}),
       }
     },
 
@@ -327,3 +367,6 @@ const typingData = (from: 'visitor' | 'operator', on: boolean, now: Date) => ({
 
 export type LiveService = ReturnType<typeof createLiveService>
 export type { OwnerChange }
+
+/** The team's note beside a translated message: what the operator wrote (team-facing, not a visitor text). */
+const originalNote = (text: string, language: string) => `Original (sent translated into ${language}):\n${text}`

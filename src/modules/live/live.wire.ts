@@ -26,6 +26,7 @@ export function wireLive(
     audit: AuditPort
     onOperatorMessage?: LiveServiceDeps['onOperatorMessage']
     onSuggestionUsed?: LiveServiceDeps['onSuggestionUsed']
+    translateForVisitor?: LiveServiceDeps['translateForVisitor']
   },
 ) {
   const repo = createLiveRepo(ctx.db)
@@ -47,6 +48,7 @@ export function wireLive(
     audit: deps.audit,
     onOperatorMessage: deps.onOperatorMessage,
     onSuggestionUsed: deps.onSuggestionUsed,
+    translateForVisitor: deps.translateForVisitor,
     onVisitorMessage: (tenantId, sessionId, trx) => presence.seen(tenantId, [sessionId], trx),
     pickAgent: (tenantId, botId, trx) => availability.pickAgent(tenantId, botId, trx),
     onCapacityFreed: async (tenantId, trx) => {

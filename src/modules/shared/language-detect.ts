@@ -51,3 +51,20 @@ export async function clearLanguage(text: string): Promise<string | null> {
   await loadDetector()
   return clearLanguageSync(text)
 }
+
+/**
+ * For one turn's search only (never stored as the session's language): the likeliest language of a question
+ * whose language is not clear, when it is clearly not `unlike` (the knowledge's): the best guess leads `unlike`'s
+ * score by MIN_MARGIN. "cambiar el motor de búsqueda en edge" is not clear enough to settle a session, but is
+ * clearly not English; "download ddg browser" (German 0.76, English 0.73) stays English.
+ */
+export function likelyLanguageSync(text: string, unlike: string): string | null {
+  if (!loaded) return null
+  const sample = text.slice(0, 2000)
+  if (countLetters(sample) < MIN_LETTERS) return null
+  const r = loaded.detect(sample)
+  if (!r.language || r.language === unlike) return null
+  const scores = r.getScores()
+  const best = scores[r.language] ?? 0
+  return best - (scores[unlike] ?? 0) >= MIN_MARGIN ? r.language : null
+}

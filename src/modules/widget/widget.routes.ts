@@ -165,7 +165,12 @@ export const widgetRoutes =
       },
       async (req, reply) => {
         const bot = await botFor(req, reply, req.query.bot_id)
-        const turn = await widget.prepareTurn(bot, { sessionId: req.query.session_id, message: req.body.message, locale: req.query.locale })
+        const turn = await widget.prepareTurn(bot, {
+          sessionId: req.query.session_id,
+          message: req.body.message,
+          locale: req.query.locale,
+          language: req.body.language,
+        })
 
         const sse = openSse(req, reply, { heartbeatMs: options.heartbeatMs })
         sse.send({ type: 'status', stage: 'thinking' })
@@ -190,6 +195,7 @@ export const widgetRoutes =
             owner: r.owner,
             sources: r.sources ?? [],
             ...(r.ticket_number ? { ticket_number: r.ticket_number } : {}),
+            ...(r.language ? { language: r.language } : {}),
           })
         } catch (err) {
           if (!sse.signal.aborted) {

@@ -18,7 +18,11 @@ export const ChatQuery = Type.Object({ bot_id: BotPublicId, session_id: Type.Opt
  * errors (message_required, message_too_long with max_chars) come from the service, not from a generic
  * validation error. The body limit of the route bounds it.
  */
-export const ChatBody = Type.Object({ message: Type.Optional(Type.String()) })
+export const ChatBody = Type.Object({
+  message: Type.Optional(Type.String()),
+  /** The language the visitor chose in the widget's menu (#40): the session's language from this message on. */
+  language: Type.Optional(Locale),
+})
 
 export const SessionInitBody = Type.Object({
   bot_id: BotPublicId,
@@ -74,6 +78,8 @@ export const WidgetConfigResponse = Type.Object({
   locale: Type.String(),
   /** Every visible text of the widget in `locale` (an addition to the contract's fields). */
   labels: labels(UI_KEYS),
+  /** The languages the visitor may choose in the widget's menu (#40): the workspace's answer languages the widget has texts in. */
+  languages: Type.Array(Type.String()),
   /** Whether a person can answer now (live conversation): offline, the widget says when the team is back. */
   availability: Type.Object({
     online: Type.Boolean({ description: 'inside office hours (none set: always) with at least one agent online' }),

@@ -6,14 +6,22 @@ import type { BotRow } from '../bots/bots.service.js'
 import type { BotsRepo } from '../bots/bots.repo.js'
 import type { NewSessionInput } from '../chat/chat.service.js'
 import type { TurnEvent, TurnInput } from '../chat/turn.context.js'
+import type { LanguagesPort } from '../languages/languages.port.js'
 import { verifyIdentityToken, type IdentityClaims } from '../tenants/identity-token.fns.js'
 import type { TenantsService } from '../tenants/tenants.service.js'
 import { checkMessage } from './widget.fns.js'
-import { labelsFor } from './widget.i18n.js'
+import { labelsFor, resolveLocale, SUPPORTED_LOCALES } from './widget.i18n.js'
 import type { WidgetRepo } from './widget.repo.js'
 import type { SessionInitBody, WidgetEscalateBody } from './widget.schemas.js'
 
 export type { TurnEvent }
+
+/** A language chosen in the widget's menu, as the catalogue's code; an unknown one is ignored (the browser's locale stays). */
+const chosenLanguage = (l: string | undefined): string | null => {
+  if (!l) return null
+  const code = resolveLocale(l)
+  return code === 'en' && !/^en\b/i.test(l.trim()) ? null : code
+}
 
 export interface TurnResult {
   text: string
@@ -25,6 +33,8 @@ export interface TurnResult {
   owner: string
   /** The visitor's message went to the person who has the conversation (message_id is the visitor's). */
   delivered?: boolean
+  /** The session's language once known (#40): the widget shows its texts in it. */
+  language?: string
 }
 
 /** The slice of the chat service (src/modules/chat) the widget uses: the answer pipeline and its sessions. */
@@ -69,6 +79,8 @@ export function createWidgetService(deps: {
   chat: ChatPort
   repo: WidgetRepo
   live?: WidgetLivePort
+  /** the workspace's languages (#40): the widget's language menu offers its answer languages */
+  languages?: Pick<LanguagesPort, 'settingsFor'>
 }) {
   const { clock, bots, tenants, chat, repo } = deps
 
@@ -86,6 +98,13 @@ export function createWidgetService(deps: {
     if (!tenant.llm_key_enc) throw badRequest('The bot has no language-model API key configured', 'llm_key_missing')
   }
 
+  /** The widget's language menu: the workspace's answer languages (all when it names none) that have the widget's texts. */
+  async function pickable(tenantId: string): Promise<string[]> {
+    const settings = deps.languages ? await deps.languages.settingsFor(tenantId).catch(() => null) : null
+    const answer = settings?.answer ?? []
+    return answer.length ? SUPPORTED_LOCALES.filter((l) => answer.includes(l)) : [...SUPPORTED_LOCALES]
+  }
+
   return {
     /** Unknown and deactivated bots look the same to the public: 404. */
     async findBot(publicId: string): Promise<BotRow | undefined> {
@@ -99,7 +118,7 @@ export function createWidgetService(deps: {
 
     async config(bot: BotRow, locale: string | undefined) {
       const l = labelsFor(locale)
-      const availability = deps.live ? await deps.live.availability(bot.tenant_id, bot.id) : NOBODY
+      const [availability, languages] = await Promise.all([deps.live ? deps.live.availability(bot.tenant_id, bot.id) : NOBODY, pickable(bot.tenant_id)])
       return {
         availability,
         bot_id: bot.public_id,
@@ -109,6 +128,7 @@ export function createWidgetService(deps: {
         link_safety_labels: l.link,
         locale: l.locale,
         labels: l.ui,
+        languages,
       }
     },
 
@@ -137,7 +157,7 @@ export function createWidgetService(deps: {
      * fast; a turn without a session gets its (anonymous) session from the pipeline, after the stream
      * opened, and learns its id from the done frame.
      */
-    async prepareTurn(bot: BotRow, input: { sessionId?: string; message?: string; locale?: string }) {
+    async prepareTurn(bot: BotRow, input: { sessionId?: string; message?: string; locale?: string; language?: string }) {
       const message = checkMessage(input.message)
       // Both reads at once; the session's verdict wins when both fail, so the answer does not depend on timing.
       const [sessionR, tenantR] = await Promise.allSettled([input.sessionId ? botSession(bot, input.sessionId) : null, answeringTenant(bot.tenant_id)])
@@ -148,16 +168,22 @@ export function createWidgetService(deps: {
       if (session && (session.owner === 'closed' || session.chat_ended)) {
         throw new AppError(409, 'session_closed', 'This chat has ended; start a new session', { coded: true })
       }
-      return { sessionId: input.sessionId ?? null, message, locale: input.locale ?? null }
+      return { sessionId: input.sessionId ?? null, message, locale: input.locale ?? null, language: chosenLanguage(input.language) }
     },
 
-    runTurn(bot: BotRow, turn: { sessionId: string | null; message: string; locale: string | null }, onEvent: (e: TurnEvent) => void, signal: AbortSignal) {
+    runTurn(
+      bot: BotRow,
+      turn: { sessionId: string | null; message: string; locale: string | null; language?: string | null },
+      onEvent: (e: TurnEvent) => void,
+      signal: AbortSignal,
+    ) {
       return chat.runTurn({
         tenantId: bot.tenant_id,
         bot,
         sessionId: turn.sessionId,
         message: turn.message,
         locale: turn.locale,
+        language: turn.language ?? null,
         channel: 'widget',
         signal,
         onEvent,

@@ -1,6 +1,6 @@
 import { DEFAULT_LANGUAGES, settleLanguage, type LanguageSettings, type LanguageSource } from '../../languages/languages.fns.js'
 import type { LanguagesPort } from '../../languages/languages.port.js'
-import { clearLanguage } from '../../shared/language-detect.js'
+import { clearLanguage, likelyLanguageSync } from '../../shared/language-detect.js'
 import { localeLanguage } from '../../shared/language.js'
 import { message } from '../../shared/messages/catalogue.js'
 
@@ -21,6 +21,11 @@ export interface TurnLanguage {
   knowledge: string
   /** a note to put before this turn's reply: the fallback's, said once */
   notice: string | null
+  /**
+   * while the session's language is not known: the language this question is likely asked in when it is clearly
+   * not the knowledge's, so retrieval still searches with its translation (05-translate.ts); null otherwise
+   */
+  asked?: string | null
 }
 
 export async function sessionLanguage(
@@ -38,14 +43,16 @@ export async function sessionLanguage(
 ): Promise<TurnLanguage> {
   const settings: LanguageSettings = port ? await port.settingsFor(s.tenantId).catch(() => DEFAULT_LANGUAGES) : DEFAULT_LANGUAGES
   const knowledge = settings.knowledge
-  if (s.session.language) return { language: s.session.language, source: s.session.language_source ?? 'detected', knowledge, notice: null }
   const chosen = localeLanguage(s.chosen)
+  // kept once known, unless the visitor now picks another one in the widget's menu
+  const rechosen = chosen && !(s.session.language === chosen && s.session.language_source === 'visitor')
+  if (s.session.language && !rechosen) return { language: s.session.language, source: s.session.language_source ?? 'detected', knowledge, notice: null }
   const detected = chosen ? null : await clearLanguage(s.question)
   const visitor = chosen ? { language: chosen, source: 'visitor' as const } : detected ? { language: detected, source: 'detected' as const } : null
   if (!visitor) {
     const provisional = localeLanguage(s.locale)
     const language = provisional && (settings.answer.length === 0 || settings.answer.includes(provisional)) ? provisional : settings.fallback
-    return { language, source: null, knowledge, notice: null }
+    return { language, source: null, knowledge, notice: null, asked: likelyLanguageSync(s.question, knowledge) }
   }
   const settled = settleLanguage(settings, visitor)
   if (port && !s.dryRun) await port.setSessionLanguage(s.tenantId, s.session.id, settled.language, settled.source)

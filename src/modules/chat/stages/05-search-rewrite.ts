@@ -103,11 +103,17 @@ export async function rewriteForSearch(
  * The original retrieval and the rewrite's fused by RRF (ties: the original's order first), capped per document
  * and packed under the budget again. The floor then reads the question's words and the rewrite's together.
  */
-export function fuseRetrievals(a: RetrievalResult, b: RetrievalResult, o: { k: number; budgetTokens?: number }): RetrievalResult {
+export function fuseRetrievals(
+  a: RetrievalResult,
+  b: RetrievalResult,
+  o: { k: number; budgetTokens?: number /** the second ranking's weight against the first's 1 (ties: the heavier list's order first) */; weightB?: number },
+): RetrievalResult {
   const byId = new Map<string, RetrievalHit>()
   // a hit both found keeps the reading with the better confidence (the rewrite's words may be the ones it holds)
   for (const h of [...a.hits, ...b.hits]) if ((byId.get(h.id)?.confidence ?? -1) < h.confidence) byId.set(h.id, h)
-  const fused = rrf([{ items: a.hits }, { items: b.hits }])
+  const wb = o.weightB ?? 1
+  const lists = [{ items: a.hits }, { items: b.hits, weight: wb }]
+  const fused = rrf(wb > 1 ? lists.reverse() : lists)
   const ordered = [...fused.entries()].sort((x, y) => y[1] - x[1]).map(([id, score]) => ({ ...byId.get(id)!, score }))
   const seen = new Set(a.queryTerms.map((t) => t.term))
   const terms: TermStat[] = [...a.queryTerms, ...b.queryTerms.filter((t) => !seen.has(t.term))]

@@ -12,7 +12,8 @@ import { cleanQuery, fuseRetrievals } from './05-search-rewrite.js'
  * language is not the knowledge's, the question is also translated by the workspace's chat model into the
  * knowledge's language: one short call, started beside the guard call (so it adds no model round trip to the
  * first token), cached per tenant and normalised question. Retrieval then runs for the translation too, the
- * two rankings are fused by RRF as the query rewrite's are (05-search-rewrite.ts), and the relevance floor
+ * two rankings are fused by RRF as the query rewrite's are (05-search-rewrite.ts), the translation's weighing
+ * RETRIEVAL_TRANSLATED_WEIGHT against the original's 1 (tuned on bench:languages' dev questions), and the relevance floor
  * judges the translated question first, then the original: a question the knowledge covers is never refused
  * for its language. The knowledge profile's glossary terms are given to the model to keep as they are. The
  * translation is a search query only: never shown to the visitor nor stored as a message; the turn's debug
@@ -64,8 +65,11 @@ export const normalizeQuestion = (q: string) =>
 /** Whether this turn's question needs a translation for retrieval: its language is known and is not the knowledge's. */
 export function needsTranslation(t: Pick<Turn, 'lang'>): boolean {
   const l = t.lang
-  return !!l && l.language !== l.knowledge
+  return !!l && askedIn(l) !== l.knowledge
 }
+
+/** The language the question is in: the session's, else (not known yet) the one it is likely in (01-language.ts). */
+const askedIn = (l: NonNullable<Turn['lang']>) => (l.source === null && l.asked ? l.asked : l.language)
 
 /** One short call on the chat model; never throws (a failure is `query: null` with its kind). */
 export async function translateQuestion(
@@ -115,7 +119,7 @@ export function startTranslation(deps: Pick<TurnDeps, 'llm' | 'config'>, t: Turn
     tenantId: t.tenantId,
     apiKey: t.apiKey,
     question: t.question.text,
-    from: t.lang!.language,
+    from: askedIn(t.lang!),
     to: t.lang!.knowledge,
     glossary: (profile?.glossary ?? []).map((g) => g.term),
     signal: t.input.signal,
@@ -170,7 +174,12 @@ export async function withTranslation(
     Object.assign(debug, { used: false, error: (err as Error).name || 'retrieval failed' })
     return first
   }
-  const fused = fuseRetrievals(first, second, { k: deps.config.RETRIEVAL_TOP_K, budgetTokens: deps.config.RETRIEVAL_SOURCE_TOKENS })
+  // the translation shares the knowledge's words, the question as asked few of them: its ranking counts more
+  const fused = fuseRetrievals(first, second, {
+    k: deps.config.RETRIEVAL_TOP_K,
+    budgetTokens: deps.config.RETRIEVAL_SOURCE_TOKENS,
+    weightB: deps.config.RETRIEVAL_TRANSLATED_WEIGHT,
+  })
   const asTranslated: RetrievalResult = { ...fused, query: second.query, queryTerms: second.queryTerms }
   const asOriginal: RetrievalResult = { ...fused, query: first.query, queryTerms: first.queryTerms }
   const judged = grounded(asTranslated) ? 'translated' : grounded(asOriginal) ? 'original' : 'translated'

@@ -46,6 +46,17 @@ describe('search query rewrite', () => {
     expect(f.tokens).toBe(6)
   })
 
+  it('weighs the second ranking when asked (the translated question, #40): its hits lead', () => {
+    // as asked (German words, few in the English pages) and as translated
+    const asked = result('konto deaktivieren', [hit('a', 0.2), hit('b', 0.1), hit('c', 0.05)], ['konto'])
+    const translated = result('deactivate account', [hit('c', 0.9), hit('d', 0.6), hit('a', 0.3)], ['deactiv', 'account'])
+    expect(fuseRetrievals(asked, translated, { k: 10 }).hits.map((h) => h.id)).toEqual(['a', 'c', 'b', 'd'])
+    const weighed = fuseRetrievals(asked, translated, { k: 10, weightB: 2 })
+    expect(weighed.hits.map((h) => h.id)).toEqual(['c', 'a', 'd', 'b'])
+    // the floor still reads both questions' terms
+    expect(weighed.queryTerms.map((t) => t.term)).toEqual(['konto', 'deactiv', 'account'])
+  })
+
   it('never throws: a failed call, an empty or unchanged reply give no query', async () => {
     const o = { apiKey: 'k', model: 'm', question: 'How do I kill my profile?', timeoutMs: 100 }
     const usage = { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 }
