@@ -171,7 +171,14 @@ function handOffFinish(t: Turn, trigger: EscalationTrigger, found: RetrievalResu
   }
 }
 
-const turnParts = ({ tenantId, bot, session, question, input }: Turn) => ({ tenantId, bot, session, question, evaluation: input.evaluation })
+const turnParts = ({ tenantId, bot, session, question, input, lang }: Turn) => ({
+  tenantId,
+  bot,
+  session,
+  question,
+  evaluation: input.evaluation,
+  language: lang?.store,
+})
 
 function readProfile(deps: Pick<TurnDeps, 'profileFor'>, tenantId: string): Promise<BusinessProfile | null> {
   if (!deps.profileFor) return Promise.resolve(null)
