@@ -316,6 +316,10 @@ async function main() {
         headers,
         requests: [{ setupRequest: (r) => ({ ...r, body: body() }) }],
       })
+      // the same run's yardstick on a shared machine: GET /health's latency at one client (figures are compared as ratios to it)
+      const health = await autocannon({ url: `${base}/health`, connections: 1, amount: 300 })
+      const healthMs = health.latency.p50
+      console.log(`GET /health, one client: p50 ${healthMs} ms, p99 ${health.latency.p99} ms (the run's yardstick)`)
       // one client at a time: what a turn costs the service when nothing queues
       turns.length = 0
       await autocannon({
@@ -335,6 +339,14 @@ async function main() {
           turns.map((t) => t.total),
           50,
         ).toFixed(1)} ms`,
+      )
+      console.log(
+        `  over GET /health: service ${(pct(solo, 50) / Math.max(healthMs, 0.01)).toFixed(1)} x, persist ${(
+          pct(
+            turns.map((t) => t.persist ?? 0),
+            50,
+          ) / Math.max(healthMs, 0.01)
+        ).toFixed(1)} x`,
       )
       const soloStages = [...new Set(turns.flatMap((t) => Object.keys(t)))]
       console.log(
