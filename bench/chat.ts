@@ -251,7 +251,7 @@ async function main() {
             if (!line.includes('"chat turn"')) return
             try {
               const l = JSON.parse(line) as TurnLog & { timings?: (typeof turns)[number] }
-              if (l.timings) turns.push(l.timings)
+              if (l.timings) turns.push({ ...l.timings, answered: l.decision === 'answer' ? 1 : 0 })
               logged.push({ decision: l.decision, speculation: l.speculation })
             } catch {
               // not a JSON line
@@ -348,7 +348,11 @@ async function main() {
           ) / Math.max(healthMs, 0.01)
         ).toFixed(1)} x`,
       )
-      const soloStages = [...new Set(turns.flatMap((t) => Object.keys(t)))]
+      const persistOf = (answered: number) => turns.filter((t) => t.answered === answered).map((t) => t.persist ?? 0)
+      console.log(
+        `  persist p50: answered turns ${pct(persistOf(1), 50).toFixed(1)} ms (${persistOf(1).length}), hand-offs ${pct(persistOf(0), 50).toFixed(1)} ms (${persistOf(0).length})`,
+      )
+      const soloStages = [...new Set(turns.flatMap((t) => Object.keys(t)))].filter((k) => k !== 'answered')
       console.log(
         `  per stage, median ms: ${soloStages
           .map(
@@ -396,7 +400,7 @@ async function main() {
           50,
         ).toFixed(1)} ms (${turns.length} turns logged)`,
       )
-      const stages = [...new Set(turns.flatMap((t) => Object.keys(t)))]
+      const stages = [...new Set(turns.flatMap((t) => Object.keys(t)))].filter((k) => k !== 'answered')
       console.log(
         `per stage, median ms: ${stages
           .map(
