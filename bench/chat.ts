@@ -252,7 +252,7 @@ async function main() {
             try {
               const l = JSON.parse(line) as TurnLog & { timings?: (typeof turns)[number] }
               if (l.timings) turns.push({ ...l.timings, answered: l.decision === 'answer' ? 1 : 0 })
-              logged.push({ decision: l.decision, speculation: l.speculation })
+              logged.push({ decision: l.decision, speculation: l.speculation, speculation_why: l.speculation_why })
             } catch {
               // not a JSON line
             }
@@ -317,9 +317,14 @@ async function main() {
         requests: [{ setupRequest: (r) => ({ ...r, body: body() }) }],
       })
       // the same run's yardstick on a shared machine: GET /health's latency at one client (figures are compared as ratios to it)
-      const health = await autocannon({ url: `${base}/health`, connections: 1, amount: 300 })
-      const healthMs = health.latency.p50
-      console.log(`GET /health, one client: p50 ${healthMs} ms, p99 ${health.latency.p99} ms (the run's yardstick)`)
+      const healthLat: number[] = []
+      for (let i = 0; i < 300; i++) {
+        const s = performance.now()
+        await (await fetch(`${base}/health`)).arrayBuffer()
+        healthLat.push(performance.now() - s)
+      }
+      const healthMs = pct(healthLat, 50)
+      console.log(`GET /health, one client: p50 ${healthMs.toFixed(2)} ms, p95 ${pct(healthLat, 95).toFixed(2)} ms (the run's yardstick)`)
       // one client at a time: what a turn costs the service when nothing queues
       turns.length = 0
       await autocannon({
