@@ -43,6 +43,8 @@ export async function oneCallMs(llmUrl: string, n = 10): Promise<number> {
 export interface TurnLog {
   decision?: string
   speculation?: string
+  /** why an early answer was restarted (turn.ts restartReason) */
+  speculation_why?: string
 }
 
 /** Runs `turns` widget turns one after another; returns the first-chunk times of the answered ones. */
@@ -81,7 +83,7 @@ export async function widgetTtft(opts: {
   const logs = opts.logged.slice(from, from + opts.turns)
   const outcomes: Record<string, number> = {}
   logs.forEach((l, i) => {
-    const key = `${l.decision ?? '?'}/${l.speculation ?? 'none'}`
+    const key = `${l.decision ?? '?'}/${l.speculation ?? 'none'}${l.speculation_why ? `:${l.speculation_why}` : ''}`
     outcomes[key] = (outcomes[key] ?? 0) + 1
     const f = firsts[i]
     if (l.decision === 'answer' && f != null) answered.push(f)

@@ -251,8 +251,8 @@ async function main() {
             if (!line.includes('"chat turn"')) return
             try {
               const l = JSON.parse(line) as TurnLog & { timings?: (typeof turns)[number] }
-              if (l.timings) turns.push(l.timings)
-              logged.push({ decision: l.decision, speculation: l.speculation })
+              if (l.timings) turns.push({ ...l.timings, answered: l.decision === 'answer' ? 1 : 0 })
+              logged.push({ decision: l.decision, speculation: l.speculation, speculation_why: l.speculation_why })
             } catch {
               // not a JSON line
             }
@@ -316,6 +316,15 @@ async function main() {
         headers,
         requests: [{ setupRequest: (r) => ({ ...r, body: body() }) }],
       })
+      // the same run's yardstick on a shared machine: GET /health's latency at one client (figures are compared as ratios to it)
+      const healthLat: number[] = []
+      for (let i = 0; i < 300; i++) {
+        const s = performance.now()
+        await (await fetch(`${base}/health`)).arrayBuffer()
+        healthLat.push(performance.now() - s)
+      }
+      const healthMs = pct(healthLat, 50)
+      console.log(`GET /health, one client: p50 ${healthMs.toFixed(2)} ms, p95 ${pct(healthLat, 95).toFixed(2)} ms (the run's yardstick)`)
       // one client at a time: what a turn costs the service when nothing queues
       turns.length = 0
       await autocannon({
@@ -336,7 +345,19 @@ async function main() {
           50,
         ).toFixed(1)} ms`,
       )
-      const soloStages = [...new Set(turns.flatMap((t) => Object.keys(t)))]
+      console.log(
+        `  over GET /health: service ${(pct(solo, 50) / Math.max(healthMs, 0.01)).toFixed(1)} x, persist ${(
+          pct(
+            turns.map((t) => t.persist ?? 0),
+            50,
+          ) / Math.max(healthMs, 0.01)
+        ).toFixed(1)} x`,
+      )
+      const persistOf = (answered: number) => turns.filter((t) => t.answered === answered).map((t) => t.persist ?? 0)
+      console.log(
+        `  persist p50: answered turns ${pct(persistOf(1), 50).toFixed(1)} ms (${persistOf(1).length}), hand-offs ${pct(persistOf(0), 50).toFixed(1)} ms (${persistOf(0).length})`,
+      )
+      const soloStages = [...new Set(turns.flatMap((t) => Object.keys(t)))].filter((k) => k !== 'answered')
       console.log(
         `  per stage, median ms: ${soloStages
           .map(
@@ -384,7 +405,7 @@ async function main() {
           50,
         ).toFixed(1)} ms (${turns.length} turns logged)`,
       )
-      const stages = [...new Set(turns.flatMap((t) => Object.keys(t)))]
+      const stages = [...new Set(turns.flatMap((t) => Object.keys(t)))].filter((k) => k !== 'answered')
       console.log(
         `per stage, median ms: ${stages
           .map(

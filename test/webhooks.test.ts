@@ -121,6 +121,26 @@ describe('endpoints', () => {
 })
 
 describe('delivery', () => {
+  it('an endpoint added after events of a workspace without one gets the next event at once; a removed one gets none', async () => {
+    const owner = await createTenant(t)
+    // no endpoint yet: nothing is written (and the workspace's "no endpoint" is cached)
+    await escalate(owner, 'first question before any webhook')
+    await escalate(owner, 'second question before any webhook')
+    const r = await receiver()
+    const ep = await endpoint(owner, r)
+    const { ticket } = await escalate(owner, 'a question after the webhook was added')
+    await until('ticket.created of the new ticket', async () => r.ofType('ticket.created').length === 1)
+    expect(r.ofType('ticket.created')[0]!.json.data.ticket_id).toBe(ticket.id)
+    await until('settled', async () => (await deliveries(owner, ep.id)).every((d) => d.status === 'delivered'))
+    expect(await deliveries(owner, ep.id)).toHaveLength(2)
+    expect((await owner.api.delete(`/webhooks/endpoints/${ep.id}`)).status).toBe(204)
+    const before = r.received.length
+    await escalate(owner, 'a question after the webhook was removed')
+    const events = await t.ctx.db.selectFrom('webhook_events').select('id').where('tenant_id', '=', owner.tenantId).execute()
+    expect(events).toHaveLength(2)
+    expect(r.received.length).toBe(before)
+  })
+
   it('signs with Standard Webhooks, carries only redacted visitor text, and logs the attempt', async () => {
     const owner = await createTenant(t)
     const r = await receiver()

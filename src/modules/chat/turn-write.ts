@@ -25,11 +25,13 @@ export type TurnWrite = {
    * the answer was being written wins, and the answer is dropped.
    */
   onlyIfBot?: boolean
+  /** The session's language, set by this write when it has none yet (stage 1b settled it this turn). */
+  language?: { language: string; source: string } | null
 }
 
 /**
  * Everything a turn writes, in ONE statement (data-modifying CTEs): its messages, the session's
- * counters and previews, PII events and the question-log row. A single statement is atomic, and a
+ * counters, previews and language (once known), PII events and the question-log row. A single statement is atomic, and a
  * turn costs one round trip instead of a transaction's six.
  */
 export async function writeTurn(trx: Db, tenantId: string, w: TurnWrite): Promise<{ owner: SessionOwner; answered: boolean }> {
@@ -60,6 +62,8 @@ export async function writeTurn(trx: Db, tenantId: string, w: TurnWrite): Promis
   )
   const q = w.questionLog ? JSON.stringify([{ ...w.questionLog, best_score: w.questionLog.bestScore }]) : '[]'
   const cas = w.onlyIfBot ?? false
+  const lang = w.language?.language ?? null
+  const langSource = w.language?.source ?? null
   const { rows } = await sql<{ owner: SessionOwner }>`
       WITH o AS (
         SELECT owner FROM chat_sessions WHERE tenant_id = ${tenantId}::uuid AND id = ${w.sessionId}::uuid FOR UPDATE
@@ -80,7 +84,9 @@ export async function writeTurn(trx: Db, tenantId: string, w: TurnWrite): Promis
           last_activity_at = ${w.now},
           last_question = coalesce(${w.lastQuestion}::text, last_question),
           last_answer_preview = CASE WHEN (SELECT ok FROM bot) THEN coalesce(${w.lastAnswerPreview}::text, last_answer_preview) ELSE last_answer_preview END,
-          chat_ended = chat_ended OR (${w.chatEnded}::boolean AND (SELECT ok FROM bot))
+          chat_ended = chat_ended OR (${w.chatEnded}::boolean AND (SELECT ok FROM bot)),
+          language = coalesce(language, ${lang}::text),
+          language_source = CASE WHEN language IS NULL AND ${lang}::text IS NOT NULL THEN ${langSource}::text ELSE language_source END
         WHERE tenant_id = ${tenantId}::uuid AND id = ${w.sessionId}::uuid
       ), p AS (
         INSERT INTO pii_events (tenant_id, entity_type, action, direction, count, session_id, ticket_id, actor_user_id, created_at)

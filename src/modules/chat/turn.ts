@@ -15,7 +15,7 @@ import { startTranslation, withTranslation } from './stages/05-translate.js'
 import { decide, type DecideInput, type Decision, type EscalationTrigger } from './stages/06-decide.js'
 import type { BusinessProfile, PromptInput } from './stages/07-prompt.js'
 import { writeAnswer } from './stages/08-generate.js'
-import { holdsLead, promptKey, speculate, type Speculation } from './stages/08-speculate.js'
+import { holdsLead, LEAD_SOURCES, promptKey, speculate, type Speculation } from './stages/08-speculate.js'
 import { offerTools, withTools } from './stages/08-tools.js'
 import { checkAnswer } from './stages/09-validate.js'
 import { persistTurn, type CitableSource, type Finish } from './stages/10-persist.js'
@@ -81,6 +81,7 @@ async function answerTurn(
   const adopted = adoptedAs ? spec : null
   if (spec) {
     t.debug.speculation = adoptedAs ?? (finalPlan ? 'restarted' : 'discarded')
+    if (!adoptedAs && finalPlan) t.debug.speculation_why = restartReason(spec, finalPlan)
     if (!adopted) t.tokens += spec.run.cancel()
   }
   // an adopted early answer keeps the sources it was asked with
@@ -171,7 +172,14 @@ function handOffFinish(t: Turn, trigger: EscalationTrigger, found: RetrievalResu
   }
 }
 
-const turnParts = ({ tenantId, bot, session, question, input }: Turn) => ({ tenantId, bot, session, question, evaluation: input.evaluation })
+const turnParts = ({ tenantId, bot, session, question, input, lang }: Turn) => ({
+  tenantId,
+  bot,
+  session,
+  question,
+  evaluation: input.evaluation,
+  language: lang?.store,
+})
 
 function readProfile(deps: Pick<TurnDeps, 'profileFor'>, tenantId: string): Promise<BusinessProfile | null> {
   if (!deps.profileFor) return Promise.resolve(null)
@@ -260,6 +268,22 @@ function adoption(early: EarlyAnswer, plan: AnswerPlan): 'used' | 'used_lexical'
   return early.lexical && holdsLead(early.plan.prompt, plan.prompt) ? 'used_lexical' : null
 }
 
+/**
+ * Why an early answer did not serve the final plan (the debug record and the log line, for bench:chat's tally):
+ * 'evidence' (started from the final evidence, which then changed), 'prompt' (something besides the sources
+ * differs), 'caveat' (the caveat alone), 'text' (the lead's documents are there with other passage text), 'lead'
+ * (the vectors brought a source the lexical evidence lacked into the lead).
+ */
+function restartReason(early: EarlyAnswer, plan: AnswerPlan): 'evidence' | 'prompt' | 'caveat' | 'text' | 'lead' {
+  if (!early.lexical) return 'evidence'
+  const a = early.plan.prompt
+  const b = plan.prompt
+  if (promptKey({ ...a, sources: [] }) !== promptKey({ ...b, sources: [] }))
+    return promptKey({ ...a, sources: [], caveat: false }) === promptKey({ ...b, sources: [], caveat: false }) ? 'caveat' : 'prompt'
+  const titles = new Set(a.sources.map((s) => s.title))
+  return b.sources.slice(0, LEAD_SOURCES).every((s) => titles.has(s.title)) ? 'text' : 'lead'
+}
+
 /** What the guards are assumed to say while they run: the speculative answer is only kept if they do. */
 const PASSING = { injection: false, wantsHuman: false, relevant: true, smalltalk: false }
 
@@ -285,6 +309,7 @@ async function gatherEvidence(deps: TurnDeps, t: Turn, history: HistoryTurn[], p
       if (plan && adoption(spec, plan)) return
       t.tokens += spec.run.cancel()
       t.debug.speculation_restarts = 1
+      if (plan) t.debug.speculation_why = restartReason(spec, plan)
     }
     spec = plan ? { run: speculate(deps, t, plan.prompt), plan, lexical: found.preliminary === true } : null
   }
@@ -428,7 +453,19 @@ async function finishTurn(deps: TurnDeps, t: Turn, decision: Decision, f: Finish
   const model = modelMs()
   const timings = { ...sw.timings, model, service: Math.round((total - model) * 100) / 100, total }
   const speculation = t.debug.speculation
-  deps.log.info({ tenant_id: t.tenantId, session_id: res.session_id, decision: decision.kind, tokens: res.tokens_used, speculation, timings }, 'chat turn')
+  const why = t.debug.speculation_why
+  deps.log.info(
+    {
+      tenant_id: t.tenantId,
+      session_id: res.session_id,
+      decision: decision.kind,
+      tokens: res.tokens_used,
+      speculation,
+      ...(why ? { speculation_why: why } : {}),
+      timings,
+    },
+    'chat turn',
+  )
   if (deps.observeStage) for (const [stage, ms] of Object.entries(timings)) deps.observeStage(stage, ms)
   return res
 }

@@ -13,9 +13,9 @@ import {
 } from './bm25.fns.js'
 import { cosine, mmr, rrf, wordHashes } from './fusion.fns.js'
 import type { ChunkDetail, CorpusRow, RetrievalRepo, ScoredChunk } from './retrieval.repo.js'
-import { LexicalCache, scoreBm25, vocabularyOf } from './lexical-cache.js'
+import { LexicalCache, scoreBm25, vocabularyOf, type LexicalEntry } from './lexical-cache.js'
 import { chooseSources } from './passages.fns.js'
-import { corrections, unknownTerms } from './spelling.fns.js'
+import { closest, corrections, slipDictionary, unknownTerms, type SlipDictionary } from './spelling.fns.js'
 import { uiAlternates } from './ui-words.fns.js'
 import { phrasingLexemes } from './relevance.fns.js'
 import { normalize, topK, VectorCache } from './vector-cache.js'
@@ -124,6 +124,8 @@ const MMR_LAMBDA = 0.9
 const ms = (start: number) => Math.round((performance.now() - start) * 100) / 100
 
 const TERMS_CACHE_MAX = 10_000
+/** Unknown words whose correction (or none) is remembered per corpus version. */
+const SLIPS_SEEN_MAX = 5_000
 
 export function createRetrievalService(deps: RetrievalDeps) {
   const { repo } = deps
@@ -194,9 +196,33 @@ export function createRetrievalService(deps: RetrievalDeps) {
     const unknown = corpus ? unknownTerms(terms) : []
     if (!corpus || unknown.length === 0) return { corpus, terms }
     const entry = await postings.get(tenantId, corpus.version, corpus.n, corpus.totalLen, () => repo.allTermVectors(tenantId, params.titleWeight ?? 1))
-    const vocabulary = entry ? vocabularyOf(entry) : await repo.termsNear(tenantId, unknown)
+    const found = entry ? correctionsFrom(entry, unknown) : corrections(unknown, await repo.termsNear(tenantId, unknown))
     const known = new Set(terms.map((t) => t.term))
-    return { corpus, terms: [...terms, ...corrections(unknown, vocabulary).filter((c) => !known.has(c.term))] }
+    return { corpus, terms: [...terms, ...found.filter((c) => !known.has(c.term))] }
+  }
+
+  /**
+   * Spelling corrections from a tenant's loaded postings: the dictionary is built once per postings entry (a corpus
+   * version) and each unknown word's correction is remembered with it, so a word seen before costs a lookup.
+   */
+  const slips = new WeakMap<LexicalEntry, { dict: SlipDictionary; seen: Map<string, { term: string; df: number } | null> }>()
+  function correctionsFrom(entry: LexicalEntry, unknown: string[]): TermStat[] {
+    let s = slips.get(entry)
+    if (!s) slips.set(entry, (s = { dict: slipDictionary(vocabularyOf(entry)), seen: new Map() }))
+    const out: TermStat[] = []
+    const picked = new Set<string>()
+    for (const u of unknown) {
+      let c = s.seen.get(u)
+      if (c === undefined) {
+        c = closest(u, s.dict)
+        setBounded(s.seen, u, c, SLIPS_SEEN_MAX)
+      }
+      if (c && !picked.has(c.term)) {
+        picked.add(c.term)
+        out.push({ term: c.term, df: c.df, corrects: u })
+      }
+    }
+    return out
   }
 
   /** The k chunks nearest a vector: pgvector, else the in-process cache; null when the tenant's vectors do not fit it. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { corrections, slipDistance, unknownTerms } from './spelling.fns.js'
+import { corrections, slipDictionary, slipDistance, unknownTerms } from './spelling.fns.js'
 
 describe('typing slips', () => {
   it('counts one change, drop, addition or swap of neighbours as one slip', () => {
@@ -45,5 +45,38 @@ describe('typing slips', () => {
     ])
     // 'bolt' is one changed letter from 'boat', and a word in its own right
     expect(corrections(['bolt'], vocab)).toEqual([])
+  })
+
+  it('agrees with the full distance table, for words longer than the reused rows too', () => {
+    // the textbook table, allocated per call: the reference the reused-row version must match
+    const reference = (a: string, b: string) => {
+      const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)))
+      for (let i = 1; i <= a.length; i++)
+        for (let j = 1; j <= b.length; j++) {
+          d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1))
+          if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1)
+        }
+      return d[a.length]![b.length]!
+    }
+    const words = ['password', 'pasword', 'passowrd', 'wireguard', 'wieguard', 'ab', 'ba', 'abc', 'x'.repeat(90), `${'x'.repeat(89)}y`]
+    for (const a of words)
+      for (const b of words) {
+        const want = reference(a, b)
+        expect(slipDistance(a, b, 2)).toBe(want > 2 ? 3 : want)
+      }
+  })
+
+  it('reads a dictionary built once as it reads the vocabulary itself', () => {
+    const vocab: [string, number][] = [
+      ['password', 12],
+      ['passwort', 1],
+      ['sync', 9],
+      ['block', 5],
+      ['what', 50],
+      ['unused', 0],
+    ]
+    const words = ['pasword', 'snyc', 'blck', 'whhat', 'unusde']
+    expect(corrections(words, slipDictionary(vocab))).toEqual(corrections(words, vocab))
+    expect(corrections(words, vocab).map((c) => c.term)).toEqual(['password', 'sync', 'block'])
   })
 })

@@ -26,55 +26,115 @@ export function unknownTerms(terms: TermStat[]): string[] {
 /** Slips allowed for a word of this length. */
 export const slipsFor = (length: number) => (length >= 8 ? 2 : 1)
 
+// Three rows of the distance table, reused by every call (grown when a longer word comes): the dictionary scan
+// runs this for thousands of lexemes a question, and fresh arrays per call made it a tenth of a turn's CPU.
+let rowA = new Int32Array(64)
+let rowB = new Int32Array(64)
+let rowC = new Int32Array(64)
+
 /** Optimal-string-alignment distance (Damerau-Levenshtein without repeated edits), stopping past `max`. */
 export function slipDistance(a: string, b: string, max: number): number {
   if (Math.abs(a.length - b.length) > max) return max + 1
-  let prev2: number[] = []
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j)
+  const n = b.length
+  if (rowA.length <= n) {
+    rowA = new Int32Array(n + 1)
+    rowB = new Int32Array(n + 1)
+    rowC = new Int32Array(n + 1)
+  }
+  let prev2 = rowA
+  let prev = rowB
+  let cur = rowC
+  for (let j = 0; j <= n; j++) prev[j] = j
   for (let i = 1; i <= a.length; i++) {
-    const cur = [i]
+    const ai = a.charCodeAt(i - 1)
+    const ai1 = i > 1 ? a.charCodeAt(i - 2) : -1
+    cur[0] = i
     let rowMin = i
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1
-      let d = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + cost)
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, prev2[j - 2]! + 1)
-      cur.push(d)
-      rowMin = Math.min(rowMin, d)
+    for (let j = 1; j <= n; j++) {
+      const bj = b.charCodeAt(j - 1)
+      const cost = ai === bj ? 0 : 1
+      let d = prev[j]! + 1
+      const ins = cur[j - 1]! + 1
+      if (ins < d) d = ins
+      const sub = prev[j - 1]! + cost
+      if (sub < d) d = sub
+      if (i > 1 && j > 1 && ai === b.charCodeAt(j - 2) && ai1 === bj) {
+        const tr = prev2[j - 2]! + 1
+        if (tr < d) d = tr
+      }
+      cur[j] = d
+      if (d < rowMin) rowMin = d
     }
     if (rowMin > max) return max + 1
+    const t = prev2
     prev2 = prev
     prev = cur
+    cur = t
   }
-  return prev[b.length]!
+  return prev[n]!
 }
 
 /**
- * The corrections for `unknown` among `vocabulary` (lexeme -> chunks holding it): for each unknown lexeme the
- * closest known one (fewest slips, then most chunks, then alphabetical), as extra query terms.
+ * The knowledge's vocabulary as the correction reads it: lexemes held by a chunk, function words left out ("whhats"
+ * is not "what": the few chunks indexed as `simple` keep it), grouped by length, since a word only matches lexemes
+ * within `slipsFor` letters of its own length. Built once per corpus version (retrieval.service.ts keeps it beside
+ * the postings), not per question.
  */
-export function corrections(unknown: string[], vocabulary: Iterable<[string, number]>): TermStat[] {
-  const best = new Map<string, { term: string; df: number; d: number }>()
-  const wanted = unknown.map((u) => ({ u, max: slipsFor(u.length) }))
+export interface SlipDictionary {
+  byLength: Map<number, { terms: string[]; dfs: number[] }>
+}
+
+export function slipDictionary(vocabulary: Iterable<[string, number]>): SlipDictionary {
+  const byLength = new Map<number, { terms: string[]; dfs: number[] }>()
   for (const [term, df] of vocabulary) {
-    // a function word is no correction ("whhats" is not "what": the few chunks indexed as `simple` keep it)
     if (df <= 0 || isFunctionWord(term)) continue
-    for (const { u, max } of wanted) {
-      if (Math.abs(term.length - u.length) > max || term === u) continue
-      const d = slipDistance(u, term, max)
-      if (d > max) continue
-      if (u.length < ANY_SLIP_LENGTH && !(term.length === u.length + 1 || [...term].sort().join('') === [...u].sort().join(''))) continue
-      const cur = best.get(u)
-      if (!cur || d < cur.d || (d === cur.d && (df > cur.df || (df === cur.df && term < cur.term)))) best.set(u, { term, df, d })
-    }
+    let b = byLength.get(term.length)
+    if (!b) byLength.set(term.length, (b = { terms: [], dfs: [] }))
+    b.terms.push(term)
+    b.dfs.push(df)
   }
+  return { byLength }
+}
+
+const sortedLetters = (w: string) => [...w].sort().join('')
+
+/**
+ * The corrections for `unknown` among `vocabulary` (lexeme -> chunks holding it, or a dictionary built from it):
+ * for each unknown lexeme the closest known one (fewest slips, then most chunks, then alphabetical), as extra
+ * query terms.
+ */
+export function corrections(unknown: string[], vocabulary: Iterable<[string, number]> | SlipDictionary): TermStat[] {
+  const dict = 'byLength' in vocabulary ? vocabulary : slipDictionary(vocabulary)
   const out: TermStat[] = []
   const seen = new Set<string>()
   for (const u of unknown) {
-    const c = best.get(u)
+    const c = closest(u, dict)
     if (c && !seen.has(c.term)) {
       seen.add(c.term)
       out.push({ term: c.term, df: c.df, corrects: u })
     }
   }
   return out
+}
+
+/** The known lexeme closest to `u` within its slips, or null. */
+export function closest(u: string, dict: SlipDictionary): { term: string; df: number } | null {
+  const max = slipsFor(u.length)
+  let best: { term: string; df: number; d: number } | null = null
+  const letters = u.length < ANY_SLIP_LENGTH ? sortedLetters(u) : null
+  for (let len = u.length - max; len <= u.length + max; len++) {
+    const bucket = dict.byLength.get(len)
+    if (!bucket) continue
+    const { terms, dfs } = bucket
+    for (let i = 0; i < terms.length; i++) {
+      const term = terms[i]!
+      if (term === u) continue
+      const d = slipDistance(u, term, max)
+      if (d > max) continue
+      if (letters !== null && !(term.length === u.length + 1 || sortedLetters(term) === letters)) continue
+      const df = dfs[i]!
+      if (!best || d < best.d || (d === best.d && (df > best.df || (df === best.df && term < best.term)))) best = { term, df, d }
+    }
+  }
+  return best ? { term: best.term, df: best.df } : null
 }

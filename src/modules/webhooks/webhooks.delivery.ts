@@ -21,10 +21,17 @@ export const enqueueDelivery = (queue: Pick<JobQueue, 'enqueue'>, tenantId: stri
  * The outbox behind the EventsPort: the event and a delivery per endpoint that takes it are written on the
  * caller's transaction, with their delivery jobs, so an event exists exactly when its change committed.
  */
-export function createOutbox(deps: { db: Db; repo: Pick<WebhooksRepo, 'fanOut'>; queue: Pick<JobQueue, 'enqueue'>; clock: Clock }): EventsPort {
+export function createOutbox(deps: {
+  db: Db
+  repo: Pick<WebhooksRepo, 'fanOut' | 'hasEndpoints'>
+  queue: Pick<JobQueue, 'enqueue'>
+  clock: Clock
+}): EventsPort {
   return {
     async emit(tenantId, event, trx) {
       const executor = (trx as Db | undefined) ?? deps.db
+      // no endpoint, no event: the outbox statement would write nothing (cached, see WEBHOOKS_TOPIC)
+      if (!(await deps.repo.hasEndpoints(tenantId, executor))) return
       const now = deps.clock.now()
       const body = eventBody(event.type, now, event.data)
       const sid = event.data.session_id

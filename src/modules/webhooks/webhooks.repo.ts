@@ -1,4 +1,5 @@
 import { sql, type Selectable } from 'kysely'
+import { NoticeCache, type ChangeFeed } from '../../db/change-feed.js'
 import type { Db } from '../../db/client.js'
 import type { DeliveryStatus, WebhookDeliveriesTable, WebhookEndpointsTable, WebhookKind } from '../../db/schema/webhooks.js'
 
@@ -65,9 +66,36 @@ const matching = (tenantId: string, type: string, botId: string | null) => sql`
   e.tenant_id = ${tenantId}::uuid AND e.enabled AND e.events @> jsonb_build_array(${type}::text)
   AND (e.bot_ids IS NULL OR (${botId}::text IS NOT NULL AND e.bot_ids @> jsonb_build_array(${botId}::text)))`
 
-export function createWebhooksRepo(db: Db) {
+/** Announced (key: the tenant id) when a tenant's endpoint is added or removed. */
+export const WEBHOOKS_TOPIC = 'webhooks'
+
+/**
+ * Webhook endpoints, deliveries and events; every method takes the tenant id first. With a change feed, whether a
+ * tenant has any endpoint at all is cached (WEBHOOKS_TOPIC notices), so the events a turn emits for a workspace
+ * without webhooks (most of them) cost no statement.
+ */
+export function createWebhooksRepo(db: Db, changes?: ChangeFeed, clock?: { now(): Date }) {
   const endpoints = (trx: Db) => trx.selectFrom('webhook_endpoints')
+  const anyCache = changes ? new NoticeCache<boolean>(changes, WEBHOOKS_TOPIC, { ttlMs: 60_000, max: 10_000, clock }) : null
+  const anyEndpoint = (tenantId: string, trx: Db) =>
+    endpoints(trx)
+      .select('id')
+      .where('tenant_id', '=', tenantId)
+      .limit(1)
+      .executeTakeFirst()
+      .then((r) => r !== undefined)
+  const announce = async (tenantId: string) => {
+    await changes?.announce(db, WEBHOOKS_TOPIC, tenantId)
+  }
   return {
+    /**
+     * Whether the tenant has an endpoint (enabled or not); false means no event of its can be delivered. Read on the
+     * caller's executor: inside a transaction on the embedded database, the pool's only connection is that one.
+     */
+    hasEndpoints(tenantId: string, trx: Db = db): Promise<boolean> {
+      return anyCache ? anyCache.get(tenantId, () => anyEndpoint(tenantId, trx)) : anyEndpoint(tenantId, trx)
+    },
+
     listEndpoints(tenantId: string) {
       return endpoints(db).selectAll().where('tenant_id', '=', tenantId).orderBy('created_at').orderBy('id').execute()
     },
@@ -84,8 +112,8 @@ export function createWebhooksRepo(db: Db) {
         .then((r) => r.n)
     },
 
-    insertEndpoint(tenantId: string, e: NewEndpoint) {
-      return db
+    async insertEndpoint(tenantId: string, e: NewEndpoint) {
+      const row = await db
         .insertInto('webhook_endpoints')
         .values({
           tenant_id: tenantId,
@@ -104,6 +132,8 @@ export function createWebhooksRepo(db: Db) {
         })
         .returningAll()
         .executeTakeFirstOrThrow()
+      await announce(tenantId)
+      return row
     },
 
     updateEndpoint(tenantId: string, id: string, p: EndpointPatch, now: Date, trx: Db = db) {
@@ -124,6 +154,7 @@ export function createWebhooksRepo(db: Db) {
 
     async deleteEndpoint(tenantId: string, id: string): Promise<boolean> {
       const r = await db.deleteFrom('webhook_endpoints').where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()
+      await announce(tenantId)
       return Number(r.numDeletedRows) > 0
     },
 

@@ -18,7 +18,7 @@ import { createWebhooksService } from './webhooks.service.js'
  */
 export function wireWebhooks(ctx: AppContext, guards: Guards, deps: { audit: AuditPort; email: Pick<EmailService, 'queue'>; sender?: WebhookSender }) {
   const { db, clock, cipher, queue, config } = ctx
-  const repo = createWebhooksRepo(db)
+  const repo = createWebhooksRepo(db, ctx.database.changes, clock)
   const events: EventsPort = createOutbox({ db, repo, queue, clock })
   const sender =
     deps.sender ??

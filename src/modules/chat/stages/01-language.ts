@@ -26,6 +26,11 @@ export interface TurnLanguage {
    * not the knowledge's, so retrieval still searches with its translation (05-translate.ts); null otherwise
    */
   asked?: string | null
+  /**
+   * The session's language settled by this turn, stored with the turn's own write (stage 10, `writeTurn`) rather
+   * than in a statement of its own: one round trip less on a session's first turn.
+   */
+  store?: { language: string; source: LanguageSource } | null
 }
 
 export async function sessionLanguage(
@@ -55,9 +60,9 @@ export async function sessionLanguage(
     return { language, source: null, knowledge, notice: null, asked: likelyLanguageSync(s.question, knowledge) }
   }
   const settled = settleLanguage(settings, visitor)
-  if (port && !s.dryRun) await port.setSessionLanguage(s.tenantId, s.session.id, settled.language, settled.source)
+  const store = port && !s.dryRun ? { language: settled.language, source: settled.source } : null
   const notice = settled.outside ? message(settled.outside, 'language.fallback', { language: languageIn(settled.outside, settled.language) }) : null
-  return { language: settled.language, source: settled.source, knowledge, notice }
+  return { language: settled.language, source: settled.source, knowledge, notice, store }
 }
 
 /** The name of `code` in the language `lang` ("Englisch" for de), else the code. */

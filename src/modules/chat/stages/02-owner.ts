@@ -11,12 +11,12 @@ import { canned } from './messages.js'
 export async function answeredByOwner(deps: TurnDeps, t: Turn): Promise<TurnResult | null> {
   const { tenantId, bot, session, question, language } = t
   if (session.owner === 'closed' || session.chat_ended) {
-    const base = { tenantId, bot, session, question, outcome: null, tokens: 0 }
+    const base = { tenantId, bot, session, question, outcome: null, tokens: 0, language: t.lang?.store }
     const r = await persistTurn(deps, { ...base, text: canned('chat_ended', language), debug: { ...t.debug, closed: true }, keepAnswer: true })
     t.reply(r.text)
     return { ...r, chat_ended: true }
   }
   if (session.owner === 'bot') return null
   if (session.awaiting) await deps.handOff.onAwaiting({ tenantId, session, message: question })
-  return persistForPerson(deps, { tenantId, session, question })
+  return persistForPerson(deps, { tenantId, session, question, language: t.lang?.store })
 }

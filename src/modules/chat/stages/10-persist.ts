@@ -91,7 +91,12 @@ export interface Finish {
   keepAnswer?: boolean
   /** An evaluation's dry run: nothing stored, no ticket, no event; what would have been is recorded there. */
   evaluation?: EvaluationTrace
+  /** The session's language settled this turn (stage 1b), stored with the turn. */
+  language?: SessionLanguage | null
 }
+
+/** A session's language as stage 1b settled it, written by the turn's own statement (turn-write.ts). */
+export type SessionLanguage = { language: string; source: string }
 
 type PersistDeps = Pick<TurnDeps, 'db' | 'clock' | 'repo' | 'handOff' | 'events' | 'live'>
 
@@ -171,6 +176,7 @@ export async function persistTurn(deps: PersistDeps, f: Finish): Promise<TurnRes
         }
       : null,
     onlyIfBot,
+    language: f.language ?? null,
   })
   const write = (trx?: Db) => deps.repo.writeTurn(tenantId, turnWrite(), trx)
   const handOff = f.handOff
@@ -297,7 +303,10 @@ const delivered = (sessionId: string, messageId: string, owner: SessionOwner, to
 })
 
 /** Stage 10 for a conversation a person owns: the visitor's message is stored and reaches the team, in one transaction. */
-export async function persistForPerson(deps: PersistDeps, p: { tenantId: string; session: SessionRow; question: Redaction }): Promise<TurnResult> {
+export async function persistForPerson(
+  deps: PersistDeps,
+  p: { tenantId: string; session: SessionRow; question: Redaction; language?: SessionLanguage | null },
+): Promise<TurnResult> {
   const id = randomUUID()
   const now = deps.clock.now()
   await deps.db.transaction().execute(async (trx) => {
@@ -312,6 +321,7 @@ export async function persistForPerson(deps: PersistDeps, p: { tenantId: string;
         now,
         pii: piiEvents(p.question.counts, { action: 'redacted', direction: 'message', sessionId: p.session.id }),
         questionLog: null,
+        language: p.language ?? null,
       },
       trx,
     )
@@ -330,6 +340,7 @@ export async function persistQuestionOnly(
   tenantId: string,
   session: SessionRow,
   question: Redaction,
+  language?: SessionLanguage | null,
 ): Promise<void> {
   const now = deps.clock.now()
   await deps.repo
@@ -342,6 +353,7 @@ export async function persistQuestionOnly(
       now,
       pii: piiEvents(question.counts, { action: 'redacted', direction: 'message', sessionId: session.id }),
       questionLog: null,
+      language: language ?? null,
     })
     .catch((err) => deps.log.warn({ err: { message: (err as Error).message } }, 'could not store the question of a failed turn'))
 }

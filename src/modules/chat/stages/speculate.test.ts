@@ -22,8 +22,15 @@ describe('holdsLead: an answer started from the lexical evidence serves the fina
     expect(holdsLead(prompt(['A', 'B']), prompt(['B', 'A']))).toBe(true)
   })
   it('not when the vectors brought a new source into the lead', () => {
-    expect(holdsLead(prompt(['A', 'B', 'C', 'D']), prompt(['A', 'E', 'B']))).toBe(false)
-    expect(holdsLead(prompt(['A']), prompt(['A', 'B']))).toBe(false)
+    expect(holdsLead(prompt(['A', 'B', 'C', 'D']), prompt(['E', 'A', 'B']))).toBe(false)
+    expect(holdsLead(prompt(['B']), prompt(['A', 'B']))).toBe(false)
+    // a longer lead asked for: the second source counts too
+    expect(holdsLead(prompt(['A', 'B', 'C', 'D']), prompt(['A', 'E', 'B']), 3)).toBe(false)
+    expect(holdsLead(prompt(['A']), prompt(['A', 'B']), 2)).toBe(false)
+  })
+  it('by default, when its sources hold the final first source, whatever the vectors added after it', () => {
+    expect(holdsLead(prompt(['A', 'B', 'C', 'D']), prompt(['A', 'E', 'B']))).toBe(true)
+    expect(holdsLead(prompt(['C', 'A']), prompt(['A', 'E', 'F']))).toBe(true)
   })
   it('not when anything besides the sources differs (the caveat, the question)', () => {
     expect(holdsLead(prompt(['A', 'B']), prompt(['A', 'B'], { caveat: true }))).toBe(false)
