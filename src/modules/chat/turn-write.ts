@@ -25,7 +25,7 @@ export type TurnWrite = {
    * the answer was being written wins, and the answer is dropped.
    */
   onlyIfBot?: boolean
-  /** The session's language, set by this write when it has none yet (stage 1b settled it this turn). */
+  /** The session's language, set by this write when it has none yet or the visitor chose it (stage 1b settled it this turn). */
   language?: { language: string; source: string } | null
 }
 
@@ -85,8 +85,8 @@ export async function writeTurn(trx: Db, tenantId: string, w: TurnWrite): Promis
           last_question = coalesce(${w.lastQuestion}::text, last_question),
           last_answer_preview = CASE WHEN (SELECT ok FROM bot) THEN coalesce(${w.lastAnswerPreview}::text, last_answer_preview) ELSE last_answer_preview END,
           chat_ended = chat_ended OR (${w.chatEnded}::boolean AND (SELECT ok FROM bot)),
-          language = coalesce(language, ${lang}::text),
-          language_source = CASE WHEN language IS NULL AND ${lang}::text IS NOT NULL THEN ${langSource}::text ELSE language_source END
+          language = CASE WHEN ${lang}::text IS NOT NULL AND (language IS NULL OR ${langSource}::text = 'visitor') THEN ${lang}::text ELSE language END,
+          language_source = CASE WHEN ${lang}::text IS NOT NULL AND (language IS NULL OR ${langSource}::text = 'visitor') THEN ${langSource}::text ELSE language_source END
         WHERE tenant_id = ${tenantId}::uuid AND id = ${w.sessionId}::uuid
       ), p AS (
         INSERT INTO pii_events (tenant_id, entity_type, action, direction, count, session_id, ticket_id, actor_user_id, created_at)
