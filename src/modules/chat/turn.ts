@@ -1,6 +1,5 @@
 import type { QuestionOutcome } from '../../db/schema/chat.js'
 import { badRequest, notFound } from '../../lib/errors.js'
-import { cosineFor, relevance, type Relevance } from '../retrieval/relevance.fns.js'
 import type { RetrievalHit, RetrievalResult } from '../retrieval/retrieval.service.js'
 import { visitorLanguage } from '../shared/language.js'
 import { redactMessage } from '../shared/redaction.js'
@@ -12,15 +11,16 @@ import { rewriteTurn, type HistoryTurn } from './stages/04-rewrite.js'
 import { evidence, promptSources, retrieve, usableHits } from './stages/05-retrieve.js'
 import { withSearchRewrite, wouldRewrite } from './stages/05-search-rewrite.js'
 import { startTranslation, withTranslation } from './stages/05-translate.js'
-import { decide, type DecideInput, type Decision, type EscalationTrigger } from './stages/06-decide.js'
+import { decide, type Decision, type EscalationTrigger } from './stages/06-decide.js'
 import type { BusinessProfile, PromptInput } from './stages/07-prompt.js'
 import { writeAnswer } from './stages/08-generate.js'
 import { holdsLead, LEAD_SOURCES, promptKey, speculate, type Speculation } from './stages/08-speculate.js'
-import { offerTools, withTools } from './stages/08-tools.js'
+import { offerTools } from './stages/08-tools.js'
 import { checkAnswer } from './stages/09-validate.js'
 import { persistTurn, type CitableSource, type Finish } from './stages/10-persist.js'
 import { linkPolicy } from './stages/links.js'
 import { canned } from './stages/messages.js'
+import { decideInput, decideTurn, directFaq, floorOf, measureFloor } from './turn-decide.js'
 import { Stopwatch, type Turn, type TurnDeps, type TurnInput, type TurnResult } from './turn.context.js'
 
 /**
@@ -370,78 +370,6 @@ async function gatherEvidence(deps: TurnDeps, t: Turn, history: HistoryTurn[], p
     t.debug.retrieval = { best, corpus_chunks: found.corpusChunks, vector: found.vectorUsed, timings: found.timings, hits: evidence(found.hits) }
   }
   return { guard, found, early }
-}
-
-/**
- * The relevance floor's reading of one retrieval, computed once: the speculative answer decides on the same
- * evidence before the guards are in (the floor scans the six top chunks; about a third of a millisecond).
- */
-const floors = new WeakMap<RetrievalResult, Relevance>()
-/** The floor's cosine the configuration gives (cosineFor), read once per configuration rather than every turn. */
-const configured = new WeakMap<TurnDeps['config'], number | null | undefined>()
-function configuredCosine(config: TurnDeps['config']): number | null | undefined {
-  if (!configured.has(config)) configured.set(config, cosineFor(config.RETRIEVAL_FLOOR_COSINE, config.EMBEDDING_MODEL))
-  return configured.get(config)
-}
-function floorOf(config: TurnDeps['config'], found: RetrievalResult): Relevance {
-  let floor = floors.get(found)
-  if (!floor) {
-    // configured or known (a number, or null: the model's vectors switched off), else measured (measureFloor)
-    const set = configuredCosine(config)
-    floor = relevance(found.query, found.queryTerms, found.corpusChunks, found.hits, {
-      lexical: config.RETRIEVAL_FLOOR_LEXICAL,
-      cosine: set === undefined ? (found.floorCosine ?? null) : set,
-      faq: config.FAQ_CONTEXT_SCORE,
-    })
-    floors.set(found, floor)
-  }
-  return floor
-}
-
-/**
- * An embedding model of unknown scale (cosineFor: undefined): when the question's words alone do not pass the
- * floor but its vectors were searched, the floor's cosine is measured on this knowledge (probeFloor, once per
- * corpus version), so a question in other words than the knowledge's can still pass on its vectors.
- */
-async function measureFloor(deps: Pick<TurnDeps, 'config' | 'retrieval'>, t: Turn, found: RetrievalResult): Promise<void> {
-  const { config } = deps
-  if (!found.vectorUsed || !found.corpus || !t.apiKey) return
-  if (configuredCosine(config) !== undefined || floorOf(config, found).grounded) return
-  found.floorCosine = await t.sw.time('floor_probes', () => deps.retrieval.probeFloor(t.tenantId, found.corpus!, t.apiKey!))
-  floors.delete(found)
-}
-
-/** What stage 6 decides on, with the relevance floor's reading of the evidence (a pure function of it). */
-function decideInput(deps: Pick<TurnDeps, 'config'>, guard: DecideInput['guard'], found: RetrievalResult | null) {
-  const { config } = deps
-  const floor = found ? floorOf(config, found) : null
-  const input: DecideInput = {
-    guard,
-    corpusChunks: found?.corpusChunks ?? 0,
-    bestScore: found?.bestScore ?? 0,
-    minScore: config.RETRIEVAL_MIN_SCORE,
-    caveatScore: config.RETRIEVAL_CAVEAT_SCORE,
-    grounded: floor?.grounded ?? false,
-  }
-  return { input, floor }
-}
-
-/** Stage 6. */
-function decideTurn(deps: Pick<TurnDeps, 'config'>, t: Turn, guard: GuardVerdict, found: RetrievalResult | null): Decision {
-  const { input, floor } = decideInput(deps, guard, found)
-  // with actions on offer, a question the knowledge does not cover still goes to the model (08-tools.ts)
-  const decision = withTools(decide(input), t.tools)
-  if (floor) {
-    const measured = found?.floorCosine !== undefined ? { measured_cosine: found.floorCosine } : {}
-    t.debug.floor = { lexical: Math.round(floor.lexical * 10000) / 10000, vector: floor.vector, terms: floor.terms, grounded: floor.grounded, ...measured }
-  }
-  t.debug.decision = decision
-  return decision
-}
-
-function directFaq(deps: Pick<TurnDeps, 'config'>, found: RetrievalResult) {
-  const min = deps.config.FAQ_DIRECT_SCORE
-  return found.hits.filter((h) => h.kind === 'faq' && h.confidence >= min && h.text.includes('\nA: ')).sort((x, y) => y.confidence - x.confidence)[0]
 }
 
 /** Stage 10 with the timings so far in the stored debug record; the log line gets the total with persistence. */
