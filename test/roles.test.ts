@@ -103,6 +103,7 @@ const RULES: Record<string, readonly Role[]> = {
   updateEvalSettings: KNOWLEDGE,
   // analytics and exports
   getAnalyticsSummary: ANALYTICS,
+  getAnalyticsAgents: ANALYTICS,
   getAnalyticsTimeseries: ANALYTICS,
   getUnansweredTopics: ANALYTICS,
   createExport: ANALYTICS,
