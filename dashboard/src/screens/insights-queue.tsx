@@ -2,7 +2,7 @@ import { useQuery } from '@tanstack/react-query'
 import { api, call } from '../api/client'
 import type { Res } from '../api/types'
 import { TableWithCsv } from '../ui/chart'
-import { ErrorBox, Loading } from '../ui/kit'
+import { ErrorBox, Loading, Tiles } from '../ui/kit'
 
 type Summary = Res<'/analytics/summary', 'get'>
 type Filters = { from: string; to: string; tz: string; bot_id?: string }
@@ -37,14 +37,7 @@ export function QueueFigures({ s, f }: { s: Summary; f: Filters }) {
       <p className="hint">
         Hand-offs of the period: the wait from the hand-off until a person had the conversation, and the visitors who left before any reply.
       </p>
-      <dl className="tiles">
-        {tiles.map(([k, v]) => (
-          <div key={k} className="tile">
-            <dt>{k}</dt>
-            <dd>{v}</dd>
-          </div>
-        ))}
-      </dl>
+      <Tiles tiles={tiles} />
       {agents.isError ? (
         <ErrorBox error={agents.error} retry={() => agents.refetch()} />
       ) : !agents.data ? (

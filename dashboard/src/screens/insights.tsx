@@ -5,7 +5,7 @@ import { api, call } from '../api/client'
 import type { paths } from '../api/schema'
 import type { Res } from '../api/types'
 import { DailyChart, TableWithCsv, type Line } from '../ui/chart'
-import { ErrorBox, Field, Loading, PageHeader, Select } from '../ui/kit'
+import { ErrorBox, Field, Loading, PageHeader, Select, Tiles } from '../ui/kit'
 import { ExportsPanel } from './insights-exports'
 import { QueueFigures } from './insights-queue'
 
@@ -80,16 +80,7 @@ function SummaryTiles({ s }: { s: Summary }) {
     ['First response (median)', s.first_response_s.p50 === null ? '–' : secs(s.first_response_s.p50)],
     ['Positive bot feedback', fb.up + fb.down ? pct(fb.up / (fb.up + fb.down)) : '–'],
   ]
-  return (
-    <dl className="tiles">
-      {tiles.map(([k, v]) => (
-        <div key={k} className="tile">
-          <dt>{k}</dt>
-          <dd>{v}</dd>
-        </div>
-      ))}
-    </dl>
-  )
+  return <Tiles tiles={tiles} />
 }
 
 function OutcomeTable({ s, f }: { s: Summary; f: Filters }) {

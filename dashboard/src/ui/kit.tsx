@@ -274,3 +274,17 @@ export function focusSoon(id: string, frames = 120) {
     else if (frames > 0) focusSoon(id, frames - 1)
   })
 }
+
+/** Figures as labelled tiles (Insights): each a label and its value. */
+export function Tiles({ tiles }: { tiles: readonly (readonly [string, string])[] }) {
+  return (
+    <dl className="tiles">
+      {tiles.map(([k, v]) => (
+        <div key={k} className="tile">
+          <dt>{k}</dt>
+          <dd>{v}</dd>
+        </div>
+      ))}
+    </dl>
+  )
+}
