@@ -163,6 +163,7 @@ const EnvSchema = Type.Object({
   RETRIEVAL_VECTOR_CACHE_MB: Type.Integer({ minimum: 0, maximum: 4096, default: 64 }),
   /** Memory for per-tenant BM25 postings scored in process (0: BM25 always runs as SQL). */
   RETRIEVAL_LEXICAL_CACHE_MB: Type.Integer({ minimum: 0, maximum: 4096, default: 32 }),
+  RETRIEVAL_DETAIL_CACHE_MB: Type.Integer({ minimum: 0, maximum: 4096, default: 16 }),
   /** Idempotency-Key: how long a duplicate waits for the first request before 409 idempotency_in_flight. */
   IDEMPOTENCY_WAIT_MS: Type.Integer({ minimum: 0, maximum: 60000, default: 8000 }),
   // --- knowledge profile, FAQ candidates, gap analyzer ---
@@ -391,6 +392,7 @@ export const CONFIG_DOCS: { readonly [K in keyof Env]-?: string } = {
   RETRIEVAL_LEXICAL_BUDGET: 'candidate rows the BM25 search scores, taken from the rarest query terms',
   RETRIEVAL_VECTOR_CACHE_MB: 'memory for per-tenant embedding caches when pgvector is absent',
   RETRIEVAL_LEXICAL_CACHE_MB: 'memory for per-tenant BM25 postings scored in process; 0 always uses SQL',
+  RETRIEVAL_DETAIL_CACHE_MB: 'memory for the texts of chunks recently retrieved, kept per corpus version; 0 reads them every turn',
   IDEMPOTENCY_WAIT_MS: 'how long a duplicate Idempotency-Key request waits for the first before 409',
   KNOWLEDGE_EXTRACT_DELAY_SECONDS: 'debounce before the knowledge profile is re-extracted after indexing',
   KNOWLEDGE_SWEEP_INTERVAL_SECONDS: 'how often pending profile extractions are swept',

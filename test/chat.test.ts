@@ -61,6 +61,23 @@ describe('POST /chat answers from the knowledge', () => {
     expect(JSON.stringify(answer.debug)).not.toContain('business days')
   })
 
+  it('gives the model the current text after a document is replaced (chunk texts are kept per corpus version)', async () => {
+    const owner = await createTenant(t)
+    const first = await withDocs(t, owner, { 'refunds.md': REFUNDS_MD })
+    const a = await chatApi(t, owner).post('/chat', { question: 'How long do refunds take?' })
+    expect(a.status, a.text).toBe(200)
+    expect(a.body.source_documents).toEqual([first['refunds.md']])
+    expect((await owner.api.delete(`/documents/${first['refunds.md']}`)).status).toBe(204)
+    const second = await withDocs(t, owner, { 'refunds-2026.md': REFUNDS_MD.replace('within 5 business days', 'within 9 business days') })
+    fake.reset()
+    const b = await chatApi(t, owner).post('/chat', { question: 'How long do refunds take?' })
+    expect(b.status, b.text).toBe(200)
+    expect(b.body.source_documents).toEqual([second['refunds-2026.md']])
+    const prompt = JSON.stringify(fake.chatCalls().filter(isAnswer)[0]!.messages)
+    expect(prompt).toContain('within 9 business days')
+    expect(prompt).not.toContain('within 5 business days')
+  })
+
   it('gives the model the bot instructions, disclosure level, numbered sources and the visitor language', async () => {
     const owner = await createTenant(t)
     await owner.api.patch(`/bots/${owner.bot.id}`, { agent_instructions: 'Always sign as Kim from ACME.' })

@@ -60,6 +60,7 @@ export function wireChat(
     lexicalBudget: config.RETRIEVAL_LEXICAL_BUDGET,
     vectorCacheBytes: config.RETRIEVAL_VECTOR_CACHE_MB * 1024 * 1024,
     lexicalCacheBytes: config.RETRIEVAL_LEXICAL_CACHE_MB * 1024 * 1024,
+    detailCacheBytes: config.RETRIEVAL_DETAIL_CACHE_MB * 1024 * 1024,
     faqSearch: deps.faqSearch,
   })
   const repo = createChatRepo(db)

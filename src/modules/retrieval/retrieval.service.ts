@@ -1,6 +1,7 @@
 import { byScoreThenId, chooseQueryTerms, DEFAULT_BM25, isExact, lexicalConfidence, planQuery, type QueryPlan, type TermStat } from './bm25.fns.js'
 import { cosine, mmr, rrf, wordHashes } from './fusion.fns.js'
 import type { ChunkDetail, CorpusRow, ScoredChunk } from './retrieval.repo.js'
+import { ChunkDetailCache } from './detail-cache.js'
 import { LexicalCache, scoreBm25, vocabularyOf, type LexicalEntry } from './lexical-cache.js'
 import { chooseSources } from './passages.fns.js'
 import { closest, corrections, slipDictionary, unknownTerms, type SlipDictionary } from './spelling.fns.js'
@@ -35,6 +36,7 @@ export function createRetrievalService(deps: RetrievalDeps) {
   const params = deps.bm25 ?? DEFAULT_BM25
   const cache = new VectorCache(deps.vectorCacheBytes)
   const postings = new LexicalCache(deps.lexicalCacheBytes ?? 0, deps.lexicalReloadMs)
+  const detailCache = new ChunkDetailCache(deps.detailCacheBytes ?? 0)
   // A chunk's text never changes under its id (re-indexing makes new rows; an FAQ can be edited, so it is not
   // kept), so its word hashes for MMR are kept: popular chunks come back turn after turn. Oldest first out; about 0.6 KB an entry.
   const terms = new Map<string, Uint32Array>()
@@ -264,7 +266,15 @@ export function createRetrievalService(deps: RetrievalDeps) {
         const fused = rrf([{ items: lex.rows }, { items: vec?.rows ?? [] }, { items: faqs.map((f) => ({ id: `faq:${f.id}` })) }])
         const pool = [...fused.entries()].sort((a, b) => b[1] - a[1]).slice(0, POOL_K)
         const missing = pool.map(([id]) => id).filter((id) => !id.startsWith('faq:') && !details.has(id))
-        if (missing.length) for (const d of await repo.details(tenantId, missing)) details.set(d.id, d)
+        if (missing.length) {
+          const { found, missing: unread } = detailCache.take(tenantId, corpus.version, missing)
+          for (const d of found) details.set(d.id, d)
+          if (unread.length) {
+            const read = await repo.details(tenantId, unread)
+            detailCache.put(tenantId, corpus.version, read)
+            for (const d of read) details.set(d.id, d)
+          }
+        }
         const faqById = new Map(faqs.map((f) => [`faq:${f.id}`, f]))
         const candidates: RetrievalHit[] = []
         for (const [id, score] of pool) {

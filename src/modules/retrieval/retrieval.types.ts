@@ -87,6 +87,8 @@ export interface RetrievalDeps {
   vectorCacheBytes: number
   /** Memory for in-process BM25 postings (0: always the SQL statement). */
   lexicalCacheBytes?: number
+  /** memory for chunk texts and document fields kept per corpus version (detail-cache.ts); 0 or absent: none */
+  detailCacheBytes?: number
   /** A tenant whose corpus keeps changing has its postings reloaded at most this often (default 1000 ms). */
   lexicalReloadMs?: number
   faqSearch?: FaqSearch
