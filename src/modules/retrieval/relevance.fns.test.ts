@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { generalRank, topicality } from './general-words.js'
-import { contentTerms, cosineFor, coverage, foldText, lexemeMatcher, relevance, termWeight } from './relevance.fns.js'
+import { detectLanguage } from '../shared/language.js'
+import { chunkLanguage, contentTerms, cosineFor, coverage, foldText, lexemeMatcher, relevance, termWeight } from './relevance.fns.js'
 
 const REFUNDS = { title: 'Refunds', text: 'Refunds are accepted within 30 days. Support answers refund questions by e-mail.', vector: null }
 const SHIPPING = { title: 'Shipping', text: 'Standard shipping to Germany takes 3 to 4 working days.', vector: null }
@@ -206,5 +207,17 @@ describe('relevance floor', () => {
     expect(cosineFor('text-embedding-3-small=none', 'text-embedding-3-small')).toBeNull()
     // another model's floor is measured (floor-probes.ts)
     expect(cosineFor('', 'nomic-embed-text')).toBeUndefined()
+  })
+})
+
+describe('chunkLanguage', () => {
+  it('is detectLanguage of the first 1,500 characters, asked again from its memo', () => {
+    const de = 'Die Lieferung dauert drei bis vier Werktage und kostet innerhalb Deutschlands nichts. '
+    const en = 'Standard shipping takes three to four working days and is free within the country. '
+    for (const text of [de, en, en.repeat(40) + de.repeat(40), '42', '']) {
+      expect(chunkLanguage(text)).toBe(detectLanguage(text.slice(0, 1500)))
+      expect(chunkLanguage(text)).toBe(detectLanguage(text.slice(0, 1500)))
+    }
+    expect(chunkLanguage(de)).toBe('de')
   })
 })

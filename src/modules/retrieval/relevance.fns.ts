@@ -243,9 +243,26 @@ export function relevance(query: string, terms: QueryTermStat[], corpusChunks: n
  * function words): the knowledge does not speak the visitor's language. A help centre with a few translated
  * pages still has pages in the question's language among its top hits, and judges it word for word.
  */
+/**
+ * The language of a chunk's first 1,500 characters, remembered by that text: the same chunks come back turn after
+ * turn and the floor asks this of each top hit twice a turn (the decision and the answer). A pure function's memo,
+ * bounded (oldest first out).
+ */
+const chunkLanguages = new Map<string, string | null>()
+const CHUNK_LANGUAGES_MAX = 2_000
+export function chunkLanguage(text: string): string | null {
+  const head = text.length > 1500 ? text.slice(0, 1500) : text
+  const known = chunkLanguages.get(head)
+  if (known !== undefined) return known
+  const lang = detectLanguage(head)
+  if (chunkLanguages.size >= CHUNK_LANGUAGES_MAX) chunkLanguages.delete(chunkLanguages.keys().next().value!)
+  chunkLanguages.set(head, lang)
+  return lang
+}
+
 function crossLanguage(q: string | null, top: EvidenceHit[]): boolean {
   if (q === null) return false
-  const langs = top.filter((h) => h.kind !== 'faq').map((h) => detectLanguage(h.text.slice(0, 1500)))
+  const langs = top.filter((h) => h.kind !== 'faq').map((h) => chunkLanguage(h.text))
   return langs.some((l) => l !== null) && !langs.includes(q)
 }
 
