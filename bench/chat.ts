@@ -17,7 +17,8 @@
  *      hybrid (0 skips this part).
  *
  * Env: DATABASE_URL (server on which the scratch database is created; default postgres://root@127.0.0.1:5432/test),
- * BENCH_CORPUS (BEIR folder for the texts; default ../shared/data/retrieval/beir-scifact). The machine is
+ * BENCH_CORPUS (BEIR folder for the texts; default ../shared/data/retrieval/beir-scifact), BENCH_QUESTIONS=titles (ask about
+ * the indexed papers by title instead of SciFact's claims: nearly every turn answered, none handed off). The machine is
  * shared: keep the runs short; figures move with whatever else runs. BENCH_ONLY_RETRIEVAL=1 runs part 2 only.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
@@ -183,7 +184,7 @@ async function seedTenant(db: Db): Promise<{ tenantId: string; apiKey: string; p
 
 async function main() {
   const corpus = readJsonl<{ _id: string; title?: string; text: string }>(join(CORPUS, 'corpus.jsonl'))
-  const questions = readJsonl<{ _id: string; text: string }>(join(CORPUS, 'queries.jsonl')).map((q) => q.text)
+  let questions = readJsonl<{ _id: string; text: string }>(join(CORPUS, 'queries.jsonl')).map((q) => q.text)
   const scratch = await scratchDatabase(BASE_URL, 'chat')
   const { name: dbName, url: dbUrl } = scratch
   const fakePort = await freePort()
@@ -213,14 +214,22 @@ async function main() {
       })
       let chunks = 0
       const t0 = performance.now()
+      const titles: string[] = []
       for (const d of corpus) {
         if (chunks >= CHUNKS) break
+        if (d.title) titles.push(d.title)
         chunks += (
           await documents.indexText(tenantId, { filename: `${d._id}.md`, title: d.title || null, text: d.text }, { embed: true, enforceCapacity: false })
         ).chunkCount
       }
       await sql`VACUUM ANALYZE chunks`.execute(db)
       console.log(`indexed ${chunks} chunks with embeddings in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
+      // BENCH_QUESTIONS=titles: a visitor asks about an indexed paper by its title, so nearly every turn is answered
+      // (SciFact's claims are mostly handed off): the cost of an answered turn alone
+      if (process.env.BENCH_QUESTIONS === 'titles') {
+        questions = titles.map((title) => `What does the study "${title.replace(/\.$/, '')}" find?`)
+        console.log(`questions: ${questions.length} asking about indexed papers by their titles (BENCH_QUESTIONS=titles)`)
+      }
 
       // --- the server, its per-turn log lines, and its memory
       const turns: ({ service: number; model: number; total: number } & Record<string, number>)[] = []
