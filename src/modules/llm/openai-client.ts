@@ -35,20 +35,45 @@ function toUsage(
 interface CallSignal {
   signal: AbortSignal
   caller?: AbortSignal
-  timeout: AbortSignal
+  /** whether our own deadline ended the call */
+  timedOut: () => boolean
+  /** the call is over: its deadline timer and its listener on the caller's signal go */
+  release: () => void
 }
 
-/** One signal for the whole call (all attempts and the whole stream): the caller's, or our timeout. */
+/**
+ * One signal for the whole call (all attempts and the whole stream): aborted by the caller's or by our deadline.
+ * A timer cleared when the call ends, not AbortSignal.timeout: that one fires a minute after every call (an
+ * abort event and a DOMException each, four calls a turn) and keeps the call's listeners alive until then.
+ */
 function signalFor(opts: { timeoutMs?: number; signal?: AbortSignal }): CallSignal {
-  const timeout = AbortSignal.timeout(opts.timeoutMs ?? DEFAULT_TIMEOUT_MS)
-  return { signal: opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout, caller: opts.signal, timeout }
+  const ctl = new AbortController()
+  let timedOut = false
+  const timer = setTimeout(() => {
+    timedOut = true
+    ctl.abort(new DOMException('language model call timed out', 'TimeoutError'))
+  }, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS)
+  timer.unref?.()
+  const caller = opts.signal
+  const onAbort = () => ctl.abort(caller?.reason)
+  if (caller?.aborted) onAbort()
+  else caller?.addEventListener('abort', onAbort, { once: true })
+  return {
+    signal: ctl.signal,
+    caller,
+    timedOut: () => timedOut,
+    release: () => {
+      clearTimeout(timer)
+      caller?.removeEventListener('abort', onAbort)
+    },
+  }
 }
 
 /** Every failure becomes an LlmUnavailableError; messages never carry the provider's text (it may echo input). */
 function toUnavailable(err: unknown, s: CallSignal): LlmUnavailableError {
   if (err instanceof LlmUnavailableError) return err
   if (s.caller?.aborted) return new LlmUnavailableError('language model call aborted by the caller', undefined, 'aborted')
-  if (s.timeout.aborted) return new LlmUnavailableError('language model call timed out', undefined, 'timeout')
+  if (s.timedOut()) return new LlmUnavailableError('language model call timed out', undefined, 'timeout')
   if (err instanceof OpenAI.APIUserAbortError || (err as Error)?.name === 'AbortError' || (err as Error)?.name === 'TimeoutError') {
     return new LlmUnavailableError('language model call aborted or timed out', undefined, 'timeout')
   }
@@ -210,6 +235,8 @@ export function createOpenAiClient(baseURL: string, quirks: QuirkMemory = create
         return { text, usage: toUsage(res.usage, promptText(opts), text), ...(calls.length ? { toolCalls: calls } : {}) }
       } catch (err) {
         throw toUnavailable(err, s)
+      } finally {
+        s.release()
       }
     },
 
@@ -268,6 +295,7 @@ export function createOpenAiClient(baseURL: string, quirks: QuirkMemory = create
           throw e
         } finally {
           // The consumer stopped early (break/return): the SDK aborts the request; result() gets what arrived.
+          s.release()
           finish({ ok: true })
         }
       }
@@ -300,6 +328,8 @@ export function createOpenAiClient(baseURL: string, quirks: QuirkMemory = create
         return { vectors: vectors as number[][], usage: { prompt_tokens: res.usage?.prompt_tokens ?? tokens, completion_tokens: 0, total_tokens: tokens } }
       } catch (err) {
         throw toUnavailable(err, s)
+      } finally {
+        s.release()
       }
     },
     quirks,
