@@ -15,6 +15,9 @@
  *     without a kill. On the embedded database and, when DATABASE_URL is set (a server: a scratch database is made
  *     there and dropped), on PostgreSQL.
  *
+ * `--base <dir>`: another checkout of the project (built with `node scripts/build.mjs` there, node_modules linked),
+ * run the same way and alternated with this one in each round, so a change is measured before/after in one run.
+ *
  * The machine is shared: compare the ratios printed beside each figure, made within the same run.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
@@ -35,6 +38,9 @@ const arg = (name: string) => (argv.indexOf(`--${name}`) > 0 ? argv[argv.indexOf
 const ROUNDS = Number(arg('rounds') ?? 2)
 const ONLY = new Set((arg('only') ?? 'demo,health,recovery').split(','))
 const PG_SERVER = process.env.DATABASE_URL
+const BASE = arg('base')
+const ROOTS = BASE ? ['.', BASE] : ['.']
+const label = (root: string) => (root === '.' ? 'this tree' : 'base')
 const TEMPLATE = join('dist', 'pgdata-template')
 const TEMPLATE_ASIDE = `${TEMPLATE}.bench-aside`
 const PAGES = 30
@@ -56,8 +62,8 @@ const tmp = (tag: string) => {
 }
 
 /** A child in a process group of its own (npm and tsx start grandchildren), stopped as a group. */
-function launch(cmd: string, args: string[], env: Record<string, string | undefined>): ChildProcess & { out: string } {
-  const child = spawn(cmd, args, { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+function launch(cmd: string, args: string[], env: Record<string, string | undefined>, cwd = '.'): ChildProcess & { out: string } {
+  const child = spawn(cmd, args, { cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
   const c = Object.assign(child, { out: '' })
   child.stdout!.on('data', (d) => (c.out += d))
   child.stderr!.on('data', (d) => (c.out += d))
@@ -97,15 +103,16 @@ async function until<T>(
 const health = (base: string) => fetch(`${base}/health`).then((r) => r.status === 200)
 
 // --- (a) the demo ---------------------------------------------------------------------------------------
-async function demoOnce(template: boolean): Promise<{ ms: number; printed: string }> {
+async function demoOnce(template: boolean, root = '.'): Promise<{ ms: number; printed: string }> {
   if (!template) renameSync(TEMPLATE, TEMPLATE_ASIDE)
   try {
     const port = await freePort()
-    const child = launch(join('node_modules', '.bin', 'tsx'), ['scripts/demo.ts'], {
-      PORT: String(port),
-      DEMO_PAGE_PORT: String(await freePort()),
-      DATA_DIR: join(tmp('demo'), 'data'),
-    })
+    const child = launch(
+      join('node_modules', '.bin', 'tsx'),
+      ['scripts/demo.ts'],
+      { PORT: String(port), DEMO_PAGE_PORT: String(await freePort()), DATA_DIR: join(tmp('demo'), 'data') },
+      root,
+    )
     const started = performance.now()
     try {
       await until('demo', child, async () => /first cited answer after/.test(child.out), 300_000, 10)
@@ -127,10 +134,10 @@ async function demoOnce(template: boolean): Promise<{ ms: number; printed: strin
 function serverEnv(dataDir: string, port: number, extra: Record<string, string | undefined> = {}) {
   return { HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'info', ...SECRETS, ...extra }
 }
-async function startServer(dataDir: string, extra: Record<string, string | undefined> = {}, viaNpm = false) {
+async function startServer(dataDir: string, extra: Record<string, string | undefined> = {}, viaNpm = false, root = '.') {
   const port = await freePort()
   const env = serverEnv(dataDir, port, extra)
-  const child = viaNpm ? launch('npm', ['start', '--silent'], env) : launch(process.execPath, [...startNodeFlags(), 'dist/src/server.js'], env)
+  const child = viaNpm ? launch('npm', ['start', '--silent'], env, root) : launch(process.execPath, [...startNodeFlags(), 'dist/src/server.js'], env, root)
   const started = performance.now()
   const base = `http://127.0.0.1:${port}`
   await until('/health', child, () => health(base), 180_000, 10)
@@ -139,22 +146,22 @@ async function startServer(dataDir: string, extra: Record<string, string | undef
   return { child, base, ms, startupMs }
 }
 
-async function healthRound(): Promise<Record<string, number>> {
+async function healthRound(root: string): Promise<Record<string, number>> {
   const dir = tmp('health')
-  const fresh = await startServer(dir)
+  const fresh = await startServer(dir, {}, false, root)
   await stop(fresh.child)
-  const warm = await startServer(dir)
+  const warm = await startServer(dir, {}, false, root)
   await stop(warm.child)
-  const npm = await startServer(dir, {}, true)
+  const npm = await startServer(dir, {}, true, root)
   await stop(npm.child)
   console.log(
-    `  fresh ${s(fresh.ms)} (service ready ${fresh.startupMs} ms) | warm ${s(warm.ms)} (ready ${warm.startupMs} ms) | npm start, warm ${s(npm.ms)}   load ${load()}`,
+    `  ${label(root)}: fresh ${s(fresh.ms)} (service ready ${fresh.startupMs} ms) | warm ${s(warm.ms)} (ready ${warm.startupMs} ms) | npm start, warm ${s(npm.ms)}   load ${load()}`,
   )
   return { fresh: fresh.ms, warm: warm.ms, npm: npm.ms }
 }
 
 // --- (c) recovery after kill -9 -------------------------------------------------------------------------------
-async function recoveryOnce(site: FakeWebsite, smtp: FakeSmtp, onPostgres: boolean, kill: boolean) {
+async function recoveryOnce(site: FakeWebsite, smtp: FakeSmtp, onPostgres: boolean, kill: boolean, root: string) {
   const dataDir = tmp('crash')
   const scratch = onPostgres ? await scratchDatabase(PG_SERVER!, 'start') : null
   const extra = {
@@ -167,7 +174,7 @@ async function recoveryOnce(site: FakeWebsite, smtp: FakeSmtp, onPostgres: boole
     DATABASE_URL: scratch?.url,
   }
   try {
-    const first = await startServer(dataDir, extra)
+    const first = await startServer(dataDir, extra, false, root)
     const tenant = await createTenant({ api: () => new Api(first.base), smtp } as unknown as TestApp, { llmKey: null })
     const created = await tenant.api.post('/documents/sources/url', { url: site.url, schedule: 'manual' })
     if (created.status !== 201) throw new Error(`source: ${created.status} ${created.text}`)
@@ -193,7 +200,7 @@ async function recoveryOnce(site: FakeWebsite, smtp: FakeSmtp, onPostgres: boole
       await stop(first.child, 'SIGKILL')
       killedAt = performance.now()
       restartAt = performance.now()
-      server = await startServer(dataDir, extra)
+      server = await startServer(dataDir, extra, false, root)
       readyAt = performance.now()
     }
     const api = new Api(server.base).withToken(tenant.token)
@@ -270,25 +277,35 @@ async function main() {
 
   if (ONLY.has('demo')) {
     console.log('\n(a) npm run demo on an empty DATA_DIR, spawn to its first cited answer (goal <= 5 s)')
-    const on: number[] = []
-    const off: number[] = []
+    // this tree without its template (the old way), with it, and the base with its own
+    const variants = [
+      { name: 'no template (old way)', root: '.', template: false },
+      ...ROOTS.map((root) => ({ name: `${label(root)}, template`, root, template: true })),
+    ]
+    const times = new Map(variants.map((v) => [v.name, [] as number[]]))
     for (let r = 0; r < ROUNDS; r++) {
-      // alternate which goes first, so a change in the machine's load falls on both
-      for (const template of r % 2 === 0 ? [false, true] : [true, false]) {
-        const { ms, printed } = await demoOnce(template)
-        ;(template ? on : off).push(ms)
-        console.log(`  ${template ? 'template (now)   ' : 'no template (old)'} ${s(ms)}   (${printed})   load ${load()}`)
+      // alternate the order, so a change in the machine's load falls on each
+      for (const v of r % 2 === 0 ? variants : [...variants].reverse()) {
+        const { ms, printed } = await demoOnce(v.template, v.root)
+        times.get(v.name)!.push(ms)
+        console.log(`  ${v.name.padEnd(22)} ${s(ms)}   (${printed})   load ${load()}`)
       }
     }
-    console.log(`  median: template ${s(median(on))}, without ${s(median(off))}: ${(median(off) / median(on)).toFixed(2)} x faster`)
+    const ref = median(times.get(variants[1]!.name)!)
+    console.log(`  median: ${[...times].map(([n, t]) => `${n} ${s(median(t))} (${(median(t) / ref).toFixed(2)} x)`).join(', ')}`)
   }
 
   if (ONLY.has('health')) {
     console.log('\n(b) built server, spawn to the first 200 of GET /health (goal: warm < 3 s)')
-    const rounds: Record<string, number>[] = []
-    for (let r = 0; r < ROUNDS; r++) rounds.push(await healthRound())
-    const m = (k: string) => median(rounds.map((x) => x[k]!))
-    console.log(`  median: fresh ${s(m('fresh'))}, warm ${s(m('warm'))} (fresh/warm ${(m('fresh') / m('warm')).toFixed(2)} x), npm start warm ${s(m('npm'))}`)
+    const rounds = new Map(ROOTS.map((root) => [root, [] as Record<string, number>[]]))
+    for (let r = 0; r < ROUNDS; r++) for (const root of r % 2 === 0 ? ROOTS : [...ROOTS].reverse()) rounds.get(root)!.push(await healthRound(root))
+    for (const [root, rs] of rounds) {
+      const m = (k: string) => median(rs.map((x) => x[k]!))
+      const vsBase = BASE && root === '.' ? (k: string) => ` (${(m(k) / median(rounds.get(BASE)!.map((x) => x[k]!))).toFixed(2)} x base)` : () => ''
+      console.log(
+        `  median, ${label(root)}: fresh ${s(m('fresh'))}${vsBase('fresh')}, warm ${s(m('warm'))}${vsBase('warm')}, npm start warm ${s(m('npm'))}${vsBase('npm')}`,
+      )
+    }
   }
 
   if (ONLY.has('recovery')) {
@@ -303,20 +320,24 @@ async function main() {
         const name = onPostgres ? 'PostgreSQL' : 'embedded'
         console.log(`\n(c) ${name}: kill -9 mid-crawl and mid-indexing, restart to every job final (goal <= 10 s)`)
         const base: number[] = []
-        const rec: number[] = []
+        const rec = new Map(ROOTS.map((root) => [root, [] as number[]]))
         for (let r = 0; r < ROUNDS; r++) {
-          const b = await recoveryOnce(site, smtp, onPostgres, false)
+          const b = await recoveryOnce(site, smtp, onPostgres, false, '.')
           base.push(b.whole!)
           console.log(`  no kill: crawl + indexing ${s(b.whole!)}; ${b.ok ? 'ok' : 'WRONG'}: ${b.facts}   load ${load()}`)
-          const k = await recoveryOnce(site, smtp, onPostgres, true)
-          rec.push(k.sinceRestart!)
+          for (const root of r % 2 === 0 ? ROOTS : [...ROOTS].reverse()) {
+            const k = await recoveryOnce(site, smtp, onPostgres, true, root)
+            rec.get(root)!.push(k.sinceRestart!)
+            console.log(
+              `  kill -9, ${label(root)}: final ${s(k.sinceRestart!)} after the restart's spawn (serving after ${s(k.restartMs!)}, then ${s(k.sinceReady!)}), ${s(k.sinceKill!)} after the kill; ${k.ok ? 'ok' : 'WRONG'}: ${k.facts}   load ${load()}`,
+            )
+          }
+        }
+        for (const [root, t] of rec) {
           console.log(
-            `  kill -9: final ${s(k.sinceRestart!)} after the restart's spawn (serving after ${s(k.restartMs!)}, then ${s(k.sinceReady!)}), ${s(k.sinceKill!)} after the kill; ${k.ok ? 'ok' : 'WRONG'}: ${k.facts}   load ${load()}`,
+            `  median, ${label(root)}: final ${s(median(t))} after the restart; the whole job without a kill ${s(median(base))} (${(median(t) / median(base)).toFixed(2)} x)`,
           )
         }
-        console.log(
-          `  median: after the restart ${s(median(rec))}; the whole job without a kill ${s(median(base))} (${(median(rec) / median(base)).toFixed(2)} x)`,
-        )
       }
     } finally {
       await site.stop()
