@@ -53,7 +53,10 @@ const children = new Set<ChildProcess>()
 const scratchDirs: string[] = []
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!
+const median = (xs: number[]) => {
+  const v = [...xs].sort((a, b) => a - b)
+  return (v[Math.floor((v.length - 1) / 2)]! + v[Math.ceil((v.length - 1) / 2)]!) / 2
+}
 const load = () => loadavg()[0]!.toFixed(1)
 const tmp = (tag: string) => {
   const d = mkdtempSync(join(tmpdir(), `scb-bench-start-${tag}-`))
