@@ -18,6 +18,8 @@
  * `--base <dir>`: another checkout of the project (built with `node scripts/build.mjs` there, node_modules linked),
  * run the same way and alternated with this one in each round, so a change is measured before/after in one run.
  *
+ * `BENCH_CPU_PROF=<dir>`: a CPU profile of each built server (node --cpu-prof), written when it stops.
+ *
  * The machine is shared: compare the ratios printed beside each figure, made within the same run.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
@@ -137,10 +139,12 @@ async function demoOnce(template: boolean, root = '.'): Promise<{ ms: number; pr
 function serverEnv(dataDir: string, port: number, extra: Record<string, string | undefined> = {}) {
   return { HOST: '127.0.0.1', PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'info', ...SECRETS, ...extra }
 }
+/** BENCH_CPU_PROF=<dir>: a V8 CPU profile of every built server started, written there when it stops. */
+const cpuProf = () => (process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [])
 async function startServer(dataDir: string, extra: Record<string, string | undefined> = {}, viaNpm = false, root = '.') {
   const port = await freePort()
   const env = serverEnv(dataDir, port, extra)
-  const child = viaNpm ? launch('npm', ['start', '--silent'], env, root) : launch(process.execPath, [...startNodeFlags(), 'dist/src/server.js'], env, root)
+  const child = viaNpm ? launch('npm', ['start', '--silent'], env, root) : launch(process.execPath, [...startNodeFlags(), ...cpuProf(), 'dist/src/server.js'], env, root)
   const started = performance.now()
   const base = `http://127.0.0.1:${port}`
   await until('/health', child, () => health(base), 180_000, 10)
