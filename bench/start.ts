@@ -144,7 +144,9 @@ const cpuProf = () => (process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-d
 async function startServer(dataDir: string, extra: Record<string, string | undefined> = {}, viaNpm = false, root = '.') {
   const port = await freePort()
   const env = serverEnv(dataDir, port, extra)
-  const child = viaNpm ? launch('npm', ['start', '--silent'], env, root) : launch(process.execPath, [...startNodeFlags(), ...cpuProf(), 'dist/src/server.js'], env, root)
+  const child = viaNpm
+    ? launch('npm', ['start', '--silent'], env, root)
+    : launch(process.execPath, [...startNodeFlags(), ...cpuProf(), 'dist/src/server.js'], env, root)
   const started = performance.now()
   const base = `http://127.0.0.1:${port}`
   await until('/health', child, () => health(base), 180_000, 10)
