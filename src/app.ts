@@ -11,6 +11,7 @@ import { registerOpenApi } from './http/openapi.js'
 import { createRateLimitStore, rateLimitMessage, waitForRedis } from './http/rate-limit.js'
 import { findNul, replaceLoneSurrogates } from './http/input.js'
 import { createCsrfCheck } from './http/csrf.js'
+import { lazySchemas, type LazySchemas } from './http/lazy-schemas.js'
 import { registerMetrics } from './http/metrics.js'
 import { ValidationError } from './lib/errors.js'
 import { wireModules, type Modules } from './modules/index.js'
@@ -31,6 +32,13 @@ function strictBodyValidator() {
   }) as never
 }
 
+const routeSchemas = new WeakMap<App, LazySchemas>()
+
+/** Compiles every route schema still deferred (src/http/lazy-schemas.ts): a schema that cannot compile throws here. */
+export function compileRouteSchemas(app: App): void {
+  routeSchemas.get(app)?.compileAll()
+}
+
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
 /**
@@ -38,6 +46,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
  * background work; the worker is started by server.ts.
  */
 export async function buildApp(ctx: AppContext, modules: Modules = wireModules(ctx)): Promise<App> {
+  const schemas = lazySchemas(strictBodyValidator())
   const app = Fastify({
     loggerInstance: ctx.log as FastifyBaseLogger,
     trustProxy: ctx.config.TRUST_PROXY,
@@ -53,8 +62,10 @@ export async function buildApp(ctx: AppContext, modules: Modules = wireModules(c
     frameworkErrors,
     clientErrorHandler,
     ajv: { customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: true, allErrors: false } },
-    schemaController: { compilersFactory: { buildValidator: strictBodyValidator() } },
+    // compiled at each route's first request, not at boot (src/http/lazy-schemas.ts)
+    schemaController: { compilersFactory: { buildValidator: schemas.buildValidator as never, buildSerializer: schemas.buildSerializer as never } },
   }).withTypeProvider<TypeBoxTypeProvider>()
+  routeSchemas.set(app, schemas)
 
   app.decorateRequest('authUser', null)
   app.decorateRequest('tenantId', null)

@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -28,6 +28,10 @@ const freePort = () =>
 
 it('builds, starts with the start script flags on a fresh DATA_DIR, serves, and stops cleanly on SIGTERM', async () => {
   execFileSync(process.execPath, ['scripts/build.mjs', '--out', out], { stdio: 'pipe' })
+  // nothing changed since: the second build (npm start's first step on an unchanged checkout) does nothing
+  const again = spawnSync(process.execPath, ['scripts/build.mjs', '--out', out], { encoding: 'utf8' })
+  expect(again.status, again.stderr).toBe(0)
+  expect(again.stderr).toMatch(/is up to date/)
   // The build leaves a migrated embedded database the fresh DATA_DIR below starts from (src/db/template.ts).
   const template = JSON.parse(readFileSync(join(out, 'pgdata-template', 'template.json'), 'utf8')) as { migrations: string[] }
   expect(template.migrations).toContain('0001_foundation')

@@ -193,6 +193,7 @@ function pgNoticeSource(url: string): NoticeSource & { stop(): Promise<void> } {
 }
 
 export async function migrate(db: Kysely<any>): Promise<string[]> {
+  if (await allApplied(db)) return []
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => migrations },
@@ -205,6 +206,21 @@ export async function migrate(db: Kysely<any>): Promise<string[]> {
 }
 
 const migrationNames = () => Object.keys(migrations).sort()
+
+/**
+ * Whether the database holds exactly this code's migrations, in two short reads. Most opens find that, and
+ * Kysely's Migrator would still introspect every table of the catalog and take its lock to learn it (about
+ * 600 ms of a warm embedded start; two reads instead). Any other state (none applied, one missing, one this code does not know)
+ * goes to the Migrator as before, which migrates or refuses.
+ */
+async function allApplied(db: Kysely<any>): Promise<boolean> {
+  const known = migrationNames()
+  const table = await sql<{ t: string | null }>`SELECT to_regclass('schema_migrations')::text AS t`.execute(db)
+  if (!table.rows[0]?.t) return false
+  const r = await sql<{ name: string }>`SELECT name FROM schema_migrations`.execute(db)
+  const applied = new Set(r.rows.map((row) => row.name))
+  return applied.size === known.length && known.every((n) => applied.has(n))
+}
 
 /** `npm run build`: writes (or keeps, when current) the migrated template a fresh data directory starts from. */
 export function buildTemplate(templateDir: string): Promise<'kept' | 'made'> {

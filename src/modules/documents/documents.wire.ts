@@ -7,7 +7,7 @@ import { documentsJobs } from './documents.jobs.js'
 import { createDocumentsRepo } from './documents.repo.js'
 import { documentsRoutes } from './documents.routes.js'
 import { createDocumentsService } from './documents.service.js'
-import { DEFAULT_PARSE_LIMITS } from './parsers/parse.js'
+import { DEFAULT_PARSE_LIMITS } from './parsers/limits.js'
 import { createParserPool } from './parsers/pool.js'
 
 /** The documents module: parser worker pool, repository, service, routes (which close the pool with the app), jobs. */

@@ -1,0 +1,71 @@
+import { Type } from '@sinclair/typebox'
+import Fastify from 'fastify'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { compileRouteSchemas } from '../src/app.js'
+import { lazySchemas } from '../src/http/lazy-schemas.js'
+import { startApp, type TestApp } from './helpers/app.js'
+
+/**
+ * Route schemas are compiled at each route's first request instead of at boot (src/http/lazy-schemas.ts). A
+ * schema that cannot compile no longer stops the boot, so this compiles every route's schemas of the whole app;
+ * and a deferred validator and serializer behave as eager ones: coercion, defaults, errors, response filtering.
+ */
+let t: TestApp
+beforeAll(async () => {
+  t = await startApp({ worker: false })
+})
+afterAll(() => t?.close())
+
+it("every route's validators and serializers of the whole app compile", () => {
+  expect(() => compileRouteSchemas(t.app)).not.toThrow()
+})
+
+it('a deferred validator coerces, fills defaults and reports errors; a deferred serializer drops unknown fields', async () => {
+  const compiled: string[] = []
+  const { default: AjvCompiler } = await import('@fastify/ajv-compiler')
+  const inner = AjvCompiler()
+  const schemas = lazySchemas((ext, opts) => {
+    const compile = inner(ext as never, opts as never)
+    return (route) => {
+      compiled.push(`${route.method} ${route.httpPart}`)
+      return compile(route as never) as never
+    }
+  })
+  const app = Fastify({
+    ajv: { customOptions: { coerceTypes: 'array', useDefaults: true, removeAdditional: true } },
+    schemaController: { compilersFactory: { buildValidator: schemas.buildValidator as never, buildSerializer: schemas.buildSerializer as never } },
+  })
+  app.get(
+    '/n/:id',
+    {
+      schema: {
+        params: Type.Object({ id: Type.Integer() }),
+        querystring: Type.Object({ tags: Type.Array(Type.String()), limit: Type.Integer({ default: 7 }) }),
+        response: { 200: Type.Object({ id: Type.Integer(), tags: Type.Array(Type.String()), limit: Type.Integer() }) },
+      },
+    },
+    async (req) => ({ ...(req.params as object), ...(req.query as object), secret: 'not in the schema' }),
+  )
+  await app.ready()
+  expect(compiled).toEqual([])
+  const ok = await app.inject({ url: '/n/5?tags=a' })
+  expect(ok.json()).toEqual({ id: 5, tags: ['a'], limit: 7 })
+  expect([...compiled].sort()).toEqual(['GET params', 'GET querystring'])
+  const bad = await app.inject({ url: '/n/x?tags=a' })
+  expect(bad.statusCode).toBe(400)
+  expect(bad.json().message).toMatch(/params\/id must be integer/)
+  expect(() => schemas.compileAll()).not.toThrow()
+  await app.close()
+})
+
+it('a schema that cannot compile is named by compileAll', () => {
+  const schemas = lazySchemas(
+    () => () => {
+      throw new Error('unknown keyword')
+    },
+    () => () => () => '',
+  )
+  const validate = schemas.buildValidator(undefined, undefined)({ method: 'POST', url: '/x', httpPart: 'body', schema: {} })
+  expect(() => schemas.compileAll()).toThrow('POST /x body: unknown keyword')
+  expect(() => validate({})).toThrow('unknown keyword')
+})
