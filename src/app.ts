@@ -39,6 +39,19 @@ export function compileRouteSchemas(app: App): void {
   routeSchemas.get(app)?.compileAll()
 }
 
+/**
+ * Compiles the deferred route schemas a few at a time between requests once the service answers (a few hundred
+ * ms of CPU in all), so a route's first visitor seldom pays its compile; stops when `stopped()` says so.
+ */
+export function warmRouteSchemas(app: App, stopped: () => boolean): void {
+  const schemas = routeSchemas.get(app)
+  if (!schemas) return
+  const step = () => {
+    if (!stopped() && schemas.compileSome(4)) setImmediate(step)
+  }
+  setImmediate(step)
+}
+
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
 /**

@@ -1,5 +1,5 @@
 import 'dotenv/config'
-import { buildApp } from './app.js'
+import { buildApp, warmRouteSchemas } from './app.js'
 import { isClusterChild, shareMetrics, superviseCluster, webConcurrency } from './cluster.js'
 import { ConfigError, loadConfig } from './config.js'
 import { closeContext, createContext, createLogger } from './context.js'
@@ -73,6 +73,7 @@ async function main(): Promise<void> {
     },
     'service ready',
   )
+  warmRouteSchemas(app, () => stopping)
 }
 
 main().catch((err) => {

@@ -69,3 +69,23 @@ it('a schema that cannot compile is named by compileAll', () => {
   expect(() => schemas.compileAll()).toThrow('POST /x body: unknown keyword')
   expect(() => validate({})).toThrow('unknown keyword')
 })
+
+it('compileSome compiles a few at a time and leaves a failing one to its first request', () => {
+  let compiled = 0
+  const schemas = lazySchemas(
+    () => (route) => {
+      if (route.url === '/bad') throw new Error('unknown keyword')
+      compiled++
+      return () => true
+    },
+    () => () => () => '',
+  )
+  const build = schemas.buildValidator(undefined, undefined)
+  const routes = ['/a', '/bad', '/b', '/c'].map((url) => build({ method: 'GET', url, httpPart: 'querystring', schema: {} }))
+  expect(schemas.compileSome(2)).toBe(true)
+  expect(compiled).toBe(1)
+  expect(schemas.compileSome(10)).toBe(false)
+  expect(compiled).toBe(3)
+  expect(routes[0]!({})).toBe(true)
+  expect(() => routes[1]!({})).toThrow('unknown keyword')
+})

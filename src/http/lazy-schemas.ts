@@ -22,6 +22,8 @@ export interface LazySchemas {
   buildSerializer: Builder<Serialize>
   /** Compiles every schema not compiled yet; throws the first compile error, naming its route. */
   compileAll(): void
+  /** Compiles up to `n` schemas not compiled yet (a failing one is left for its first request); true while some remain. */
+  compileSome(n: number): boolean
 }
 
 // Fastify's own default serializer builder, resolved from fastify's dependencies (it is not one of ours).
@@ -69,6 +71,16 @@ export function lazySchemas(buildValidator: Builder<Validate>, buildSerializer: 
     },
     compileAll() {
       for (const get of [...pending]) get()
+    },
+    compileSome(n) {
+      for (const get of [...pending].slice(0, n)) {
+        try {
+          get()
+        } catch {
+          pending.delete(get)
+        }
+      }
+      return pending.size > 0
     },
   }
 }
