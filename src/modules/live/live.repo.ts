@@ -52,43 +52,6 @@ export function createLiveRepo(db: Db) {
         .execute()
     },
 
-    /**
-     * Appends one event: the session's counter first (its row lock), then the tenant's (held to commit, so
-     * events commit in seq order). A transaction appends events of one session only, so two cannot wait on
-     * each other's locks.
-     */
-    async append(tenantId: string, e: NewLiveEvent, trx: Db): Promise<{ seq: string; sessionSeq: string | null }> {
-      let sessionSeq: string | null = null
-      if (e.sessionId) {
-        const s = await sql<{ live_seq: string }>`
-          UPDATE chat_sessions SET live_seq = live_seq + 1 WHERE tenant_id = ${tenantId} AND id = ${e.sessionId} RETURNING live_seq::text AS live_seq`.execute(
-          trx,
-        )
-        sessionSeq = s.rows[0]?.live_seq ?? null
-        if (sessionSeq === null) throw new Error('live event of an unknown session')
-      }
-      const c = await sql<{ last: string }>`
-        INSERT INTO live_counters (tenant_id, last) VALUES (${tenantId}, 1)
-        ON CONFLICT (tenant_id) DO UPDATE SET last = live_counters.last + 1
-        RETURNING last::text AS last`.execute(trx)
-      const seq = c.rows[0]!.last
-      await trx
-        .insertInto('live_events')
-        .values({
-          tenant_id: tenantId,
-          seq,
-          session_id: e.sessionId,
-          session_seq: sessionSeq,
-          bot_id: e.botId,
-          type: e.type,
-          internal: e.internal ?? false,
-          data: JSON.stringify(e.data),
-          created_at: e.at,
-        })
-        .execute()
-      return { seq, sessionSeq }
-    },
-
     /** The team's stream after `after`: every event of the member's bots (and workspace-wide ones), in order. */
     async teamEvents(tenantId: string, after: string, scope: BotScope, limit: number): Promise<LiveEventRow[]> {
       const rows = await db

@@ -58,24 +58,22 @@ export function createLiveService(deps: LiveServiceDeps) {
   const typing = typingCoalescer()
 
   async function append(tenantId: string, e: NewLiveEvent, trx: Db) {
-    if (log.defer(trx, tenantId, e)) return
-    await repo.append(tenantId, e, trx)
-    await announce(trx, tenantId, e.sessionId)
+    if (!log.defer(trx, tenantId, e)) await log.write(trx, tenantId, e)
   }
 
   async function emit(tenantId: string, events: OutboundEvent[], trx: Db) {
     for (const e of events) await deps.events.emit(tenantId, e, trx)
   }
 
-  const changeOwner: LivePort['changeOwner'] = async (tenantId, sessionId, change, trxIn) => {
+  const changeOwner: LivePort['changeOwner'] = async (tenantId, sessionId, change, trxIn, locked) => {
     const trx = trxIn as Db
-    const s = await repo.lockSession(tenantId, sessionId, trx)
+    const s = locked ?? (await repo.lockSession(tenantId, sessionId, trx))
     if (!s) throw notFound('Session not found')
     return changeLockedOwner(tenantId, sessionId, s, change, trx)
   }
 
   /** changeOwner on a session row this transaction has locked already (no second lock round trip). */
-  async function changeLockedOwner(tenantId: string, sessionId: string, s: LockedSession, change: OwnerChange, trx: Db) {
+  async function changeLockedOwner(tenantId: string, sessionId: string, s: Pick<LockedSession, 'owner' | 'bot_id'>, change: OwnerChange, trx: Db) {
     const from = s.owner as SessionOwner
     if (change.from && !change.from.includes(from)) return { from, to: from }
     let assignee = change.assigneeUserId ?? null
