@@ -1,4 +1,5 @@
 import { sql } from 'kysely'
+import { CHANGES_CHANNEL } from '../../db/change-feed.js'
 import type { Db } from '../../db/client.js'
 import type { NewLiveEvent } from './live.repo.js'
 
@@ -12,12 +13,15 @@ interface Pending {
  * locked from its update to the commit, so every transaction of a workspace that appends an event waits for
  * the one holding it: when the update came first, that wait lasted the rest of the transaction (webhooks,
  * jobs, a dozen round trips), and 50 agents posting at once queued one behind another for seconds. Buffered,
- * the events of a transaction are written last: the change notices (sent at commit anyway), then one
- * statement that takes the sessions' seqs (rows the transaction has locked already) and the tenant's and
- * inserts the rows: the tenant lock is held for that statement and the commit only. Same order, same seqs:
- * each event still gets the next seq of its session and of its workspace, committed in seq order.
+ * the events of a transaction are written last, by one statement that sends their change notices (delivered at
+ * commit), takes the sessions' seqs (rows the transaction has locked already) and the tenant's and inserts the
+ * rows: the tenant lock is held for that statement and the commit only. Same order, same seqs: each event still
+ * gets the next seq of its session and of its workspace, committed in seq order.
  */
-export function createLiveLog(deps: { announce: (trx: Db, tenantId: string, sessionId: string | null) => Promise<void> }) {
+export function createLiveLog(deps: {
+  /** The change notice of a session's events (null: workspace-wide), registered; its payload is sent by the events' statement. */
+  notice: (tenantId: string, sessionId: string | null) => string
+}) {
   const buffers = new WeakMap<Db, Pending[]>()
 
   async function flush(trx: Db, events: Pending[]) {
@@ -41,18 +45,21 @@ export function createLiveLog(deps: { announce: (trx: Db, tenantId: string, sess
           created_at: p.e.at.toISOString(),
         }
       })
-      for (const key of new Set(list.map((p) => p.e.sessionId))) await deps.announce(trx, tenantId, key)
+      const notices = [...new Set(list.map((p) => p.e.sessionId))].map((key) => deps.notice(tenantId, key))
       const sessions = [...perSession].map(([id, n]) => ({ id, n }))
       const k = rows.length
-      // one statement: the sessions' seqs (rows this transaction has locked already), the tenant's, the rows
+      // one statement: the change notices, the sessions' seqs (rows this transaction has locked already), the tenant's, the rows
       const r = await sql`
-        WITH s AS (
+        WITH n AS (
+          SELECT pg_notify(${CHANGES_CHANNEL}, p) FROM jsonb_array_elements_text(${JSON.stringify(notices)}::jsonb) AS p
+        ), s AS (
           UPDATE chat_sessions cs SET live_seq = cs.live_seq + v.n
           FROM jsonb_to_recordset(${JSON.stringify(sessions)}::jsonb) AS v(id uuid, n int)
           WHERE cs.tenant_id = ${tenantId} AND cs.id = v.id
           RETURNING cs.id, cs.live_seq - v.n AS base
         ), c AS (
-          INSERT INTO live_counters (tenant_id, last) VALUES (${tenantId}, ${k})
+          -- selected from n's count, so the notices are sent (a plain CTE runs only when read), once
+          INSERT INTO live_counters (tenant_id, last) SELECT ${tenantId}, ${k} FROM (SELECT count(*) FROM n) AS sent
           ON CONFLICT (tenant_id) DO UPDATE SET last = live_counters.last + ${k}
           RETURNING last
         )

@@ -25,7 +25,7 @@ export interface LiveServiceDeps {
   db: Db
   clock: Clock
   repo: LiveRepo
-  changes: Pick<ChangeFeed, 'announce'>
+  changes: Pick<ChangeFeed, 'notice'>
   events: EventsPort
   audit: AuditPort
   /** The operator-reply mail (escalations): queued with the message, decided after the grace period. */
@@ -50,9 +50,9 @@ export interface LiveServiceDeps {
 export function createLiveService(deps: LiveServiceDeps) {
   const { db, clock, repo } = deps
 
-  const announce = (trx: Db, tenantId: string, sessionId: string | null) => deps.changes.announce(trx, LIVE_TOPIC, `${tenantId}/${sessionId ?? ''}`)
+  const notice = (tenantId: string, sessionId: string | null) => deps.changes.notice(LIVE_TOPIC, `${tenantId}/${sessionId ?? ''}`)
   // this service's own hot transactions (`logged`) write their events last: the tenant's seq lock is held briefly
-  const log = createLiveLog({ announce })
+  const log = createLiveLog({ notice })
   const logged = <T>(fn: (trx: Db) => Promise<T>) => db.transaction().execute(log.atEnd(fn))
   // a typist's repeated "on" (a keystroke each) makes one row per window, not one per call
   const typing = typingCoalescer()
