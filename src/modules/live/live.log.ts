@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { CHANGES_CHANNEL } from '../../db/change-feed.js'
 import type { Db } from '../../db/client.js'
-import type { NewLiveEvent } from './live.repo.js'
+import type { NewLiveEvent, OwnerPatch } from './live.repo.js'
 
 interface Pending {
   tenantId: string
@@ -24,7 +24,7 @@ export function createLiveLog(deps: {
 }) {
   const buffers = new WeakMap<Db, Pending[]>()
 
-  async function flush(trx: Db, events: Pending[]) {
+  async function flush(trx: Db, events: Pending[], owner?: OwnerPatch) {
     const byTenant = new Map<string, Pending[]>()
     for (const p of events) byTenant.set(p.tenantId, [...(byTenant.get(p.tenantId) ?? []), p])
     for (const [tenantId, list] of byTenant) {
@@ -46,15 +46,24 @@ export function createLiveLog(deps: {
         }
       })
       const notices = [...new Set(list.map((p) => p.e.sessionId))].map((key) => deps.notice(tenantId, key))
-      const sessions = [...perSession].map(([id, n]) => ({ id, n }))
+      // an owner change written with its event (write): the session's owner columns in the same UPDATE
+      const sessions = [...perSession].map(([id, n]) => ({
+        id,
+        n,
+        ...(owner ? { owner: owner.owner, owner_since: owner.at.toISOString(), chat_ended: owner.chatEnded, clear_awaiting: owner.clearAwaiting } : {}),
+      }))
       const k = rows.length
       // one statement: the change notices, the sessions' seqs (rows this transaction has locked already), the tenant's, the rows
       const r = await sql`
         WITH n AS (
           SELECT pg_notify(${CHANGES_CHANNEL}, p) FROM jsonb_array_elements_text(${JSON.stringify(notices)}::jsonb) AS p
         ), s AS (
-          UPDATE chat_sessions cs SET live_seq = cs.live_seq + v.n
-          FROM jsonb_to_recordset(${JSON.stringify(sessions)}::jsonb) AS v(id uuid, n int)
+          UPDATE chat_sessions cs SET live_seq = cs.live_seq + v.n,
+            owner = coalesce(v.owner, cs.owner),
+            owner_since = coalesce(v.owner_since, cs.owner_since),
+            chat_ended = coalesce(v.chat_ended, cs.chat_ended),
+            awaiting = CASE WHEN v.clear_awaiting THEN NULL ELSE cs.awaiting END
+          FROM jsonb_to_recordset(${JSON.stringify(sessions)}::jsonb) AS v(id uuid, n int, owner text, owner_since timestamptz, chat_ended boolean, clear_awaiting boolean)
           WHERE cs.tenant_id = ${tenantId} AND cs.id = v.id
           RETURNING cs.id, cs.live_seq - v.n AS base
         ), c AS (
@@ -76,11 +85,11 @@ export function createLiveLog(deps: {
 
   return {
     /**
-     * Writes one event now (a transaction not run through `atEnd`): its notice, then one statement for the
-     * session's seq, the tenant's and the row, where one statement each took three round trips.
+     * Writes one event now (a transaction not run through `atEnd`) in one statement: its notice, the session's
+     * seq, the tenant's and the row; with `owner`, the event's session's owner change too (ownerPatch's columns).
      */
-    write(trx: Db, tenantId: string, e: NewLiveEvent): Promise<void> {
-      return flush(trx, [{ tenantId, e }])
+    write(trx: Db, tenantId: string, e: NewLiveEvent, owner?: OwnerPatch): Promise<void> {
+      return flush(trx, [{ tenantId, e }], owner)
     },
     /** Keeps the event for the end of `trx` when `trx` runs an `atEnd` callback; false: write it now. */
     defer(trx: Db, tenantId: string, e: NewLiveEvent): boolean {

@@ -25,6 +25,15 @@ export interface LiveEventRow {
 }
 
 /**
+ * A session's columns when its owner changes (setOwner, or the live log's statement writing the change's event):
+ * chat_ended is the stored form of closed; a session back with the bot or closed waits for nothing after a hand-off.
+ */
+export function ownerPatch(owner: SessionOwner, at: Date) {
+  return { owner, at, chatEnded: owner === 'closed', clearAwaiting: owner === 'bot' || owner === 'closed' }
+}
+export type OwnerPatch = ReturnType<typeof ownerPatch>
+
+/**
  * The live conversation's storage: the session's owner, the event log both streams read (sequence numbers
  * taken under row locks held to commit, see 1000_live), operator messages and internal notes, presence.
  */
@@ -41,12 +50,11 @@ export function createLiveRepo(db: Db) {
         .executeTakeFirst()
     },
 
-    /** chat_ended is the stored form of closed; a session back with the bot or closed waits for nothing after a hand-off. */
     async setOwner(tenantId: string, sessionId: string, owner: SessionOwner, at: Date, trx: Db): Promise<void> {
-      const withBot = owner === 'bot' || owner === 'closed'
+      const p = ownerPatch(owner, at)
       await trx
         .updateTable('chat_sessions')
-        .set({ owner, owner_since: at, chat_ended: owner === 'closed', ...(withBot ? { awaiting: null } : {}) })
+        .set({ owner: p.owner, owner_since: p.at, chat_ended: p.chatEnded, ...(p.clearAwaiting ? { awaiting: null } : {}) })
         .where('tenant_id', '=', tenantId)
         .where('id', '=', sessionId)
         .execute()
