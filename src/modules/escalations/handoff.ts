@@ -11,7 +11,7 @@ import { extractEmail, followUpText, isNegativeReply } from './escalations.fns.j
 import type { EscalationsRepo } from './escalations.repo.js'
 import { handOffText, type HandOffKey } from './handoff.texts.js'
 import { TRANSCRIPT_MESSAGES, transcriptEntry } from './tickets.fns.js'
-import type { TicketsRepo } from './tickets.repo.js'
+import type { FollowUpWrite, TicketsRepo } from './tickets.repo.js'
 import type { OpenTicketInput, TicketsService } from './tickets.service.js'
 
 /**
@@ -114,12 +114,8 @@ export async function openHandOff(deps: HandOffDeps, tenantId: string, input: Ha
   const { session } = input
   // one round trip for what the hand-off reads: the session's tickets, its messages for the transcript, e-mails it holds
   const readTranscript = !Array.isArray(input.transcript)
-  const state = await deps.ticketsRepo.handOffState(
-    tenantId,
-    session.id,
-    { messages: readTranscript ? TRANSCRIPT_MESSAGES : 0, emails: !!(input.followUp || input.awaitEmail) },
-    trx,
-  )
+  const follows = !!(input.followUp || input.awaitEmail)
+  const state = await deps.ticketsRepo.handOffState(tenantId, session.id, { messages: readTranscript ? TRANSCRIPT_MESSAGES : 0, emails: follows }, trx)
   const transcript = Array.isArray(input.transcript) ? input.transcript : [...state.messages.map(transcriptEntry), ...input.transcript.plus]
   const { ticket, created } = await deps.tickets.open(
     tenantId,
@@ -137,13 +133,18 @@ export async function openHandOff(deps: HandOffDeps, tenantId: string, input: Ha
     },
     trx,
     state,
+    follows
+      ? (ticketEmailEnc) =>
+          followUpWrite(deps.cipher, {
+            sessionId: session.id,
+            ticketEmailEnc,
+            candidates: [input.followUp?.question.originalEnc ?? null, ...state.emailCandidates],
+          })
+      : undefined,
   )
   let text = handOffText(created ? input.say : 'existing', input.language, ticket.ticket_number)
-  if (input.followUp || input.awaitEmail) {
-    const questionOriginalEnc = input.followUp?.question.originalEnc ?? null
-    const awaiting = await followUpAfterHandOff(deps, tenantId, { sessionId: session.id, ticket, questionOriginalEnc, earlier: state.emailCandidates }, trx)
-    if (awaiting === 'email' && input.followUp) text = `${text} ${followUpText('ask_email', input.language)}`
-  }
+  // the session now waits for an e-mail when the ticket still has none (an address found above is on it already)
+  if (follows && input.followUp && !ticket.user_email_enc) text = `${text} ${followUpText('ask_email', input.language)}`
   // the conversation goes to the team (a reopened ticket's assignee has it at once)
   const moved = await deps.live.changeOwner(
     tenantId,
@@ -163,31 +164,27 @@ export async function openHandOff(deps: HandOffDeps, tenantId: string, input: Ha
 }
 
 /**
- * After a hand-off in a turn (inside its transaction, before the notification job can read the ticket):
- * a ticket without an e-mail takes one the visitor already wrote in this conversation (`earlier`: the
- * encrypted originals of its last visitor messages, newest first, from the hand-off's read; kept encrypted,
- * redacted in the text); then the session waits for an e-mail when there still is none, else for the
- * answer to "anything else?". The visitor's next message goes to `onAwaiting`.
+ * A hand-off's follow-up, written by its ticket's own statement (inside the turn's transaction, before the
+ * notification job can read the ticket): a ticket without an e-mail takes one the visitor already wrote in this
+ * conversation (`candidates`: the encrypted originals of the turn's question and of its last visitor messages,
+ * newest first; kept encrypted, redacted in the text), and the session keeps it too; then the session waits for an
+ * e-mail when there still is none, else for the answer to "anything else?". The visitor's next message goes to
+ * `onAwaiting`.
  */
-async function followUpAfterHandOff(
-  deps: HandOffDeps,
-  tenantId: string,
-  p: { sessionId: string; ticket: { id: string; user_email_enc: string | null }; questionOriginalEnc: string | null; earlier: string[] },
-  trx: Db,
-): Promise<'email' | null> {
-  let found: { enc: string; hash: string } | undefined
-  if (!p.ticket.user_email_enc) {
-    for (const enc of [p.questionOriginalEnc, ...p.earlier]) {
-      const email = extractEmail(decryptOrNull(deps.cipher, enc) ?? '')
+function followUpWrite(
+  cipher: HandOffDeps['cipher'],
+  p: { sessionId: string; ticketEmailEnc: string | null; candidates: Array<string | null> },
+): FollowUpWrite {
+  let found: { enc: string; hash: string } | null = null
+  if (!p.ticketEmailEnc) {
+    for (const enc of p.candidates) {
+      const email = extractEmail(decryptOrNull(cipher, enc) ?? '')
       if (!email) continue
-      found = { enc: deps.cipher.encrypt(email), hash: deps.cipher.emailHash(email) }
-      await deps.repo.setTicketEmail(tenantId, p.ticket.id, found, deps.clock.now(), trx)
+      found = { enc: cipher.encrypt(email), hash: cipher.emailHash(email) }
       break
     }
   }
-  const awaiting = p.ticket.user_email_enc || found ? null : 'email'
-  await deps.repo.setSessionAwaiting(tenantId, p.sessionId, awaiting, trx, found)
-  return awaiting
+  return { sessionId: p.sessionId, email: found, awaiting: p.ticketEmailEnc || found ? null : 'email' }
 }
 
 async function onAwaiting(deps: HandOffDeps, { tenantId, session, message }: Parameters<AwaitingHandler>[0]) {

@@ -24,11 +24,43 @@ export interface NewTicket {
 
 /** A session's tickets and messages as a hand-off reads them (handOffState). */
 export interface HandOffState {
-  open: { id: string } | null
-  newest: { id: string; status: TicketRow['status']; resolved_at: Date | null } | null
+  open: { id: string; user_email_enc: string | null } | null
+  newest: { id: string; status: TicketRow['status']; resolved_at: Date | null; user_email_enc: string | null } | null
   messages: Array<{ role: 'user' | 'assistant'; content: string; created_at: Date; from_operator: boolean }>
   emailCandidates: string[]
 }
+
+/** What a hand-off adds to a ticket it opens, reopens or adds to. */
+export interface TicketPatch {
+  transcript: TranscriptEntry[]
+  /** Replaces the ticket's note when given (empty: kept). */
+  userNote: string | null
+  now: Date
+}
+
+/**
+ * Written by the ticket's own statement when a hand-off follows up (handoff.ts): an e-mail the visitor already
+ * wrote, for a ticket without one (the session keeps it too), and what the session waits for next.
+ */
+export interface FollowUpWrite {
+  sessionId: string
+  email: { enc: string; hash: string } | null
+  awaiting: 'email' | null
+}
+
+const patchSet = (p: TicketPatch, f: FollowUpWrite | undefined) => sql`
+  transcript = ${JSON.stringify(p.transcript)}::jsonb, user_note = coalesce(${p.userNote || null}::text, user_note), updated_at = ${p.now},
+  user_email_enc = coalesce(${f?.email?.enc ?? null}::text, user_email_enc), user_email_hash = coalesce(${f?.email?.hash ?? null}::text, user_email_hash)`
+
+/** The session's side of a follow-up, as a data-modifying CTE after the ticket's (`t`): only when a ticket was written. */
+const followUpSession = (tenantId: string, f: FollowUpWrite | undefined) =>
+  f
+    ? sql`, s AS (
+          UPDATE chat_sessions SET awaiting = ${f.awaiting}::text,
+            visitor_email_enc = coalesce(${f.email?.enc ?? null}::text, visitor_email_enc), visitor_email_hash = coalesce(${f.email?.hash ?? null}::text, visitor_email_hash)
+          WHERE tenant_id = ${tenantId} AND id = ${f.sessionId} AND EXISTS (SELECT 1 FROM t)
+        )`
+    : sql``
 
 export function createTicketsRepo(db: Db) {
   return {
@@ -37,36 +69,39 @@ export function createTicketsRepo(db: Db) {
      * place, so concurrent escalations never share a number) and the insert. The number is formatTicketNumber's
      * (tickets.fns.ts) written in SQL: ESC- and the sequence, zero-padded to four digits at least.
      */
-    async insertNumbered(tenantId: string, t: NewTicket, trx: Db): Promise<TicketRow> {
+    async insertNumbered(tenantId: string, t: NewTicket, trx: Db, follow?: FollowUpWrite): Promise<TicketRow> {
       const { rows } = await sql<TicketRow>`
         WITH c AS (
           INSERT INTO ticket_counters (tenant_id, last) VALUES (${tenantId}, 1)
           ON CONFLICT (tenant_id) DO UPDATE SET last = ticket_counters.last + 1
           RETURNING last
-        )
-        INSERT INTO escalation_tickets (tenant_id, ticket_number, seq, session_id, bot_id, priority, trigger, primary_question,
-          primary_question_original_enc, transcript, user_note, user_email_enc, user_email_hash, user_name, user_id, evidence, created_at, updated_at)
-        SELECT ${tenantId}, 'ESC-' || repeat('0', greatest(0, 4 - length(c.last::text))) || c.last::text, c.last, ${t.sessionId}, ${t.botId},
-          ${t.priority}, ${t.trigger}, ${t.primaryQuestion}, ${t.primaryQuestionOriginalEnc}, ${JSON.stringify(t.transcript)}::jsonb, ${t.userNote},
-          ${t.userEmailEnc}, ${t.userEmailHash}, ${t.userName}, ${t.userId}, ${JSON.stringify(t.evidence)}::jsonb, ${t.now}, ${t.now}
-        FROM c
-        RETURNING *`.execute(trx)
+        ), t AS (
+          INSERT INTO escalation_tickets (tenant_id, ticket_number, seq, session_id, bot_id, priority, trigger, primary_question,
+            primary_question_original_enc, transcript, user_note, user_email_enc, user_email_hash, user_name, user_id, evidence, created_at, updated_at)
+          SELECT ${tenantId}, 'ESC-' || repeat('0', greatest(0, 4 - length(c.last::text))) || c.last::text, c.last, ${t.sessionId}, ${t.botId},
+            ${t.priority}, ${t.trigger}, ${t.primaryQuestion}, ${t.primaryQuestionOriginalEnc}, ${JSON.stringify(t.transcript)}::jsonb, ${t.userNote},
+            coalesce(${follow?.email?.enc ?? null}::text, ${t.userEmailEnc}::text), coalesce(${follow?.email?.hash ?? null}::text, ${t.userEmailHash}::text),
+            ${t.userName}, ${t.userId}, ${JSON.stringify(t.evidence)}::jsonb, ${t.now}, ${t.now}
+          FROM c
+          RETURNING *
+        )${followUpSession(tenantId, follow)}
+        SELECT * FROM t`.execute(trx)
       return rows[0]!
     },
 
     /**
      * What opening a ticket for the session needs, read in one statement (inside the transaction that holds the
      * session's row lock): its ticket still waiting for an operator (open or in progress) and its newest ticket
-     * (a resolved one may reopen); with `messages`, its last messages (the ticket's transcript); with `emails`,
+     * (a resolved one may reopen), each with its e-mail; with `messages`, its last messages (the ticket's transcript); with `emails`,
      * the encrypted originals of its last 20 visitor messages, newest first (an e-mail the visitor already wrote).
      */
     async handOffState(tenantId: string, sessionId: string, opts: { messages: number; emails: boolean }, trx: Db): Promise<HandOffState> {
       const { rows } = await sql<{ k: string; id: string; a: string | null; b: string | null; at: Date | null; op: boolean | null; n: number }>`
-        (SELECT 'open' AS k, id, NULL::text AS a, NULL::text AS b, NULL::timestamptz AS at, NULL::boolean AS op, 0 AS n
+        (SELECT 'open' AS k, id, user_email_enc AS a, NULL::text AS b, NULL::timestamptz AS at, NULL::boolean AS op, 0 AS n
           FROM escalation_tickets WHERE tenant_id = ${tenantId} AND session_id = ${sessionId} AND status IN ('open', 'in_progress')
           ORDER BY created_at DESC LIMIT 1)
         UNION ALL
-        (SELECT 'newest', id, status, NULL, resolved_at, NULL, 0
+        (SELECT 'newest', id, status, user_email_enc, resolved_at, NULL, 0
           FROM escalation_tickets WHERE tenant_id = ${tenantId} AND session_id = ${sessionId}
           ORDER BY created_at DESC LIMIT 1)
         UNION ALL
@@ -82,8 +117,8 @@ export function createTicketsRepo(db: Db) {
       const open = of('open')[0]
       const newest = of('newest')[0]
       return {
-        open: open ? { id: open.id } : null,
-        newest: newest ? { id: newest.id, status: newest.a as TicketRow['status'], resolved_at: newest.at } : null,
+        open: open ? { id: open.id, user_email_enc: open.a } : null,
+        newest: newest ? { id: newest.id, status: newest.a as TicketRow['status'], resolved_at: newest.at, user_email_enc: newest.b } : null,
         // oldest first, as the transcript keeps them
         messages: of('message')
           .reverse()
@@ -93,21 +128,15 @@ export function createTicketsRepo(db: Db) {
     },
 
     /** Open again, with the conversation since: the resolution stays on record, the assignee keeps it. */
-    reopen(tenantId: string, ticketId: string, patch: { transcript: TranscriptEntry[]; userNote: string | null; now: Date }, trx: Db = db) {
-      return trx
-        .updateTable('escalation_tickets')
-        .set({
-          status: 'open',
-          resolved_at: null,
-          transcript: JSON.stringify(patch.transcript),
-          ...(patch.userNote ? { user_note: patch.userNote } : {}),
-          updated_at: patch.now,
-        })
-        .where('tenant_id', '=', tenantId)
-        .where('id', '=', ticketId)
-        .where('status', '=', 'resolved')
-        .returningAll()
-        .executeTakeFirst()
+    async reopen(tenantId: string, ticketId: string, patch: TicketPatch, trx: Db, follow?: FollowUpWrite): Promise<TicketRow | undefined> {
+      const { rows } = await sql<TicketRow>`
+        WITH t AS (
+          UPDATE escalation_tickets SET status = 'open', resolved_at = NULL, ${patchSet(patch, follow)}
+          WHERE tenant_id = ${tenantId} AND id = ${ticketId} AND status = 'resolved'
+          RETURNING *
+        )${followUpSession(tenantId, follow)}
+        SELECT * FROM t`.execute(trx)
+      return rows[0]
     },
 
     latestNumberForSession(tenantId: string, sessionId: string, trx: Db = db) {
@@ -123,18 +152,16 @@ export function createTicketsRepo(db: Db) {
     },
 
     /** A later escalation of the same session adds to the open ticket instead of opening another. */
-    appendToTicket(tenantId: string, ticketId: string, patch: { transcript: TranscriptEntry[]; userNote: string | null; now: Date }, trx: Db = db) {
-      return trx
-        .updateTable('escalation_tickets')
-        .set({
-          transcript: JSON.stringify(patch.transcript),
-          ...(patch.userNote ? { user_note: patch.userNote } : {}),
-          updated_at: patch.now,
-        })
-        .where('tenant_id', '=', tenantId)
-        .where('id', '=', ticketId)
-        .returningAll()
-        .executeTakeFirstOrThrow()
+    async appendToTicket(tenantId: string, ticketId: string, patch: TicketPatch, trx: Db, follow?: FollowUpWrite): Promise<TicketRow> {
+      const { rows } = await sql<TicketRow>`
+        WITH t AS (
+          UPDATE escalation_tickets SET ${patchSet(patch, follow)}
+          WHERE tenant_id = ${tenantId} AND id = ${ticketId}
+          RETURNING *
+        )${followUpSession(tenantId, follow)}
+        SELECT * FROM t`.execute(trx)
+      if (!rows[0]) throw new Error('ticket to append to not found')
+      return rows[0]
     },
   }
 }
