@@ -67,15 +67,14 @@ export function createTicketsService(deps: {
       const now = clock.now()
       if (input.sessionId) {
         const state = known ?? (await repo.handOffState(tenantId, input.sessionId, { messages: 0, emails: false }, trx))
+        const patch = { transcript: input.transcript, userNote: input.userNote ?? null, now }
         if (state.open) {
-          const patch = { transcript: input.transcript, userNote: input.userNote ?? null, now }
           const ticket = await repo.appendToTicket(tenantId, state.open.id, patch, trx, followUp?.(state.open.user_email_enc))
           return { ticket, created: false }
         }
         // the same conversation needs help again soon after its ticket was resolved: that ticket reopens
         const since = new Date(now.getTime() - REOPEN_WINDOW_MS)
         const resolved = state.newest?.status === 'resolved' && state.newest.resolved_at && state.newest.resolved_at >= since ? state.newest : null
-        const patch = { transcript: input.transcript, userNote: input.userNote ?? null, now }
         const reopened = resolved && (await repo.reopen(tenantId, resolved.id, patch, trx, followUp?.(resolved.user_email_enc)))
         if (reopened) {
           await deps.afterReopen?.(tenantId, reopened, trx)
