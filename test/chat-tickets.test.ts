@@ -114,6 +114,16 @@ describe('tickets opened by a turn', () => {
     const numbers = rs.map((r) => r.body.ticket_number).sort()
     expect(numbers).toEqual(Array.from({ length: 12 }, (_, i) => `ESC-${String(i + 1).padStart(4, '0')}`))
   })
+
+  it('numbers past ESC-9999 with five digits (the number is made in the ticket insert)', async () => {
+    const owner = await createTenant(t)
+    await t.ctx.db.insertInto('ticket_counters').values({ tenant_id: owner.tenantId, last: 9998 }).execute()
+    const api = chatApi(t, owner)
+    expect((await api.post('/chat', { question: 'Where is my parcel tracking number?' })).body.ticket_number).toBe('ESC-9999')
+    const r = await api.post('/chat', { question: 'How do I change my delivery address?' })
+    expect(r.body.ticket_number).toBe('ESC-10000')
+    expect((await ticketOf(owner.tenantId, 'ESC-10000')).seq).toBe(10000)
+  })
 })
 
 describe('POST /chat/{session_id}/escalate', () => {

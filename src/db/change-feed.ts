@@ -26,6 +26,11 @@ export interface ChangeFeed {
    * from the database.
    */
   announce(trx: Db, topic: string, key: string): Promise<void>
+  /**
+   * announce's bookkeeping without its statement, for a write that sends the notice itself: returns the payload, which
+   * the caller passes to `pg_notify(CHANGES_CHANNEL, payload)` in its very next statement on the same executor.
+   */
+  notice(topic: string, key: string): string
   /** True when this instance has no announcement of `topic`/`key` still waiting for its notice. */
   settled(topic: string, key: string): boolean
   /** Called for every local announcement and every notice of `topic` (possibly twice for one change). */
@@ -79,13 +84,16 @@ export function createChangeFeed(source: NoticeSource | null): ChangeFeed & { st
       })
     },
     async announce(trx, topic, key) {
+      await sql`SELECT pg_notify(${CHANGES_CHANNEL}, ${this.notice(topic, key)})`.execute(trx)
+    },
+    notice(topic, key) {
       const nonce = randomUUID()
       const slot = `${topic}\0${key}`
       let mine = pending.get(slot)
       if (!mine) pending.set(slot, (mine = new Map()))
       mine.set(nonce, performance.now() + PENDING_MS)
       fire(topic, key)
-      await sql`SELECT pg_notify(${CHANGES_CHANNEL}, ${`${topic}\x1f${key}\x1f${nonce}`})`.execute(trx)
+      return `${topic}\x1f${key}\x1f${nonce}`
     },
     settled(topic, key) {
       const mine = pending.get(`${topic}\0${key}`)

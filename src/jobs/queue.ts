@@ -18,7 +18,7 @@ export interface EnqueueOptions {
 const JOBS_TOPIC = 'jobs'
 
 /** Anything that can run a query: the database or a transaction, so jobs can be enqueued atomically. */
-type Executor = Pick<Db, 'insertInto'>
+type Executor = Pick<Db, 'insertInto' | 'with'>
 
 /**
  * The durable queue's producer side. Enqueue inside the transaction that makes the job meaningful (pass
@@ -45,33 +45,40 @@ export class JobQueue {
 
   async enqueue<K extends JobKind>(kind: K, payload: JobPayloads[K], opts: EnqueueOptions = {}, trx: Executor = this.db): Promise<string | null> {
     const now = this.clock.now()
-    const row = await trx
-      .insertInto('jobs')
-      .values({
-        kind,
-        payload: JSON.stringify(payload ?? {}),
-        tenant_id: opts.tenantId ?? null,
-        status: 'queued',
-        max_attempts: opts.maxAttempts ?? 5,
-        run_at: opts.runAt ?? now,
-        dedupe_key: opts.dedupeKey ?? null,
-        locked_by: null,
-        locked_until: null,
-        last_error: null,
-        created_at: now,
-        updated_at: now,
-      })
-      .onConflict((oc) => {
-        const key = oc.column('dedupe_key').where('dedupe_key', 'is not', null).where('status', 'in', ['queued', 'running'])
-        if (!opts.advance) return key.doNothing()
-        return key.doUpdateSet({ run_at: sql<Date>`least(jobs.run_at, excluded.run_at)`, updated_at: now }).where('jobs.status', '=', 'queued')
-      })
-      .returning('id')
-      .executeTakeFirst()
-    // In-process workers wake at once instead of waiting for their next poll; the others at commit. No nonce:
-    // this notice is no cache's business.
+    const insert = (db: Pick<Db, 'insertInto'>) =>
+      db
+        .insertInto('jobs')
+        .values({
+          kind,
+          payload: JSON.stringify(payload ?? {}),
+          tenant_id: opts.tenantId ?? null,
+          status: 'queued',
+          max_attempts: opts.maxAttempts ?? 5,
+          run_at: opts.runAt ?? now,
+          dedupe_key: opts.dedupeKey ?? null,
+          locked_by: null,
+          locked_until: null,
+          last_error: null,
+          created_at: now,
+          updated_at: now,
+        })
+        .onConflict((oc) => {
+          const key = oc.column('dedupe_key').where('dedupe_key', 'is not', null).where('status', 'in', ['queued', 'running'])
+          if (!opts.advance) return key.doNothing()
+          return key.doUpdateSet({ run_at: sql<Date>`least(jobs.run_at, excluded.run_at)`, updated_at: now }).where('jobs.status', '=', 'queued')
+        })
+        .returning('id')
+    // In-process workers wake at once instead of waiting for their next poll; the others at commit, by a notice
+    // sent in the insert's own statement (one round trip) only when a row was written. No nonce: this notice is
+    // no cache's business.
+    const row = this.feed
+      ? await trx
+          .with('j', (db) => insert(db))
+          .selectFrom('j')
+          .select(['j.id', sql<string>`pg_notify(${CHANGES_CHANNEL}, ${`${JOBS_TOPIC}\x1f${kind}`})::text`.as('n')])
+          .executeTakeFirst()
+      : await insert(trx).executeTakeFirst()
     this.wakeAll()
-    if (row && this.feed) await sql`SELECT pg_notify(${CHANGES_CHANNEL}, ${`${JOBS_TOPIC}\x1f${kind}`})`.execute(trx as Db)
     return row?.id ?? null
   }
 

@@ -174,13 +174,14 @@ async function escalateSession(deps: ChatServiceDeps, tenantId: string, sessionI
   const language = session.language ?? localeLanguage(session.locale) ?? (session.last_question ? visitorLanguage(session.last_question, null) : 'en')
   const now = clock.now()
   const result = await deps.db.transaction().execute(async (trx) => {
-    await repo.lockSession(tenantId, sessionId, trx)
+    const locked = await repo.lockSession(tenantId, sessionId, trx)
     const transcript = await transcriptOf(repo, tenantId, sessionId, trx)
     const lastUser = [...transcript].reverse().find((m) => m.role === 'user')
     const ticket = await deps.handOff.open(
       tenantId,
       {
         session,
+        locked: locked ?? undefined,
         botId: session.bot_id,
         trigger,
         // a visitor who asked for a human before asking anything: their note says what it is about

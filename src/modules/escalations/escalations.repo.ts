@@ -221,21 +221,6 @@ export function createEscalationsRepo(db: Db) {
       return rows.reverse().map((m) => ({ role: m.from_operator ? 'operator' : m.role, content: m.content, created_at: m.created_at.toISOString() }))
     },
 
-    /** Encrypted originals of the visitor's recent messages in the session (where an e-mail it wrote would be), newest first. */
-    async emailCandidates(tenantId: string, sessionId: string, trx: Db = db): Promise<string[]> {
-      const rows = await trx
-        .selectFrom('chat_messages')
-        .select('content_original_enc')
-        .where('tenant_id', '=', tenantId)
-        .where('session_id', '=', sessionId)
-        .where('role', '=', 'user')
-        .where('content_original_enc', 'is not', null)
-        .orderBy('created_at', 'desc')
-        .limit(20)
-        .execute()
-      return rows.map((r) => r.content_original_enc).filter((x): x is string => !!x)
-    },
-
     /** The ticket's e-mail: encrypted, and its keyed hash for an exact search (1665_email_search). */
     async setTicketEmail(tenantId: string, ticketId: string, email: { enc: string; hash: string }, now: Date, trx: Db): Promise<void> {
       await trx

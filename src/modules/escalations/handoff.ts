@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely'
 import type { Db } from '../../db/client.js'
-import type { ChatSessionsTable, SessionOwner, TicketPriority } from '../../db/schema/chat.js'
+import type { ChatSessionsTable, SessionOwner, TicketPriority, TranscriptEntry } from '../../db/schema/chat.js'
 import type { JobQueue } from '../../jobs/queue.js'
 import type { Clock } from '../../lib/clock.js'
 import { decryptOrNull, type Cipher } from '../../lib/crypto.js'
@@ -10,7 +10,8 @@ import type { Redaction } from '../shared/redaction.js'
 import { extractEmail, followUpText, isNegativeReply } from './escalations.fns.js'
 import type { EscalationsRepo } from './escalations.repo.js'
 import { handOffText, type HandOffKey } from './handoff.texts.js'
-import type { TicketsRepo } from './tickets.repo.js'
+import { TRANSCRIPT_MESSAGES, transcriptEntry } from './tickets.fns.js'
+import type { FollowUpWrite, TicketsRepo } from './tickets.repo.js'
 import type { OpenTicketInput, TicketsService } from './tickets.service.js'
 
 /**
@@ -34,9 +35,18 @@ export interface HandOffPort {
 type Session = Selectable<ChatSessionsTable>
 
 /** The ticket's fields as tickets.service takes them (redacted texts), the session they come from, and how to word the hand-off. */
-export interface HandOffInput
-  extends Pick<OpenTicketInput, 'botId' | 'trigger' | 'primaryQuestion' | 'primaryQuestionOriginalEnc' | 'transcript' | 'userNote' | 'evidence'> {
+export interface HandOffInput extends Pick<OpenTicketInput, 'botId' | 'trigger' | 'primaryQuestion' | 'primaryQuestionOriginalEnc' | 'userNote' | 'evidence'> {
   session: Pick<Session, 'id' | 'identity_enc' | 'visitor_email_enc'>
+  /**
+   * The session's row as the caller's transaction locked it (its owner and bot): the owner change takes it
+   * instead of locking the row a second time.
+   */
+  locked?: Pick<Session, 'owner' | 'bot_id'>
+  /**
+   * The ticket's transcript (redacted messages); or `{ plus }`: the session's last TRANSCRIPT_MESSAGES messages,
+   * read by the hand-off's own read, followed by `plus` (a turn's question, not stored yet).
+   */
+  transcript: TranscriptEntry[] | { plus: TranscriptEntry[] }
   language: string
   /** What the bot says when the ticket is new; adding to an open one says so instead. */
   say: Exclude<HandOffKey, 'existing'>
@@ -86,8 +96,8 @@ export interface HandOffDeps {
   clock: Clock
   cipher: Pick<Cipher, 'encrypt' | 'decrypt' | 'emailHash'>
   tickets: Pick<TicketsService, 'open'>
-  ticketsRepo: Pick<TicketsRepo, 'latestNumberForSession'>
-  repo: Pick<EscalationsRepo, 'lockSession' | 'latestForSession' | 'setSessionAwaiting' | 'setTicketEmail' | 'emailCandidates'>
+  ticketsRepo: Pick<TicketsRepo, 'latestNumberForSession' | 'handOffState'>
+  repo: Pick<EscalationsRepo, 'lockSession' | 'latestForSession' | 'setSessionAwaiting' | 'setTicketEmail'>
   queue: Pick<JobQueue, 'enqueue'>
   live: Pick<LivePort, 'changeOwner'>
 }
@@ -102,6 +112,11 @@ export function createHandOff(deps: HandOffDeps): HandOffPort {
 
 export async function openHandOff(deps: HandOffDeps, tenantId: string, input: HandOffInput, trx: Db): Promise<HandOffResult> {
   const { session } = input
+  // one round trip for what the hand-off reads: the session's tickets, its messages for the transcript, e-mails it holds
+  const readTranscript = !Array.isArray(input.transcript)
+  const follows = !!(input.followUp || input.awaitEmail)
+  const state = await deps.ticketsRepo.handOffState(tenantId, session.id, { messages: readTranscript ? TRANSCRIPT_MESSAGES : 0, emails: follows }, trx)
+  const transcript = Array.isArray(input.transcript) ? input.transcript : [...state.messages.map(transcriptEntry), ...input.transcript.plus]
   const { ticket, created } = await deps.tickets.open(
     tenantId,
     {
@@ -110,20 +125,26 @@ export async function openHandOff(deps: HandOffDeps, tenantId: string, input: Ha
       trigger: input.trigger,
       primaryQuestion: input.primaryQuestion,
       primaryQuestionOriginalEnc: input.primaryQuestionOriginalEnc,
-      transcript: input.transcript,
+      transcript,
       userNote: input.userNote ?? null,
       identity: readIdentity(session, deps.cipher),
       visitorEmailEnc: session.visitor_email_enc,
       evidence: input.evidence ?? [],
     },
     trx,
+    state,
+    follows
+      ? (ticketEmailEnc) =>
+          followUpWrite(deps.cipher, {
+            sessionId: session.id,
+            ticketEmailEnc,
+            candidates: [input.followUp?.question.originalEnc ?? null, ...state.emailCandidates],
+          })
+      : undefined,
   )
   let text = handOffText(created ? input.say : 'existing', input.language, ticket.ticket_number)
-  if (input.followUp || input.awaitEmail) {
-    const questionOriginalEnc = input.followUp?.question.originalEnc ?? null
-    const awaiting = await followUpAfterHandOff(deps, tenantId, { sessionId: session.id, ticket, questionOriginalEnc }, trx)
-    if (awaiting === 'email' && input.followUp) text = `${text} ${followUpText('ask_email', input.language)}`
-  }
+  // the session now waits for an e-mail when the ticket still has none (an address found above is on it already)
+  if (follows && input.followUp && !ticket.user_email_enc) text = `${text} ${followUpText('ask_email', input.language)}`
   // the conversation goes to the team (a reopened ticket's assignee has it at once)
   const moved = await deps.live.changeOwner(
     tenantId,
@@ -137,36 +158,33 @@ export async function openHandOff(deps: HandOffDeps, tenantId: string, input: Ha
       ticketId: ticket.id,
     },
     trx,
+    input.locked,
   )
   return { ticketId: ticket.id, ticketNumber: ticket.ticket_number, created, priority: ticket.priority, text, owner: moved.to }
 }
 
 /**
- * After a hand-off in a turn (inside its transaction, before the notification job can read the ticket):
- * a ticket without an e-mail takes one the visitor already wrote in this conversation (kept encrypted,
- * redacted in the text); then the session waits for an e-mail when there still is none, else for the
- * answer to "anything else?". The visitor's next message goes to `onAwaiting`.
+ * A hand-off's follow-up, written by its ticket's own statement (inside the turn's transaction, before the
+ * notification job can read the ticket): a ticket without an e-mail takes one the visitor already wrote in this
+ * conversation (`candidates`: the encrypted originals of the turn's question and of its last visitor messages,
+ * newest first; kept encrypted, redacted in the text), and the session keeps it too; then the session waits for an
+ * e-mail when there still is none, else for the answer to "anything else?". The visitor's next message goes to
+ * `onAwaiting`.
  */
-async function followUpAfterHandOff(
-  deps: HandOffDeps,
-  tenantId: string,
-  p: { sessionId: string; ticket: { id: string; user_email_enc: string | null }; questionOriginalEnc: string | null },
-  trx: Db,
-): Promise<'email' | null> {
-  let found: { enc: string; hash: string } | undefined
-  if (!p.ticket.user_email_enc) {
-    const earlier = await deps.repo.emailCandidates(tenantId, p.sessionId, trx)
-    for (const enc of [p.questionOriginalEnc, ...earlier]) {
-      const email = extractEmail(decryptOrNull(deps.cipher, enc) ?? '')
+function followUpWrite(
+  cipher: HandOffDeps['cipher'],
+  p: { sessionId: string; ticketEmailEnc: string | null; candidates: Array<string | null> },
+): FollowUpWrite {
+  let found: { enc: string; hash: string } | null = null
+  if (!p.ticketEmailEnc) {
+    for (const enc of p.candidates) {
+      const email = extractEmail(decryptOrNull(cipher, enc) ?? '')
       if (!email) continue
-      found = { enc: deps.cipher.encrypt(email), hash: deps.cipher.emailHash(email) }
-      await deps.repo.setTicketEmail(tenantId, p.ticket.id, found, deps.clock.now(), trx)
+      found = { enc: cipher.encrypt(email), hash: cipher.emailHash(email) }
       break
     }
   }
-  const awaiting = p.ticket.user_email_enc || found ? null : 'email'
-  await deps.repo.setSessionAwaiting(tenantId, p.sessionId, awaiting, trx, found)
-  return awaiting
+  return { sessionId: p.sessionId, email: found, awaiting: p.ticketEmailEnc || found ? null : 'email' }
 }
 
 async function onAwaiting(deps: HandOffDeps, { tenantId, session, message }: Parameters<AwaitingHandler>[0]) {

@@ -1,4 +1,4 @@
-import type { TicketPriority, TicketTrigger } from '../../db/schema/chat.js'
+import type { TicketPriority, TicketTrigger, TranscriptEntry } from '../../db/schema/chat.js'
 
 /**
  * Ticket rules (contract "Escalations"): a visitor who asked for a person or rejected an answer waits
@@ -55,3 +55,13 @@ export function ticketEvent(
     },
   }
 }
+
+/** A ticket keeps the conversation's last this many messages (and a hand-off's question). */
+export const TRANSCRIPT_MESSAGES = 50
+
+/** A stored message as a ticket's transcript keeps it (operator replies marked). */
+export const transcriptEntry = (m: { role: 'user' | 'assistant'; content: string; created_at: Date; from_operator: boolean }): TranscriptEntry => ({
+  role: m.from_operator ? 'operator' : m.role,
+  content: m.content,
+  created_at: m.created_at.toISOString(),
+})

@@ -5,8 +5,6 @@ import type { EscalationTicketsTable, TicketPriority, TicketTrigger, TranscriptE
 export type TicketRow = Selectable<EscalationTicketsTable>
 
 export interface NewTicket {
-  ticketNumber: string
-  seq: number
   sessionId: string | null
   botId: string | null
   priority: TicketPriority
@@ -24,87 +22,121 @@ export interface NewTicket {
   now: Date
 }
 
+/** A session's tickets and messages as a hand-off reads them (handOffState). */
+export interface HandOffState {
+  open: { id: string; user_email_enc: string | null } | null
+  newest: { id: string; status: TicketRow['status']; resolved_at: Date | null; user_email_enc: string | null } | null
+  messages: Array<{ role: 'user' | 'assistant'; content: string; created_at: Date; from_operator: boolean }>
+  emailCandidates: string[]
+}
+
+/** What a hand-off adds to a ticket it opens, reopens or adds to. */
+export interface TicketPatch {
+  transcript: TranscriptEntry[]
+  /** Replaces the ticket's note when given (empty: kept). */
+  userNote: string | null
+  now: Date
+}
+
+/**
+ * Written by the ticket's own statement when a hand-off follows up (handoff.ts): an e-mail the visitor already
+ * wrote, for a ticket without one (the session keeps it too), and what the session waits for next.
+ */
+export interface FollowUpWrite {
+  sessionId: string
+  email: { enc: string; hash: string } | null
+  awaiting: 'email' | null
+}
+
+const patchSet = (p: TicketPatch, f: FollowUpWrite | undefined) => sql`
+  transcript = ${JSON.stringify(p.transcript)}::jsonb, user_note = coalesce(${p.userNote || null}::text, user_note), updated_at = ${p.now},
+  user_email_enc = coalesce(${f?.email?.enc ?? null}::text, user_email_enc), user_email_hash = coalesce(${f?.email?.hash ?? null}::text, user_email_hash)`
+
+/** The session's side of a follow-up, as a data-modifying CTE after the ticket's (`t`): only when a ticket was written. */
+const followUpSession = (tenantId: string, f: FollowUpWrite | undefined) =>
+  f
+    ? sql`, s AS (
+          UPDATE chat_sessions SET awaiting = ${f.awaiting}::text,
+            visitor_email_enc = coalesce(${f.email?.enc ?? null}::text, visitor_email_enc), visitor_email_hash = coalesce(${f.email?.hash ?? null}::text, visitor_email_hash)
+          WHERE tenant_id = ${tenantId} AND id = ${f.sessionId} AND EXISTS (SELECT 1 FROM t)
+        )`
+    : sql``
+
 export function createTicketsRepo(db: Db) {
   return {
-    /** The tenant's next ticket number: one row per tenant, incremented in place, so concurrent escalations never share one. */
-    async nextSeq(tenantId: string, trx: Db): Promise<number> {
-      const { rows } = await sql<{ last: number }>`
-        INSERT INTO ticket_counters (tenant_id, last) VALUES (${tenantId}, 1)
-        ON CONFLICT (tenant_id) DO UPDATE SET last = ticket_counters.last + 1
-        RETURNING last
-      `.execute(trx)
-      return Number(rows[0]!.last)
+    /**
+     * A new ticket under the tenant's next number, in one statement: the counter (one row per tenant, incremented in
+     * place, so concurrent escalations never share a number) and the insert. The number is formatTicketNumber's
+     * (tickets.fns.ts) written in SQL: ESC- and the sequence, zero-padded to four digits at least.
+     */
+    async insertNumbered(tenantId: string, t: NewTicket, trx: Db, follow?: FollowUpWrite): Promise<TicketRow> {
+      const { rows } = await sql<TicketRow>`
+        WITH c AS (
+          INSERT INTO ticket_counters (tenant_id, last) VALUES (${tenantId}, 1)
+          ON CONFLICT (tenant_id) DO UPDATE SET last = ticket_counters.last + 1
+          RETURNING last
+        ), t AS (
+          INSERT INTO escalation_tickets (tenant_id, ticket_number, seq, session_id, bot_id, priority, trigger, primary_question,
+            primary_question_original_enc, transcript, user_note, user_email_enc, user_email_hash, user_name, user_id, evidence, created_at, updated_at)
+          SELECT ${tenantId}, 'ESC-' || repeat('0', greatest(0, 4 - length(c.last::text))) || c.last::text, c.last, ${t.sessionId}, ${t.botId},
+            ${t.priority}, ${t.trigger}, ${t.primaryQuestion}, ${t.primaryQuestionOriginalEnc}, ${JSON.stringify(t.transcript)}::jsonb, ${t.userNote},
+            coalesce(${follow?.email?.enc ?? null}::text, ${t.userEmailEnc}::text), coalesce(${follow?.email?.hash ?? null}::text, ${t.userEmailHash}::text),
+            ${t.userName}, ${t.userId}, ${JSON.stringify(t.evidence)}::jsonb, ${t.now}, ${t.now}
+          FROM c
+          RETURNING *
+        )${followUpSession(tenantId, follow)}
+        SELECT * FROM t`.execute(trx)
+      return rows[0]!
     },
 
-    insert(tenantId: string, t: NewTicket, trx: Db = db) {
-      return trx
-        .insertInto('escalation_tickets')
-        .values({
-          tenant_id: tenantId,
-          ticket_number: t.ticketNumber,
-          seq: t.seq,
-          session_id: t.sessionId,
-          bot_id: t.botId,
-          priority: t.priority,
-          trigger: t.trigger,
-          primary_question: t.primaryQuestion,
-          primary_question_original_enc: t.primaryQuestionOriginalEnc,
-          transcript: JSON.stringify(t.transcript),
-          user_note: t.userNote,
-          user_email_enc: t.userEmailEnc,
-          user_email_hash: t.userEmailHash,
-          user_name: t.userName,
-          user_id: t.userId,
-          evidence: JSON.stringify(t.evidence),
-          created_at: t.now,
-          updated_at: t.now,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow()
-    },
-
-    /** The session's ticket still waiting for an operator (open or in progress), newest first. */
-    findOpenForSession(tenantId: string, sessionId: string, trx: Db = db) {
-      return trx
-        .selectFrom('escalation_tickets')
-        .selectAll()
-        .where('tenant_id', '=', tenantId)
-        .where('session_id', '=', sessionId)
-        .where('status', 'in', ['open', 'in_progress'])
-        .orderBy('created_at', 'desc')
-        .limit(1)
-        .executeTakeFirst()
-    },
-
-    /** The session's newest ticket when it was resolved at or after `since` (a candidate to reopen). */
-    resolvedSinceForSession(tenantId: string, sessionId: string, since: Date, trx: Db = db) {
-      return trx
-        .selectFrom('escalation_tickets')
-        .selectAll()
-        .where('tenant_id', '=', tenantId)
-        .where('session_id', '=', sessionId)
-        .orderBy('created_at', 'desc')
-        .limit(1)
-        .executeTakeFirst()
-        .then((t) => (t && t.status === 'resolved' && t.resolved_at && t.resolved_at >= since ? t : undefined))
+    /**
+     * What opening a ticket for the session needs, read in one statement (inside the transaction that holds the
+     * session's row lock): its ticket still waiting for an operator (open or in progress) and its newest ticket
+     * (a resolved one may reopen), each with its e-mail; with `messages`, its last messages (the ticket's transcript); with `emails`,
+     * the encrypted originals of its last 20 visitor messages, newest first (an e-mail the visitor already wrote).
+     */
+    async handOffState(tenantId: string, sessionId: string, opts: { messages: number; emails: boolean }, trx: Db): Promise<HandOffState> {
+      const { rows } = await sql<{ k: string; id: string; a: string | null; b: string | null; at: Date | null; op: boolean | null; n: number }>`
+        (SELECT 'open' AS k, id, user_email_enc AS a, NULL::text AS b, NULL::timestamptz AS at, NULL::boolean AS op, 0 AS n
+          FROM escalation_tickets WHERE tenant_id = ${tenantId} AND session_id = ${sessionId} AND status IN ('open', 'in_progress')
+          ORDER BY created_at DESC LIMIT 1)
+        UNION ALL
+        (SELECT 'newest', id, status, user_email_enc, resolved_at, NULL, 0
+          FROM escalation_tickets WHERE tenant_id = ${tenantId} AND session_id = ${sessionId}
+          ORDER BY created_at DESC LIMIT 1)
+        UNION ALL
+        (SELECT 'message', id, role, content, created_at, from_operator, (row_number() OVER (ORDER BY created_at DESC, id DESC))::int
+          FROM chat_messages WHERE tenant_id = ${tenantId} AND session_id = ${sessionId}
+          ORDER BY created_at DESC, id DESC LIMIT ${opts.messages})
+        UNION ALL
+        (SELECT 'email', id, NULL, content_original_enc, created_at, NULL, (row_number() OVER (ORDER BY created_at DESC))::int
+          FROM chat_messages
+          WHERE ${opts.emails}::boolean AND tenant_id = ${tenantId} AND session_id = ${sessionId} AND role = 'user' AND content_original_enc IS NOT NULL
+          ORDER BY created_at DESC LIMIT 20)`.execute(trx)
+      const of = (k: string) => rows.filter((r) => r.k === k).sort((x, y) => x.n - y.n)
+      const open = of('open')[0]
+      const newest = of('newest')[0]
+      return {
+        open: open ? { id: open.id, user_email_enc: open.a } : null,
+        newest: newest ? { id: newest.id, status: newest.a as TicketRow['status'], resolved_at: newest.at, user_email_enc: newest.b } : null,
+        // oldest first, as the transcript keeps them
+        messages: of('message')
+          .reverse()
+          .map((m) => ({ role: m.a as 'user' | 'assistant', content: m.b ?? '', created_at: m.at!, from_operator: m.op ?? false })),
+        emailCandidates: of('email').map((e) => e.b!),
+      }
     },
 
     /** Open again, with the conversation since: the resolution stays on record, the assignee keeps it. */
-    reopen(tenantId: string, ticketId: string, patch: { transcript: TranscriptEntry[]; userNote: string | null; now: Date }, trx: Db = db) {
-      return trx
-        .updateTable('escalation_tickets')
-        .set({
-          status: 'open',
-          resolved_at: null,
-          transcript: JSON.stringify(patch.transcript),
-          ...(patch.userNote ? { user_note: patch.userNote } : {}),
-          updated_at: patch.now,
-        })
-        .where('tenant_id', '=', tenantId)
-        .where('id', '=', ticketId)
-        .where('status', '=', 'resolved')
-        .returningAll()
-        .executeTakeFirst()
+    async reopen(tenantId: string, ticketId: string, patch: TicketPatch, trx: Db, follow?: FollowUpWrite): Promise<TicketRow | undefined> {
+      const { rows } = await sql<TicketRow>`
+        WITH t AS (
+          UPDATE escalation_tickets SET status = 'open', resolved_at = NULL, ${patchSet(patch, follow)}
+          WHERE tenant_id = ${tenantId} AND id = ${ticketId} AND status = 'resolved'
+          RETURNING *
+        )${followUpSession(tenantId, follow)}
+        SELECT * FROM t`.execute(trx)
+      return rows[0]
     },
 
     latestNumberForSession(tenantId: string, sessionId: string, trx: Db = db) {
@@ -120,18 +152,16 @@ export function createTicketsRepo(db: Db) {
     },
 
     /** A later escalation of the same session adds to the open ticket instead of opening another. */
-    appendToTicket(tenantId: string, ticketId: string, patch: { transcript: TranscriptEntry[]; userNote: string | null; now: Date }, trx: Db = db) {
-      return trx
-        .updateTable('escalation_tickets')
-        .set({
-          transcript: JSON.stringify(patch.transcript),
-          ...(patch.userNote ? { user_note: patch.userNote } : {}),
-          updated_at: patch.now,
-        })
-        .where('tenant_id', '=', tenantId)
-        .where('id', '=', ticketId)
-        .returningAll()
-        .executeTakeFirstOrThrow()
+    async appendToTicket(tenantId: string, ticketId: string, patch: TicketPatch, trx: Db, follow?: FollowUpWrite): Promise<TicketRow> {
+      const { rows } = await sql<TicketRow>`
+        WITH t AS (
+          UPDATE escalation_tickets SET ${patchSet(patch, follow)}
+          WHERE tenant_id = ${tenantId} AND id = ${ticketId}
+          RETURNING *
+        )${followUpSession(tenantId, follow)}
+        SELECT * FROM t`.execute(trx)
+      if (!rows[0]) throw new Error('ticket to append to not found')
+      return rows[0]
     },
   }
 }

@@ -2,8 +2,8 @@ import type { TicketTrigger, TranscriptEntry } from '../../db/schema/chat.js'
 import type { Db } from '../../db/client.js'
 import type { Clock } from '../../lib/clock.js'
 import { decryptOrNull, type Cipher } from '../../lib/crypto.js'
-import { formatTicketNumber, ticketPriority } from './tickets.fns.js'
-import type { TicketRow, TicketsRepo } from './tickets.repo.js'
+import { ticketPriority } from './tickets.fns.js'
+import type { FollowUpWrite, HandOffState, TicketRow, TicketsRepo } from './tickets.repo.js'
 
 /** What an identified visitor's token told us (claims are already capped in length). */
 export interface TicketIdentity {
@@ -55,31 +55,39 @@ export function createTicketsService(deps: {
      * inside a transaction that holds the session row lock, so two escalations of one session cannot
      * both open one.
      */
-    async open(tenantId: string, input: OpenTicketInput, trx: Db): Promise<{ ticket: TicketRow; created: boolean }> {
+    async open(
+      tenantId: string,
+      input: OpenTicketInput,
+      trx: Db,
+      /** The session's tickets as the caller read them in this transaction (handOffState); read here when absent. */
+      known?: Pick<HandOffState, 'open' | 'newest'>,
+      /** A hand-off's follow-up, decided from the e-mail the ticket has (encrypted; null: none) and written by the ticket's statement. */
+      followUp?: (ticketEmailEnc: string | null) => FollowUpWrite,
+    ): Promise<{ ticket: TicketRow; created: boolean }> {
       const now = clock.now()
       if (input.sessionId) {
-        const existing = await repo.findOpenForSession(tenantId, input.sessionId, trx)
-        if (existing) {
-          const ticket = await repo.appendToTicket(tenantId, existing.id, { transcript: input.transcript, userNote: input.userNote ?? null, now }, trx)
+        const state = known ?? (await repo.handOffState(tenantId, input.sessionId, { messages: 0, emails: false }, trx))
+        const patch = { transcript: input.transcript, userNote: input.userNote ?? null, now }
+        if (state.open) {
+          const ticket = await repo.appendToTicket(tenantId, state.open.id, patch, trx, followUp?.(state.open.user_email_enc))
           return { ticket, created: false }
         }
         // the same conversation needs help again soon after its ticket was resolved: that ticket reopens
-        const resolved = await repo.resolvedSinceForSession(tenantId, input.sessionId, new Date(now.getTime() - REOPEN_WINDOW_MS), trx)
-        const reopened = resolved && (await repo.reopen(tenantId, resolved.id, { transcript: input.transcript, userNote: input.userNote ?? null, now }, trx))
+        const since = new Date(now.getTime() - REOPEN_WINDOW_MS)
+        const resolved = state.newest?.status === 'resolved' && state.newest.resolved_at && state.newest.resolved_at >= since ? state.newest : null
+        const reopened = resolved && (await repo.reopen(tenantId, resolved.id, patch, trx, followUp?.(resolved.user_email_enc)))
         if (reopened) {
           await deps.afterReopen?.(tenantId, reopened, trx)
           return { ticket: reopened, created: false }
         }
       }
-      const seq = await repo.nextSeq(tenantId, trx)
       const id = input.identity ?? null
       // the address in clear only for its search hash (1665_email_search): the visitor's own, else the identity's
       const email = (input.visitorEmailEnc ? decryptOrNull(cipher, input.visitorEmailEnc) : null) ?? id?.email ?? null
-      const ticket = await repo.insert(
+      const userEmailEnc = input.visitorEmailEnc ?? (id?.email ? cipher.encrypt(id.email) : null)
+      const ticket = await repo.insertNumbered(
         tenantId,
         {
-          ticketNumber: formatTicketNumber(seq),
-          seq,
           sessionId: input.sessionId,
           botId: input.botId,
           priority: ticketPriority(input.trigger, id?.plan_tier),
@@ -88,7 +96,7 @@ export function createTicketsService(deps: {
           primaryQuestionOriginalEnc: input.primaryQuestionOriginalEnc,
           transcript: input.transcript,
           userNote: input.userNote?.slice(0, 4000) ?? null,
-          userEmailEnc: input.visitorEmailEnc ?? (id?.email ? cipher.encrypt(id.email) : null),
+          userEmailEnc,
           userEmailHash: email ? cipher.emailHash(email) : null,
           userName: id?.name ?? null,
           userId: id?.user_id ?? null,
@@ -96,6 +104,7 @@ export function createTicketsService(deps: {
           now,
         },
         trx,
+        followUp?.(userEmailEnc),
       )
       await deps.afterCreate?.(tenantId, ticket, trx)
       return { ticket, created: true }

@@ -1,6 +1,8 @@
 import { sql } from 'kysely'
+import { NoticeCache, type ChangeFeed } from '../../db/change-feed.js'
 import type { Db } from '../../db/client.js'
 import type { OfficeHoursValue } from '../../db/schema/foundation.js'
+import { TENANTS_TOPIC } from '../tenants/tenants.repo.js'
 
 export type LiveStatus = 'online' | 'away' | 'offline'
 
@@ -10,6 +12,12 @@ export interface Told {
   nextOpenAt: Date | null
 }
 
+export interface AssignSettings {
+  autoAssign: boolean
+  /** Open conversations an agent is given at most. */
+  capacity: number
+}
+
 /** Roles that answer conversations (the `tickets` permission). */
 const ANSWERING = ['owner', 'admin', 'agent'] as const
 
@@ -17,7 +25,13 @@ const ANSWERING = ['owner', 'admin', 'agent'] as const
  * Who is there to answer: office hours, members' live status, the auto-assignment settings, the candidates
  * for a conversation and the conversations waiting for one, the recent first-reply times.
  */
-export function createAvailabilityRepo(db: Db) {
+export function createAvailabilityRepo(db: Db, changes?: ChangeFeed, clock?: { now(): Date }) {
+  // every hand-off reads them (auto-assignment on?); they change through the tenant's settings, announced on TENANTS_TOPIC
+  const settings = changes ? new NoticeCache<AssignSettings>(changes, TENANTS_TOPIC, { ttlMs: 60_000, max: 10_000, clock }) : null
+  const loadSettings = async (tenantId: string, trx: Db): Promise<AssignSettings> => {
+    const t = await trx.selectFrom('tenants').select(['auto_assign', 'agent_capacity']).where('id', '=', tenantId).executeTakeFirst()
+    return { autoAssign: t?.auto_assign ?? false, capacity: t?.agent_capacity ?? 3 }
+  }
   return {
     async officeHours(tenantId: string, trx: Db = db): Promise<OfficeHoursValue | null> {
       const t = await trx.selectFrom('tenants').select('office_hours').where('id', '=', tenantId).executeTakeFirst()
@@ -32,9 +46,9 @@ export function createAvailabilityRepo(db: Db) {
         .execute()
     },
 
-    async assignSettings(tenantId: string, trx: Db = db) {
-      const t = await trx.selectFrom('tenants').select(['auto_assign', 'agent_capacity']).where('id', '=', tenantId).executeTakeFirst()
-      return { autoAssign: t?.auto_assign ?? false, capacity: t?.agent_capacity ?? 3 }
+    /** Auto-assignment's settings; with a change feed, cached per tenant. Read on the caller's executor (the embedded database's one connection). */
+    assignSettings(tenantId: string, trx: Db = db): Promise<AssignSettings> {
+      return settings ? settings.get(tenantId, () => loadSettings(tenantId, trx)) : loadSettings(tenantId, trx)
     },
 
     /** The member's status as last set (a heartbeat refreshes its time). */

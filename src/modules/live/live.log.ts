@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
+import { CHANGES_CHANNEL } from '../../db/change-feed.js'
 import type { Db } from '../../db/client.js'
-import type { NewLiveEvent } from './live.repo.js'
+import type { NewLiveEvent, OwnerPatch } from './live.repo.js'
 
 interface Pending {
   tenantId: string
@@ -12,15 +13,18 @@ interface Pending {
  * locked from its update to the commit, so every transaction of a workspace that appends an event waits for
  * the one holding it: when the update came first, that wait lasted the rest of the transaction (webhooks,
  * jobs, a dozen round trips), and 50 agents posting at once queued one behind another for seconds. Buffered,
- * the events of a transaction are written last: the change notices (sent at commit anyway), then one
- * statement that takes the sessions' seqs (rows the transaction has locked already) and the tenant's and
- * inserts the rows: the tenant lock is held for that statement and the commit only. Same order, same seqs:
- * each event still gets the next seq of its session and of its workspace, committed in seq order.
+ * the events of a transaction are written last, by one statement that sends their change notices (delivered at
+ * commit), takes the sessions' seqs (rows the transaction has locked already) and the tenant's and inserts the
+ * rows: the tenant lock is held for that statement and the commit only. Same order, same seqs: each event still
+ * gets the next seq of its session and of its workspace, committed in seq order.
  */
-export function createLiveLog(deps: { announce: (trx: Db, tenantId: string, sessionId: string | null) => Promise<void> }) {
+export function createLiveLog(deps: {
+  /** The change notice of a session's events (null: workspace-wide), registered; its payload is sent by the events' statement. */
+  notice: (tenantId: string, sessionId: string | null) => string
+}) {
   const buffers = new WeakMap<Db, Pending[]>()
 
-  async function flush(trx: Db, events: Pending[]) {
+  async function flush(trx: Db, events: Pending[], owner?: OwnerPatch) {
     const byTenant = new Map<string, Pending[]>()
     for (const p of events) byTenant.set(p.tenantId, [...(byTenant.get(p.tenantId) ?? []), p])
     for (const [tenantId, list] of byTenant) {
@@ -41,18 +45,30 @@ export function createLiveLog(deps: { announce: (trx: Db, tenantId: string, sess
           created_at: p.e.at.toISOString(),
         }
       })
-      for (const key of new Set(list.map((p) => p.e.sessionId))) await deps.announce(trx, tenantId, key)
-      const sessions = [...perSession].map(([id, n]) => ({ id, n }))
+      const notices = [...new Set(list.map((p) => p.e.sessionId))].map((key) => deps.notice(tenantId, key))
+      // an owner change written with its event (write): the session's owner columns in the same UPDATE
+      const sessions = [...perSession].map(([id, n]) => ({
+        id,
+        n,
+        ...(owner ? { owner: owner.owner, owner_since: owner.at.toISOString(), chat_ended: owner.chatEnded, clear_awaiting: owner.clearAwaiting } : {}),
+      }))
       const k = rows.length
-      // one statement: the sessions' seqs (rows this transaction has locked already), the tenant's, the rows
+      // one statement: the change notices, the sessions' seqs (rows this transaction has locked already), the tenant's, the rows
       const r = await sql`
-        WITH s AS (
-          UPDATE chat_sessions cs SET live_seq = cs.live_seq + v.n
-          FROM jsonb_to_recordset(${JSON.stringify(sessions)}::jsonb) AS v(id uuid, n int)
+        WITH n AS (
+          SELECT pg_notify(${CHANGES_CHANNEL}, p) FROM jsonb_array_elements_text(${JSON.stringify(notices)}::jsonb) AS p
+        ), s AS (
+          UPDATE chat_sessions cs SET live_seq = cs.live_seq + v.n,
+            owner = coalesce(v.owner, cs.owner),
+            owner_since = coalesce(v.owner_since, cs.owner_since),
+            chat_ended = coalesce(v.chat_ended, cs.chat_ended),
+            awaiting = CASE WHEN v.clear_awaiting THEN NULL ELSE cs.awaiting END
+          FROM jsonb_to_recordset(${JSON.stringify(sessions)}::jsonb) AS v(id uuid, n int, owner text, owner_since timestamptz, chat_ended boolean, clear_awaiting boolean)
           WHERE cs.tenant_id = ${tenantId} AND cs.id = v.id
           RETURNING cs.id, cs.live_seq - v.n AS base
         ), c AS (
-          INSERT INTO live_counters (tenant_id, last) VALUES (${tenantId}, ${k})
+          -- selected from n's count, so the notices are sent (a plain CTE runs only when read), once
+          INSERT INTO live_counters (tenant_id, last) SELECT ${tenantId}, ${k} FROM (SELECT count(*) FROM n) AS sent
           ON CONFLICT (tenant_id) DO UPDATE SET last = live_counters.last + ${k}
           RETURNING last
         )
@@ -68,6 +84,13 @@ export function createLiveLog(deps: { announce: (trx: Db, tenantId: string, sess
   }
 
   return {
+    /**
+     * Writes one event now (a transaction not run through `atEnd`) in one statement: its notice, the session's
+     * seq, the tenant's and the row; with `owner`, the event's session's owner change too (ownerPatch's columns).
+     */
+    write(trx: Db, tenantId: string, e: NewLiveEvent, owner?: OwnerPatch): Promise<void> {
+      return flush(trx, [{ tenantId, e }], owner)
+    },
     /** Keeps the event for the end of `trx` when `trx` runs an `atEnd` callback; false: write it now. */
     defer(trx: Db, tenantId: string, e: NewLiveEvent): boolean {
       const buf = buffers.get(trx)

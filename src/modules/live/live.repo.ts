@@ -25,6 +25,15 @@ export interface LiveEventRow {
 }
 
 /**
+ * A session's columns when its owner changes (setOwner, or the live log's statement writing the change's event):
+ * chat_ended is the stored form of closed; a session back with the bot or closed waits for nothing after a hand-off.
+ */
+export function ownerPatch(owner: SessionOwner, at: Date) {
+  return { owner, at, chatEnded: owner === 'closed', clearAwaiting: owner === 'bot' || owner === 'closed' }
+}
+export type OwnerPatch = ReturnType<typeof ownerPatch>
+
+/**
  * The live conversation's storage: the session's owner, the event log both streams read (sequence numbers
  * taken under row locks held to commit, see 1000_live), operator messages and internal notes, presence.
  */
@@ -41,52 +50,14 @@ export function createLiveRepo(db: Db) {
         .executeTakeFirst()
     },
 
-    /** chat_ended is the stored form of closed; a session back with the bot or closed waits for nothing after a hand-off. */
     async setOwner(tenantId: string, sessionId: string, owner: SessionOwner, at: Date, trx: Db): Promise<void> {
-      const withBot = owner === 'bot' || owner === 'closed'
+      const p = ownerPatch(owner, at)
       await trx
         .updateTable('chat_sessions')
-        .set({ owner, owner_since: at, chat_ended: owner === 'closed', ...(withBot ? { awaiting: null } : {}) })
+        .set({ owner: p.owner, owner_since: p.at, chat_ended: p.chatEnded, ...(p.clearAwaiting ? { awaiting: null } : {}) })
         .where('tenant_id', '=', tenantId)
         .where('id', '=', sessionId)
         .execute()
-    },
-
-    /**
-     * Appends one event: the session's counter first (its row lock), then the tenant's (held to commit, so
-     * events commit in seq order). A transaction appends events of one session only, so two cannot wait on
-     * each other's locks.
-     */
-    async append(tenantId: string, e: NewLiveEvent, trx: Db): Promise<{ seq: string; sessionSeq: string | null }> {
-      let sessionSeq: string | null = null
-      if (e.sessionId) {
-        const s = await sql<{ live_seq: string }>`
-          UPDATE chat_sessions SET live_seq = live_seq + 1 WHERE tenant_id = ${tenantId} AND id = ${e.sessionId} RETURNING live_seq::text AS live_seq`.execute(
-          trx,
-        )
-        sessionSeq = s.rows[0]?.live_seq ?? null
-        if (sessionSeq === null) throw new Error('live event of an unknown session')
-      }
-      const c = await sql<{ last: string }>`
-        INSERT INTO live_counters (tenant_id, last) VALUES (${tenantId}, 1)
-        ON CONFLICT (tenant_id) DO UPDATE SET last = live_counters.last + 1
-        RETURNING last::text AS last`.execute(trx)
-      const seq = c.rows[0]!.last
-      await trx
-        .insertInto('live_events')
-        .values({
-          tenant_id: tenantId,
-          seq,
-          session_id: e.sessionId,
-          session_seq: sessionSeq,
-          bot_id: e.botId,
-          type: e.type,
-          internal: e.internal ?? false,
-          data: JSON.stringify(e.data),
-          created_at: e.at,
-        })
-        .execute()
-      return { seq, sessionSeq }
     },
 
     /** The team's stream after `after`: every event of the member's bots (and workspace-wide ones), in order. */

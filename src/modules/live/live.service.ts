@@ -11,7 +11,7 @@ import type { EventsPort, OutboundEvent } from '../shared/events.port.js'
 import type { LiveMessage, LivePort, OwnerChange } from '../shared/live.port.js'
 import { ownerWebhooks, TYPING_LAPSE_MS, typingCoalescer } from './live.fns.js'
 import { createLiveLog } from './live.log.js'
-import type { LiveRepo, NewLiveEvent } from './live.repo.js'
+import { ownerPatch, type LiveRepo, type NewLiveEvent, type OwnerPatch } from './live.repo.js'
 
 /** A session row as repo.lockSession read it (locked for the rest of the transaction). */
 type LockedSession = NonNullable<Awaited<ReturnType<LiveRepo['lockSession']>>>
@@ -25,7 +25,7 @@ export interface LiveServiceDeps {
   db: Db
   clock: Clock
   repo: LiveRepo
-  changes: Pick<ChangeFeed, 'announce'>
+  changes: Pick<ChangeFeed, 'notice'>
   events: EventsPort
   audit: AuditPort
   /** The operator-reply mail (escalations): queued with the message, decided after the grace period. */
@@ -50,32 +50,35 @@ export interface LiveServiceDeps {
 export function createLiveService(deps: LiveServiceDeps) {
   const { db, clock, repo } = deps
 
-  const announce = (trx: Db, tenantId: string, sessionId: string | null) => deps.changes.announce(trx, LIVE_TOPIC, `${tenantId}/${sessionId ?? ''}`)
+  const notice = (tenantId: string, sessionId: string | null) => deps.changes.notice(LIVE_TOPIC, `${tenantId}/${sessionId ?? ''}`)
   // this service's own hot transactions (`logged`) write their events last: the tenant's seq lock is held briefly
-  const log = createLiveLog({ announce })
+  const log = createLiveLog({ notice })
   const logged = <T>(fn: (trx: Db) => Promise<T>) => db.transaction().execute(log.atEnd(fn))
   // a typist's repeated "on" (a keystroke each) makes one row per window, not one per call
   const typing = typingCoalescer()
 
-  async function append(tenantId: string, e: NewLiveEvent, trx: Db) {
-    if (log.defer(trx, tenantId, e)) return
-    await repo.append(tenantId, e, trx)
-    await announce(trx, tenantId, e.sessionId)
+  /**
+   * Appends an event. `owner`: the event's session's new owner, written by the event's own statement when the event
+   * is written now; when it waits for the end of the transaction, the owner is written at once, on its own.
+   */
+  async function append(tenantId: string, e: NewLiveEvent, trx: Db, owner?: OwnerPatch) {
+    if (!log.defer(trx, tenantId, e)) await log.write(trx, tenantId, e, owner)
+    else if (owner && e.sessionId) await repo.setOwner(tenantId, e.sessionId, owner.owner, owner.at, trx)
   }
 
   async function emit(tenantId: string, events: OutboundEvent[], trx: Db) {
     for (const e of events) await deps.events.emit(tenantId, e, trx)
   }
 
-  const changeOwner: LivePort['changeOwner'] = async (tenantId, sessionId, change, trxIn) => {
+  const changeOwner: LivePort['changeOwner'] = async (tenantId, sessionId, change, trxIn, locked) => {
     const trx = trxIn as Db
-    const s = await repo.lockSession(tenantId, sessionId, trx)
+    const s = locked ?? (await repo.lockSession(tenantId, sessionId, trx))
     if (!s) throw notFound('Session not found')
     return changeLockedOwner(tenantId, sessionId, s, change, trx)
   }
 
   /** changeOwner on a session row this transaction has locked already (no second lock round trip). */
-  async function changeLockedOwner(tenantId: string, sessionId: string, s: LockedSession, change: OwnerChange, trx: Db) {
+  async function changeLockedOwner(tenantId: string, sessionId: string, s: Pick<LockedSession, 'owner' | 'bot_id'>, change: OwnerChange, trx: Db) {
     const from = s.owner as SessionOwner
     if (change.from && !change.from.includes(from)) return { from, to: from }
     let assignee = change.assigneeUserId ?? null
@@ -94,7 +97,6 @@ export function createLiveService(deps: LiveServiceDeps) {
     // the same owner again is no change, except a person-owned conversation passed to another member
     if (to === from && !(to === 'human' && change.reassigned)) return { from, to }
     const now = clock.now()
-    await repo.setOwner(tenantId, sessionId, to, now, trx)
     if (from === 'human' && to !== 'human') await deps.onCapacityFreed?.(tenantId, trx)
     const name = to === 'human' && assignee ? await repo.memberName(tenantId, assignee, s.bot_id, trx) : null
     const data = {
@@ -104,7 +106,8 @@ export function createLiveService(deps: LiveServiceDeps) {
       reason,
       ticket_id: change.ticketId ?? null,
     }
-    await append(tenantId, { sessionId, botId: s.bot_id, type: 'owner', data, at: now }, trx)
+    // the owner is written with its event (one statement), before anything else of this transaction reads it
+    await append(tenantId, { sessionId, botId: s.bot_id, type: 'owner', data, at: now }, trx, ownerPatch(to, now))
     await emit(tenantId, ownerWebhooks(from, to, { sessionId, botId: s.bot_id, ticketId: change.ticketId ?? null, assigneeUserId: assignee, reason }), trx)
     return { from, to }
   }

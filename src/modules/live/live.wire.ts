@@ -30,7 +30,7 @@ export function wireLive(
   },
 ) {
   const repo = createLiveRepo(ctx.db)
-  const availabilityRepo = createAvailabilityRepo(ctx.db)
+  const availabilityRepo = createAvailabilityRepo(ctx.db, ctx.database.changes, ctx.clock)
   // a gone visitor coming back to a queued conversation is offered to auto-assignment again (after the commit)
   const presence = createPresence({
     db: ctx.db,

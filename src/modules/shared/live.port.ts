@@ -37,8 +37,17 @@ export interface LiveMessage {
 }
 
 export interface LivePort {
-  /** Moves the session's owner; returns the owner before and after (equal when nothing changed). */
-  changeOwner(tenantId: string, sessionId: string, change: OwnerChange, trx: unknown): Promise<{ from: SessionOwner; to: SessionOwner }>
+  /**
+   * Moves the session's owner; returns the owner before and after (equal when nothing changed). `locked`: the
+   * session's row as the caller's transaction has locked it already (its owner and bot), so it is not locked again.
+   */
+  changeOwner(
+    tenantId: string,
+    sessionId: string,
+    change: OwnerChange,
+    trx: unknown,
+    locked?: { owner: SessionOwner; bot_id: string },
+  ): Promise<{ from: SessionOwner; to: SessionOwner }>
   /** A message of a person-owned conversation (the visitor's, or an operator's) reaches both streams. */
   messagePosted(tenantId: string, message: LiveMessage, trx: unknown): Promise<void>
 }

@@ -206,17 +206,17 @@ export async function persistTurn(deps: PersistDeps, f: Finish): Promise<TurnRes
         await write(trx)
         return
       }
-      const earlier = await transcriptOf(deps.repo, tenantId, session.id, trx)
-      const transcript = [...earlier, { role: 'user', content: f.question.text, created_at: asked.toISOString() }]
+      // the ticket's transcript: the session's messages (read by the hand-off with the rest it reads), then this question
       const ticket = await deps.handOff.open(
         tenantId,
         {
           session,
+          locked: locked ?? undefined,
           botId: f.bot.id,
           trigger: handOff.trigger,
           primaryQuestion: f.question.text,
           primaryQuestionOriginalEnc: f.question.originalEnc,
-          transcript,
+          transcript: { plus: [{ role: 'user', content: f.question.text, created_at: asked.toISOString() }] },
           evidence: handOff.evidence,
           language: handOff.language,
           say: handOff.say,
