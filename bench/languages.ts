@@ -120,7 +120,19 @@ async function main() {
         text += decoder.decode(value, { stream: true })
         if (at === null && text.includes('"type":"chunk"')) at = performance.now() - start
       }
+      // the early answer's fate (kept, restarted and why), from the turn's debug record
+      const sid = /"type":"done".*?"session_id":"([^"]+)"/.exec(text)?.[1]
+      const log = sid ? await call('GET', `/chat/logs/session/${sid}`, jwt) : null
+      const debug = log?.body?.messages?.find((m: { debug: unknown }) => m.debug)?.debug
+      const key = `${debug?.speculation ?? 'none'}${debug?.speculation_why ? `:${debug.speculation_why}` : ''}`
+      fates[key] = (fates[key] ?? 0) + 1
       return at
+    }
+    let fates: Record<string, number> = {}
+    const tally = () => {
+      const out = JSON.stringify(fates)
+      fates = {}
+      return out
     }
     const en: number[] = []
     const de: number[] = []
@@ -128,11 +140,13 @@ async function main() {
       const a = await first(english.get(t.id)!)
       if (a !== null) en.push(a)
     }
+    const enFates = tally()
     // asked first: no translation is cached yet, and both sides' query embeddings are new
     for (const t of LATENCY ? translated : []) {
       const a = await first(t.de)
       if (a !== null) de.push(a)
     }
+    const deFates = tally()
     // then the French ones with a multilingual embedder modelled: the fake embeds a translated question as its English
     // original (text-embedding-3 and the like place a question and its translation close together; the fake's hashed
     // words do not), so the evidence for the question as asked can hold the passage before the translation lands
@@ -142,6 +156,7 @@ async function main() {
       const a = await first(t.fr)
       if (a !== null) fr.push(a)
     }
+    const frFates = tally()
     const added = p50(de) - p50(en)
     const addedFr = p50(fr) - p50(en)
     if (LATENCY) {
@@ -151,6 +166,7 @@ async function main() {
       console.log(
         `  with a multilingual embedder (modelled; French, uncached) p50 ${p50(fr).toFixed(0)} ms (${fr.length} turns): added ${addedFr.toFixed(0)} ms = ${pc(addedFr / MODEL_MS)} of one call`,
       )
+      console.log(`  early answer (kept, restarted and why), English ${enFates}; German ${deFates}; French, multilingual embedder ${frFates}`)
     }
     fake.reset()
     fake.translateAs((text) => back.get(text))
