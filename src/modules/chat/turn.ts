@@ -14,7 +14,7 @@ import { startTranslation, withTranslation } from './stages/05-translate.js'
 import { decide, type Decision, type EscalationTrigger } from './stages/06-decide.js'
 import type { BusinessProfile, PromptInput } from './stages/07-prompt.js'
 import { writeAnswer } from './stages/08-generate.js'
-import { holdsLead, promptKey, restartReason, speculate, type Speculation } from './stages/08-speculate.js'
+import { holdsLead, LEAD_SOURCES, promptKey, restartReason, speculate, TRANSLATED_LEAD_SOURCES, type Speculation } from './stages/08-speculate.js'
 import { offerTools } from './stages/08-tools.js'
 import { checkAnswer } from './stages/09-validate.js'
 import { persistTurn, type CitableSource, type Finish } from './stages/10-persist.js'
@@ -260,7 +260,12 @@ interface EarlyAnswer {
   run: Speculation
   plan: AnswerPlan
   preliminary: boolean
+  /** from the evidence for a question as asked before its translation landed: a stricter agreement (#40) */
+  untranslated: boolean
 }
+
+/** holdsLead's agreement for an early answer: the lead passage (or a sibling), or the first three before a translation. */
+const agreement = (e: EarlyAnswer): [lead: number, siblings: boolean] => (e.untranslated ? [TRANSLATED_LEAD_SOURCES, false] : [LEAD_SOURCES, true])
 
 /**
  * Whether the early answer serves the final plan: 'used' for the very same prompt, 'used_lexical' for one from
@@ -268,7 +273,7 @@ interface EarlyAnswer {
  */
 function adoption(early: EarlyAnswer, plan: AnswerPlan): 'used' | 'used_lexical' | null {
   if (early.run.key === promptKey(plan.prompt)) return 'used'
-  return early.preliminary && holdsLead(early.plan.prompt, plan.prompt) ? 'used_lexical' : null
+  return early.preliminary && holdsLead(early.plan.prompt, plan.prompt, ...agreement(early)) ? 'used_lexical' : null
 }
 
 /**
@@ -276,7 +281,7 @@ function adoption(early: EarlyAnswer, plan: AnswerPlan): 'used' | 'used_lexical'
  * 'evidence' (started from the final evidence, which then changed), else restartReason's (08-speculate.ts).
  */
 function restartWhy(early: EarlyAnswer, plan: AnswerPlan): string {
-  return early.preliminary ? (restartReason(early.plan.prompt, plan.prompt) ?? 'evidence') : 'evidence'
+  return early.preliminary ? (restartReason(early.plan.prompt, plan.prompt, ...agreement(early)) ?? 'evidence') : 'evidence'
 }
 
 /** What the guards are assumed to say while they run: the speculative answer is only kept if they do. */
@@ -295,7 +300,10 @@ async function gatherEvidence(deps: TurnDeps, t: Turn, history: HistoryTurn[], p
   const decisiveByPattern = matchesInjection(text) || matchesHuman(text) || isSmalltalk(text)
   let spec: EarlyAnswer | null = null
   let guardNow: GuardVerdict | null = null
-  const speculateOn = (found: RetrievalResult, preliminary = found.preliminary === true, untranslated = false) => {
+  // 5c. the question in the knowledge's language, asked beside the guard (null: same language)
+  const translationP = startTranslation(deps, t, profile)
+  const speculateOn = (found: RetrievalResult, preliminary = found.preliminary === true) => {
+    const untranslated = preliminary && translationP !== null
     // once the guards are in too, the answer starts the ordinary way; an answer with tools is never speculated
     if (!deps.config.CHAT_SPECULATIVE_ANSWER || guardNow || t.tools.length) return
     const { input } = decideInput(deps, PASSING, found)
@@ -311,10 +319,8 @@ async function gatherEvidence(deps: TurnDeps, t: Turn, history: HistoryTurn[], p
       t.debug.speculation_restarts = 1
       if (plan) t.debug.speculation_why = restartWhy(spec, plan)
     }
-    spec = plan ? { run: speculate(deps, t, plan.prompt), plan, preliminary } : null
+    spec = plan ? { run: speculate(deps, t, plan.prompt), plan, preliminary, untranslated } : null
   }
-  // 5c. the question in the knowledge's language, asked beside the guard (null: same language)
-  const translationP = startTranslation(deps, t, profile)
   const guardP = guardTurn(deps, t, profile)
   guardP.then(
     (g) => (guardNow = g),
@@ -339,7 +345,7 @@ async function gatherEvidence(deps: TurnDeps, t: Turn, history: HistoryTurn[], p
         }
         const first = await t.sw.time('retrieval', () => retrieve(deps.retrieval, t.tenantId, rw.query, opts))
         // the question as asked, before its translation lands (#40): kept when the fused evidence's lead agrees
-        if (early && translationP) speculateOn(first, true, true)
+        if (early && translationP) speculateOn(first, true)
         // 5b. a weak question searched again in the knowledge's words (RETRIEVAL_QUERY_REWRITE)
         const again = (q: string) => retrieve(deps.retrieval, t.tenantId, q, { ...opts, onLexical: undefined })
         const asked = translationP

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { PromptInput } from './07-prompt.js'
-import { holdsLead, restartReason } from './08-speculate.js'
+import { holdsLead, restartReason, TRANSLATED_LEAD_SOURCES } from './08-speculate.js'
 
 const src = (n: number, title: string) => ({ n, title, url: null, text: `${title} text` })
 const prompt = (titles: string[], over: Partial<PromptInput> = {}): PromptInput => ({
@@ -45,9 +45,16 @@ describe('holdsLead: an answer started from the lexical evidence serves the fina
     // the vectors brought another document into the lead: restarted all the same
     expect(restartReason(prompt(['A', 'B'], { caveat: true }), prompt(['C', 'A']))).toBe('lead')
   })
-  it('before the translation landed (#40): the translated question is a reference line, the sources decide', () => {
-    expect(holdsLead(prompt(['A', 'B']), prompt(['A', 'C'], { translatedQuestion: 'Wie lange dauern Erstattungen?' }))).toBe(true)
-    expect(holdsLead(prompt(['A', 'B']), prompt(['C', 'A'], { translatedQuestion: 'Wie lange dauern Erstattungen?' }))).toBe(false)
+  it('before the translation landed (#40): the translated question is a reference line, the first three passages decide', () => {
+    const tr = { translatedQuestion: 'How long do refunds take?' }
+    expect(holdsLead(prompt(['A', 'B']), prompt(['A', 'C'], tr))).toBe(true)
+    expect(holdsLead(prompt(['A', 'B']), prompt(['C', 'A'], tr))).toBe(false)
+    // the evidence for the question as asked must hold the fused evidence's first three, siblings not counted
+    expect(holdsLead(prompt(['C', 'A', 'B', 'D']), prompt(['A', 'B', 'C', 'E'], tr), TRANSLATED_LEAD_SOURCES, false)).toBe(true)
+    expect(restartReason(prompt(['A', 'B', 'D']), prompt(['A', 'B', 'C'], tr), TRANSLATED_LEAD_SOURCES, false)).toBe('lead')
+    const sibling = prompt(['A', 'B', 'C'], tr)
+    sibling.sources[2] = { ...sibling.sources[2]!, text: 'another passage of C' }
+    expect(restartReason(prompt(['A', 'B', 'C']), sibling, TRANSLATED_LEAD_SOURCES, false)).toBe('text')
   })
   it('when the lead is the same passage given as its window under the prompt budget', () => {
     const early = prompt(['B', 'A'])
