@@ -264,8 +264,8 @@ interface EarlyAnswer {
   untranslated: boolean
 }
 
-/** holdsLead's agreement for an early answer: the lead passage (or a sibling), or the first three before a translation. */
-const agreement = (e: EarlyAnswer): [lead: number, siblings: boolean] => (e.untranslated ? [TRANSLATED_LEAD_SOURCES, false] : [LEAD_SOURCES, true])
+/** How many of the final evidence's first passages an early answer must hold (holdsLead): three before a translation. */
+const leadOf = (e: EarlyAnswer) => (e.untranslated ? TRANSLATED_LEAD_SOURCES : LEAD_SOURCES)
 
 /**
  * Whether the early answer serves the final plan: 'used' for the very same prompt, 'used_lexical' for one from
@@ -273,7 +273,7 @@ const agreement = (e: EarlyAnswer): [lead: number, siblings: boolean] => (e.untr
  */
 function adoption(early: EarlyAnswer, plan: AnswerPlan): 'used' | 'used_lexical' | null {
   if (early.run.key === promptKey(plan.prompt)) return 'used'
-  return early.preliminary && holdsLead(early.plan.prompt, plan.prompt, ...agreement(early)) ? 'used_lexical' : null
+  return early.preliminary && holdsLead(early.plan.prompt, plan.prompt, leadOf(early)) ? 'used_lexical' : null
 }
 
 /**
@@ -281,7 +281,7 @@ function adoption(early: EarlyAnswer, plan: AnswerPlan): 'used' | 'used_lexical'
  * 'evidence' (started from the final evidence, which then changed), else restartReason's (08-speculate.ts).
  */
 function restartWhy(early: EarlyAnswer, plan: AnswerPlan): string {
-  return early.preliminary ? (restartReason(early.plan.prompt, plan.prompt, ...agreement(early)) ?? 'evidence') : 'evidence'
+  return early.preliminary ? (restartReason(early.plan.prompt, plan.prompt, leadOf(early)) ?? 'evidence') : 'evidence'
 }
 
 /** What the guards are assumed to say while they run: the speculative answer is only kept if they do. */
@@ -302,6 +302,9 @@ async function gatherEvidence(deps: TurnDeps, t: Turn, history: HistoryTurn[], p
   let guardNow: GuardVerdict | null = null
   // 5c. the question in the knowledge's language, asked beside the guard (null: same language)
   const translationP = startTranslation(deps, t, profile)
+  // a translation already landed (a cached one) leaves nothing to start early on: the fused evidence is a search away
+  let translated = false
+  translationP?.then(() => (translated = true))
   const speculateOn = (found: RetrievalResult, preliminary = found.preliminary === true) => {
     const untranslated = preliminary && translationP !== null
     // once the guards are in too, the answer starts the ordinary way; an answer with tools is never speculated
@@ -345,7 +348,7 @@ async function gatherEvidence(deps: TurnDeps, t: Turn, history: HistoryTurn[], p
         }
         const first = await t.sw.time('retrieval', () => retrieve(deps.retrieval, t.tenantId, rw.query, opts))
         // the question as asked, before its translation lands (#40): kept when the fused evidence's lead agrees
-        if (early && translationP) speculateOn(first, true)
+        if (early && translationP && !translated) speculateOn(first, true)
         // 5b. a weak question searched again in the knowledge's words (RETRIEVAL_QUERY_REWRITE)
         const again = (q: string) => retrieve(deps.retrieval, t.tenantId, q, { ...opts, onLexical: undefined })
         const asked = translationP
