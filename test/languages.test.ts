@@ -132,11 +132,12 @@ describe('cross-language retrieval', { timeout: 120_000 }, () => {
 describe('the early answer of a translated question (#40)', { timeout: 120_000 }, () => {
   it('starts on the question as asked while the translation is in flight, and is kept when the fused evidence agrees', async () => {
     // a multilingual embedder (modelled: the question's vectors are its English original's) finds the passage before
-    // the translation lands; every model call takes 300 ms, so the guard and the translation are still out then
+    // the translation lands; every model call takes a second (a loaded machine still searches first), so the guard
+    // and the translation are still out then
     const question = 'Wie schalte ich mein Benutzerkonto endgültig ab?'
     fake.translateAs((text) => (text === question ? ENGLISH : undefined))
     fake.embedAs((text) => (text === question ? ENGLISH : undefined))
-    fake.script(() => ({ delayMs: 300 }))
+    fake.script(() => ({ delayMs: 1000 }))
     try {
       const { body, calls, debug } = await ask(question)
       expect(debug.translation).toMatchObject({ used: true, query: ENGLISH, cached: false })
@@ -158,7 +159,7 @@ describe('the early answer of a translated question (#40)', { timeout: 120_000 }
     const question = 'Wie schliesse ich mein Benutzerkonto für immer?'
     fake.translateAs((text) => (text === question ? ENGLISH : undefined))
     fake.embedAs((text) => (text === question ? 'How long does shipping take?' : undefined))
-    fake.script(() => ({ delayMs: 300 }))
+    fake.script(() => ({ delayMs: 1000 }))
     try {
       const { body, calls, debug } = await ask(question)
       expect(debug.translation).toMatchObject({ used: true, query: ENGLISH })
