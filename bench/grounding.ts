@@ -58,6 +58,12 @@ const REWRITE = !!process.env.BENCH_REWRITE
  * "answer passage reached the model" figures of the two must be equal.
  */
 const MODES = (process.env.BENCH_MODES ?? 'vectors,floats,lexical').split(',') as ('vectors' | 'floats' | 'lexical')[]
+/**
+ * BENCH_MODEL_MS=300: every chat call and query embedding of the fake takes this long (default 0: at once), as a
+ * provider's do, so the early answer (CHAT_SPECULATIVE_ANSWER) starts on the lexical evidence while the embedding is in
+ * flight and is kept or restarted as in production; at 0 the embedding is back before the answer could start.
+ */
+const MODEL_MS = Number(process.env.BENCH_MODEL_MS ?? 0)
 
 interface Question {
   id: string
@@ -355,11 +361,17 @@ async function main() {
         // another key: the query embeddings of the first pass are cached per key, model and text
         await call('PATCH', '/tenants/me', jwt, { llm_api_key: `${LLM_KEY}-lexical` })
       }
+      if (MODEL_MS > 0 && !REAL_LLM) {
+        fake.script(() => ({ delayMs: MODEL_MS }))
+        if (mode !== 'lexical') fake.fail('slow_first_token', { match: (r) => r.path.endsWith('/embeddings'), delayMs: MODEL_MS })
+      }
       if (mode === 'floats') {
         fake.behaveAs({ floatEmbeddings: true })
         await call('PATCH', '/tenants/me', jwt, { llm_api_key: `${LLM_KEY}-floats` })
       }
       const outcomes: Outcome[] = []
+      /** the early answer's fate over the covered questions (kept, restarted and why) */
+      const speculation: Record<string, number> = {}
       const t1 = performance.now()
       for (const q of questions) {
         const before = fake.chatCalls().length
@@ -390,6 +402,8 @@ async function main() {
           const debug = log.body?.messages?.find((m: { debug: unknown }) => m.debug)?.debug
           const seen = ((debug?.retrieval?.hits ?? []) as { document_id: string | null }[]).map((h) => pageOf.get(h.document_id ?? ''))
           o.retrieved = q.pages.some((p) => seen.includes(p))
+          const sp = `${debug?.speculation ?? 'none'}${debug?.speculation_why ? `:${debug.speculation_why}` : ''}`
+          speculation[sp] = (speculation[sp] ?? 0) + 1
           o.refusedWithPage = !o.answered && o.retrieved
           if (!o.answered) o.refusedBy = refusedBy(debug)
         }
@@ -412,7 +426,7 @@ async function main() {
           `${mode.padEnd(8)} ${split.padEnd(8)} answer passage in the generation prompt ${pc(r.reached)} (of ${r.labelled} labelled covered questions); prompt ${r.prompt}`,
         )
       }
-      console.log(`${mode.padEnd(8)} ${ms.toFixed(1)} ms per turn`)
+      console.log(`${mode.padEnd(8)} ${ms.toFixed(1)} ms per turn; early answer over the covered questions: ${JSON.stringify(speculation)}`)
       if (REWRITE) printRewriteCost(mode, config.RETRIEVAL_QUERY_REWRITE, questions.length, rewrites)
     }
   } finally {

@@ -367,7 +367,7 @@ export const CONFIG_DOCS: { readonly [K in keyof Env]-?: string } = {
   CHAT_SPECULATIVE_ANSWER:
     'request the answer while the guards and the query embedding run (tokens held back; aborted unless the guards pass and the final sources give the same prompt, or hold its first three sources)',
   CHAT_EARLY_ANSWER_FROM_BM25:
-    "with the speculative answer on: start a new question's answer from the BM25 evidence when its embedding is not back 25 ms later (first token at about one model call instead of two; an answer the hybrid evidence does not agree with is restarted, its prompt tokens spent twice)",
+    "with the speculative answer on: start a new question's answer from the BM25 evidence when its embedding is not back 25 ms later, and a question in another language than the knowledge's from the evidence for it as asked while its translation is in flight (first token at about one model call instead of two; an answer the final evidence does not agree with is restarted, its prompt tokens spent twice)",
   CHAT_QUERY_EMBEDDING_CACHE: 'query embeddings kept in memory for repeated questions (about 6 KB each at 1536 dimensions; 0: off)',
   CHAT_FIRST_TOKEN_TIMEOUT_MS: 'time to the first token of an answer (then one retry)',
   CHAT_TIMEOUT_MS: 'total time for an answer',

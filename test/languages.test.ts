@@ -116,9 +116,64 @@ describe('cross-language retrieval', { timeout: 120_000 }, () => {
   }
 
   it('a repeated question is translated from the cache (no second call)', async () => {
-    const { calls, debug } = await ask(QUESTIONS.de!)
-    expect(calls.filter(isTranslation)).toHaveLength(0)
-    expect(debug.translation).toMatchObject({ cached: true, used: true })
+    // a question no other test asks, so its first turn is the one that translates it, whatever ran before
+    const question = 'Wie deaktiviere ich mein Konto, bitte?'
+    fake.translateAs((text) => (text === question ? ENGLISH : undefined))
+    const first = await ask(question)
+    expect(first.calls.filter(isTranslation)).toHaveLength(1)
+    expect(first.debug.translation).toMatchObject({ cached: false, used: true, query: ENGLISH })
+    const again = await ask(question)
+    expect(again.calls.filter(isTranslation)).toHaveLength(0)
+    expect(again.debug.translation).toMatchObject({ cached: true, used: true, query: ENGLISH })
+    expect(hasPassage(again.calls)).toBe(true)
+  })
+})
+
+describe('the early answer of a translated question (#40)', { timeout: 120_000 }, () => {
+  it('starts on the question as asked while the translation is in flight, and is kept when the fused evidence agrees', async () => {
+    // a multilingual embedder (modelled: the question's vectors are its English original's) finds the passage before
+    // the translation lands; every model call takes a second (a loaded machine still searches first), so the guard
+    // and the translation are still out then
+    const question = 'Wie schalte ich mein Benutzerkonto endgültig ab?'
+    fake.translateAs((text) => (text === question ? ENGLISH : undefined))
+    fake.embedAs((text) => (text === question ? ENGLISH : undefined))
+    fake.script(() => ({ delayMs: 1000 }))
+    try {
+      const { body, calls, debug } = await ask(question)
+      expect(debug.translation).toMatchObject({ used: true, query: ENGLISH, cached: false })
+      expect(debug.speculation).toBe('used_lexical')
+      // one answer call: the one started early, asked without the translated line it had no need of
+      const answers = calls.filter(isAnswer)
+      expect(answers).toHaveLength(1)
+      expect(system(answers[0]!)).not.toContain('machine-translated')
+      expect(hasPassage(calls)).toBe(true)
+      expect(body.source_documents).toContain(accountDoc)
+    } finally {
+      fake.reset()
+      fake.translateAs((text) => TRANSLATIONS.get(text))
+    }
+  })
+
+  it('is restarted when the vectors of the question as asked found another lead than the translation does', async () => {
+    // a hashed-words embedder: the question as asked reaches the shipping page, the translation the account page
+    const question = 'Wie schliesse ich mein Benutzerkonto für immer?'
+    fake.translateAs((text) => (text === question ? ENGLISH : undefined))
+    fake.embedAs((text) => (text === question ? 'How long does shipping take?' : undefined))
+    fake.script(() => ({ delayMs: 1000 }))
+    try {
+      const { body, calls, debug } = await ask(question)
+      expect(debug.translation).toMatchObject({ used: true, query: ENGLISH })
+      // an early answer was started on the shipping page, and not kept (restarted as soon as the fused evidence came,
+      // or found not to serve it once the guard was in too)
+      expect(debug.speculation === 'restarted' || debug.speculation_restarts === 1, JSON.stringify(debug)).toBe(true)
+      expect(debug.speculation).not.toBe('used_lexical')
+      // the answer the visitor got was asked with the fused evidence: the account passage
+      expect(hasPassage(calls.filter(isAnswer).slice(-1))).toBe(true)
+      expect(body.source_documents).toContain(accountDoc)
+    } finally {
+      fake.reset()
+      fake.translateAs((text) => TRANSLATIONS.get(text))
+    }
   })
 })
 

@@ -14,7 +14,7 @@ import { startTranslation, withTranslation } from './stages/05-translate.js'
 import { decide, type Decision, type EscalationTrigger } from './stages/06-decide.js'
 import type { BusinessProfile, PromptInput } from './stages/07-prompt.js'
 import { writeAnswer } from './stages/08-generate.js'
-import { holdsLead, LEAD_SOURCES, promptKey, speculate, type Speculation } from './stages/08-speculate.js'
+import { holdsLead, LEAD_SOURCES, promptKey, restartReason, speculate, TRANSLATED_LEAD_SOURCES, type Speculation } from './stages/08-speculate.js'
 import { offerTools } from './stages/08-tools.js'
 import { checkAnswer } from './stages/09-validate.js'
 import { persistTurn, type CitableSource, type Finish } from './stages/10-persist.js'
@@ -81,7 +81,7 @@ async function answerTurn(
   const adopted = adoptedAs ? spec : null
   if (spec) {
     t.debug.speculation = adoptedAs ?? (finalPlan ? 'restarted' : 'discarded')
-    if (!adoptedAs && finalPlan) t.debug.speculation_why = restartReason(spec, finalPlan)
+    if (!adoptedAs && finalPlan) t.debug.speculation_why = restartWhy(spec, finalPlan)
     if (!adopted) t.tokens += spec.run.cancel()
   }
   // an adopted early answer keeps the sources it was asked with
@@ -252,36 +252,36 @@ interface Evidence {
 
 type AnswerPlan = ReturnType<typeof answerPlan>
 
-/** An answer requested early, with the plan it was requested for; `lexical` when from the evidence before the vectors. */
+/**
+ * An answer requested early, with the plan it was requested for; `preliminary` when from evidence that was not yet
+ * the final one (the lexical evidence before the vectors, or the question as asked before its translation).
+ */
 interface EarlyAnswer {
   run: Speculation
   plan: AnswerPlan
-  lexical: boolean
+  preliminary: boolean
+  /** from the evidence for a question as asked before its translation landed: a stricter agreement (#40) */
+  untranslated: boolean
 }
 
+/** How many of the final evidence's first passages an early answer must hold (holdsLead): three before a translation. */
+const leadOf = (e: EarlyAnswer) => (e.untranslated ? TRANSLATED_LEAD_SOURCES : LEAD_SOURCES)
+
 /**
- * Whether the early answer serves the final plan: 'used' for the very same prompt, 'used_lexical' for one from the
- * lexical evidence holding its lead sources, null otherwise.
+ * Whether the early answer serves the final plan: 'used' for the very same prompt, 'used_lexical' for one from
+ * preliminary evidence that holds what the final evidence leads with (holdsLead), null otherwise.
  */
 function adoption(early: EarlyAnswer, plan: AnswerPlan): 'used' | 'used_lexical' | null {
   if (early.run.key === promptKey(plan.prompt)) return 'used'
-  return early.lexical && holdsLead(early.plan.prompt, plan.prompt) ? 'used_lexical' : null
+  return early.preliminary && holdsLead(early.plan.prompt, plan.prompt, leadOf(early)) ? 'used_lexical' : null
 }
 
 /**
  * Why an early answer did not serve the final plan (the debug record and the log line, for bench:chat's tally):
- * 'evidence' (started from the final evidence, which then changed), 'prompt' (something besides the sources
- * differs), 'caveat' (the caveat alone), 'text' (the lead's documents are there with other passage text), 'lead'
- * (the vectors brought a source the lexical evidence lacked into the lead).
+ * 'evidence' (started from the final evidence, which then changed), else restartReason's (08-speculate.ts).
  */
-function restartReason(early: EarlyAnswer, plan: AnswerPlan): 'evidence' | 'prompt' | 'caveat' | 'text' | 'lead' {
-  if (!early.lexical) return 'evidence'
-  const a = early.plan.prompt
-  const b = plan.prompt
-  if (promptKey({ ...a, sources: [] }) !== promptKey({ ...b, sources: [] }))
-    return promptKey({ ...a, sources: [], caveat: false }) === promptKey({ ...b, sources: [], caveat: false }) ? 'caveat' : 'prompt'
-  const titles = new Set(a.sources.map((s) => s.title))
-  return b.sources.slice(0, LEAD_SOURCES).every((s) => titles.has(s.title)) ? 'text' : 'lead'
+function restartWhy(early: EarlyAnswer, plan: AnswerPlan): string {
+  return early.preliminary ? (restartReason(early.plan.prompt, plan.prompt, leadOf(early)) ?? 'evidence') : 'evidence'
 }
 
 /** What the guards are assumed to say while they run: the speculative answer is only kept if they do. */
@@ -291,30 +291,39 @@ const PASSING = { injection: false, wantsHuman: false, relevant: true, smalltalk
  * Stages 3, 4 and 5 overlap: retrieval waits only for a rewrite it needs, and is skipped when a pattern
  * decides. When the evidence is in before the guard call, the answer for it is requested at once
  * (08-speculate.ts). A new question's answer may start from the lexical evidence while its embedding is in
- * flight (CHAT_EARLY_ANSWER_FROM_BM25): kept when the final sources' lead is among its own (holdsLead), else
- * restarted; a repeated question's embedding comes from a cache instead (chat.wire.ts).
+ * flight (CHAT_EARLY_ANSWER_FROM_BM25), and a question in another language than the knowledge's from the evidence
+ * for it as asked while its translation is in flight: kept when the final sources' lead is among its own
+ * (holdsLead), else restarted; a repeated question's embedding comes from a cache instead (chat.wire.ts).
  */
 async function gatherEvidence(deps: TurnDeps, t: Turn, history: HistoryTurn[], profile: BusinessProfile | null): Promise<Evidence> {
   const text = t.question.text
   const decisiveByPattern = matchesInjection(text) || matchesHuman(text) || isSmalltalk(text)
   let spec: EarlyAnswer | null = null
   let guardNow: GuardVerdict | null = null
-  const speculateOn = (found: RetrievalResult) => {
+  // 5c. the question in the knowledge's language, asked beside the guard (null: same language)
+  const translationP = startTranslation(deps, t, profile)
+  // a translation already landed (a cached one) leaves nothing to start early on: the fused evidence is a search away
+  let translated = false
+  translationP?.then(() => (translated = true))
+  const speculateOn = (found: RetrievalResult, preliminary = found.preliminary === true) => {
+    const untranslated = preliminary && translationP !== null
     // once the guards are in too, the answer starts the ordinary way; an answer with tools is never speculated
     if (!deps.config.CHAT_SPECULATIVE_ANSWER || guardNow || t.tools.length) return
-    const d = decide(decideInput(deps, PASSING, found).input)
+    const { input } = decideInput(deps, PASSING, found)
+    // the floor reads the question's words against the knowledge's, which a question in another language does not
+    // share: before the translation lands, what the vectors found is started on, and the final floor judges it
+    if (untranslated && found.vectorUsed) input.grounded = true
+    const d = decide(input)
     const plan = d.kind === 'answer' && !directFaq(deps, found) ? answerPlan(deps, t, found, d.caveat, history, profile) : null
     if (spec) {
-      // the final evidence after an answer started from the lexical one: it goes on if its sources hold the final's lead
+      // later evidence after an answer started from preliminary evidence: it goes on if its sources hold the later's lead
       if (plan && adoption(spec, plan)) return
       t.tokens += spec.run.cancel()
       t.debug.speculation_restarts = 1
-      if (plan) t.debug.speculation_why = restartReason(spec, plan)
+      if (plan) t.debug.speculation_why = restartWhy(spec, plan)
     }
-    spec = plan ? { run: speculate(deps, t, plan.prompt), plan, lexical: found.preliminary === true } : null
+    spec = plan ? { run: speculate(deps, t, plan.prompt), plan, preliminary, untranslated } : null
   }
-  // 5c. the question in the knowledge's language, asked beside the guard (null: same language)
-  const translationP = startTranslation(deps, t, profile)
   const guardP = guardTurn(deps, t, profile)
   guardP.then(
     (g) => (guardNow = g),
@@ -325,8 +334,8 @@ async function gatherEvidence(deps: TurnDeps, t: Turn, history: HistoryTurn[], p
     ? Promise.resolve(null)
     : rewriteP.then(async (rw) => {
         t.emit({ type: 'status', stage: 'searching' })
-        // a new question's embedding takes a provider call: the answer can start from the lexical evidence meanwhile
-        const early = deps.config.CHAT_SPECULATIVE_ANSWER && deps.config.CHAT_EARLY_ANSWER_FROM_BM25 && !translationP
+        // a new question's embedding (or its translation) takes a provider call: the answer can start from the evidence at hand meanwhile
+        const early = deps.config.CHAT_SPECULATIVE_ANSWER && deps.config.CHAT_EARLY_ANSWER_FROM_BM25
         const opts = {
           apiKey: t.apiKey,
           k: deps.config.RETRIEVAL_TOP_K,
@@ -338,6 +347,8 @@ async function gatherEvidence(deps: TurnDeps, t: Turn, history: HistoryTurn[], p
             : {}),
         }
         const first = await t.sw.time('retrieval', () => retrieve(deps.retrieval, t.tenantId, rw.query, opts))
+        // the question as asked, before its translation lands (#40): kept when the fused evidence's lead agrees
+        if (early && translationP && !translated) speculateOn(first, true)
         // 5b. a weak question searched again in the knowledge's words (RETRIEVAL_QUERY_REWRITE)
         const again = (q: string) => retrieve(deps.retrieval, t.tenantId, q, { ...opts, onLexical: undefined })
         const asked = translationP
