@@ -1,7 +1,7 @@
 /**
  * Start and recovery (npm run bench:start -- [--rounds 2] [--only demo,health,recovery] [--no-build]), issue 41:
  *
- * (a) the demo (`npm run demo`, scripts/demo.ts under tsx) on an empty DATA_DIR, from spawning the process to the
+ * (a) the demo (`npm run demo`: the build's dist/scripts/demo.js) on an empty DATA_DIR, from spawning the process to the
  *     line that prints its first cited answer; once with the build's template data directory (dist/pgdata-template,
  *     now) and once with it moved aside (the old way: initdb and every migration), alternated in each round.
  * (b) the built server (node dist/src/server.js with `npm start`'s flags) from spawning it to the first 200 of
@@ -112,9 +112,11 @@ async function demoOnce(template: boolean, root = '.'): Promise<{ ms: number; pr
   if (!template) renameSync(TEMPLATE, TEMPLATE_ASIDE)
   try {
     const port = await freePort()
+    // as `npm run demo` runs it: the build's JavaScript (dist/scripts/demo.js); a checkout without it, under tsx
+    const built = existsSync(join(root, 'dist', 'scripts', 'demo.js'))
     const child = launch(
-      join('node_modules', '.bin', 'tsx'),
-      ['scripts/demo.ts'],
+      built ? process.execPath : join('node_modules', '.bin', 'tsx'),
+      [built ? join('dist', 'scripts', 'demo.js') : 'scripts/demo.ts'],
       { PORT: String(port), DEMO_PAGE_PORT: String(await freePort()), DATA_DIR: join(tmp('demo'), 'data') },
       root,
     )

@@ -13,7 +13,7 @@
  * (warn). DATABASE_URL, REDIS_URL, SMTP_URL and LLM_BASE_URL are ignored on purpose: demo data never lands
  * in a real database or mailbox, and the model is always the bundled fake.
  */
-import { readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -28,7 +28,13 @@ import { FAKE_EMBEDDING_FLOOR, startFakeLlm } from '../test/fakes/fake-llm.js'
 
 // Seconds since this process started (performance.now() counts from the process's time origin), so the
 // figures printed include loading the code.
-const HERE = join(dirname(fileURLToPath(import.meta.url)), 'demo')
+// scripts/demo beside this file, or from the build (dist/scripts/demo.js) the project's scripts/demo
+const HERE =
+  [
+    join(dirname(fileURLToPath(import.meta.url)), 'demo'),
+    join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'scripts', 'demo'),
+    join(process.cwd(), 'scripts', 'demo'),
+  ].find((d) => existsSync(join(d, 'page.html'))) ?? join(dirname(fileURLToPath(import.meta.url)), 'demo')
 
 export const DEMO_EMAIL = 'demo@example.com'
 export const DEMO_PASSWORD = 'Demo-Passw0rd!'

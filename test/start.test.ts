@@ -68,3 +68,27 @@ it('builds, starts with the start script flags on a fresh DATA_DIR, serves, and 
   }
   expect(await exited).toBe(0)
 }, 90_000)
+
+it('runs the demo from the build (npm run demo): a fresh DATA_DIR to its first cited answer', async () => {
+  if (!existsSync(join(out, 'scripts', 'demo.js'))) execFileSync(process.execPath, ['scripts/build.mjs', '--out', out], { stdio: 'pipe' })
+  expect((JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { demo: string } }).scripts.demo).toContain('dist/scripts/demo.js')
+  const demoData = mkdtempSync(join(tmpdir(), 'scb-built-demo-'))
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', PORT: '0', DEMO_PAGE_PORT: '0', DATA_DIR: demoData, LOG_LEVEL: 'warn' }
+  const child = spawn(process.execPath, [join(out, 'scripts', 'demo.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  let printed = ''
+  child.stdout.on('data', (d: Buffer) => (printed += d.toString()))
+  child.stderr.on('data', (d: Buffer) => (printed += d.toString()))
+  try {
+    const deadline = Date.now() + 180_000
+    while (!/first cited answer after/.test(printed)) {
+      if (child.exitCode !== null) throw new Error(`the built demo exited ${child.exitCode}: ${printed.slice(-1500)}`)
+      if (Date.now() > deadline) throw new Error(`the built demo gave no answer in 180 s: ${printed.slice(-1500)}`)
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    expect(printed).toMatch(/Cited: http:\/\/127\.0\.0\.1:\d+\/help\//)
+  } finally {
+    child.kill('SIGINT')
+    await new Promise((r) => child.once('exit', r))
+    rmSync(demoData, { recursive: true, force: true })
+  }
+}, 240_000)
