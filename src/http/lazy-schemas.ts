@@ -73,7 +73,10 @@ export function lazySchemas(buildValidator: Builder<Validate>, buildSerializer: 
       for (const get of [...pending]) get()
     },
     compileSome(n) {
-      for (const get of [...pending].slice(0, n)) {
+      // a compiled (or failing) entry leaves the set as it goes, so the next call starts where this one stopped
+      let left = n
+      for (const get of pending) {
+        if (left-- <= 0) break
         try {
           get()
         } catch {
