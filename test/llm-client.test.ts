@@ -289,3 +289,32 @@ describe('the fake itself over plain HTTP', () => {
     expect(fake.requests[0].auth).toEqual({ bearer: false, last4: null })
   })
 })
+
+describe('the SDK through the lean fetch (lean-fetch.ts)', () => {
+  it('a redirect goes the standard fetch way (the key is not sent to another origin); a consumer that stops early ends the call', async () => {
+    const { createServer } = await import('node:http')
+    const front = createServer((req, res) => {
+      res.writeHead(307, { location: `${fake.url.replace(/\/v1$/, '')}${req.url}` })
+      res.end()
+    })
+    await new Promise<void>((r) => front.listen(0, '127.0.0.1', r))
+    try {
+      const port = (front.address() as { port: number }).port
+      const moved = createOpenAiClient(`http://127.0.0.1:${port}/v1`)
+      // followed, as fetch follows it, without the Authorization header: the model server refuses the call
+      const err = await failure(moved.chat({ apiKey, model: 'gpt-4o-mini', messages: ask('How do I get a refund for my purchase?') }))
+      expect(err.status).toBe(401)
+      expect(fake.requests.some((r) => r.path.endsWith('/chat/completions') && !r.auth.bearer)).toBe(true)
+    } finally {
+      await new Promise<void>((r) => front.close(() => r()))
+    }
+    // a consumer that stops after the first piece: the request is ended, result() has what arrived
+    const stream = llm.chatStream({ apiKey, model: 'gpt-4o-mini', messages: ask('How do I get a refund for my purchase?') })
+    for await (const piece of stream) {
+      expect(piece.length).toBeGreaterThan(0)
+      break
+    }
+    const partial = await stream.result()
+    expect(partial.text.length).toBeGreaterThan(0)
+  })
+})

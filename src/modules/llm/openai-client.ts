@@ -11,6 +11,7 @@ import {
   type LlmUsage,
   type ToolCall,
 } from './llm.js'
+import { leanFetch } from './lean-fetch.js'
 import { createQuirkMemory, jsonFromPlain, quirkFromRefusal, type JsonMode, type QuirkMemory, type Quirks, type SentParams } from './quirks.js'
 import { checkVectors, decodeEmbedding } from './vectors.fns.js'
 
@@ -107,13 +108,13 @@ export function retryAfterMs(headers: Headers, now = Date.now()): number | null 
  * in OpenAI's `{error: {message, param, code}}`, so a refused parameter can be recognised (quirks.ts).
  */
 const serverFetch: typeof fetch = async (input, init) => {
-  const res = await fetch(input, init)
+  const res = await leanFetch(input, init)
   if (res.status === 429) {
     const wait = retryAfterMs(res.headers)
     if (wait === null || wait <= MAX_RETRY_AFTER_MS) return res
     const headers = new Headers(res.headers)
     headers.set('x-should-retry', 'false')
-    return new Response(res.body, { status: res.status, statusText: res.statusText, headers })
+    return new Response(await res.text(), { status: res.status, statusText: res.statusText, headers })
   }
   if (res.status !== 400 && res.status !== 422) return res
   const text = (await res.text()).slice(0, 20_000)
