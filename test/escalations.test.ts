@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { afterEach, describe, expect, it } from 'vitest'
+import { sql } from 'kysely'
 import type { FakeLlm } from './fakes/fake-llm.js'
 import { appWithFakeLlm, type TestApp } from './helpers/app.js'
 import { chatApi, identifiedSession, REFUNDS_MD, sseFrames, withDocs } from './helpers/chat.js'
@@ -145,6 +146,19 @@ describe('a ticket opens with a notification to the support address', () => {
     const r = await chatApi(t, owner).post('/chat', { question: 'Where can I download my invoices?' })
     await notification(t, owner.email, r.body.ticket_number)
     const ticket = await ticketByNumber(owner, r.body.ticket_number)
+    // written by the ticket's own statement (JobQueue.enqueueSql): the row enqueueTicketNotification would write
+    const job = await t.ctx.db
+      .selectFrom('jobs')
+      .select(['payload', 'dedupe_key', 'max_attempts', 'tenant_id'])
+      .where('kind', '=', 'escalations.notify')
+      .where(sql<boolean>`payload->>'ticketId' = ${ticket.id}`)
+      .executeTakeFirstOrThrow()
+    expect(job).toEqual({
+      payload: { tenantId: owner.tenantId, ticketId: ticket.id, kind: 'opened' },
+      dedupe_key: `ticket-notify:opened:${ticket.id}`,
+      max_attempts: 8,
+      tenant_id: owner.tenantId,
+    })
     await t.ctx.queue.enqueue('escalations.notify', { tenantId: owner.tenantId, ticketId: ticket.id, kind: 'opened' })
     await t.worker!.drain()
     await sleep(300)

@@ -1,4 +1,4 @@
-import { sql } from 'kysely'
+import { sql, type RawBuilder } from 'kysely'
 import { CHANGES_CHANNEL, type ChangeFeed } from '../db/change-feed.js'
 import type { Db } from '../db/client.js'
 import type { Clock } from '../lib/clock.js'
@@ -80,6 +80,37 @@ export class JobQueue {
       : await insert(trx).executeTakeFirst()
     this.wakeAll()
     return row?.id ?? null
+  }
+
+  /**
+   * An enqueue written by another statement, as its data-modifying CTEs (the job commits with that write, and it
+   * costs no round trip of its own): `ctes` (each starting with a comma) inserts the job from `from`, a CTE of that
+   * statement with one row, whose columns the payload and the dedupe key may read; the statement's final SELECT
+   * must evaluate `sent` (a boolean, always true), which sends the workers' wake-up when a job was written. The same
+   * row, dedupe rule and notice as `enqueue`; call `written()` once the statement has run.
+   */
+  enqueueSql(
+    kind: JobKind,
+    from: string,
+    payload: RawBuilder<unknown>,
+    opts: { tenantId: string | null; dedupeKey: RawBuilder<string>; maxAttempts?: number },
+  ): { ctes: RawBuilder<unknown>; sent: RawBuilder<boolean>; written: () => void } {
+    const now = this.clock.now()
+    const notice = `${JOBS_TOPIC}\x1f${kind}`
+    const ctes = sql`, j_${sql.raw(from)} AS (
+        INSERT INTO jobs (kind, payload, tenant_id, status, max_attempts, run_at, dedupe_key, locked_by, locked_until, last_error, created_at, updated_at)
+        SELECT ${kind}, ${payload}, ${opts.tenantId}::uuid, 'queued', ${opts.maxAttempts ?? 5}::int, ${now}, ${opts.dedupeKey}, NULL, NULL, NULL, ${now}, ${now}
+        FROM ${sql.raw(from)}
+        ON CONFLICT (dedupe_key) WHERE dedupe_key IS NOT NULL AND status IN ('queued', 'running') DO NOTHING
+        RETURNING id
+      ), n_${sql.raw(from)} AS (
+        SELECT pg_notify(${CHANGES_CHANNEL}, ${notice}) FROM j_${sql.raw(from)} WHERE ${this.feed !== null}::boolean
+      )`
+    return {
+      ctes,
+      sent: sql<boolean>`((SELECT count(*) FROM n_${sql.raw(from)}) >= 0)`,
+      written: () => this.wakeAll(),
+    }
   }
 
   onEnqueue(listener: () => void): () => void {

@@ -10,7 +10,7 @@ import { escalationsJobs } from './escalations.jobs.js'
 import { createEscalationsRepo } from './escalations.repo.js'
 import { escalationsRoutes } from './escalations.routes.js'
 import { createEscalationsService } from './escalations.service.js'
-import { createHandOff, enqueueTicketNotification } from './handoff.js'
+import { createHandOff, openedNotificationSql } from './handoff.js'
 import { createTicketsRepo } from './tickets.repo.js'
 import { ticketEvent } from './tickets.fns.js'
 import { createTicketsService } from './tickets.service.js'
@@ -40,10 +40,9 @@ export function wireEscalations(
     clock,
     cipher,
     repo: ticketsRepo,
-    afterCreate: async (tenantId, ticket, trx) => {
-      await enqueueTicketNotification(queue, tenantId, ticket.id, 'opened', trx)
-      await deps.events.emit(tenantId, ticketEvent('ticket.created', ticket, ticket.status), trx)
-    },
+    // the team's notification of a new ticket is written by the ticket's own statement (enqueueTicketNotification's job)
+    createdWrites: (tenantId) => openedNotificationSql(queue, tenantId, 't'),
+    afterCreate: (tenantId, ticket, trx) => deps.events.emit(tenantId, ticketEvent('ticket.created', ticket, ticket.status), trx),
     afterReopen: (tenantId, ticket, trx) => deps.events.emit(tenantId, ticketEvent('ticket.reopened', ticket, ticket.status), trx),
   })
   const handOff = createHandOff({ db, clock, cipher, tickets, ticketsRepo, repo, queue, live: deps.live })

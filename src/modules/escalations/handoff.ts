@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely'
+import { sql, type Selectable } from 'kysely'
 import type { Db } from '../../db/client.js'
 import type { ChatSessionsTable, SessionOwner, TicketPriority, TranscriptEntry } from '../../db/schema/chat.js'
 import type { JobQueue } from '../../jobs/queue.js'
@@ -89,6 +89,19 @@ export type NotifyKind = 'opened' | 'email_added'
 /** The support address learns of a ticket (or of a visitor's e-mail): a job that commits with the change that needs it. */
 export function enqueueTicketNotification(queue: Pick<JobQueue, 'enqueue'>, tenantId: string, ticketId: string, kind: NotifyKind, trx: Db) {
   return queue.enqueue('escalations.notify', { tenantId, ticketId, kind }, { tenantId, dedupeKey: `ticket-notify:${kind}:${ticketId}`, maxAttempts: 8 }, trx)
+}
+
+/**
+ * enqueueTicketNotification's 'opened' job, written by the new ticket's own statement (`ticket`: its CTE): the same
+ * kind, payload, dedupe key and attempts, with no round trip of its own.
+ */
+export function openedNotificationSql(queue: Pick<JobQueue, 'enqueueSql'>, tenantId: string, ticket: string) {
+  const t = sql.ref(`${ticket}.id`)
+  return queue.enqueueSql('escalations.notify', ticket, sql`jsonb_build_object('tenantId', ${tenantId}::text, 'ticketId', ${t}::text, 'kind', 'opened')`, {
+    tenantId,
+    dedupeKey: sql<string>`'ticket-notify:opened:' || ${t}::text`,
+    maxAttempts: 8,
+  })
 }
 
 export interface HandOffDeps {

@@ -1,4 +1,4 @@
-import { sql, type Selectable } from 'kysely'
+import { sql, type RawBuilder, type Selectable } from 'kysely'
 import type { Db } from '../../db/client.js'
 import type { EscalationTicketsTable, TicketPriority, TicketTrigger, TranscriptEntry } from '../../db/schema/chat.js'
 
@@ -62,6 +62,13 @@ const followUpSession = (tenantId: string, f: FollowUpWrite | undefined) =>
         )`
     : sql``
 
+/** More written by a new ticket's statement, reading its CTE `t` (the notification job: JobQueue.enqueueSql). */
+export interface AlsoWritten {
+  ctes: RawBuilder<unknown>
+  /** Evaluated by the final SELECT (always true). */
+  sent: RawBuilder<boolean>
+}
+
 export function createTicketsRepo(db: Db) {
   return {
     /**
@@ -69,7 +76,7 @@ export function createTicketsRepo(db: Db) {
      * place, so concurrent escalations never share a number) and the insert. The number is formatTicketNumber's
      * (tickets.fns.ts) written in SQL: ESC- and the sequence, zero-padded to four digits at least.
      */
-    async insertNumbered(tenantId: string, t: NewTicket, trx: Db, follow?: FollowUpWrite): Promise<TicketRow> {
+    async insertNumbered(tenantId: string, t: NewTicket, trx: Db, follow?: FollowUpWrite, also?: AlsoWritten): Promise<TicketRow> {
       const { rows } = await sql<TicketRow>`
         WITH c AS (
           INSERT INTO ticket_counters (tenant_id, last) VALUES (${tenantId}, 1)
@@ -84,8 +91,8 @@ export function createTicketsRepo(db: Db) {
             ${t.userName}, ${t.userId}, ${JSON.stringify(t.evidence)}::jsonb, ${t.now}, ${t.now}
           FROM c
           RETURNING *
-        )${followUpSession(tenantId, follow)}
-        SELECT * FROM t`.execute(trx)
+        )${followUpSession(tenantId, follow)}${also?.ctes ?? sql``}
+        SELECT * FROM t WHERE ${also?.sent ?? sql`true`}`.execute(trx)
       return rows[0]!
     },
 

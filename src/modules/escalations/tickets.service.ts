@@ -3,7 +3,7 @@ import type { Db } from '../../db/client.js'
 import type { Clock } from '../../lib/clock.js'
 import { decryptOrNull, type Cipher } from '../../lib/crypto.js'
 import { ticketPriority } from './tickets.fns.js'
-import type { FollowUpWrite, HandOffState, TicketRow, TicketsRepo } from './tickets.repo.js'
+import type { AlsoWritten, FollowUpWrite, HandOffState, TicketRow, TicketsRepo } from './tickets.repo.js'
 
 /** What an identified visitor's token told us (claims are already capped in length). */
 export interface TicketIdentity {
@@ -45,6 +45,8 @@ export function createTicketsService(deps: {
   cipher: Pick<Cipher, 'encrypt' | 'decrypt' | 'emailHash'>
   repo: TicketsRepo
   afterCreate?: (tenantId: string, ticket: TicketRow, trx: Db) => Promise<void>
+  /** Written by a new ticket's own statement (its notification job: no round trip of its own); `written` runs after it. */
+  createdWrites?: (tenantId: string) => AlsoWritten & { written: () => void }
   /** Runs inside the transaction that reopened a resolved ticket. */
   afterReopen?: (tenantId: string, ticket: TicketRow, trx: Db) => Promise<void>
 }) {
@@ -85,6 +87,7 @@ export function createTicketsService(deps: {
       // the address in clear only for its search hash (1665_email_search): the visitor's own, else the identity's
       const email = (input.visitorEmailEnc ? decryptOrNull(cipher, input.visitorEmailEnc) : null) ?? id?.email ?? null
       const userEmailEnc = input.visitorEmailEnc ?? (id?.email ? cipher.encrypt(id.email) : null)
+      const also = deps.createdWrites?.(tenantId)
       const ticket = await repo.insertNumbered(
         tenantId,
         {
@@ -105,7 +108,9 @@ export function createTicketsService(deps: {
         },
         trx,
         followUp?.(userEmailEnc),
+        also,
       )
+      also?.written()
       await deps.afterCreate?.(tenantId, ticket, trx)
       return { ticket, created: true }
     },
