@@ -11,7 +11,7 @@ import { extractEmail, followUpText, isNegativeReply } from './escalations.fns.j
 import type { EscalationsRepo } from './escalations.repo.js'
 import { handOffText, type HandOffKey } from './handoff.texts.js'
 import { TRANSCRIPT_MESSAGES, transcriptEntry } from './tickets.fns.js'
-import type { FollowUpWrite, TicketsRepo } from './tickets.repo.js'
+import type { FollowUpWrite, HandOffState, TicketsRepo } from './tickets.repo.js'
 import type { OpenTicketInput, TicketsService } from './tickets.service.js'
 
 /**
@@ -26,6 +26,11 @@ export interface HandOffPort {
    * the session's row lock, so two hand-offs of one session cannot both open one). Returns what the bot says.
    */
   open(tenantId: string, input: HandOffInput, trx: Db): Promise<HandOffResult>
+  /**
+   * A turn's hand-off begins here, inside its transaction: the session's row locked and what `open` reads, in one
+   * round trip; pass both to `open` (`locked`, `known`). `known` is null when it must be read under the lock.
+   */
+  lock(tenantId: string, sessionId: string, trx: Db): Promise<{ locked: Pick<Session, 'owner' | 'bot_id'> | undefined; known: HandOffState | null }>
   /** The visitor's message to a person while the session waits for an e-mail after a hand-off: an address goes on the ticket. */
   onAwaiting: AwaitingHandler
   /** The session's newest ticket number, for history views. */
@@ -42,6 +47,8 @@ export interface HandOffInput extends Pick<OpenTicketInput, 'botId' | 'trigger' 
    * instead of locking the row a second time.
    */
   locked?: Pick<Session, 'owner' | 'bot_id'>
+  /** What `lock` read with the row (the session's tickets, its last messages and e-mail candidates); read by `open` when absent. */
+  known?: HandOffState | null
   /**
    * The ticket's transcript (redacted messages); or `{ plus }`: the session's last TRANSCRIPT_MESSAGES messages,
    * read by the hand-off's own read, followed by `plus` (a turn's question, not stored yet).
@@ -109,7 +116,7 @@ export interface HandOffDeps {
   clock: Clock
   cipher: Pick<Cipher, 'encrypt' | 'decrypt' | 'emailHash'>
   tickets: Pick<TicketsService, 'open'>
-  ticketsRepo: Pick<TicketsRepo, 'latestNumberForSession' | 'handOffState'>
+  ticketsRepo: Pick<TicketsRepo, 'latestNumberForSession' | 'handOffState' | 'lockWithHandOffState'>
   repo: Pick<EscalationsRepo, 'lockSession' | 'latestForSession' | 'setSessionAwaiting' | 'setTicketEmail'>
   queue: Pick<JobQueue, 'enqueue'>
   live: Pick<LivePort, 'changeOwner'>
@@ -118,6 +125,10 @@ export interface HandOffDeps {
 export function createHandOff(deps: HandOffDeps): HandOffPort {
   return {
     open: (tenantId, input, trx) => openHandOff(deps, tenantId, input, trx),
+    lock: async (tenantId, sessionId, trx) => {
+      const r = await deps.ticketsRepo.lockWithHandOffState(tenantId, sessionId, { messages: TRANSCRIPT_MESSAGES, emails: true }, trx)
+      return { locked: r.locked, known: r.state }
+    },
     onAwaiting: (ctx) => onAwaiting(deps, ctx),
     latestTicketNumber: (tenantId, sessionId) => deps.ticketsRepo.latestNumberForSession(tenantId, sessionId),
   }
@@ -128,7 +139,8 @@ export async function openHandOff(deps: HandOffDeps, tenantId: string, input: Ha
   // one round trip for what the hand-off reads: the session's tickets, its messages for the transcript, e-mails it holds
   const readTranscript = !Array.isArray(input.transcript)
   const follows = !!(input.followUp || input.awaitEmail)
-  const state = await deps.ticketsRepo.handOffState(tenantId, session.id, { messages: readTranscript ? TRANSCRIPT_MESSAGES : 0, emails: follows }, trx)
+  const state =
+    input.known ?? (await deps.ticketsRepo.handOffState(tenantId, session.id, { messages: readTranscript ? TRANSCRIPT_MESSAGES : 0, emails: follows }, trx))
   const transcript = Array.isArray(input.transcript) ? input.transcript : [...state.messages.map(transcriptEntry), ...input.transcript.plus]
   const { ticket, created } = await deps.tickets.open(
     tenantId,

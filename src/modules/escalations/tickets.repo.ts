@@ -1,6 +1,6 @@
 import { sql, type RawBuilder, type Selectable } from 'kysely'
 import type { Db } from '../../db/client.js'
-import type { EscalationTicketsTable, TicketPriority, TicketTrigger, TranscriptEntry } from '../../db/schema/chat.js'
+import type { EscalationTicketsTable, SessionOwner, TicketPriority, TicketTrigger, TranscriptEntry } from '../../db/schema/chat.js'
 
 export type TicketRow = Selectable<EscalationTicketsTable>
 
@@ -69,6 +69,42 @@ export interface AlsoWritten {
   sent: RawBuilder<boolean>
 }
 
+type StateRow = { k: string; id: string; a: string | null; b: string | null; at: Date | null; op: boolean | null; n: number }
+
+/** What a hand-off reads of the session (handOffState): one UNION ALL, rows tagged by `k`. */
+const handOffRead = (tenantId: string, sessionId: string, opts: { messages: number; emails: boolean }) => sql`
+        (SELECT 'open' AS k, id, user_email_enc AS a, NULL::text AS b, NULL::timestamptz AS at, NULL::boolean AS op, 0 AS n
+          FROM escalation_tickets WHERE tenant_id = ${tenantId} AND session_id = ${sessionId} AND status IN ('open', 'in_progress')
+          ORDER BY created_at DESC LIMIT 1)
+        UNION ALL
+        (SELECT 'newest', id, status, user_email_enc, resolved_at, NULL, 0
+          FROM escalation_tickets WHERE tenant_id = ${tenantId} AND session_id = ${sessionId}
+          ORDER BY created_at DESC LIMIT 1)
+        UNION ALL
+        (SELECT 'message', id, role, content, created_at, from_operator, (row_number() OVER (ORDER BY created_at DESC, id DESC))::int
+          FROM chat_messages WHERE tenant_id = ${tenantId} AND session_id = ${sessionId}
+          ORDER BY created_at DESC, id DESC LIMIT ${opts.messages})
+        UNION ALL
+        (SELECT 'email', id, NULL, content_original_enc, created_at, NULL, (row_number() OVER (ORDER BY created_at DESC))::int
+          FROM chat_messages
+          WHERE ${opts.emails}::boolean AND tenant_id = ${tenantId} AND session_id = ${sessionId} AND role = 'user' AND content_original_enc IS NOT NULL
+          ORDER BY created_at DESC LIMIT 20)`
+
+function stateOf(rows: StateRow[]): HandOffState {
+  const of = (k: string) => rows.filter((r) => r.k === k).sort((x, y) => x.n - y.n)
+  const open = of('open')[0]
+  const newest = of('newest')[0]
+  return {
+    open: open ? { id: open.id, user_email_enc: open.a } : null,
+    newest: newest ? { id: newest.id, status: newest.a as TicketRow['status'], resolved_at: newest.at, user_email_enc: newest.b } : null,
+    // oldest first, as the transcript keeps them
+    messages: of('message')
+      .reverse()
+      .map((m) => ({ role: m.a as 'user' | 'assistant', content: m.b ?? '', created_at: m.at!, from_operator: m.op ?? false })),
+    emailCandidates: of('email').map((e) => e.b!),
+  }
+}
+
 export function createTicketsRepo(db: Db) {
   return {
     /**
@@ -103,35 +139,33 @@ export function createTicketsRepo(db: Db) {
      * the encrypted originals of its last 20 visitor messages, newest first (an e-mail the visitor already wrote).
      */
     async handOffState(tenantId: string, sessionId: string, opts: { messages: number; emails: boolean }, trx: Db): Promise<HandOffState> {
-      const { rows } = await sql<{ k: string; id: string; a: string | null; b: string | null; at: Date | null; op: boolean | null; n: number }>`
-        (SELECT 'open' AS k, id, user_email_enc AS a, NULL::text AS b, NULL::timestamptz AS at, NULL::boolean AS op, 0 AS n
-          FROM escalation_tickets WHERE tenant_id = ${tenantId} AND session_id = ${sessionId} AND status IN ('open', 'in_progress')
-          ORDER BY created_at DESC LIMIT 1)
-        UNION ALL
-        (SELECT 'newest', id, status, user_email_enc, resolved_at, NULL, 0
-          FROM escalation_tickets WHERE tenant_id = ${tenantId} AND session_id = ${sessionId}
-          ORDER BY created_at DESC LIMIT 1)
-        UNION ALL
-        (SELECT 'message', id, role, content, created_at, from_operator, (row_number() OVER (ORDER BY created_at DESC, id DESC))::int
-          FROM chat_messages WHERE tenant_id = ${tenantId} AND session_id = ${sessionId}
-          ORDER BY created_at DESC, id DESC LIMIT ${opts.messages})
-        UNION ALL
-        (SELECT 'email', id, NULL, content_original_enc, created_at, NULL, (row_number() OVER (ORDER BY created_at DESC))::int
-          FROM chat_messages
-          WHERE ${opts.emails}::boolean AND tenant_id = ${tenantId} AND session_id = ${sessionId} AND role = 'user' AND content_original_enc IS NOT NULL
-          ORDER BY created_at DESC LIMIT 20)`.execute(trx)
-      const of = (k: string) => rows.filter((r) => r.k === k).sort((x, y) => x.n - y.n)
-      const open = of('open')[0]
-      const newest = of('newest')[0]
-      return {
-        open: open ? { id: open.id, user_email_enc: open.a } : null,
-        newest: newest ? { id: newest.id, status: newest.a as TicketRow['status'], resolved_at: newest.at, user_email_enc: newest.b } : null,
-        // oldest first, as the transcript keeps them
-        messages: of('message')
-          .reverse()
-          .map((m) => ({ role: m.a as 'user' | 'assistant', content: m.b ?? '', created_at: m.at!, from_operator: m.op ?? false })),
-        emailCandidates: of('email').map((e) => e.b!),
-      }
+      const { rows } = await sql<StateRow>`${handOffRead(tenantId, sessionId, opts)}`.execute(trx)
+      return stateOf(rows)
+    },
+
+    /**
+     * The session's row locked (its owner and bot) and, in the same statement, what handOffState reads: one round
+     * trip for a turn's hand-off instead of two. The read sees the statement's snapshot, taken before the lock was
+     * granted: when the row changed while the lock was awaited (the locked version is not the snapshot's), `state`
+     * is null and the caller reads it again under the lock.
+     */
+    async lockWithHandOffState(
+      tenantId: string,
+      sessionId: string,
+      opts: { messages: number; emails: boolean },
+      trx: Db,
+    ): Promise<{ locked: { owner: SessionOwner; bot_id: string } | undefined; state: HandOffState | null }> {
+      const { rows } = await sql<{ owner: SessionOwner; bot_id: string; fresh: boolean; state: Array<Omit<StateRow, 'at'> & { at: string | null }> }>`
+        WITH st AS (${handOffRead(tenantId, sessionId, opts)})
+        SELECT cs.owner, cs.bot_id,
+          cs.xmin::text = (SELECT v.xmin::text FROM chat_sessions v WHERE v.tenant_id = ${tenantId} AND v.id = ${sessionId}) AS fresh,
+          (SELECT coalesce(jsonb_agg(st), '[]'::jsonb) FROM st) AS state
+        FROM chat_sessions cs WHERE cs.tenant_id = ${tenantId} AND cs.id = ${sessionId}
+        FOR UPDATE OF cs`.execute(trx)
+      const r = rows[0]
+      if (!r) return { locked: undefined, state: null }
+      const state = r.fresh ? stateOf(r.state.map((x) => ({ ...x, at: x.at === null ? null : new Date(x.at) }))) : null
+      return { locked: { owner: r.owner, bot_id: r.bot_id }, state }
     },
 
     /** Open again, with the conversation since: the resolution stays on record, the assignee keeps it. */

@@ -198,7 +198,8 @@ export async function persistTurn(deps: PersistDeps, f: Finish): Promise<TurnRes
   } else {
     // a ticket needs the session lock (one open ticket per session) and the tenant's counter: a transaction
     await deps.db.transaction().execute(async (trx) => {
-      const locked = await deps.repo.lockSession(tenantId, session.id, trx)
+      // the session locked, with what the hand-off reads (its tickets, its messages for the transcript), in one round trip
+      const { locked, known } = await deps.handOff.lock(tenantId, session.id, trx)
       owner = locked?.owner ?? owner
       // a person took the conversation while this turn ran: their conversation, no hand-off of the bot's
       if (owner !== 'bot') {
@@ -211,7 +212,8 @@ export async function persistTurn(deps: PersistDeps, f: Finish): Promise<TurnRes
         tenantId,
         {
           session,
-          locked: locked ?? undefined,
+          locked,
+          known,
           botId: f.bot.id,
           trigger: handOff.trigger,
           primaryQuestion: f.question.text,
