@@ -5,11 +5,13 @@ import type { FakeLlm } from './fakes/fake-llm.js'
 import { appWithFakeLlm, type TestApp } from './helpers/app.js'
 import { chatApi } from './helpers/chat.js'
 import { createTenant } from './helpers/factories.js'
+import { openEventStream } from './helpers/live.js'
 
 /**
  * A turn's hand-off locks the session and reads its tickets and messages in one statement
  * (tickets.repo lockWithHandOffState). What it reads is handOffState's; a row changed while the lock was
  * awaited (the read saw the statement's earlier snapshot) gives no state, and the hand-off reads it again.
+ * Its owner change and live event are written by the turn's own write (turn-write.ts, OwnerEventWrite).
  */
 let fake: FakeLlm
 let t: TestApp
@@ -72,4 +74,52 @@ it.skipIf(!usesPostgres)('a session row changed while the lock was awaited gives
   // without a wait, the state is read
   const calm = await t.ctx.db.transaction().execute((trx) => repo.lockWithHandOffState(tenantId, sessionId, opts, trx))
   expect(calm.state).not.toBeNull()
+})
+
+it("a turn's hand-off: the owner change and its live event are written with the turn (seqs, columns, the team's stream)", async () => {
+  const owner = await createTenant(t)
+  const frames: Array<{ type: string; owner?: string; session_id?: string; reason?: string; ticket_id?: string }> = []
+  const { cut } = openEventStream(`${t.url}/escalations/events`, { authorization: `Bearer ${owner.token}` }, (block) => {
+    const data = block.match(/^data: (.*)$/m)?.[1]
+    if (data) frames.push(JSON.parse(data))
+  })
+  try {
+    await new Promise((r) => setTimeout(r, 200))
+    const api = chatApi(t, owner)
+    const a = await api.post('/chat', { question: 'My parcel never arrived, what now?' })
+    const b = await api.post('/chat', { question: 'Where is my refund?' })
+    expect([a.body.ticket_number, b.body.ticket_number]).toEqual(['ESC-0001', 'ESC-0002'])
+    for (const r of [a, b]) expect(r.body).toMatchObject({ owner: 'queue', chat_ended: true, delivered_to_operator: true })
+    const events = await t.ctx.db
+      .selectFrom('live_events')
+      .select(['session_id', sql<number>`seq::int`.as('seq'), sql<number>`session_seq::int`.as('session_seq'), 'type', 'data'])
+      .where('tenant_id', '=', owner.tenantId)
+      .orderBy('seq')
+      .execute()
+    expect(events.map((e) => [e.session_id, e.seq, e.session_seq, e.type])).toEqual([
+      [a.body.session_id, 1, 1, 'owner'],
+      [b.body.session_id, 2, 1, 'owner'],
+    ])
+    expect(events[0]!.data).toMatchObject({ owner: 'queue', reason: 'no_documents', by: { type: 'system' } })
+    const session = await t.ctx.db
+      .selectFrom('chat_sessions')
+      .select(['owner', 'owner_since', sql<number>`live_seq::int`.as('live_seq'), 'awaiting', 'chat_ended', 'message_count'])
+      .where('id', '=', a.body.session_id)
+      .executeTakeFirstOrThrow()
+    // the owner columns and the turn's own (the hand-off asked for an e-mail: the session waits for it)
+    expect(session).toMatchObject({ owner: 'queue', live_seq: 1, awaiting: 'email', chat_ended: false, message_count: 2 })
+    expect(session.owner_since).toBeInstanceOf(Date)
+    const counter = await t.ctx.db
+      .selectFrom('live_counters')
+      .select(sql<number>`last::int`.as('last'))
+      .where('tenant_id', '=', owner.tenantId)
+      .executeTakeFirstOrThrow()
+    expect(counter.last).toBe(2)
+    // the team's stream has both, at commit
+    await expect
+      .poll(() => frames.filter((f) => f.type === 'owner').map((f) => f.session_id), { timeout: 10_000 })
+      .toEqual([a.body.session_id, b.body.session_id])
+  } finally {
+    cut()
+  }
 })

@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import type { Db } from '../../db/client.js'
 import type { QuestionOutcome, SessionOwner, TicketTrigger } from '../../db/schema/chat.js'
+import type { OwnerEventWrite } from '../shared/live.port.js'
 import type { NewMessage, PiiEvent } from './chat.repo.js'
 
 export type TurnWrite = {
@@ -27,6 +28,8 @@ export type TurnWrite = {
   onlyIfBot?: boolean
   /** The session's language, set by this write when it has none yet or the visitor chose it (stage 1b settled it this turn). */
   language?: { language: string; source: string } | null
+  /** An owner change of this turn (its hand-off), written by this statement: the session's owner columns and the live event. */
+  ownerEvent?: OwnerEventWrite | null
 }
 
 /**
@@ -64,7 +67,8 @@ export async function writeTurn(trx: Db, tenantId: string, w: TurnWrite): Promis
   const cas = w.onlyIfBot ?? false
   const lang = w.language?.language ?? null
   const langSource = w.language?.source ?? null
-  const { rows } = await sql<{ owner: SessionOwner }>`
+  const ev = w.ownerEvent ?? null
+  const { rows } = await sql<{ owner: SessionOwner; events?: number }>`
       WITH o AS (
         SELECT owner FROM chat_sessions WHERE tenant_id = ${tenantId}::uuid AND id = ${w.sessionId}::uuid FOR UPDATE
       ), bot AS (
@@ -84,11 +88,13 @@ export async function writeTurn(trx: Db, tenantId: string, w: TurnWrite): Promis
           last_activity_at = ${w.now},
           last_question = coalesce(${w.lastQuestion}::text, last_question),
           last_answer_preview = CASE WHEN (SELECT ok FROM bot) THEN coalesce(${w.lastAnswerPreview}::text, last_answer_preview) ELSE last_answer_preview END,
-          chat_ended = chat_ended OR (${w.chatEnded}::boolean AND (SELECT ok FROM bot)),
+          chat_ended = ${ev ? sql`${ev.chatEnded}::boolean` : sql`chat_ended`} OR (${w.chatEnded}::boolean AND (SELECT ok FROM bot)),
           language = CASE WHEN ${lang}::text IS NOT NULL AND (language IS NULL OR ${langSource}::text = 'visitor') THEN ${lang}::text ELSE language END,
           language_source = CASE WHEN ${lang}::text IS NOT NULL AND (language IS NULL OR ${langSource}::text = 'visitor') THEN ${langSource}::text ELSE language_source END
+          ${ev ? sql`, ${ev.sessionSet}` : sql``}
         WHERE tenant_id = ${tenantId}::uuid AND id = ${w.sessionId}::uuid
-      ), p AS (
+        RETURNING live_seq
+      )${ev ? ev.ctes('s') : sql``}, p AS (
         INSERT INTO pii_events (tenant_id, entity_type, action, direction, count, session_id, ticket_id, actor_user_id, created_at)
         SELECT ${tenantId}::uuid, x.entity_type, x.action, x.direction, x.count, ${w.sessionId}::uuid, x.ticket_id, x.actor_user_id, ${w.now}
         FROM jsonb_to_recordset(${pii}::jsonb) AS x(entity_type text, action text, direction text, count int, ticket_id uuid, actor_user_id uuid)
@@ -98,8 +104,9 @@ export async function writeTurn(trx: Db, tenantId: string, w: TurnWrite): Promis
         FROM jsonb_to_recordset(${q}::jsonb) AS x("botId" uuid, "messageId" uuid, question text, outcome text, trigger text, best_score real)
         WHERE (SELECT ok FROM bot)
       )
-      SELECT coalesce((SELECT owner FROM o), 'bot') AS owner
+      SELECT coalesce((SELECT owner FROM o), 'bot') AS owner${ev ? sql`, (SELECT count(*) FROM le)::int AS events` : sql``}
     `.execute(trx)
+  if (ev && rows[0]?.events !== 1) throw new Error('live event of an unknown session')
   const owner = rows[0]?.owner ?? 'bot'
   return { owner, answered: !cas || owner === 'bot' }
 }

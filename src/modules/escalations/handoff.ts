@@ -5,7 +5,7 @@ import type { JobQueue } from '../../jobs/queue.js'
 import type { Clock } from '../../lib/clock.js'
 import { decryptOrNull, type Cipher } from '../../lib/crypto.js'
 import { readIdentity } from '../shared/identity.js'
-import type { LivePort } from '../shared/live.port.js'
+import type { LivePort, OwnerEventWrite } from '../shared/live.port.js'
 import type { Redaction } from '../shared/redaction.js'
 import { extractEmail, followUpText, isNegativeReply } from './escalations.fns.js'
 import type { EscalationsRepo } from './escalations.repo.js'
@@ -50,6 +50,11 @@ export interface HandOffInput extends Pick<OpenTicketInput, 'botId' | 'trigger' 
   /** What `lock` read with the row (the session's tickets, its last messages and e-mail candidates); read by `open` when absent. */
   known?: HandOffState | null
   /**
+   * The owner change's event and columns are returned (`ownerEvent`) for the caller's turn write to write, in this
+   * transaction, instead of by a statement of their own.
+   */
+  deferOwnerEvent?: boolean
+  /**
    * The ticket's transcript (redacted messages); or `{ plus }`: the session's last TRANSCRIPT_MESSAGES messages,
    * read by the hand-off's own read, followed by `plus` (a turn's question, not stored yet).
    */
@@ -78,6 +83,8 @@ export interface HandOffResult {
   text: string
   /** Who has the conversation now: the queue, or a person at once (auto-assignment, a reopened ticket's assignee). */
   owner: SessionOwner
+  /** With `deferOwnerEvent`: the owner change still to write (by the caller's next statement on the session row). */
+  ownerEvent?: OwnerEventWrite
 }
 
 /**
@@ -171,6 +178,7 @@ export async function openHandOff(deps: HandOffDeps, tenantId: string, input: Ha
   // the session now waits for an e-mail when the ticket still has none (an address found above is on it already)
   if (follows && input.followUp && !ticket.user_email_enc) text = `${text} ${followUpText('ask_email', input.language)}`
   // the conversation goes to the team (a reopened ticket's assignee has it at once)
+  let ownerEvent: OwnerEventWrite | undefined
   const moved = await deps.live.changeOwner(
     tenantId,
     session.id,
@@ -181,11 +189,20 @@ export async function openHandOff(deps: HandOffDeps, tenantId: string, input: Ha
       by: input.followUp ? { type: 'system' } : { type: 'visitor' },
       reason: input.trigger,
       ticketId: ticket.id,
+      ...(input.deferOwnerEvent ? { collect: (w: OwnerEventWrite) => (ownerEvent = w) } : {}),
     },
     trx,
     input.locked,
   )
-  return { ticketId: ticket.id, ticketNumber: ticket.ticket_number, created, priority: ticket.priority, text, owner: moved.to }
+  return {
+    ticketId: ticket.id,
+    ticketNumber: ticket.ticket_number,
+    created,
+    priority: ticket.priority,
+    text,
+    owner: moved.to,
+    ...(ownerEvent ? { ownerEvent } : {}),
+  }
 }
 
 /**

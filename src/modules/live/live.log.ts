@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import { CHANGES_CHANNEL } from '../../db/change-feed.js'
 import type { Db } from '../../db/client.js'
+import type { OwnerEventWrite } from '../shared/live.port.js'
 import type { NewLiveEvent, OwnerPatch } from './live.repo.js'
 
 interface Pending {
@@ -83,13 +84,44 @@ export function createLiveLog(deps: {
     }
   }
 
+  /**
+   * One event with its session's owner change, as pieces of another statement that updates the session row (a turn's
+   * write, turn-write.ts): what `write` does in its own statement for one event, with the same notice, seqs and row.
+   */
+  function ownerEventWrite(tenantId: string, e: NewLiveEvent & { sessionId: string }, owner: OwnerPatch): OwnerEventWrite {
+    const notices = JSON.stringify([deps.notice(tenantId, e.sessionId)])
+    return {
+      sessionSet: sql`live_seq = live_seq + 1, owner = ${owner.owner}::text, owner_since = ${owner.at},
+        awaiting = CASE WHEN ${owner.clearAwaiting}::boolean THEN NULL ELSE awaiting END`,
+      chatEnded: owner.chatEnded,
+      ctes: (s) => sql`, ln AS (
+          SELECT pg_notify(${CHANGES_CHANNEL}, p) FROM jsonb_array_elements_text(${notices}::jsonb) AS p
+        ), lc AS (
+          INSERT INTO live_counters (tenant_id, last) SELECT ${tenantId}, 1 FROM (SELECT count(*) FROM ln) AS sent
+          ON CONFLICT (tenant_id) DO UPDATE SET last = live_counters.last + 1
+          RETURNING last
+        ), le AS (
+          INSERT INTO live_events (tenant_id, seq, session_id, session_seq, bot_id, type, internal, data, created_at)
+          SELECT ${tenantId}, lc.last, ${e.sessionId}::uuid, ${sql.ref(s)}.live_seq, ${e.botId}::uuid, ${e.type}, ${e.internal ?? false},
+            ${JSON.stringify(e.data)}::jsonb, ${e.at}
+          FROM lc CROSS JOIN ${sql.ref(s)}
+          RETURNING 1 AS one
+        )`,
+    }
+  }
+
   return {
+    ownerEventWrite,
     /**
      * Writes one event now (a transaction not run through `atEnd`) in one statement: its notice, the session's
      * seq, the tenant's and the row; with `owner`, the event's session's owner change too (ownerPatch's columns).
      */
     write(trx: Db, tenantId: string, e: NewLiveEvent, owner?: OwnerPatch): Promise<void> {
       return flush(trx, [{ tenantId, e }], owner)
+    },
+    /** Whether `trx` runs an `atEnd` callback (its events are written last). */
+    buffered(trx: Db): boolean {
+      return buffers.has(trx)
     },
     /** Keeps the event for the end of `trx` when `trx` runs an `atEnd` callback; false: write it now. */
     defer(trx: Db, tenantId: string, e: NewLiveEvent): boolean {

@@ -106,8 +106,11 @@ export function createLiveService(deps: LiveServiceDeps) {
       reason,
       ticket_id: change.ticketId ?? null,
     }
-    // the owner is written with its event (one statement), before anything else of this transaction reads it
-    await append(tenantId, { sessionId, botId: s.bot_id, type: 'owner', data, at: now }, trx, ownerPatch(to, now))
+    // the owner is written with its event (one statement), before anything else of this transaction reads it; or
+    // handed to the caller, whose next statement on the session row writes both (a turn's hand-off)
+    const event = { sessionId, botId: s.bot_id, type: 'owner' as const, data, at: now }
+    if (change.collect && !log.buffered(trx)) change.collect(log.ownerEventWrite(tenantId, event, ownerPatch(to, now)))
+    else await append(tenantId, event, trx, ownerPatch(to, now))
     await emit(tenantId, ownerWebhooks(from, to, { sessionId, botId: s.bot_id, ticketId: change.ticketId ?? null, assigneeUserId: assignee, reason }), trx)
     return { from, to }
   }

@@ -1,3 +1,4 @@
+import type { RawBuilder } from 'kysely'
 import type { SessionOwner } from '../../db/schema/chat.js'
 
 /**
@@ -24,6 +25,23 @@ export interface OwnerChange {
   ticketId?: string | null
   /** A person-owned conversation passed to another member: an event even though the owner stays human. */
   reassigned?: boolean
+  /**
+   * The change's event and the session's owner columns are not written by the change: they are handed here, for
+   * the caller's next statement on the session row (a turn's write) to write, in the same transaction. Nothing is
+   * handed when the owner does not change.
+   */
+  collect?: (write: OwnerEventWrite) => void
+}
+
+/**
+ * An owner change's session columns and live event, written by another statement's UPDATE of the session row
+ * (`sessionSet`, which also advances the session's live seq; the UPDATE is the CTE named by `ctes`' argument and
+ * returns `live_seq`) and CTEs after it (the change notice, the workspace's seq, the event, selected as `le`).
+ */
+export interface OwnerEventWrite {
+  sessionSet: RawBuilder<unknown>
+  chatEnded: boolean
+  ctes: (sessionCte: string) => RawBuilder<unknown>
 }
 
 export interface LiveMessage {

@@ -214,6 +214,8 @@ export async function persistTurn(deps: PersistDeps, f: Finish): Promise<TurnRes
           session,
           locked,
           known,
+          // the owner change and its live event go with the turn's write below (one statement fewer)
+          deferOwnerEvent: true,
           botId: f.bot.id,
           trigger: handOff.trigger,
           primaryQuestion: f.question.text,
@@ -231,7 +233,7 @@ export async function persistTurn(deps: PersistDeps, f: Finish): Promise<TurnRes
       delivered = true
       f.debug.ticket = { number: ticket.ticketNumber, created: ticket.created, priority: ticket.priority }
       // the hand-off's own words are the bot's last, said as the conversation goes to the team
-      const w = await deps.repo.writeTurn(tenantId, { ...turnWrite(), onlyIfBot: false }, trx)
+      const w = await deps.repo.writeTurn(tenantId, { ...turnWrite(), onlyIfBot: false, ownerEvent: ticket.ownerEvent ?? null }, trx)
       owner = ticket.owner ?? w.owner
       if (ends) await deps.events!.emit(tenantId, conversationEnded(session, 'visitor_done'), trx)
     })
