@@ -32,6 +32,15 @@ async function handedOffSession() {
 
 it('reads what handOffState reads, with the session row locked (owner and bot)', async () => {
   const { tenantId, sessionId } = await handedOffSession()
+  // the hand-off found the e-mail the visitor wrote: on the session (written by the turn's write) and the ticket
+  const followed = await t.ctx.db
+    .selectFrom('chat_sessions')
+    .select(['awaiting', 'visitor_email_hash', 'visitor_email_enc'])
+    .where('id', '=', sessionId)
+    .executeTakeFirstOrThrow()
+  expect(followed.awaiting).toBeNull()
+  expect(followed.visitor_email_hash).toBe(t.ctx.cipher.emailHash('kim.lee@example.com'))
+  expect(followed.visitor_email_enc).not.toContain('kim.lee')
   const repo = createTicketsRepo(t.ctx.db)
   const both = await t.ctx.db.transaction().execute(async (trx) => ({
     merged: await repo.lockWithHandOffState(tenantId, sessionId, opts, trx),

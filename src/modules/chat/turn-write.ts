@@ -30,6 +30,8 @@ export type TurnWrite = {
   language?: { language: string; source: string } | null
   /** An owner change of this turn (its hand-off), written by this statement: the session's owner columns and the live event. */
   ownerEvent?: OwnerEventWrite | null
+  /** A hand-off's follow-up of the session (handoff.ts): what it waits for next, an e-mail the visitor already wrote. */
+  sessionFollowUp?: { email: { enc: string; hash: string } | null; awaiting: 'email' | null } | null
 }
 
 /**
@@ -68,6 +70,7 @@ export async function writeTurn(trx: Db, tenantId: string, w: TurnWrite): Promis
   const lang = w.language?.language ?? null
   const langSource = w.language?.source ?? null
   const ev = w.ownerEvent ?? null
+  const fu = w.sessionFollowUp ?? null
   const { rows } = await sql<{ owner: SessionOwner; events?: number }>`
       WITH o AS (
         SELECT owner FROM chat_sessions WHERE tenant_id = ${tenantId}::uuid AND id = ${w.sessionId}::uuid FOR UPDATE
@@ -92,6 +95,8 @@ export async function writeTurn(trx: Db, tenantId: string, w: TurnWrite): Promis
           language = CASE WHEN ${lang}::text IS NOT NULL AND (language IS NULL OR ${langSource}::text = 'visitor') THEN ${lang}::text ELSE language END,
           language_source = CASE WHEN ${lang}::text IS NOT NULL AND (language IS NULL OR ${langSource}::text = 'visitor') THEN ${langSource}::text ELSE language_source END
           ${ev ? sql`, ${ev.sessionSet}` : sql``}
+          ${fu ? sql`, visitor_email_enc = coalesce(${fu.email?.enc ?? null}::text, visitor_email_enc), visitor_email_hash = coalesce(${fu.email?.hash ?? null}::text, visitor_email_hash)` : sql``}
+          ${ev || fu ? sql`, awaiting = ${ev?.clearAwaiting ? sql`NULL` : fu ? sql`${fu.awaiting}::text` : sql`awaiting`}` : sql``}
         WHERE tenant_id = ${tenantId}::uuid AND id = ${w.sessionId}::uuid
         RETURNING live_seq
       )${ev ? ev.ctes('s') : sql``}, p AS (

@@ -50,8 +50,9 @@ export interface HandOffInput extends Pick<OpenTicketInput, 'botId' | 'trigger' 
   /** What `lock` read with the row (the session's tickets, its last messages and e-mail candidates); read by `open` when absent. */
   known?: HandOffState | null
   /**
-   * The owner change's event and columns are returned (`ownerEvent`) for the caller's turn write to write, in this
-   * transaction, instead of by a statement of their own.
+   * The caller's turn write updates the session row: the owner change's event and columns (`ownerEvent`) and the
+   * follow-up's session columns (`sessionFollowUp`) are returned for it to write in this transaction, instead of by
+   * statements of their own.
    */
   deferOwnerEvent?: boolean
   /**
@@ -85,6 +86,8 @@ export interface HandOffResult {
   owner: SessionOwner
   /** With `deferOwnerEvent`: the owner change still to write (by the caller's next statement on the session row). */
   ownerEvent?: OwnerEventWrite
+  /** With `deferOwnerEvent`: the session's follow-up still to write (what it waits for, an e-mail found in the conversation). */
+  sessionFollowUp?: Pick<FollowUpWrite, 'email' | 'awaiting'>
 }
 
 /**
@@ -149,7 +152,7 @@ export async function openHandOff(deps: HandOffDeps, tenantId: string, input: Ha
   const state =
     input.known ?? (await deps.ticketsRepo.handOffState(tenantId, session.id, { messages: readTranscript ? TRANSCRIPT_MESSAGES : 0, emails: follows }, trx))
   const transcript = Array.isArray(input.transcript) ? input.transcript : [...state.messages.map(transcriptEntry), ...input.transcript.plus]
-  const { ticket, created } = await deps.tickets.open(
+  const { ticket, created, followUp } = await deps.tickets.open(
     tenantId,
     {
       sessionId: session.id,
@@ -171,6 +174,7 @@ export async function openHandOff(deps: HandOffDeps, tenantId: string, input: Ha
             sessionId: session.id,
             ticketEmailEnc,
             candidates: [input.followUp?.question.originalEnc ?? null, ...state.emailCandidates],
+            sessionByCaller: !!input.deferOwnerEvent,
           })
       : undefined,
   )
@@ -202,6 +206,7 @@ export async function openHandOff(deps: HandOffDeps, tenantId: string, input: Ha
     text,
     owner: moved.to,
     ...(ownerEvent ? { ownerEvent } : {}),
+    ...(followUp?.sessionByCaller ? { sessionFollowUp: { email: followUp.email, awaiting: followUp.awaiting } } : {}),
   }
 }
 
@@ -215,7 +220,7 @@ export async function openHandOff(deps: HandOffDeps, tenantId: string, input: Ha
  */
 function followUpWrite(
   cipher: HandOffDeps['cipher'],
-  p: { sessionId: string; ticketEmailEnc: string | null; candidates: Array<string | null> },
+  p: { sessionId: string; ticketEmailEnc: string | null; candidates: Array<string | null>; sessionByCaller: boolean },
 ): FollowUpWrite {
   let found: { enc: string; hash: string } | null = null
   if (!p.ticketEmailEnc) {
@@ -226,7 +231,7 @@ function followUpWrite(
       break
     }
   }
-  return { sessionId: p.sessionId, email: found, awaiting: p.ticketEmailEnc || found ? null : 'email' }
+  return { sessionId: p.sessionId, email: found, awaiting: p.ticketEmailEnc || found ? null : 'email', sessionByCaller: p.sessionByCaller }
 }
 
 async function onAwaiting(deps: HandOffDeps, { tenantId, session, message }: Parameters<AwaitingHandler>[0]) {

@@ -46,6 +46,8 @@ export interface FollowUpWrite {
   sessionId: string
   email: { enc: string; hash: string } | null
   awaiting: 'email' | null
+  /** The session's side is written by the caller's own statement on the session row (a turn's write), not here. */
+  sessionByCaller?: boolean
 }
 
 const patchSet = (p: TicketPatch, f: FollowUpWrite | undefined) => sql`
@@ -54,7 +56,7 @@ const patchSet = (p: TicketPatch, f: FollowUpWrite | undefined) => sql`
 
 /** The session's side of a follow-up, as a data-modifying CTE after the ticket's (`t`): only when a ticket was written. */
 const followUpSession = (tenantId: string, f: FollowUpWrite | undefined) =>
-  f
+  f && !f.sessionByCaller
     ? sql`, s AS (
           UPDATE chat_sessions SET awaiting = ${f.awaiting}::text,
             visitor_email_enc = coalesce(${f.email?.enc ?? null}::text, visitor_email_enc), visitor_email_hash = coalesce(${f.email?.hash ?? null}::text, visitor_email_hash)

@@ -65,22 +65,24 @@ export function createTicketsService(deps: {
       known?: Pick<HandOffState, 'open' | 'newest'>,
       /** A hand-off's follow-up, decided from the e-mail the ticket has (encrypted; null: none) and written by the ticket's statement. */
       followUp?: (ticketEmailEnc: string | null) => FollowUpWrite,
-    ): Promise<{ ticket: TicketRow; created: boolean }> {
+    ): Promise<{ ticket: TicketRow; created: boolean; followUp?: FollowUpWrite }> {
       const now = clock.now()
       if (input.sessionId) {
         const state = known ?? (await repo.handOffState(tenantId, input.sessionId, { messages: 0, emails: false }, trx))
         const patch = { transcript: input.transcript, userNote: input.userNote ?? null, now }
         if (state.open) {
-          const ticket = await repo.appendToTicket(tenantId, state.open.id, patch, trx, followUp?.(state.open.user_email_enc))
-          return { ticket, created: false }
+          const f = followUp?.(state.open.user_email_enc)
+          const ticket = await repo.appendToTicket(tenantId, state.open.id, patch, trx, f)
+          return { ticket, created: false, ...(f ? { followUp: f } : {}) }
         }
         // the same conversation needs help again soon after its ticket was resolved: that ticket reopens
         const since = new Date(now.getTime() - REOPEN_WINDOW_MS)
         const resolved = state.newest?.status === 'resolved' && state.newest.resolved_at && state.newest.resolved_at >= since ? state.newest : null
-        const reopened = resolved && (await repo.reopen(tenantId, resolved.id, patch, trx, followUp?.(resolved.user_email_enc)))
+        const f = resolved ? followUp?.(resolved.user_email_enc) : undefined
+        const reopened = resolved && (await repo.reopen(tenantId, resolved.id, patch, trx, f))
         if (reopened) {
           await deps.afterReopen?.(tenantId, reopened, trx)
-          return { ticket: reopened, created: false }
+          return { ticket: reopened, created: false, ...(f ? { followUp: f } : {}) }
         }
       }
       const id = input.identity ?? null
@@ -88,6 +90,7 @@ export function createTicketsService(deps: {
       const email = (input.visitorEmailEnc ? decryptOrNull(cipher, input.visitorEmailEnc) : null) ?? id?.email ?? null
       const userEmailEnc = input.visitorEmailEnc ?? (id?.email ? cipher.encrypt(id.email) : null)
       const also = deps.createdWrites?.(tenantId)
+      const f = followUp?.(userEmailEnc)
       const ticket = await repo.insertNumbered(
         tenantId,
         {
@@ -107,12 +110,12 @@ export function createTicketsService(deps: {
           now,
         },
         trx,
-        followUp?.(userEmailEnc),
+        f,
         also,
       )
       also?.written()
       await deps.afterCreate?.(tenantId, ticket, trx)
-      return { ticket, created: true }
+      return { ticket, created: true, ...(f ? { followUp: f } : {}) }
     },
   }
 }

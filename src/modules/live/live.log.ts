@@ -91,9 +91,9 @@ export function createLiveLog(deps: {
   function ownerEventWrite(tenantId: string, e: NewLiveEvent & { sessionId: string }, owner: OwnerPatch): OwnerEventWrite {
     const notices = JSON.stringify([deps.notice(tenantId, e.sessionId)])
     return {
-      sessionSet: sql`live_seq = live_seq + 1, owner = ${owner.owner}::text, owner_since = ${owner.at},
-        awaiting = CASE WHEN ${owner.clearAwaiting}::boolean THEN NULL ELSE awaiting END`,
+      sessionSet: sql`live_seq = live_seq + 1, owner = ${owner.owner}::text, owner_since = ${owner.at}`,
       chatEnded: owner.chatEnded,
+      clearAwaiting: owner.clearAwaiting,
       ctes: (s) => sql`, ln AS (
           SELECT pg_notify(${CHANGES_CHANNEL}, p) FROM jsonb_array_elements_text(${notices}::jsonb) AS p
         ), lc AS (

@@ -41,6 +41,8 @@ export interface OwnerChange {
 export interface OwnerEventWrite {
   sessionSet: RawBuilder<unknown>
   chatEnded: boolean
+  /** The session waits for nothing more (`awaiting` cleared): the statement's own `awaiting` gives way to this. */
+  clearAwaiting: boolean
   ctes: (sessionCte: string) => RawBuilder<unknown>
 }
 

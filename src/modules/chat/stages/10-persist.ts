@@ -214,7 +214,7 @@ export async function persistTurn(deps: PersistDeps, f: Finish): Promise<TurnRes
           session,
           locked,
           known,
-          // the owner change and its live event go with the turn's write below (one statement fewer)
+          // the owner change with its live event, and the session's follow-up, go with the turn's write below
           deferOwnerEvent: true,
           botId: f.bot.id,
           trigger: handOff.trigger,
@@ -233,7 +233,11 @@ export async function persistTurn(deps: PersistDeps, f: Finish): Promise<TurnRes
       delivered = true
       f.debug.ticket = { number: ticket.ticketNumber, created: ticket.created, priority: ticket.priority }
       // the hand-off's own words are the bot's last, said as the conversation goes to the team
-      const w = await deps.repo.writeTurn(tenantId, { ...turnWrite(), onlyIfBot: false, ownerEvent: ticket.ownerEvent ?? null }, trx)
+      const w = await deps.repo.writeTurn(
+        tenantId,
+        { ...turnWrite(), onlyIfBot: false, ownerEvent: ticket.ownerEvent ?? null, sessionFollowUp: ticket.sessionFollowUp ?? null },
+        trx,
+      )
       owner = ticket.owner ?? w.owner
       if (ends) await deps.events!.emit(tenantId, conversationEnded(session, 'visitor_done'), trx)
     })
