@@ -54,7 +54,7 @@ export interface HandOffInput extends Pick<OpenTicketInput, 'botId' | 'trigger' 
    * follow-up's session columns (`sessionFollowUp`) are returned for it to write in this transaction, instead of by
    * statements of their own.
    */
-  deferOwnerEvent?: boolean
+  callerWritesSession?: boolean
   /**
    * The ticket's transcript (redacted messages); or `{ plus }`: the session's last TRANSCRIPT_MESSAGES messages,
    * read by the hand-off's own read, followed by `plus` (a turn's question, not stored yet).
@@ -84,9 +84,9 @@ export interface HandOffResult {
   text: string
   /** Who has the conversation now: the queue, or a person at once (auto-assignment, a reopened ticket's assignee). */
   owner: SessionOwner
-  /** With `deferOwnerEvent`: the owner change still to write (by the caller's next statement on the session row). */
+  /** With `callerWritesSession`: the owner change still to write (by the caller's next statement on the session row). */
   ownerEvent?: OwnerEventWrite
-  /** With `deferOwnerEvent`: the session's follow-up still to write (what it waits for, an e-mail found in the conversation). */
+  /** With `callerWritesSession`: the session's follow-up still to write (what it waits for, an e-mail found in the conversation). */
   sessionFollowUp?: Pick<FollowUpWrite, 'email' | 'awaiting'>
 }
 
@@ -174,7 +174,7 @@ export async function openHandOff(deps: HandOffDeps, tenantId: string, input: Ha
             sessionId: session.id,
             ticketEmailEnc,
             candidates: [input.followUp?.question.originalEnc ?? null, ...state.emailCandidates],
-            sessionByCaller: !!input.deferOwnerEvent,
+            sessionByCaller: !!input.callerWritesSession,
           })
       : undefined,
   )
@@ -193,7 +193,7 @@ export async function openHandOff(deps: HandOffDeps, tenantId: string, input: Ha
       by: input.followUp ? { type: 'system' } : { type: 'visitor' },
       reason: input.trigger,
       ticketId: ticket.id,
-      ...(input.deferOwnerEvent ? { collect: (w: OwnerEventWrite) => (ownerEvent = w) } : {}),
+      ...(input.callerWritesSession ? { collect: (w: OwnerEventWrite) => (ownerEvent = w) } : {}),
     },
     trx,
     input.locked,

@@ -89,13 +89,13 @@ export function createLiveLog(deps: {
    * write, turn-write.ts): what `write` does in its own statement for one event, with the same notice, seqs and row.
    */
   function ownerEventWrite(tenantId: string, e: NewLiveEvent & { sessionId: string }, owner: OwnerPatch): OwnerEventWrite {
-    const notices = JSON.stringify([deps.notice(tenantId, e.sessionId)])
+    const notice = deps.notice(tenantId, e.sessionId)
     return {
       sessionSet: sql`live_seq = live_seq + 1, owner = ${owner.owner}::text, owner_since = ${owner.at}`,
       chatEnded: owner.chatEnded,
       clearAwaiting: owner.clearAwaiting,
       ctes: (s) => sql`, ln AS (
-          SELECT pg_notify(${CHANGES_CHANNEL}, p) FROM jsonb_array_elements_text(${notices}::jsonb) AS p
+          SELECT pg_notify(${CHANGES_CHANNEL}, ${notice})
         ), lc AS (
           INSERT INTO live_counters (tenant_id, last) SELECT ${tenantId}, 1 FROM (SELECT count(*) FROM ln) AS sent
           ON CONFLICT (tenant_id) DO UPDATE SET last = live_counters.last + 1

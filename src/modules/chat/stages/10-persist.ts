@@ -215,7 +215,7 @@ export async function persistTurn(deps: PersistDeps, f: Finish): Promise<TurnRes
           locked,
           known,
           // the owner change with its live event, and the session's follow-up, go with the turn's write below
-          deferOwnerEvent: true,
+          callerWritesSession: true,
           botId: f.bot.id,
           trigger: handOff.trigger,
           primaryQuestion: f.question.text,
