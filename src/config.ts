@@ -15,6 +15,7 @@ const EnvSchema = Type.Object({
   DATA_DIR: Type.String({ default: './data' }),
   DATABASE_URL: Type.Optional(Type.String({ minLength: 1 })),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+  DATABASE_PREPARED_STATEMENTS: Type.Boolean({ default: true }),
   REDIS_URL: Type.Optional(Type.String({ minLength: 1 })),
   REDIS_PREFIX: Type.String({ default: 'scb:' }),
   JWT_SECRET: Type.Optional(Type.String({ minLength: 32 })),
@@ -300,6 +301,8 @@ export const CONFIG_DOCS: { readonly [K in keyof Env]-?: string } = {
   DATA_DIR: 'embedded database (pgdata/), mail outbox (outbox/) and generated development secrets (secrets.json)',
   DATABASE_URL: 'PostgreSQL connection string; unset: embedded PGlite under DATA_DIR/pgdata',
   DATABASE_POOL_SIZE: 'PostgreSQL connections per process',
+  DATABASE_PREPARED_STATEMENTS:
+    "the turn's hot statements as prepared statements on PostgreSQL (parsed and planned once per connection); false behind a pooler in transaction mode without prepared-statement support (PgBouncer before 1.21)",
   REDIS_URL: 'Redis for rate-limit counters shared by every instance; unset: counted in process memory',
   REDIS_PREFIX: 'prefix of every Redis key, so deployments can share one Redis',
   JWT_SECRET: 'HS256 key of dashboard sessions (32+ characters); outside production generated once into DATA_DIR/secrets.json',

@@ -5,6 +5,7 @@ import pg from 'pg'
 import { CHANGES_CHANNEL, createChangeFeed, type ChangeFeed, type NoticeSource } from './change-feed.js'
 import { migrations } from './migrations/index.js'
 import { PGliteDialect } from './pglite-dialect.js'
+import { namePrepared } from './prepared.js'
 import { defaultTemplateDir, ensureTemplate, seedFromTemplate } from './template.js'
 import type { Database } from './schema.js'
 
@@ -25,6 +26,8 @@ export interface DatabaseOptions {
   /** Where PGlite keeps its files; `memory` keeps nothing (tests). */
   pgliteDir: string | 'memory'
   poolSize?: number
+  /** Statements marked PREPARED (db/prepared.ts) sent as named statements on PostgreSQL; default true. */
+  prepared?: boolean
   /** A migrated data directory a fresh pgliteDir starts from (src/db/template.ts); null: none. */
   templateDir?: string | null
 }
@@ -70,7 +73,10 @@ export async function openDatabase(opts: DatabaseOptions): Promise<DatabaseHandl
     // An idle client losing its connection must not crash the process; nor one checked out and waiting between
     // statements (the worker's liveness lock holds one for its whole life): its next statement fails instead.
     pool.on('error', () => {})
-    pool.on('connect', (client) => client.on('error', () => {}))
+    pool.on('connect', (client) => {
+      client.on('error', () => {})
+      if (opts.prepared !== false) namePrepared(client)
+    })
     db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
     kind = 'postgres'
     closeDriver = () => pool.end()

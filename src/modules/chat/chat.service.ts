@@ -34,7 +34,7 @@ export interface EscalateInput {
 }
 
 export interface ChatServiceDeps extends TurnDeps {
-  handOff: Pick<HandOffPort, 'open' | 'lock' | 'onAwaiting' | 'latestTicketNumber'>
+  handOff: Pick<HandOffPort, 'open' | 'lock' | 'plan' | 'onAwaiting' | 'latestTicketNumber'>
   /** The PII audit trail (events of a ticket's transcript; a turn's own go in with the turn). */
   privacy: Pick<PrivacyRepo, 'insertEvents'>
   bots: Pick<BotsRepo, 'findDefault' | 'findTenantBotByPublicId'>

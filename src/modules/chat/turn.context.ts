@@ -116,7 +116,7 @@ export interface TurnDeps {
   llm: LlmClient
   repo: ChatRepo
   /** The escalations module's port: tickets, hand-off texts and what follows a hand-off. */
-  handOff: Pick<HandOffPort, 'open' | 'onAwaiting' | 'lock'>
+  handOff: Pick<HandOffPort, 'open' | 'onAwaiting' | 'lock' | 'plan'>
   retrieval: Pick<RetrievalService, 'search' | 'probeFloor'>
   config: ChatConfig
   /** The tenant's settings a turn needs (the wiring passes a cached read). */

@@ -42,6 +42,8 @@ export function wireEscalations(
     repo: ticketsRepo,
     // the team's notification of a new ticket is written by the ticket's own statement (enqueueTicketNotification's job)
     createdWrites: (tenantId) => openedNotificationSql(queue, tenantId, 't'),
+    // afterCreate's only write is the webhook event: none without an endpoint
+    createdQuiet: async (tenantId) => (await deps.events.listens?.(tenantId)) === false,
     afterCreate: (tenantId, ticket, trx) => deps.events.emit(tenantId, ticketEvent('ticket.created', ticket, ticket.status), trx),
     afterReopen: (tenantId, ticket, trx) => deps.events.emit(tenantId, ticketEvent('ticket.reopened', ticket, ticket.status), trx),
   })

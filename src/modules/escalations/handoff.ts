@@ -1,4 +1,4 @@
-import { sql, type Selectable } from 'kysely'
+import { sql, type RawBuilder, type Selectable } from 'kysely'
 import type { Db } from '../../db/client.js'
 import type { ChatSessionsTable, SessionOwner, TicketPriority, TranscriptEntry } from '../../db/schema/chat.js'
 import type { JobQueue } from '../../jobs/queue.js'
@@ -31,6 +31,14 @@ export interface HandOffPort {
    * round trip; pass both to `open` (`locked`, `known`). `known` is null when it must be read under the lock.
    */
   lock(tenantId: string, sessionId: string, trx: Db): Promise<{ locked: Pick<Session, 'owner' | 'bot_id'> | undefined; known: HandOffState | null }>
+  /**
+   * A turn's hand-off planned for the turn's own statement (writeTurn's `handOff`): two round trips instead of a
+   * transaction's five. What `open` reads is read without a lock, with the session row's version; the ticket's write,
+   * the owner change and the follow-up are returned for the turn's write, which writes them, and the turn, only while
+   * the row is still that version and the bot owns it. Null when the hand-off needs its transaction (`lock`, `open`):
+   * a person owns the conversation, a resolved ticket reopens, auto-assignment or the workspace's webhooks are on.
+   */
+  plan(tenantId: string, input: PlanInput): Promise<PlannedHandOff | null>
   /** The visitor's message to a person while the session waits for an e-mail after a hand-off: an address goes on the ticket. */
   onAwaiting: AwaitingHandler
   /** The session's newest ticket number, for history views. */
@@ -38,6 +46,43 @@ export interface HandOffPort {
 }
 
 type Session = Selectable<ChatSessionsTable>
+
+/** A turn's hand-off for `plan`: its transcript is the session's messages plus the turn's question; it follows up. */
+export type PlanInput = Omit<HandOffInput, 'locked' | 'known' | 'callerWritesSession' | 'transcript' | 'followUp' | 'awaitEmail'> & {
+  transcript: { plus: TranscriptEntry[] }
+  followUp: NonNullable<HandOffInput['followUp']>
+}
+
+/** The ticket of a planned hand-off, written by the turn's own statement (writeTurn's `handOff`). */
+export interface TicketWrite {
+  /** The session row's version (xmin) the plan was read from. */
+  sessionVersion: string
+  /**
+   * The ticket's CTEs (no leading comma): they read `hg` (one row, `ok`: the session's row, locked, is still that
+   * version and the bot's) and define `t`, the ticket written (no row: the plan no longer held, write nothing).
+   */
+  ctes: RawBuilder<unknown>
+  /** For the statement's final SELECT (always true). */
+  sent: RawBuilder<boolean>
+  /** Stands for a new ticket's number in the bot's words until the statement gives it (t.ticket_number); null: they have it. */
+  placeholder: string | null
+}
+
+/** HandOffPort.plan's hand-off: what the turn's write writes, and its result once written. */
+export interface PlannedHandOff {
+  write: TicketWrite
+  /** What the bot says; a new ticket's number is `write.placeholder` until written. */
+  text: string
+  /** The ticket as the turn's debug keeps it (a new one's number is the placeholder until written). */
+  ticket: { number: string; created: boolean; priority: TicketPriority }
+  ownerEvent: OwnerEventWrite | null
+  sessionFollowUp: Pick<FollowUpWrite, 'email' | 'awaiting'> | null
+  /** The hand-off once the statement wrote it (`ticketNumber`: t.ticket_number, as the statement returned it). */
+  done(ticketNumber: string | null): HandOffResult
+}
+
+/** Stands for a new ticket's number in a planned hand-off's words (a private-use character: never in a template). */
+const NUMBER_SLOT = '\uE000ticket\uE000'
 
 /** The ticket's fields as tickets.service takes them (redacted texts), the session they come from, and how to word the hand-off. */
 export interface HandOffInput extends Pick<OpenTicketInput, 'botId' | 'trigger' | 'primaryQuestion' | 'primaryQuestionOriginalEnc' | 'userNote' | 'evidence'> {
@@ -125,11 +170,11 @@ export interface HandOffDeps {
   db: Db
   clock: Clock
   cipher: Pick<Cipher, 'encrypt' | 'decrypt' | 'emailHash'>
-  tickets: Pick<TicketsService, 'open'>
-  ticketsRepo: Pick<TicketsRepo, 'latestNumberForSession' | 'handOffState' | 'lockWithHandOffState'>
+  tickets: Pick<TicketsService, 'open' | 'plan'>
+  ticketsRepo: Pick<TicketsRepo, 'latestNumberForSession' | 'handOffState' | 'lockWithHandOffState' | 'handOffSnapshot'>
   repo: Pick<EscalationsRepo, 'lockSession' | 'latestForSession' | 'setSessionAwaiting' | 'setTicketEmail'>
   queue: Pick<JobQueue, 'enqueue'>
-  live: Pick<LivePort, 'changeOwner'>
+  live: Pick<LivePort, 'changeOwner' | 'planOwnerChange'>
 }
 
 export function createHandOff(deps: HandOffDeps): HandOffPort {
@@ -139,6 +184,7 @@ export function createHandOff(deps: HandOffDeps): HandOffPort {
       const r = await deps.ticketsRepo.lockWithHandOffState(tenantId, sessionId, { messages: TRANSCRIPT_MESSAGES, emails: true }, trx)
       return { locked: r.locked, known: r.state }
     },
+    plan: (tenantId, input) => planHandOff(deps, tenantId, input),
     onAwaiting: (ctx) => onAwaiting(deps, ctx),
     latestTicketNumber: (tenantId, sessionId) => deps.ticketsRepo.latestNumberForSession(tenantId, sessionId),
   }
@@ -154,18 +200,7 @@ export async function openHandOff(deps: HandOffDeps, tenantId: string, input: Ha
   const transcript = Array.isArray(input.transcript) ? input.transcript : [...state.messages.map(transcriptEntry), ...input.transcript.plus]
   const { ticket, created, followUp } = await deps.tickets.open(
     tenantId,
-    {
-      sessionId: session.id,
-      botId: input.botId,
-      trigger: input.trigger,
-      primaryQuestion: input.primaryQuestion,
-      primaryQuestionOriginalEnc: input.primaryQuestionOriginalEnc,
-      transcript,
-      userNote: input.userNote ?? null,
-      identity: readIdentity(session, deps.cipher),
-      visitorEmailEnc: session.visitor_email_enc,
-      evidence: input.evidence ?? [],
-    },
+    ticketInput(deps, input, transcript),
     trx,
     state,
     follows
@@ -178,9 +213,7 @@ export async function openHandOff(deps: HandOffDeps, tenantId: string, input: Ha
           })
       : undefined,
   )
-  let text = handOffText(created ? input.say : 'existing', input.language, ticket.ticket_number)
-  // the session now waits for an e-mail when the ticket still has none (an address found above is on it already)
-  if (follows && input.followUp && !ticket.user_email_enc) text = `${text} ${followUpText('ask_email', input.language)}`
+  const text = saying(input, created, ticket.ticket_number, follows && !!input.followUp && !ticket.user_email_enc)
   // the conversation goes to the team (a reopened ticket's assignee has it at once)
   let ownerEvent: OwnerEventWrite | undefined
   const moved = await deps.live.changeOwner(
@@ -207,6 +240,73 @@ export async function openHandOff(deps: HandOffDeps, tenantId: string, input: Ha
     owner: moved.to,
     ...(ownerEvent ? { ownerEvent } : {}),
     ...(followUp?.sessionByCaller ? { sessionFollowUp: { email: followUp.email, awaiting: followUp.awaiting } } : {}),
+  }
+}
+
+/** The ticket's fields from a hand-off's input. */
+const ticketInput = (deps: Pick<HandOffDeps, 'cipher'>, input: Omit<HandOffInput, 'transcript'>, transcript: TranscriptEntry[]): OpenTicketInput => ({
+  sessionId: input.session.id,
+  botId: input.botId,
+  trigger: input.trigger,
+  primaryQuestion: input.primaryQuestion,
+  primaryQuestionOriginalEnc: input.primaryQuestionOriginalEnc,
+  transcript,
+  userNote: input.userNote ?? null,
+  identity: readIdentity(input.session, deps.cipher),
+  visitorEmailEnc: input.session.visitor_email_enc,
+  evidence: input.evidence ?? [],
+})
+
+/** What the bot says: the ticket opened or added to; and, when it follows up on a ticket without an e-mail, the ask for one. */
+function saying(input: Pick<HandOffInput, 'say' | 'language'>, created: boolean, ticketNumber: string, askEmail: boolean) {
+  const text = handOffText(created ? input.say : 'existing', input.language, ticketNumber)
+  // the session now waits for an e-mail when the ticket still has none (an address found in the conversation is on it already)
+  return askEmail ? `${text} ${followUpText('ask_email', input.language)}` : text
+}
+
+/** HandOffPort.plan: `open` and the owner change, planned from a read without a lock for the turn's own statement. */
+async function planHandOff(deps: HandOffDeps, tenantId: string, input: PlanInput): Promise<PlannedHandOff | null> {
+  const { session } = input
+  const snap = await deps.ticketsRepo.handOffSnapshot(tenantId, session.id, { messages: TRANSCRIPT_MESSAGES, emails: true })
+  if (!snap || snap.session.owner !== 'bot') return null
+  const { state } = snap
+  const transcript = [...state.messages.map(transcriptEntry), ...input.transcript.plus]
+  const planned = await deps.tickets.plan(
+    tenantId,
+    { ...ticketInput(deps, input, transcript), sessionId: session.id },
+    state,
+    sql<boolean>`(SELECT ok FROM hg)`,
+    (ticketEmailEnc) =>
+      followUpWrite(deps.cipher, {
+        sessionId: session.id,
+        ticketEmailEnc,
+        candidates: [input.followUp.question.originalEnc, ...state.emailCandidates],
+        sessionByCaller: true,
+      }),
+  )
+  if (!planned) return null
+  const { ticket, created } = planned
+  const change = await deps.live.planOwnerChange(
+    tenantId,
+    session.id,
+    { to: 'queue', from: ['bot', 'queue'], assigneeUserId: ticket.assignee_user_id, by: { type: 'system' }, reason: input.trigger, ticketId: ticket.id },
+    snap.session,
+  )
+  if (!change) return null
+  const placeholder = ticket.ticket_number === null ? NUMBER_SLOT : null
+  const text = saying(input, created, ticket.ticket_number ?? NUMBER_SLOT, !ticket.user_email_enc)
+  const f = planned.followUp
+  return {
+    write: { sessionVersion: snap.session.version, ctes: planned.ctes, sent: planned.sent, placeholder },
+    text,
+    ticket: { number: ticket.ticket_number ?? NUMBER_SLOT, created, priority: ticket.priority },
+    ownerEvent: change.write,
+    sessionFollowUp: f ? { email: f.email, awaiting: f.awaiting } : null,
+    done(ticketNumber) {
+      planned.written()
+      const number = ticket.ticket_number ?? ticketNumber ?? ''
+      return { ticketId: ticket.id, ticketNumber: number, created, priority: ticket.priority, text: text.replace(NUMBER_SLOT, number), owner: change.to }
+    },
   }
 }
 

@@ -1,5 +1,6 @@
 import { sql, type RawBuilder, type Selectable } from 'kysely'
 import type { Db } from '../../db/client.js'
+import { PREPARED } from '../../db/prepared.js'
 import type { EscalationTicketsTable, SessionOwner, TicketPriority, TicketTrigger, TranscriptEntry } from '../../db/schema/chat.js'
 
 export type TicketRow = Selectable<EscalationTicketsTable>
@@ -24,7 +25,11 @@ export interface NewTicket {
 
 /** A session's tickets and messages as a hand-off reads them (handOffState). */
 export interface HandOffState {
-  open: { id: string; user_email_enc: string | null } | null
+  /**
+   * The session's ticket waiting for an operator; with its number, priority, assignee and row version (xmin) for a
+   * write planned before the lock (a turn's hand-off in its own statement: it writes only while the row is this version).
+   */
+  open: { id: string; user_email_enc: string | null; ticket_number: string; priority: TicketPriority; assignee_user_id: string | null; version: string } | null
   newest: { id: string; status: TicketRow['status']; resolved_at: Date | null; user_email_enc: string | null } | null
   messages: Array<{ role: 'user' | 'assistant'; content: string; created_at: Date; from_operator: boolean }>
   emailCandidates: string[]
@@ -75,7 +80,9 @@ type StateRow = { k: string; id: string; a: string | null; b: string | null; at:
 
 /** What a hand-off reads of the session (handOffState): one UNION ALL, rows tagged by `k`. */
 const handOffRead = (tenantId: string, sessionId: string, opts: { messages: number; emails: boolean }) => sql`
-        (SELECT 'open' AS k, id, user_email_enc AS a, NULL::text AS b, NULL::timestamptz AS at, NULL::boolean AS op, 0 AS n
+        (SELECT 'open' AS k, id, user_email_enc AS a,
+            jsonb_build_object('number', ticket_number, 'priority', priority, 'assignee', assignee_user_id, 'v', xmin::text)::text AS b,
+            NULL::timestamptz AS at, NULL::boolean AS op, 0 AS n
           FROM escalation_tickets WHERE tenant_id = ${tenantId} AND session_id = ${sessionId} AND status IN ('open', 'in_progress')
           ORDER BY created_at DESC LIMIT 1)
         UNION ALL
@@ -96,8 +103,9 @@ function stateOf(rows: StateRow[]): HandOffState {
   const of = (k: string) => rows.filter((r) => r.k === k).sort((x, y) => x.n - y.n)
   const open = of('open')[0]
   const newest = of('newest')[0]
+  const o = open ? (JSON.parse(open.b!) as { number: string; priority: TicketPriority; assignee: string | null; v: string }) : null
   return {
-    open: open ? { id: open.id, user_email_enc: open.a } : null,
+    open: open && o ? { id: open.id, user_email_enc: open.a, ticket_number: o.number, priority: o.priority, assignee_user_id: o.assignee, version: o.v } : null,
     newest: newest ? { id: newest.id, status: newest.a as TicketRow['status'], resolved_at: newest.at, user_email_enc: newest.b } : null,
     // oldest first, as the transcript keeps them
     messages: of('message')
@@ -107,29 +115,64 @@ function stateOf(rows: StateRow[]): HandOffState {
   }
 }
 
-export function createTicketsRepo(db: Db) {
-  return {
-    /**
-     * A new ticket under the tenant's next number, in one statement: the counter (one row per tenant, incremented in
-     * place, so concurrent escalations never share a number) and the insert. The number is formatTicketNumber's
-     * (tickets.fns.ts) written in SQL: ESC- and the sequence, zero-padded to four digits at least.
-     */
-    async insertNumbered(tenantId: string, t: NewTicket, trx: Db, follow?: FollowUpWrite, also?: AlsoWritten): Promise<TicketRow> {
-      const { rows } = await sql<TicketRow>`
-        WITH c AS (
-          INSERT INTO ticket_counters (tenant_id, last) VALUES (${tenantId}, 1)
+/**
+ * A new ticket under the tenant's next number, as CTEs of a statement (`t`: the ticket, RETURNING *): the counter (one
+ * row per tenant, incremented in place, so concurrent escalations never share a number) and the insert, only when
+ * `when` holds. The number is formatTicketNumber's (tickets.fns.ts) written in SQL: ESC- and the sequence,
+ * zero-padded to four digits at least. `t.id`: the ticket's id when the caller chose it.
+ */
+export const insertCtes = (
+  tenantId: string,
+  t: NewTicket & { id?: string },
+  follow?: FollowUpWrite,
+  also?: AlsoWritten,
+  when: RawBuilder<boolean> = sql`true`,
+) => sql`
+        c AS (
+          INSERT INTO ticket_counters (tenant_id, last) SELECT ${tenantId}::uuid, 1 WHERE ${when}
           ON CONFLICT (tenant_id) DO UPDATE SET last = ticket_counters.last + 1
           RETURNING last
         ), t AS (
-          INSERT INTO escalation_tickets (tenant_id, ticket_number, seq, session_id, bot_id, priority, trigger, primary_question,
+          INSERT INTO escalation_tickets (id, tenant_id, ticket_number, seq, session_id, bot_id, priority, trigger, primary_question,
             primary_question_original_enc, transcript, user_note, user_email_enc, user_email_hash, user_name, user_id, evidence, created_at, updated_at)
-          SELECT ${tenantId}, 'ESC-' || repeat('0', greatest(0, 4 - length(c.last::text))) || c.last::text, c.last, ${t.sessionId}, ${t.botId},
-            ${t.priority}, ${t.trigger}, ${t.primaryQuestion}, ${t.primaryQuestionOriginalEnc}, ${JSON.stringify(t.transcript)}::jsonb, ${t.userNote},
+          SELECT coalesce(${t.id ?? null}::uuid, gen_random_uuid()), ${tenantId}, 'ESC-' || repeat('0', greatest(0, 4 - length(c.last::text))) || c.last::text, c.last,
+            ${t.sessionId}, ${t.botId}, ${t.priority}, ${t.trigger}, ${t.primaryQuestion}, ${t.primaryQuestionOriginalEnc}, ${JSON.stringify(t.transcript)}::jsonb, ${t.userNote},
             coalesce(${follow?.email?.enc ?? null}::text, ${t.userEmailEnc}::text), coalesce(${follow?.email?.hash ?? null}::text, ${t.userEmailHash}::text),
             ${t.userName}, ${t.userId}, ${JSON.stringify(t.evidence)}::jsonb, ${t.now}, ${t.now}
           FROM c
           RETURNING *
-        )${followUpSession(tenantId, follow)}${also?.ctes ?? sql``}
+        )${followUpSession(tenantId, follow)}${also?.ctes ?? sql``}`
+
+/**
+ * The hand-off added to the session's open ticket, as CTEs of a statement (`t`: the ticket, RETURNING *); with
+ * `version`, only while the ticket's row is that version (HandOffState.open.version) and still waits for an operator.
+ */
+export const appendCtes = (
+  tenantId: string,
+  ticketId: string,
+  patch: TicketPatch,
+  follow?: FollowUpWrite,
+  guard?: { when: RawBuilder<boolean>; version: string },
+) => sql`
+        t AS (
+          UPDATE escalation_tickets SET ${patchSet(patch, follow)}
+          WHERE tenant_id = ${tenantId} AND id = ${ticketId}${guard ? sql` AND ${guard.when} AND xmin::text = ${guard.version} AND status IN ('open', 'in_progress')` : sql``}
+          RETURNING *
+        )${followUpSession(tenantId, follow)}`
+
+/** A session row with handOffRead's rows aggregated as JSON. */
+type SessionWithState = { owner: SessionOwner; bot_id: string; state: Array<Omit<StateRow, 'at'> & { at: string | null }> }
+
+const aggregatedState = (rows: SessionWithState['state']) => stateOf(rows.map((x) => ({ ...x, at: x.at === null ? null : new Date(x.at) })))
+
+export function createTicketsRepo(db: Db) {
+  return {
+    /**
+     * A new ticket under the tenant's next number, in one statement (insertCtes), with what `follow` and `also` add.
+     */
+    async insertNumbered(tenantId: string, t: NewTicket, trx: Db, follow?: FollowUpWrite, also?: AlsoWritten): Promise<TicketRow> {
+      const { rows } = await sql<TicketRow>`
+        WITH ${insertCtes(tenantId, t, follow, also)}
         SELECT * FROM t WHERE ${also?.sent ?? sql`true`}`.execute(trx)
       return rows[0]!
     },
@@ -157,7 +200,7 @@ export function createTicketsRepo(db: Db) {
       opts: { messages: number; emails: boolean },
       trx: Db,
     ): Promise<{ locked: { owner: SessionOwner; bot_id: string } | undefined; state: HandOffState | null }> {
-      const { rows } = await sql<{ owner: SessionOwner; bot_id: string; fresh: boolean; state: Array<Omit<StateRow, 'at'> & { at: string | null }> }>`
+      const { rows } = await sql<SessionWithState & { fresh: boolean }>`${PREPARED}
         WITH st AS (${handOffRead(tenantId, sessionId, opts)})
         SELECT cs.owner, cs.bot_id,
           cs.xmin::text = (SELECT v.xmin::text FROM chat_sessions v WHERE v.tenant_id = ${tenantId} AND v.id = ${sessionId}) AS fresh,
@@ -166,8 +209,24 @@ export function createTicketsRepo(db: Db) {
         FOR UPDATE OF cs`.execute(trx)
       const r = rows[0]
       if (!r) return { locked: undefined, state: null }
-      const state = r.fresh ? stateOf(r.state.map((x) => ({ ...x, at: x.at === null ? null : new Date(x.at) }))) : null
-      return { locked: { owner: r.owner, bot_id: r.bot_id }, state }
+      return { locked: { owner: r.owner, bot_id: r.bot_id }, state: r.fresh ? aggregatedState(r.state) : null }
+    },
+
+    /**
+     * What handOffState reads, with the session's owner, bot and row version (xmin), in one statement of its own and
+     * without a lock: a write planned from it must check that the row is still that version when it locks it.
+     */
+    async handOffSnapshot(
+      tenantId: string,
+      sessionId: string,
+      opts: { messages: number; emails: boolean },
+    ): Promise<{ session: { owner: SessionOwner; bot_id: string; version: string }; state: HandOffState } | undefined> {
+      const { rows } = await sql<SessionWithState & { version: string }>`${PREPARED}
+        WITH st AS (${handOffRead(tenantId, sessionId, opts)})
+        SELECT cs.owner, cs.bot_id, cs.xmin::text AS version, (SELECT coalesce(jsonb_agg(st), '[]'::jsonb) FROM st) AS state
+        FROM chat_sessions cs WHERE cs.tenant_id = ${tenantId} AND cs.id = ${sessionId}`.execute(db)
+      const r = rows[0]
+      return r ? { session: { owner: r.owner, bot_id: r.bot_id, version: r.version }, state: aggregatedState(r.state) } : undefined
     },
 
     /** Open again, with the conversation since: the resolution stays on record, the assignee keeps it. */
@@ -197,11 +256,7 @@ export function createTicketsRepo(db: Db) {
     /** A later escalation of the same session adds to the open ticket instead of opening another. */
     async appendToTicket(tenantId: string, ticketId: string, patch: TicketPatch, trx: Db, follow?: FollowUpWrite): Promise<TicketRow> {
       const { rows } = await sql<TicketRow>`
-        WITH t AS (
-          UPDATE escalation_tickets SET ${patchSet(patch, follow)}
-          WHERE tenant_id = ${tenantId} AND id = ${ticketId}
-          RETURNING *
-        )${followUpSession(tenantId, follow)}
+        WITH ${appendCtes(tenantId, ticketId, patch, follow)}
         SELECT * FROM t`.execute(trx)
       if (!rows[0]) throw new Error('ticket to append to not found')
       return rows[0]

@@ -1,9 +1,20 @@
-import type { TicketTrigger, TranscriptEntry } from '../../db/schema/chat.js'
+import { randomUUID } from 'node:crypto'
+import { sql, type RawBuilder } from 'kysely'
+import type { TicketPriority, TicketTrigger, TranscriptEntry } from '../../db/schema/chat.js'
 import type { Db } from '../../db/client.js'
 import type { Clock } from '../../lib/clock.js'
 import { decryptOrNull, type Cipher } from '../../lib/crypto.js'
 import { ticketPriority } from './tickets.fns.js'
-import type { AlsoWritten, FollowUpWrite, HandOffState, TicketRow, TicketsRepo } from './tickets.repo.js'
+import {
+  appendCtes,
+  insertCtes,
+  type AlsoWritten,
+  type FollowUpWrite,
+  type HandOffState,
+  type NewTicket,
+  type TicketRow,
+  type TicketsRepo,
+} from './tickets.repo.js'
 
 /** What an identified visitor's token told us (claims are already capped in length). */
 export interface TicketIdentity {
@@ -47,10 +58,45 @@ export function createTicketsService(deps: {
   afterCreate?: (tenantId: string, ticket: TicketRow, trx: Db) => Promise<void>
   /** Written by a new ticket's own statement (its notification job: no round trip of its own); `written` runs after it. */
   createdWrites?: (tenantId: string) => AlsoWritten & { written: () => void }
+  /**
+   * Whether `afterCreate` writes nothing for the workspace (its webhooks: no endpoint): a new ticket can then be
+   * planned for another statement (`plan`). Absent: never.
+   */
+  createdQuiet?: (tenantId: string) => Promise<boolean>
   /** Runs inside the transaction that reopened a resolved ticket. */
   afterReopen?: (tenantId: string, ticket: TicketRow, trx: Db) => Promise<void>
 }) {
   const { clock, cipher, repo } = deps
+
+  /** A new ticket's fields from the hand-off's input. */
+  function newTicket(input: OpenTicketInput, now: Date): NewTicket {
+    const id = input.identity ?? null
+    // the address in clear only for its search hash (1665_email_search): the visitor's own, else the identity's
+    const email = (input.visitorEmailEnc ? decryptOrNull(cipher, input.visitorEmailEnc) : null) ?? id?.email ?? null
+    return {
+      sessionId: input.sessionId,
+      botId: input.botId,
+      priority: ticketPriority(input.trigger, id?.plan_tier),
+      trigger: input.trigger,
+      primaryQuestion: input.primaryQuestion.slice(0, 4000),
+      primaryQuestionOriginalEnc: input.primaryQuestionOriginalEnc,
+      transcript: input.transcript,
+      userNote: input.userNote?.slice(0, 4000) ?? null,
+      userEmailEnc: input.visitorEmailEnc ?? (id?.email ? cipher.encrypt(id.email) : null),
+      userEmailHash: email ? cipher.emailHash(email) : null,
+      userName: id?.name ?? null,
+      userId: id?.user_id ?? null,
+      evidence: input.evidence ?? [],
+      now,
+    }
+  }
+
+  /** The session's resolved ticket that a hand-off now reopens (resolved within REOPEN_WINDOW_MS), if any. */
+  function reopens(state: Pick<HandOffState, 'newest'>, now: Date) {
+    const since = new Date(now.getTime() - REOPEN_WINDOW_MS)
+    return state.newest?.status === 'resolved' && state.newest.resolved_at && state.newest.resolved_at >= since ? state.newest : null
+  }
+
   return {
     /**
      * Opens a ticket for the session, or adds to the one it already has open (created: false). Call
@@ -76,8 +122,7 @@ export function createTicketsService(deps: {
           return { ticket, created: false, ...(f ? { followUp: f } : {}) }
         }
         // the same conversation needs help again soon after its ticket was resolved: that ticket reopens
-        const since = new Date(now.getTime() - REOPEN_WINDOW_MS)
-        const resolved = state.newest?.status === 'resolved' && state.newest.resolved_at && state.newest.resolved_at >= since ? state.newest : null
+        const resolved = reopens(state, now)
         const f = resolved ? followUp?.(resolved.user_email_enc) : undefined
         const reopened = resolved && (await repo.reopen(tenantId, resolved.id, patch, trx, f))
         if (reopened) {
@@ -85,39 +130,77 @@ export function createTicketsService(deps: {
           return { ticket: reopened, created: false, ...(f ? { followUp: f } : {}) }
         }
       }
-      const id = input.identity ?? null
-      // the address in clear only for its search hash (1665_email_search): the visitor's own, else the identity's
-      const email = (input.visitorEmailEnc ? decryptOrNull(cipher, input.visitorEmailEnc) : null) ?? id?.email ?? null
-      const userEmailEnc = input.visitorEmailEnc ?? (id?.email ? cipher.encrypt(id.email) : null)
       const also = deps.createdWrites?.(tenantId)
-      const f = followUp?.(userEmailEnc)
-      const ticket = await repo.insertNumbered(
-        tenantId,
-        {
-          sessionId: input.sessionId,
-          botId: input.botId,
-          priority: ticketPriority(input.trigger, id?.plan_tier),
-          trigger: input.trigger,
-          primaryQuestion: input.primaryQuestion.slice(0, 4000),
-          primaryQuestionOriginalEnc: input.primaryQuestionOriginalEnc,
-          transcript: input.transcript,
-          userNote: input.userNote?.slice(0, 4000) ?? null,
-          userEmailEnc,
-          userEmailHash: email ? cipher.emailHash(email) : null,
-          userName: id?.name ?? null,
-          userId: id?.user_id ?? null,
-          evidence: input.evidence ?? [],
-          now,
-        },
-        trx,
-        f,
-        also,
-      )
+      const fields = newTicket(input, now)
+      const f = followUp?.(fields.userEmailEnc)
+      const ticket = await repo.insertNumbered(tenantId, fields, trx, f, also)
       also?.written()
       await deps.afterCreate?.(tenantId, ticket, trx)
       return { ticket, created: true, ...(f ? { followUp: f } : {}) }
     },
+
+    /**
+     * `open` planned from a read made before the session's lock (handOffSnapshot), as CTEs for the caller's statement:
+     * the ticket is written only when `when` holds (the caller's check that the session's row is still the version
+     * read), and an open ticket only while its row is the version read too. Null when the ticket needs more than
+     * that statement: a resolved ticket reopens, or a new ticket's `afterCreate` writes (`createdQuiet` says not).
+     */
+    async plan(
+      tenantId: string,
+      input: OpenTicketInput & { sessionId: string },
+      state: Pick<HandOffState, 'open' | 'newest'>,
+      when: RawBuilder<boolean>,
+      followUp?: (ticketEmailEnc: string | null) => FollowUpWrite,
+    ): Promise<PlannedTicket | null> {
+      const now = clock.now()
+      if (state.open) {
+        const o = state.open
+        const f = followUp?.(o.user_email_enc)
+        const patch = { transcript: input.transcript, userNote: input.userNote ?? null, now }
+        return {
+          created: false,
+          ctes: appendCtes(tenantId, o.id, patch, f, { when, version: o.version }),
+          sent: sql<boolean>`true`,
+          written: () => {},
+          ticket: {
+            id: o.id,
+            ticket_number: o.ticket_number,
+            priority: o.priority,
+            assignee_user_id: o.assignee_user_id,
+            user_email_enc: f?.email?.enc ?? o.user_email_enc,
+          },
+          ...(f ? { followUp: f } : {}),
+        }
+      }
+      if (reopens(state, now) || !(await deps.createdQuiet?.(tenantId))) return null
+      const fields = newTicket(input, now)
+      const f = followUp?.(fields.userEmailEnc)
+      const also = deps.createdWrites?.(tenantId)
+      const id = randomUUID()
+      return {
+        created: true,
+        ctes: insertCtes(tenantId, { ...fields, id }, f, also, when),
+        sent: also?.sent ?? sql<boolean>`true`,
+        written: () => also?.written(),
+        ticket: { id, ticket_number: null, priority: fields.priority, assignee_user_id: null, user_email_enc: f?.email?.enc ?? fields.userEmailEnc },
+        ...(f ? { followUp: f } : {}),
+      }
+    },
   }
+}
+
+/** A ticket's write planned for another statement (TicketsService.plan). */
+export interface PlannedTicket {
+  created: boolean
+  /** CTEs (no leading comma) defining `t`, the ticket written (RETURNING *); no row when the plan no longer held. */
+  ctes: RawBuilder<unknown>
+  /** For the statement's final SELECT (always true): what `ctes` also wrote sends its notices. */
+  sent: RawBuilder<boolean>
+  /** Runs once the statement has run. */
+  written: () => void
+  /** The ticket as written; a new one's number is given by the statement (t.ticket_number). */
+  ticket: { id: string; ticket_number: string | null; priority: TicketPriority; assignee_user_id: string | null; user_email_enc: string | null }
+  followUp?: FollowUpWrite
 }
 
 export type TicketsService = ReturnType<typeof createTicketsService>

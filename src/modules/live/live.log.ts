@@ -94,10 +94,11 @@ export function createLiveLog(deps: {
       sessionSet: sql`live_seq = live_seq + 1, owner = ${owner.owner}::text, owner_since = ${owner.at}`,
       chatEnded: owner.chatEnded,
       clearAwaiting: owner.clearAwaiting,
+      // all of it only when the session's row was updated (a statement that writes only while its plan holds)
       ctes: (s) => sql`, ln AS (
-          SELECT pg_notify(${CHANGES_CHANNEL}, ${notice})
+          SELECT pg_notify(${CHANGES_CHANNEL}, ${notice}) AS sent FROM ${sql.ref(s)}
         ), lc AS (
-          INSERT INTO live_counters (tenant_id, last) SELECT ${tenantId}, 1 FROM (SELECT count(*) FROM ln) AS sent
+          INSERT INTO live_counters (tenant_id, last) SELECT ${tenantId}, 1 FROM ln
           ON CONFLICT (tenant_id) DO UPDATE SET last = live_counters.last + 1
           RETURNING last
         ), le AS (

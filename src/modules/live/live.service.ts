@@ -16,6 +16,24 @@ import { ownerPatch, type LiveRepo, type NewLiveEvent, type OwnerPatch } from '.
 /** A session row as repo.lockSession read it (locked for the rest of the transaction). */
 type LockedSession = NonNullable<Awaited<ReturnType<LiveRepo['lockSession']>>>
 
+/** An owner change's event on the live log: who has the conversation now, who moved it and why. */
+function ownerEvent(
+  sessionId: string,
+  botId: string,
+  c: { to: SessionOwner; by: OwnerChange['by']; reason: string; name: string | null; ticketId?: string | null | undefined },
+  at: Date,
+) {
+  const by = c.by
+  const data = {
+    owner: c.to,
+    assignee_name: c.name,
+    by: by.type === 'user' ? { type: 'user', user_id: by.userId } : { type: by.type },
+    reason: c.reason,
+    ticket_id: c.ticketId ?? null,
+  }
+  return { sessionId, botId, type: 'owner' as const, data, at }
+}
+
 /** Change-feed topic of live events; key `<tenant id>/<session id>` (session empty for workspace-wide events). */
 export const LIVE_TOPIC = 'live'
 
@@ -32,6 +50,8 @@ export interface LiveServiceDeps {
   onOperatorMessage?: (tenantId: string, m: { ticketId: string; sessionId: string; messageId: string; actorUserId: string | null }, trx: Db) => Promise<void>
   /** A message sent from a suggested reply (assist): counted as used, in the message's transaction. */
   onSuggestionUsed?: (tenantId: string, u: { ticketId: string; suggestionId: string; messageId: string; content: string }, trx: Db) => Promise<void>
+  /** Whether auto-assignment is on for the workspace (pickAgent may pick someone); absent: assumed on. */
+  autoAssigns?: (tenantId: string) => Promise<boolean>
   /** Picks an online agent for a conversation entering the queue (auto-assignment); null for none. */
   pickAgent?: (tenantId: string, botId: string, trx: Db) => Promise<string | null>
   /** A person's conversation ended (an agent has room again): the queue is offered after the commit. */
@@ -99,20 +119,31 @@ export function createLiveService(deps: LiveServiceDeps) {
     const now = clock.now()
     if (from === 'human' && to !== 'human') await deps.onCapacityFreed?.(tenantId, trx)
     const name = to === 'human' && assignee ? await repo.memberName(tenantId, assignee, s.bot_id, trx) : null
-    const data = {
-      owner: to,
-      assignee_name: name,
-      by: by.type === 'user' ? { type: 'user', user_id: by.userId } : { type: by.type },
-      reason,
-      ticket_id: change.ticketId ?? null,
-    }
+    const event = ownerEvent(sessionId, s.bot_id, { to, by, reason, name, ticketId: change.ticketId }, now)
     // the owner is written with its event (one statement), before anything else of this transaction reads it; or
     // handed to the caller, whose next statement on the session row writes both (a turn's hand-off)
-    const event = { sessionId, botId: s.bot_id, type: 'owner' as const, data, at: now }
     if (change.collect && !log.buffered(trx)) change.collect(log.ownerEventWrite(tenantId, event, ownerPatch(to, now)))
     else await append(tenantId, event, trx, ownerPatch(to, now))
     await emit(tenantId, ownerWebhooks(from, to, { sessionId, botId: s.bot_id, ticketId: change.ticketId ?? null, assigneeUserId: assignee, reason }), trx)
     return { from, to }
+  }
+
+  const planOwnerChange: LivePort['planOwnerChange'] = async (tenantId, sessionId, change, s) => {
+    const from = s.owner
+    if (change.from && !change.from.includes(from)) return { from, to: from, write: null }
+    const to = change.to
+    // what only changeOwner does: a person named (their name read), a member's room freed, auto-assignment, webhooks
+    if (to === 'human' || from === 'human' || change.assigneeUserId || change.reassigned) return null
+    if (to === 'queue' && deps.pickAgent && (await deps.autoAssigns?.(tenantId)) !== false) return null
+    if (to === from) return { from, to, write: null }
+    if (
+      ownerWebhooks(from, to, { sessionId, botId: s.bot_id, ticketId: null, assigneeUserId: null, reason: change.reason }).length &&
+      (await deps.events.listens?.(tenantId)) !== false
+    )
+      return null
+    const now = clock.now()
+    const event = ownerEvent(sessionId, s.bot_id, { to, by: change.by, reason: change.reason, name: null, ticketId: change.ticketId }, now)
+    return { from, to, write: log.ownerEventWrite(tenantId, event, ownerPatch(to, now)) }
   }
 
   const messagePosted: LivePort['messagePosted'] = async (tenantId, m, trxIn) => {
@@ -170,6 +201,7 @@ export function createLiveService(deps: LiveServiceDeps) {
 
   return {
     changeOwner,
+    planOwnerChange,
     messagePosted,
 
     /** A queued conversation offered to auto-assignment again (an agent came online); true when someone took it. */

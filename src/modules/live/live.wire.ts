@@ -51,6 +51,7 @@ export function wireLive(
     translateForVisitor: deps.translateForVisitor,
     onVisitorMessage: (tenantId, sessionId, trx) => presence.seen(tenantId, [sessionId], trx),
     pickAgent: (tenantId, botId, trx) => availability.pickAgent(tenantId, botId, trx),
+    autoAssigns: async (tenantId) => (await availabilityRepo.assignSettings(tenantId)).autoAssign,
     onCapacityFreed: async (tenantId, trx) => {
       if ((await availabilityRepo.assignSettings(tenantId, trx)).autoAssign) await ctx.queue.enqueue('live.assign_queued', { tenantId }, { tenantId }, trx)
     },
@@ -63,7 +64,7 @@ export function wireLive(
     tellSessions: (tenantId, choose) => service.sessionEvents(tenantId, 'availability', choose),
     offerQueued: service.offerQueued,
   })
-  const port: LivePort = { changeOwner: service.changeOwner, messagePosted: service.messagePosted }
+  const port: LivePort = { changeOwner: service.changeOwner, planOwnerChange: service.planOwnerChange, messagePosted: service.messagePosted }
   const hub = createLiveHub({
     changes: ctx.database.changes,
     heartbeatMs: ctx.config.WIDGET_SSE_HEARTBEAT_MS,

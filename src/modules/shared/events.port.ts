@@ -36,6 +36,13 @@ export interface OutboundEvent {
 
 export interface EventsPort {
   emit(tenantId: string, event: OutboundEvent, trx?: unknown): Promise<void>
+  /** Whether `emit` writes anything for the workspace (an endpoint takes events); absent: assume it does. */
+  listens?(tenantId: string): Promise<boolean>
 }
 
-export const noEvents: EventsPort = { async emit() {} }
+export const noEvents: EventsPort = {
+  async emit() {},
+  async listens() {
+    return false
+  },
+}

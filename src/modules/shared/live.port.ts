@@ -68,6 +68,18 @@ export interface LivePort {
     trx: unknown,
     locked?: { owner: SessionOwner; bot_id: string },
   ): Promise<{ from: SessionOwner; to: SessionOwner }>
+  /**
+   * An owner change planned for another statement on the session row (a turn's hand-off written in one statement),
+   * from the row as read without a lock (`s`: its owner and bot): `write` is its columns and event (null: no
+   * change). Null when the change needs statements of its own (a person named, auto-assignment or the workspace's
+   * webhooks on): make it with `changeOwner` in a transaction then.
+   */
+  planOwnerChange(
+    tenantId: string,
+    sessionId: string,
+    change: Omit<OwnerChange, 'collect'>,
+    s: { owner: SessionOwner; bot_id: string },
+  ): Promise<{ from: SessionOwner; to: SessionOwner; write: OwnerEventWrite | null } | null>
   /** A message of a person-owned conversation (the visitor's, or an operator's) reaches both streams. */
   messagePosted(tenantId: string, message: LiveMessage, trx: unknown): Promise<void>
 }
@@ -76,6 +88,9 @@ export interface LivePort {
 export const noLive: LivePort = {
   async changeOwner(_t, _s, change) {
     return { from: change.to, to: change.to }
+  },
+  async planOwnerChange(_t, _s, change) {
+    return { from: change.to, to: change.to, write: null }
   },
   async messagePosted() {},
 }

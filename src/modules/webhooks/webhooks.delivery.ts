@@ -40,6 +40,7 @@ export function createOutbox(deps: {
       // a delivery behind an earlier pending one of its ticket gets its job when that one ends
       for (const r of rows) if (!r.blocked) await enqueueDelivery(deps.queue, tenantId, r.id, executor)
     },
+    listens: (tenantId) => deps.repo.hasEndpoints(tenantId),
   }
 }
 

@@ -64,8 +64,12 @@ export function sourceRefs(sources: CitableSource[]): SourceRef[] {
   return out
 }
 
+/** A text on one line: its runs of whitespace made one space. */
+export const collapse = (text: string) => text.replace(/\s+/g, ' ').trim()
+
+/** A text's preview (its SQL twin: turn-write.ts previewSql). */
 export const preview = (text: string, max = 200) => {
-  const t = text.replace(/\s+/g, ' ').trim()
+  const t = collapse(text)
   return t.length > max ? `${t.slice(0, max - 1)}…` : t
 }
 
@@ -196,51 +200,76 @@ export async function persistTurn(deps: PersistDeps, f: Finish): Promise<TurnRes
       if (!dropped) await deps.events!.emit(tenantId, conversationEnded(session, 'visitor_done'), trx)
     })
   } else {
-    // a ticket needs the session lock (one open ticket per session) and the tenant's counter: a transaction
-    await deps.db.transaction().execute(async (trx) => {
-      // the session locked, with what the hand-off reads (its tickets, its messages for the transcript), in one round trip
-      const { locked, known } = await deps.handOff.lock(tenantId, session.id, trx)
-      owner = locked?.owner ?? owner
-      // a person took the conversation while this turn ran: their conversation, no hand-off of the bot's
-      if (owner !== 'bot') {
-        dropped = true
-        await write(trx)
-        return
-      }
+    const handOffInput = {
+      session,
+      botId: f.bot.id,
+      trigger: handOff.trigger,
+      primaryQuestion: f.question.text,
+      primaryQuestionOriginalEnc: f.question.originalEnc,
       // the ticket's transcript: the session's messages (read by the hand-off with the rest it reads), then this question
-      const ticket = await deps.handOff.open(
-        tenantId,
-        {
-          session,
-          locked,
-          known,
+      transcript: { plus: [{ role: 'user' as const, content: f.question.text, created_at: asked.toISOString() }] },
+      evidence: handOff.evidence,
+      language: handOff.language,
+      say: handOff.say,
+      followUp: { question: f.question },
+    }
+    // the common hand-off in two round trips: planned from a read, written with the turn in one statement that
+    // writes only while the session is as read (else nothing, and the transaction below does it)
+    const planned = ends ? null : await deps.handOff.plan(tenantId, handOffInput)
+    let written = false
+    if (planned) {
+      text = planned.text
+      // how the hand-off was written, for whoever reads the turn's debug: with the turn, or by the transaction below
+      f.debug.ticket = { ...planned.ticket, written: 'with_turn' }
+      const w = await deps.repo.writeTurn(tenantId, {
+        ...turnWrite(),
+        onlyIfBot: false,
+        ownerEvent: planned.ownerEvent,
+        sessionFollowUp: planned.sessionFollowUp,
+        handOff: { ...planned.write, previewText: collapse(text) },
+      })
+      if (w.written) {
+        written = true
+        const ticket = planned.done(w.ticketNumber)
+        text = ticket.text
+        if (ticket.created) ticketNumber = ticket.ticketNumber
+        delivered = true
+        f.debug.ticket = { number: ticket.ticketNumber, created: ticket.created, priority: ticket.priority, written: 'with_turn' }
+        owner = ticket.owner
+      }
+    }
+    // a ticket needs the session lock (one open ticket per session) and the tenant's counter: a transaction
+    if (!written)
+      await deps.db.transaction().execute(async (trx) => {
+        // the session locked, with what the hand-off reads (its tickets, its messages for the transcript), in one round trip
+        const { locked, known } = await deps.handOff.lock(tenantId, session.id, trx)
+        owner = locked?.owner ?? owner
+        // a person took the conversation while this turn ran: their conversation, no hand-off of the bot's
+        if (owner !== 'bot') {
+          dropped = true
+          await write(trx)
+          return
+        }
+        // the ticket's transcript: the session's messages (read by the hand-off with the rest it reads), then this question
+        const ticket = await deps.handOff.open(
+          tenantId,
           // the owner change with its live event, and the session's follow-up, go with the turn's write below
-          callerWritesSession: true,
-          botId: f.bot.id,
-          trigger: handOff.trigger,
-          primaryQuestion: f.question.text,
-          primaryQuestionOriginalEnc: f.question.originalEnc,
-          transcript: { plus: [{ role: 'user', content: f.question.text, created_at: asked.toISOString() }] },
-          evidence: handOff.evidence,
-          language: handOff.language,
-          say: handOff.say,
-          followUp: { question: f.question },
-        },
-        trx,
-      )
-      text = ticket.text
-      if (ticket.created) ticketNumber = ticket.ticketNumber
-      delivered = true
-      f.debug.ticket = { number: ticket.ticketNumber, created: ticket.created, priority: ticket.priority }
-      // the hand-off's own words are the bot's last, said as the conversation goes to the team
-      const w = await deps.repo.writeTurn(
-        tenantId,
-        { ...turnWrite(), onlyIfBot: false, ownerEvent: ticket.ownerEvent ?? null, sessionFollowUp: ticket.sessionFollowUp ?? null },
-        trx,
-      )
-      owner = ticket.owner ?? w.owner
-      if (ends) await deps.events!.emit(tenantId, conversationEnded(session, 'visitor_done'), trx)
-    })
+          { ...handOffInput, locked, known, callerWritesSession: true },
+          trx,
+        )
+        text = ticket.text
+        if (ticket.created) ticketNumber = ticket.ticketNumber
+        delivered = true
+        f.debug.ticket = { number: ticket.ticketNumber, created: ticket.created, priority: ticket.priority, written: 'transaction' }
+        // the hand-off's own words are the bot's last, said as the conversation goes to the team
+        const w = await deps.repo.writeTurn(
+          tenantId,
+          { ...turnWrite(), onlyIfBot: false, ownerEvent: ticket.ownerEvent ?? null, sessionFollowUp: ticket.sessionFollowUp ?? null },
+          trx,
+        )
+        owner = ticket.owner ?? w.owner
+        if (ends) await deps.events!.emit(tenantId, conversationEnded(session, 'visitor_done'), trx)
+      })
   }
   if (dropped) return deliveredToPerson(deps, { tenantId, session, question: f.question, messageId: userId, asked, owner, tokens: f.tokens })
   return {
