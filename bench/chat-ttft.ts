@@ -45,6 +45,8 @@ export interface TurnLog {
   speculation?: string
   /** why an early answer was restarted (turn.ts restartReason) */
   speculation_why?: string
+  /** how a hand-off was written: with the turn's statement, or by the hand-off's transaction (10-persist.ts) */
+  handoff?: string
 }
 
 /** Runs `turns` widget turns one after another; returns the first-chunk times of the answered ones. */

@@ -261,7 +261,7 @@ async function main() {
             try {
               const l = JSON.parse(line) as TurnLog & { timings?: (typeof turns)[number] }
               if (l.timings) turns.push({ ...l.timings, answered: l.decision === 'answer' ? 1 : 0 })
-              logged.push({ decision: l.decision, speculation: l.speculation, speculation_why: l.speculation_why })
+              logged.push({ decision: l.decision, speculation: l.speculation, speculation_why: l.speculation_why, handoff: l.handoff })
             } catch {
               // not a JSON line
             }
@@ -407,6 +407,11 @@ async function main() {
       for (const l of logged.slice(loggedBefore))
         byOutcome[`${l.decision}/${l.speculation ?? 'none'}`] = (byOutcome[`${l.decision}/${l.speculation ?? 'none'}`] ?? 0) + 1
       console.log(`  turns by decision/speculation: ${JSON.stringify(byOutcome)}`)
+      const handOffs = logged.slice(loggedBefore).filter((l) => l.handoff)
+      if (handOffs.length)
+        console.log(
+          `  hand-offs written with the turn's statement: ${handOffs.filter((l) => l.handoff === 'with_turn').length} of ${handOffs.length} (the rest by the hand-off's transaction)`,
+        )
       const service = turns.map((t) => t.service)
       console.log(
         `${CONNECTIONS} clients: time the service adds on top of the model (per turn, total - model in flight): p50 ${pct(service, 50).toFixed(1)} ms, p95 ${pct(service, 95).toFixed(1)} ms; model in flight p50 ${pct(

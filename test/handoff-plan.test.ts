@@ -92,6 +92,25 @@ it("writes a turn's hand-off with the turn: the ticket's number in the bot's wor
   // the next ticket of the workspace gets the next number, in its own conversation
   const again = await api.post('/chat', { question: 'Where is my refund?', session_id: await session(owner) })
   expect(again.body.ticket_number).toBe('ESC-0002')
+  // a conversation the turn itself starts has nothing to read first: the same write, on the row as created
+  const fresh = await api.post('/chat', { question: 'Nobody answers my mails, write to me at ana@example.com' })
+  expect(fresh.body).toMatchObject({ ticket_number: 'ESC-0003', owner: 'queue' })
+  expect((await botMessage(fresh.body.session_id)).debug).toMatchObject({ ticket: { number: 'ESC-0003', created: true, written: 'with_turn' } })
+  const found = await t.ctx.db
+    .selectFrom('chat_sessions')
+    .select(['awaiting', 'visitor_email_hash'])
+    .where('id', '=', fresh.body.session_id)
+    .executeTakeFirstOrThrow()
+  // the e-mail in the question is on the session (and the ticket): nothing to ask for
+  expect(found).toEqual({ awaiting: null, visitor_email_hash: t.ctx.cipher.emailHash('ana@example.com') })
+  const ticket3 = await t.ctx.db
+    .selectFrom('escalation_tickets')
+    .select('user_email_hash')
+    .where('ticket_number', '=', 'ESC-0003')
+    .where('tenant_id', '=', owner.tenantId)
+    .executeTakeFirstOrThrow()
+  expect(ticket3.user_email_hash).toBe(t.ctx.cipher.emailHash('ana@example.com'))
+  expect(fresh.body.text).not.toContain('\uE000')
 })
 
 it("adds a turn's hand-off to the conversation's open ticket, with the turn, after the team gave it back to the bot", async () => {

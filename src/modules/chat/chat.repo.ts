@@ -72,7 +72,8 @@ export function createChatRepo(db: Db) {
 
     /**
      * Creates a session, with the caller's id when it gave one and that id is free; an id already taken
-     * (by any tenant) silently gets a fresh one, so no one learns whether it exists elsewhere.
+     * (by any tenant) silently gets a fresh one, so no one learns whether it exists elsewhere. `version`: the new
+     * row's version (xmin), for a write planned on the row as created (a turn's hand-off, HandOffPort.plan).
      */
     async insertSession(
       tenantId: string,
@@ -86,7 +87,7 @@ export function createChatRepo(db: Db) {
         now: Date
       },
       trx: Db = db,
-    ): Promise<SessionRow> {
+    ): Promise<{ session: SessionRow; version: string }> {
       const values = {
         tenant_id: tenantId,
         bot_id: s.botId,
@@ -97,16 +98,19 @@ export function createChatRepo(db: Db) {
         created_at: s.now,
         last_activity_at: s.now,
       }
+      const version = sql<string>`xmin::text`.as('row_version')
+      const split = ({ row_version, ...session }: SessionRow & { row_version: string }) => ({ session, version: row_version })
       if (s.id) {
         const row = await trx
           .insertInto('chat_sessions')
           .values({ ...values, id: s.id })
           .onConflict((oc) => oc.column('id').doNothing())
           .returningAll()
+          .returning(version)
           .executeTakeFirst()
-        if (row) return row
+        if (row) return split(row)
       }
-      return trx.insertInto('chat_sessions').values(values).returningAll().executeTakeFirstOrThrow()
+      return split(await trx.insertInto('chat_sessions').values(values).returningAll().returning(version).executeTakeFirstOrThrow())
     },
 
     /** The newest `limit` messages of the session, oldest first. */

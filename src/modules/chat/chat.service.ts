@@ -55,7 +55,7 @@ export function createChatService(deps: ChatServiceDeps) {
     },
 
     async createSession(input: NewSessionInput): Promise<{ id: string }> {
-      const s = await repo.insertSession(input.tenantId, {
+      const { session: s } = await repo.insertSession(input.tenantId, {
         botId: input.botId,
         channel: input.channel,
         mode: input.mode,

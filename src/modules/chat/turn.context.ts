@@ -162,6 +162,8 @@ export interface Turn {
   apiKey: string
   session: SessionRow
   newSession: boolean
+  /** The row version (xmin) of a session this turn created: a hand-off then has nothing of it to read (HandOffPort.plan). */
+  createdVersion: string | null
   /** Stage 2: the visitor's message, redacted. */
   question: Redaction
   language: string

@@ -205,7 +205,7 @@ async function beginTurn(deps: TurnDeps, input: TurnInput, modelMs: () => number
   const { apiKey, optional } = await sw.time('tenant', () => tenantKey(deps, tenantId))
   emit({ type: 'status', stage: 'thinking' })
   const locale = input.locale ?? null
-  const { session, created } = await sw.time('session', () =>
+  const { session, created, version } = await sw.time('session', () =>
     resolveSession(deps.repo, {
       tenantId,
       botId: bot.id,
@@ -233,7 +233,25 @@ async function beginTurn(deps: TurnDeps, input: TurnInput, modelMs: () => number
   const language = lang ? lang.language : visitorLanguage(question.text, input.locale ?? session.locale)
   const reply = (text: string) => emit({ type: 'chunk', text })
   const debug: Record<string, unknown> = { language, channel: input.channel, ...(lang ? { language_source: lang.source } : {}) }
-  return { input, tenantId, bot, apiKey, session, newSession: created, question, language, lang, debug, tokens: 0, sw, modelMs, emit, reply, tools: [] }
+  return {
+    input,
+    tenantId,
+    bot,
+    apiKey,
+    session,
+    newSession: created,
+    createdVersion: version ?? null,
+    question,
+    language,
+    lang,
+    debug,
+    tokens: 0,
+    sw,
+    modelMs,
+    emit,
+    reply,
+    tools: [],
+  }
 }
 
 /** Stage 1's part of an evaluation's dry run: the claims as a verified identity, whether there are earlier turns. */
@@ -387,7 +405,7 @@ async function gatherEvidence(deps: TurnDeps, t: Turn, history: HistoryTurn[], p
 async function finishTurn(deps: TurnDeps, t: Turn, decision: Decision, f: Finish): Promise<TurnResult> {
   const { sw, modelMs } = t
   t.debug.timings = { ...sw.timings, model: modelMs(), total: sw.total() }
-  const res = await sw.time('persist', () => persistTurn(deps, { ...f, tokens: t.tokens }))
+  const res = await sw.time('persist', () => persistTurn(deps, { ...f, tokens: t.tokens, createdVersion: t.createdVersion }))
   const total = sw.total()
   const model = modelMs()
   const timings = { ...sw.timings, model, service: Math.round((total - model) * 100) / 100, total }
@@ -401,6 +419,7 @@ async function finishTurn(deps: TurnDeps, t: Turn, decision: Decision, f: Finish
       tokens: res.tokens_used,
       speculation,
       ...(why ? { speculation_why: why } : {}),
+      ...(t.debug.ticket ? { handoff: (t.debug.ticket as { written?: string }).written } : {}),
       timings,
     },
     'chat turn',

@@ -48,10 +48,19 @@ export interface HandOffPort {
 type Session = Selectable<ChatSessionsTable>
 
 /** A turn's hand-off for `plan`: its transcript is the session's messages plus the turn's question; it follows up. */
-export type PlanInput = Omit<HandOffInput, 'locked' | 'known' | 'callerWritesSession' | 'transcript' | 'followUp' | 'awaitEmail'> & {
+export type PlanInput = Omit<HandOffInput, 'session' | 'locked' | 'known' | 'callerWritesSession' | 'transcript' | 'followUp' | 'awaitEmail'> & {
+  session: HandOffInput['session'] & Pick<Session, 'owner' | 'bot_id'>
   transcript: { plus: TranscriptEntry[] }
   followUp: NonNullable<HandOffInput['followUp']>
+  /**
+   * The row version of a session the turn created (its insert's xmin): nothing to read, it has no ticket and no
+   * message yet; the write still checks the version.
+   */
+  createdVersion?: string | null
 }
+
+/** What a session created by the turn has for a hand-off: nothing yet. */
+const NOTHING_YET: HandOffState = { open: null, newest: null, messages: [], emailCandidates: [] }
 
 /** The ticket of a planned hand-off, written by the turn's own statement (writeTurn's `handOff`). */
 export interface TicketWrite {
@@ -267,7 +276,9 @@ function saying(input: Pick<HandOffInput, 'say' | 'language'>, created: boolean,
 /** HandOffPort.plan: `open` and the owner change, planned from a read without a lock for the turn's own statement. */
 async function planHandOff(deps: HandOffDeps, tenantId: string, input: PlanInput): Promise<PlannedHandOff | null> {
   const { session } = input
-  const snap = await deps.ticketsRepo.handOffSnapshot(tenantId, session.id, { messages: TRANSCRIPT_MESSAGES, emails: true })
+  const snap = input.createdVersion
+    ? { session: { owner: session.owner, bot_id: session.bot_id, version: input.createdVersion }, state: NOTHING_YET }
+    : await deps.ticketsRepo.handOffSnapshot(tenantId, session.id, { messages: TRANSCRIPT_MESSAGES, emails: true })
   if (!snap || snap.session.owner !== 'bot') return null
   const { state } = snap
   const transcript = [...state.messages.map(transcriptEntry), ...input.transcript.plus]

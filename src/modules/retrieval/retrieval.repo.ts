@@ -1,5 +1,6 @@
 import { sql } from 'kysely'
 import type { Db } from '../../db/client.js'
+import { PREPARED } from '../../db/prepared.js'
 import { orQuery, type Bm25Params, type ConfigTermStat, type QueryPlan } from './bm25.fns.js'
 import type { TermVectorRow } from './lexical-cache.js'
 
@@ -64,7 +65,7 @@ export function createRetrievalRepo(db: Db, features: { vector: boolean }) {
         n_embedded: number
         version: number
         terms: { c: string; t: string; df: number; a: boolean }[] | null
-      }>`
+      }>`${PREPARED}
         SELECT c.n_chunks, c.total_len, c.n_embedded, c.version,
           (SELECT json_agg(json_build_object('c', q.cfg, 't', q.term, 'a', q.alt, 'df',
                     coalesce((SELECT s.df FROM lexical_terms s WHERE s.tenant_id = c.tenant_id AND s.term = q.term), 0)))
@@ -237,7 +238,7 @@ export function createRetrievalRepo(db: Db, features: { vector: boolean }) {
     /** Text and document metadata of the chosen chunks. */
     async details(tenantId: string, ids: string[]): Promise<ChunkDetail[]> {
       if (ids.length === 0) return []
-      const { rows } = await sql<ChunkDetail>`
+      const { rows } = await sql<ChunkDetail>`${PREPARED}
         SELECT c.id, c.document_id, c.content, c.section_title, c.heading_path, c.source_url,
                d.title AS doc_title, d.filename, d.source_url AS doc_url
         FROM chunks c JOIN documents d ON d.id = c.document_id AND d.tenant_id = c.tenant_id

@@ -21,13 +21,13 @@ export async function resolveSession(
     /** a dry run (evaluation): a session that exists only in this turn, none stored */
     dryRun?: { identityEnc: string | null; hasHistory: boolean }
   },
-): Promise<{ session: SessionRow; created: boolean }> {
+): Promise<{ session: SessionRow; created: boolean; version?: string }> {
   if (input.dryRun) return { session: dryRunSession(input, input.dryRun.identityEnc), created: !input.dryRun.hasHistory }
   if (input.sessionId) {
     const found = await repo.findSession(input.tenantId, input.sessionId)
     if (found) return { session: found, created: false }
   }
-  const session = await repo.insertSession(input.tenantId, {
+  const { session, version } = await repo.insertSession(input.tenantId, {
     id: input.sessionId ?? null,
     botId: input.botId,
     channel: input.channel,
@@ -36,7 +36,7 @@ export async function resolveSession(
     locale: input.locale,
     now: input.now,
   })
-  return { session, created: true }
+  return { session, created: true, version }
 }
 
 function dryRunSession(

@@ -78,6 +78,8 @@ export interface Finish {
   tenantId: string
   bot: { id: string }
   session: SessionRow
+  /** The row version of a session this turn created (turn.ts), for its hand-off: nothing of it to read. */
+  createdVersion?: string | null
   question: Redaction
   text: string
   outcome: QuestionOutcome | null
@@ -215,7 +217,7 @@ export async function persistTurn(deps: PersistDeps, f: Finish): Promise<TurnRes
     }
     // the common hand-off in two round trips: planned from a read, written with the turn in one statement that
     // writes only while the session is as read (else nothing, and the transaction below does it)
-    const planned = ends ? null : await deps.handOff.plan(tenantId, handOffInput)
+    const planned = ends ? null : await deps.handOff.plan(tenantId, { ...handOffInput, createdVersion: f.createdVersion ?? null })
     let written = false
     if (planned) {
       text = planned.text
