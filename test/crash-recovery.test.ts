@@ -105,6 +105,8 @@ const killHard = (child: ChildProcess) =>
   })
 
 it('after kill -9 mid-crawl and mid-index, every run and document ends final in time, with no duplicate chunks', async () => {
+  // a retry after a failed attempt: that attempt's server still holds the data directory
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) await killHard(c)
   const first = await startServer()
   const tenant = await createTenant({ api: () => new Api(first.base), smtp } as unknown as TestApp, { llmKey: null })
   const created = await tenant.api.post('/documents/sources/url', { url: site.url, schedule: 'manual' })
@@ -154,7 +156,12 @@ it('after kill -9 mid-crawl and mid-index, every run and document ends final in 
   // embedded: taken back at once (the time is the remaining crawl and indexing); PostgreSQL: lease of 20 s plus that work
   expect(sinceRestart).toBeLessThan(onPostgres ? 45_000 : 25_000)
   expect(detail.recent_runs).toHaveLength(1)
-  expect(detail.recent_runs[0]).toMatchObject({ status: 'completed', pages_found: PAGES + 1, pages_indexed: PAGES + 1 })
+  // the run's failed URLs (with why) in the message when a page is missing
+  expect(detail.recent_runs[0], JSON.stringify(detail.recent_runs[0].failed_urls ?? detail.recent_runs[0]).slice(0, 1500)).toMatchObject({
+    status: 'completed',
+    pages_found: PAGES + 1,
+    pages_indexed: PAGES + 1,
+  })
   expect(docs.find((d) => d.id === big.body.id)).toMatchObject({ status: 'ready' })
   expect(docs.every((d) => d.status === 'ready')).toBe(true)
 
