@@ -10,7 +10,7 @@ import type { EvaluationTrace, TurnDeps, TurnResult } from '../turn.context.js'
 
 /**
  * Stage 10: both messages, the session's summary, PII events, the question log and any ticket, in one
- * statement (or one transaction when a ticket is opened). The documents "actually cited" are the ones
+ * statement (a hand-off: after one read, or in a transaction when the session changed since, see HandOffPort.plan). The documents "actually cited" are the ones
  * whose [n] the answer used; an answer without markers is attributed by word overlap instead, so a
  * model that forgets to cite does not leave the operator without sources.
  */
@@ -238,6 +238,10 @@ export async function persistTurn(deps: PersistDeps, f: Finish): Promise<TurnRes
         delivered = true
         f.debug.ticket = { number: ticket.ticketNumber, created: ticket.created, priority: ticket.priority, written: 'with_turn' }
         owner = ticket.owner
+      } else {
+        // nothing was written: the transaction below words the hand-off again (or stores the turn as a person's)
+        text = f.text
+        delete f.debug.ticket
       }
     }
     // a ticket needs the session lock (one open ticket per session) and the tenant's counter: a transaction
