@@ -17,13 +17,18 @@ appWithFakeLlm({ VISITOR_GONE_MINUTES: '10', GONE_CLOSE_HOURS: '24' }, (started)
 const MIN = 60_000
 const sessionRow = (sid: string) => t.ctx.db.selectFrom('chat_sessions').select(['visitor_gone', 'owner']).where('id', '=', sid).executeTakeFirstOrThrow()
 
-/** Runs the sweep once and waits until it has run (the job is idempotent; the scheduler may run it too). */
+/**
+ * Runs the sweep once and waits until that run is done. The scheduler may run the job too: waiting for any
+ * run to finish let one that began before the test clock moved count as this one (the conversation then
+ * stayed in the queue on a loaded machine), so this waits for the job it enqueued.
+ */
 async function sweep() {
-  const before = await t.ctx.db.selectFrom('jobs').select('id').where('kind', '=', 'live.visitor_gone').where('status', '=', 'done').execute()
-  await t.ctx.queue.enqueue('live.visitor_gone', {})
+  const id = await t.ctx.queue.enqueue('live.visitor_gone', {})
+  if (!id) throw new Error('the gone sweep was not enqueued')
   await until('the gone sweep', async () => {
-    const done = await t.ctx.db.selectFrom('jobs').select('id').where('kind', '=', 'live.visitor_gone').where('status', '=', 'done').execute()
-    return done.length > before.length
+    const job = await t.ctx.db.selectFrom('jobs').select('status').where('id', '=', id).executeTakeFirst()
+    if (job?.status === 'failed') throw new Error('the gone sweep failed')
+    return job?.status === 'done'
   })
 }
 
