@@ -161,7 +161,7 @@ const EnvSchema = Type.Object({
   /** Chunks BM25 scores per query: those holding the query's rarest terms, up to about this many (MaxScore planning). */
   RETRIEVAL_LEXICAL_BUDGET: Type.Integer({ minimum: 50, maximum: 1000000, default: 500 }),
   /** Memory for per-tenant embedding caches when pgvector is absent (exact cosine in process). */
-  RETRIEVAL_VECTOR_CACHE_MB: Type.Integer({ minimum: 0, maximum: 4096, default: 64 }),
+  RETRIEVAL_VECTOR_CACHE_MB: Type.Integer({ minimum: 0, maximum: 4096, default: 80 }),
   /** Memory for per-tenant BM25 postings scored in process (0: BM25 always runs as SQL). */
   RETRIEVAL_LEXICAL_CACHE_MB: Type.Integer({ minimum: 0, maximum: 4096, default: 32 }),
   RETRIEVAL_DETAIL_CACHE_MB: Type.Integer({ minimum: 0, maximum: 4096, default: 16 }),

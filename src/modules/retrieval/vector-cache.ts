@@ -1,5 +1,5 @@
 import { BudgetLru } from './budget-lru.js'
-import { DotMatrix } from './simd-dot.js'
+import { DotMatrix, matrixRowBytes } from './simd-dot.js'
 
 /**
  * Exact cosine search in process, for databases without pgvector: a tenant's embeddings are loaded once
@@ -54,16 +54,8 @@ function dotAll(data: Float32Array, dims: number, rows: number, query: Float32Ar
   return out
 }
 
-/**
- * Indices and similarities of the k best rows: scored by the entry's WebAssembly SIMD matrix when it has one,
- * by the JavaScript loop otherwise; a small min-heap keeps the selection O(n log k).
- */
-export function topK(
-  entry: Pick<VectorEntry, 'data' | 'dims' | 'ids'> & { matrix?: DotMatrix | null },
-  query: Float32Array,
-  k: number,
-): { index: number; score: number }[] {
-  const scores = entry.matrix ? entry.matrix.scores(query) : dotAll(entry.data, entry.dims, entry.ids.length, query)
+/** The best rows among `scores` by a small min-heap (O(n log k)), best first. */
+function best(scores: ArrayLike<number>, k: number): { index: number; score: number }[] {
   const heapIdx: number[] = []
   const heapVal: number[] = []
   const siftDown = (i: number) => {
@@ -103,6 +95,39 @@ export function topK(
   return heapIdx.map((index, i) => ({ index, score: heapVal[i]! })).sort((a, b) => b.score - a.score)
 }
 
+/**
+ * The rows the 8-bit scan hands to the exact one for k hits: the best max(2k, k + 32) by it, and every other row
+ * within the matrix's margin of its k-th best (DotMatrix.margin: twelve standard deviations of the rounding
+ * error), so a true hit does not fall out of the shortlist.
+ */
+function shortlist(approx: Float32Array, k: number, margin: number): number[] {
+  const rough = best(approx, Math.max(2 * k, k + 32))
+  if (rough.length <= k) return rough.map((r) => r.index)
+  const floor = rough[k - 1]!.score - margin
+  if (rough[rough.length - 1]!.score < floor) return rough.map((r) => r.index)
+  const all: number[] = []
+  for (let r = 0; r < approx.length; r++) if (approx[r]! >= floor) all.push(r)
+  return all
+}
+
+/**
+ * Indices and similarities of the k best rows: with the entry's WebAssembly matrix, the shortlist of its 8-bit
+ * scan (simd-dot.ts) scored exactly, so hits and scores are the exact scan's; with the JavaScript loop otherwise.
+ */
+export function topK(
+  entry: Pick<VectorEntry, 'data' | 'dims' | 'ids'> & { matrix?: DotMatrix | null },
+  query: Float32Array,
+  k: number,
+): { index: number; score: number }[] {
+  const m = entry.matrix
+  if (!m) return best(dotAll(entry.data, entry.dims, entry.ids.length, query), k)
+  const rows = shortlist(m.approx(query), k, m.margin())
+  return best(
+    rows.map((r) => m.exact(r)),
+    k,
+  ).map((x) => ({ index: rows[x.index]!, score: x.score }))
+}
+
 export class VectorCache {
   private entries: BudgetLru<VectorEntry>
   private loading = new Map<string, Promise<VectorEntry | null>>()
@@ -113,12 +138,12 @@ export class VectorCache {
 
   /**
    * The tenant's vectors at `version`, loading them when missing or stale. Null when they would not fit
-   * the budget (`expectedRows * dims * 4`), or when there are none.
+   * the budget (`expectedRows * matrixRowBytes(dims)`, about five bytes a dimension), or when there are none.
    */
   async get(tenantId: string, version: number, model: string, dims: number, expectedRows: number, load: VectorLoader): Promise<VectorEntry | null> {
     const cur = this.entries.get(tenantId)
     if (cur && cur.version === version && cur.model === model && cur.dims === dims) return cur
-    if (expectedRows <= 0 || expectedRows * dims * 4 > this.maxBytes) return null
+    if (expectedRows <= 0 || expectedRows * matrixRowBytes(dims) > this.maxBytes) return null
     const key = `${tenantId}:${version}:${model}:${dims}`
     let p = this.loading.get(key)
     if (!p) {
@@ -136,7 +161,7 @@ export class VectorCache {
       for (const row of page) {
         if (row.embedding.length !== dims) continue
         if ((ids.length + 1) * dims > data.length) {
-          if ((ids.length + 1) * dims * 4 > this.maxBytes) return null
+          if ((ids.length + 1) * matrixRowBytes(dims) > this.maxBytes) return null
           const bigger = new Float32Array(Math.min(data.length * 2, Math.floor(this.maxBytes / 4 / dims) * dims))
           bigger.set(data)
           data = bigger
