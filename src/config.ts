@@ -16,6 +16,7 @@ const EnvSchema = Type.Object({
   DATABASE_URL: Type.Optional(Type.String({ minLength: 1 })),
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
   DATABASE_PREPARED_STATEMENTS: Type.Boolean({ default: true }),
+  DATABASE_POOL_IDLE_SECONDS: Type.Integer({ minimum: 0, maximum: 86_400, default: 600 }),
   REDIS_URL: Type.Optional(Type.String({ minLength: 1 })),
   REDIS_PREFIX: Type.String({ default: 'scb:' }),
   JWT_SECRET: Type.Optional(Type.String({ minLength: 32 })),
@@ -301,6 +302,7 @@ export const CONFIG_DOCS: { readonly [K in keyof Env]-?: string } = {
   DATA_DIR: 'embedded database (pgdata/), mail outbox (outbox/) and generated development secrets (secrets.json)',
   DATABASE_URL: 'PostgreSQL connection string; unset: embedded PGlite under DATA_DIR/pgdata',
   DATABASE_POOL_SIZE: 'PostgreSQL connections per process',
+  DATABASE_POOL_IDLE_SECONDS: 'seconds an idle PostgreSQL connection is kept open (0: until the process stops)',
   DATABASE_PREPARED_STATEMENTS:
     "the turn's hot statements as prepared statements on PostgreSQL (parsed and planned once per connection); false behind a pooler in transaction mode without prepared-statement support (PgBouncer before 1.21)",
   REDIS_URL: 'Redis for rate-limit counters shared by every instance; unset: counted in process memory',

@@ -74,6 +74,7 @@ export async function createContext(config: Config, overrides: ContextOverrides 
     url: config.DATABASE_URL,
     pgliteDir: overrides.pgliteDir ?? defaultPgliteDir(config.dataDir),
     poolSize: config.DATABASE_POOL_SIZE,
+    poolIdleSeconds: config.DATABASE_POOL_IDLE_SECONDS,
     prepared: config.DATABASE_PREPARED_STATEMENTS,
   })
   const redis = config.REDIS_URL ? createRedis(config.REDIS_URL, log) : null

@@ -32,3 +32,24 @@ it('runs a marked statement on either database', async () => {
   const r = await sql<{ n: number }>`${PREPARED}SELECT ${7}::int AS n`.execute(t.ctx.db)
   expect(r.rows).toEqual([{ n: 7 }])
 })
+
+it.skipIf(!usesPostgres)('keeps an idle connection (and its prepared statements) for DATABASE_POOL_IDLE_SECONDS, not the driver default of 10 s', async () => {
+  const { openDatabase } = await import('../src/db/client.js')
+  const pidAfterIdle = async (idle: number | undefined, waitMs: number) => {
+    const handle = await openDatabase({ url: t.ctx.config.DATABASE_URL, pgliteDir: 'memory', poolSize: 1, poolIdleSeconds: idle })
+    try {
+      const pid = async () => (await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(handle.db)).rows[0]!.pid
+      const before = await pid()
+      await new Promise((r) => setTimeout(r, waitMs))
+      return { before, after: await pid() }
+    } finally {
+      await handle.close()
+    }
+  }
+  // the default keeps it past a pause
+  const kept = await pidAfterIdle(undefined, 1500)
+  expect(kept.after).toBe(kept.before)
+  // one second: closed while idle, the next statement gets a new backend
+  const dropped = await pidAfterIdle(1, 2500)
+  expect(dropped.after).not.toBe(dropped.before)
+})

@@ -26,6 +26,12 @@ export interface DatabaseOptions {
   /** Where PGlite keeps its files; `memory` keeps nothing (tests). */
   pgliteDir: string | 'memory'
   poolSize?: number
+  /**
+   * How long an idle pooled connection stays open, in seconds (0: for the process's life; default 600). A new connection
+   * costs PostgreSQL a backend (about 4 ms here) and loses its prepared statements, so pg's default of 10 s made a
+   * quiet service's turns reconnect and replan.
+   */
+  poolIdleSeconds?: number
   /** Statements marked PREPARED (db/prepared.ts) sent as named statements on PostgreSQL; default true. */
   prepared?: boolean
   /** A migrated data directory a fresh pgliteDir starts from (src/db/template.ts); null: none. */
@@ -69,7 +75,12 @@ export async function openDatabase(opts: DatabaseOptions): Promise<DatabaseHandl
   let makeImage: (() => Promise<Blob | File>) | null = null
   let notices: NoticeSource & { stop?(): Promise<void> }
   if (opts.url) {
-    const pool = new pg.Pool({ connectionString: opts.url, max: opts.poolSize ?? 10, types: pgTypes as never })
+    const pool = new pg.Pool({
+      connectionString: opts.url,
+      max: opts.poolSize ?? 10,
+      idleTimeoutMillis: (opts.poolIdleSeconds ?? 600) * 1000,
+      types: pgTypes as never,
+    })
     // An idle client losing its connection must not crash the process; nor one checked out and waiting between
     // statements (the worker's liveness lock holds one for its whole life): its next statement fails instead.
     pool.on('error', () => {})
