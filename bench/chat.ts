@@ -52,6 +52,9 @@ const BIG = Number(process.env.BENCH_BIG_CHUNKS ?? 100_000)
 const CORPUS = process.env.BENCH_CORPUS ?? '../shared/data/retrieval/beir-scifact'
 const TTFT_TURNS = Number(process.env.BENCH_TTFT_TURNS ?? 60)
 const TTFT_MS = Number(process.env.BENCH_TTFT_MS ?? 300)
+/** Turns one at a time after a silence each (default 0: none), as a quiet service gets them: BENCH_QUIET_GAP_S apart (default 12). */
+const QUIET_TURNS = Number(process.env.BENCH_QUIET_TURNS ?? 0)
+const QUIET_GAP_S = Number(process.env.BENCH_QUIET_GAP_S ?? 12)
 const SECRETS = { JWT_SECRET: randomBytes(32).toString('hex'), ENCRYPTION_KEY: randomBytes(32).toString('hex') }
 const LLM_KEY = 'sk-bench-0123456789'
 
@@ -253,6 +256,8 @@ async function main() {
             // RETRIEVAL_FLOOR_LEXICAL (0: the relevance floor off, to compare turn costs when most claims are handed off)
             WEB_CONCURRENCY: process.env.BENCH_WEB_CONCURRENCY ?? '1',
             ...(process.env.BENCH_FLOOR ? { RETRIEVAL_FLOOR_LEXICAL: process.env.BENCH_FLOOR } : {}),
+            // BENCH_POOL_IDLE_SECONDS: the server's DATABASE_POOL_IDLE_SECONDS (10 was pg's default before it had one)
+            ...(process.env.BENCH_POOL_IDLE_SECONDS ? { DATABASE_POOL_IDLE_SECONDS: process.env.BENCH_POOL_IDLE_SECONDS } : {}),
             ...SECRETS,
             ...env,
           },
@@ -383,6 +388,27 @@ async function main() {
           )
           .join(', ')}`,
       )
+      if (QUIET_TURNS > 0) {
+        // a quiet service: each turn after a silence longer than an idle connection's life used to be (10 s)
+        turns.length = 0
+        for (let i = 0; i < QUIET_TURNS; i++) {
+          await sleep(QUIET_GAP_S * 1000)
+          await (await fetch(`${base}/chat`, { method: 'POST', headers, body: body() })).arrayBuffer()
+        }
+        await sleep(500) // the last turn's log line
+        console.log(
+          `quiet service, ${turns.length} turns ${QUIET_GAP_S} s apart: the service adds p50 ${pct(
+            turns.map((t) => t.service),
+            50,
+          ).toFixed(1)} ms (one client back to back: ${pct(solo, 50).toFixed(1)} ms), persist p50 ${pct(
+            turns.map((t) => t.persist ?? 0),
+            50,
+          ).toFixed(1)} ms, retrieval p50 ${pct(
+            turns.map((t) => t.retrieval ?? 0),
+            50,
+          ).toFixed(1)} ms`,
+        )
+      }
       turns.length = 0
 
       const rss: number[] = []
