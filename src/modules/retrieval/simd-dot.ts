@@ -61,206 +61,132 @@ const I32X4_ADD = [SIMD, 0xae, 0x01]
 const I32X4_DOT_I16X8_S = [SIMD, 0xba, 0x01]
 const I32_STORE = 0x36
 
-// scores(data, q, stride, rows, out): params 0-4; locals r=5, p=6, qp=7, end=8 (i32), acc=9, acc2=10 (v128)
+// scores(data, q, stride, rows, out) and scores8(...): params 0-4; locals r=5, p=6, qp=7, end=8 (i32), acc=9, acc2=10,
+// v=11 (v128)
 const [DATA, Q, STRIDE, ROWS, OUT, R, P, QP, LAST, ACC, ACC2, V] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
 const get = (i: number) => [LOCAL_GET, i]
 const set = (i: number) => [LOCAL_SET, i]
 const tee = (i: number) => [LOCAL_TEE, i]
 const i32 = (n: number) => [I32_CONST, n] // 0..63 only (one-byte signed LEB)
 const load = (offset: number) => [...V128_LOAD, 4, offset]
-const lane = (i: number) => [...get(ACC), ...F32X4_EXTRACT, i]
 
-const body = [
-  ...[2, 4, 0x7f, 2, 0x7b], // locals: 4 x i32, 2 x v128
-  BLOCK,
-  VOID,
-  LOOP,
-  VOID,
-  ...get(R),
-  ...get(ROWS),
-  I32_GE_U,
-  BR_IF,
-  1,
-  // p = data + r * stride * 4; end = p + stride * 4; qp = q
-  ...get(DATA),
-  ...get(R),
-  ...get(STRIDE),
-  I32_MUL,
-  ...i32(2),
-  I32_SHL,
-  I32_ADD,
-  ...tee(P),
-  ...get(STRIDE),
-  ...i32(2),
-  I32_SHL,
-  I32_ADD,
-  ...set(LAST),
-  ...get(Q),
-  ...set(QP),
-  0x43,
-  0,
-  0,
-  0,
-  0,
-  ...F32X4_SPLAT,
-  ...tee(ACC),
-  ...set(ACC2),
-  LOOP,
-  VOID,
+/** What differs between the two kernels: the row's bytes a dimension, one step of the inner loop, the lanes' sum. */
+interface KernelShape {
+  /** log2 of a row element's bytes (f32: 2; i8: 0): p = data + r * stride << this */
+  elementShift: number
+  /** acc = 0 in every lane */
+  zero: number[]
+  /** acc and acc2 updated from p and qp */
+  step: number[]
+  /** bytes of a row and of the query one step consumes */
+  rowBytes: number
+  queryBytes: number
+  /** the value of acc + acc2 added across lanes, then stored at the address on the stack */
+  sumAndStore: number[]
+}
+
+/** The loop over rows every kernel shares: out[r] = the row's dot product with the query, r = 0..rows-1. */
+function kernelBody(k: KernelShape): number[] {
+  return [
+    ...[2, 4, 0x7f, 3, 0x7b], // locals: 4 x i32, 3 x v128
+    BLOCK,
+    VOID,
+    LOOP,
+    VOID,
+    ...get(R),
+    ...get(ROWS),
+    I32_GE_U,
+    BR_IF,
+    1,
+    // p = data + (r * stride << shift); end = p + (stride << shift); qp = q
+    ...get(DATA),
+    ...get(R),
+    ...get(STRIDE),
+    I32_MUL,
+    ...(k.elementShift ? [...i32(k.elementShift), I32_SHL] : []),
+    I32_ADD,
+    ...tee(P),
+    ...get(STRIDE),
+    ...(k.elementShift ? [...i32(k.elementShift), I32_SHL] : []),
+    I32_ADD,
+    ...set(LAST),
+    ...get(Q),
+    ...set(QP),
+    ...k.zero,
+    ...tee(ACC),
+    ...set(ACC2),
+    LOOP,
+    VOID,
+    ...k.step,
+    ...get(QP),
+    ...i32(k.queryBytes),
+    I32_ADD,
+    ...set(QP),
+    ...get(P),
+    ...i32(k.rowBytes),
+    I32_ADD,
+    ...tee(P),
+    ...get(LAST),
+    I32_LT_U,
+    BR_IF,
+    0,
+    END,
+    // out[r] = the lanes of acc + acc2, added
+    ...get(OUT),
+    ...get(R),
+    ...i32(2),
+    I32_SHL,
+    I32_ADD,
+    ...k.sumAndStore,
+    ...get(R),
+    ...i32(1),
+    I32_ADD,
+    ...set(R),
+    BR,
+    0,
+    END,
+    END,
+    END,
+  ]
+}
+
+const sumLanes = (add: number[], extract: number[], scalarAdd: number, store: number) => [
   ...get(ACC),
-  ...get(P),
-  ...load(0),
-  ...get(QP),
-  ...load(0),
-  ...F32X4_MUL,
-  ...F32X4_ADD,
-  ...set(ACC),
   ...get(ACC2),
-  ...get(P),
-  ...load(16),
-  ...get(QP),
-  ...load(16),
-  ...F32X4_MUL,
-  ...F32X4_ADD,
-  ...set(ACC2),
-  ...get(QP),
-  ...i32(32),
-  I32_ADD,
-  ...set(QP),
-  ...get(P),
-  ...i32(32),
-  I32_ADD,
-  ...tee(P),
-  ...get(LAST),
-  I32_LT_U,
-  BR_IF,
-  0,
-  END,
-  // out[r] = the four lanes of acc + acc2, added
-  ...get(OUT),
-  ...get(R),
-  ...i32(2),
-  I32_SHL,
-  I32_ADD,
-  ...get(ACC),
-  ...get(ACC2),
-  ...F32X4_ADD,
+  ...add,
   ...set(ACC),
-  ...lane(0),
-  ...lane(1),
-  F32_ADD,
-  ...lane(2),
-  F32_ADD,
-  ...lane(3),
-  F32_ADD,
-  F32_STORE,
+  ...[0, 1, 2, 3].flatMap((i) => [...get(ACC), ...extract, i, ...(i >= 1 ? [scalarAdd] : [])]),
+  store,
   2,
   0,
-  ...get(R),
-  ...i32(1),
-  I32_ADD,
-  ...set(R),
-  BR,
-  0,
-  END,
-  END,
-  END,
 ]
 
-// scores8(data, q, stride, rows, out): the same loop over 8-bit rows (stride bytes) and a 16-bit query, sums as i32;
-// locals as scores's, plus v=11 (v128): sixteen bytes of a row, widened to two halves of eight
-const lane8 = (i: number) => [...get(ACC), ...I32X4_EXTRACT, i]
-const body8 = [
-  ...[2, 4, 0x7f, 3, 0x7b], // locals: 4 x i32, 3 x v128
-  BLOCK,
-  VOID,
-  LOOP,
-  VOID,
-  ...get(R),
-  ...get(ROWS),
-  I32_GE_U,
-  BR_IF,
-  1,
-  // p = data + r * stride; end = p + stride; qp = q
-  ...get(DATA),
-  ...get(R),
-  ...get(STRIDE),
-  I32_MUL,
-  I32_ADD,
-  ...tee(P),
-  ...get(STRIDE),
-  I32_ADD,
-  ...set(LAST),
-  ...get(Q),
-  ...set(QP),
-  ...i32(0),
-  ...I32X4_SPLAT,
-  ...tee(ACC),
-  ...set(ACC2),
-  LOOP,
-  VOID,
-  // acc += dot(low eight bytes widened, q[0..8]); acc2 += dot(high eight, q[8..16])
-  ...get(ACC),
-  ...get(P),
-  ...load(0),
-  ...tee(V),
-  ...I16X8_EXTEND_LOW_I8X16_S,
-  ...get(QP),
-  ...load(0),
-  ...I32X4_DOT_I16X8_S,
-  ...I32X4_ADD,
-  ...set(ACC),
-  ...get(ACC2),
-  ...get(V),
-  ...I16X8_EXTEND_HIGH_I8X16_S,
-  ...get(QP),
-  ...load(16),
-  ...I32X4_DOT_I16X8_S,
-  ...I32X4_ADD,
-  ...set(ACC2),
-  ...get(QP),
-  ...i32(32),
-  I32_ADD,
-  ...set(QP),
-  ...get(P),
-  ...i32(16),
-  I32_ADD,
-  ...tee(P),
-  ...get(LAST),
-  I32_LT_U,
-  BR_IF,
-  0,
-  END,
-  // out[r] = the four lanes of acc + acc2, added
-  ...get(OUT),
-  ...get(R),
-  ...i32(2),
-  I32_SHL,
-  I32_ADD,
-  ...get(ACC),
-  ...get(ACC2),
-  ...I32X4_ADD,
-  ...set(ACC),
-  ...lane8(0),
-  ...lane8(1),
-  I32_ADD,
-  ...lane8(2),
-  I32_ADD,
-  ...lane8(3),
-  I32_ADD,
-  I32_STORE,
-  2,
-  0,
-  ...get(R),
-  ...i32(1),
-  I32_ADD,
-  ...set(R),
-  BR,
-  0,
-  END,
-  END,
-  END,
-]
+// exact: rows of f32, eight floats a step (acc += p[0..4] * q[0..4]; acc2 += p[4..8] * q[4..8])
+const body = kernelBody({
+  elementShift: 2,
+  zero: [0x43, 0, 0, 0, 0, ...F32X4_SPLAT],
+  step: [
+    ...[...get(ACC), ...get(P), ...load(0), ...get(QP), ...load(0), ...F32X4_MUL, ...F32X4_ADD, ...set(ACC)],
+    ...[...get(ACC2), ...get(P), ...load(16), ...get(QP), ...load(16), ...F32X4_MUL, ...F32X4_ADD, ...set(ACC2)],
+  ],
+  rowBytes: 32,
+  queryBytes: 32,
+  sumAndStore: sumLanes(F32X4_ADD, F32X4_EXTRACT, F32_ADD, F32_STORE),
+})
+
+// approximate: rows of i8 against a query of i16, sixteen a step (the low eight bytes widened against q[0..8] into
+// acc, the high eight against q[8..16] into acc2), sums as i32
+const body8 = kernelBody({
+  elementShift: 0,
+  zero: [...i32(0), ...I32X4_SPLAT],
+  step: [
+    ...[...get(ACC), ...get(P), ...load(0), ...tee(V), ...I16X8_EXTEND_LOW_I8X16_S, ...get(QP), ...load(0), ...I32X4_DOT_I16X8_S, ...I32X4_ADD, ...set(ACC)],
+    ...[...get(ACC2), ...get(V), ...I16X8_EXTEND_HIGH_I8X16_S, ...get(QP), ...load(16), ...I32X4_DOT_I16X8_S, ...I32X4_ADD, ...set(ACC2)],
+  ],
+  rowBytes: 16,
+  queryBytes: 32,
+  sumAndStore: sumLanes(I32X4_ADD, I32X4_EXTRACT, I32_ADD, I32_STORE),
+})
 
 const WASM = Uint8Array.from([
   ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
