@@ -1,7 +1,16 @@
-import { request } from 'undici'
+import { Agent, request } from 'undici'
 
 /**
- * The `fetch` the OpenAI SDK is given: undici's `request` (the same keep-alive connection pool as the global
+ * The model calls' connections: kept 60 s idle (undici's default keeps them 4 s). A quiet service's turn comes
+ * minutes apart, and each of its model calls then opened a connection again, with TLS to a hosted provider (tens
+ * of milliseconds before the first token). A server that says how long it keeps a connection (`Keep-Alive:
+ * timeout=`) is believed; one that closes earlier without saying so closes the socket, which undici sees and
+ * replaces, and a request caught in that moment is the SDK's retry.
+ */
+const modelConnections = new Agent({ keepAliveTimeout: 60_000, keepAliveMaxTimeout: 600_000 })
+
+/**
+ * The `fetch` the OpenAI SDK is given: undici's `request` (on `modelConnections`, a keep-alive pool as the global
  * fetch) with the reply handed over as it arrived, instead of WHATWG fetch's Request, Response and web streams.
  * A turn makes four model calls, and fetch's own machinery was about a tenth of the server's CPU a turn.
  *
@@ -27,6 +36,7 @@ export const leanFetch = (async (input: string | URL | Request, init?: RequestIn
     headers,
     body: body ?? undefined,
     signal: init?.signal ?? undefined,
+    dispatcher: modelConnections,
   })
   if (res.statusCode >= 300 && res.statusCode < 400 && res.headers.location) {
     // a server behind a redirect (fetch follows it; request does not): dropped here, followed the standard way
