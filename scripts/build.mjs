@@ -1,8 +1,10 @@
 /**
  * `npm run build` (and the first step of `npm start`): the service as plain JavaScript under dist/, so the
  * running process carries no TypeScript loader (about 70 MB less memory and a faster start than tsx), plus
- * the widget bundles in dist/widget. esbuild transpiles file by file (no bundling: the layout under dist/src
- * mirrors src/ (and widget/src under dist/widget/src), imports stay as written); type checking is `npm run typecheck`'s job. About half a second.
+ * the widget bundles in dist/widget. esbuild transpiles file by file (the layout under dist/src mirrors src/, and
+ * widget/src under dist/widget/src, imports stay as written), then writes the processes' entry points (server,
+ * worker, demo) over their per-file build as one bundle each (bundleEntries: a start spent 1.4 s in Node's module
+ * loader); type checking is `npm run typecheck`'s job.
  *
  * When nothing it reads changed since the last build into the same folder (every file under src/, widget/ and
  * dashboard/ by size and mtime, this script, package.json and package-lock.json, esbuild's version: build-stamp.json
@@ -26,6 +28,80 @@ function sources(dir) {
     if (e.isDirectory()) return sources(p)
     return e.name.endsWith('.ts') && !e.name.endsWith('.test.ts') && !e.name.endsWith('.d.ts') ? [p] : []
   })
+}
+
+/**
+ * Packages the process bundles leave to Node's resolution: they find files beside their own modules (PGlite's
+ * WebAssembly and extension, swagger's static files and package.json, pino's transport threads), are native
+ * (argon2, esbuild's binary), or are reached into by our code with `require` (lazy-schemas.ts takes fastify's own
+ * schema compilers, so fastify and the ajv compiler it shares with us must stay one copy).
+ */
+const BUNDLE_EXTERNAL = [
+  '@electric-sql/pglite',
+  '@electric-sql/pglite-pgvector',
+  '@node-rs/argon2',
+  'esbuild',
+  'fastify',
+  '@fastify/ajv-compiler',
+  '@fastify/swagger',
+  '@fastify/swagger-ui',
+  'pino',
+  // loaded at their first use by a dynamic import (language detection's n-grams, 2 MB; the mail parser's MIME
+  // tables, 1 MB): outside the bundle they are still read only when first needed
+  'eld',
+  'mailparser',
+]
+
+/**
+ * The processes' entry points (the server, the worker, the demo) as one file each, written over their per-file
+ * build: Node's module loader (resolving, reading and linking about 1,000 modules, two thirds of them packages')
+ * took 1.4 s of every start, and the bundle loads in about half of that (docs/performance.md). Every other
+ * file keeps its per-file build beside it: the parser threads' entry, the CLI, and what a bundled module finds
+ * by its own location. For that, `import.meta.url` in our sources is rewritten to the URL of the module's
+ * per-file build, so a module finds what lies beside it (the worker entry, the template, the project root)
+ * exactly as before.
+ */
+async function bundleEntries() {
+  const groups = [
+    { dir: join(dist, 'src'), entries: ['src/server.ts', 'src/worker.ts'] },
+    { dir: join(dist, 'scripts'), entries: ['scripts/demo.ts'] },
+  ]
+  await Promise.all(
+    groups.map(({ dir, entries }) => {
+      const moduleUrls = {
+        name: 'module-urls',
+        setup(b) {
+          b.onLoad({ filter: /\.ts$/ }, (args) => {
+            if (!args.path.startsWith(root) || args.path.includes('node_modules')) return undefined
+            const source = readFileSync(args.path, 'utf8')
+            if (!source.includes('import.meta.url')) return undefined
+            let rel = relative(dir, join(dist, relative(root, args.path)))
+              .replace(/\.ts$/, '.js')
+              .split('\\')
+              .join('/')
+            if (!rel.startsWith('.')) rel = `./${rel}`
+            return { contents: source.replaceAll('import.meta.url', `new URL(${JSON.stringify(rel)}, import.meta.url).href`), loader: 'ts' }
+          })
+        },
+      }
+      return esbuild.build({
+        entryPoints: entries.map((e) => join(root, e)),
+        outdir: dir,
+        bundle: true,
+        format: 'esm',
+        platform: 'node',
+        target: 'node20',
+        logLevel: 'error',
+        external: BUNDLE_EXTERNAL,
+        // 8 MB to 5.4 MB, which Node reads and V8 compiles at every start; names are kept (errors and logs read them)
+        minifyWhitespace: true,
+        minifySyntax: true,
+        // the bundled CommonJS packages' `require` of Node's own modules
+        banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
+        plugins: [moduleUrls],
+      })
+    }),
+  )
 }
 
 const started = performance.now()
@@ -75,6 +151,7 @@ await esbuild.build({
   target: 'node20',
   logLevel: 'warning',
 })
+await bundleEntries()
 // A migrated, empty embedded database a fresh DATA_DIR is copied from (src/db/template.ts); kept while the
 // migrations and the PGlite version are unchanged, so only a build after a new migration pays for it.
 {
