@@ -32,17 +32,14 @@ function sources(dir) {
 
 /**
  * Packages the process bundles leave to Node's resolution: they find files beside their own modules (PGlite's
- * WebAssembly and extension, swagger's static files and package.json, pino's transport threads), are native
- * (argon2, esbuild's binary), or are reached into by our code with `require` (lazy-schemas.ts takes fastify's own
- * schema compilers, so fastify and the ajv compiler it shares with us must stay one copy).
+ * WebAssembly and extension, swagger's static files and package.json, pino's transport threads) or are native
+ * (argon2, esbuild's binary).
  */
 const BUNDLE_EXTERNAL = [
   '@electric-sql/pglite',
   '@electric-sql/pglite-pgvector',
   '@node-rs/argon2',
   'esbuild',
-  'fastify',
-  '@fastify/ajv-compiler',
   '@fastify/swagger',
   '@fastify/swagger-ui',
   'pino',
