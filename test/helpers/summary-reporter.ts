@@ -3,7 +3,7 @@ import type { Reporter, TestModule } from 'vitest/node'
 
 /**
  * Ends the run with one plain line, "N passed, N failed, N skipped", that any CI can read, preceded by one line per
- * failed test (file, name, the error's first line) and per test that passed only when retried. With TEST_SUMMARY_FILE set, the same lines are appended there,
+ * failed test (file, name, the error's first line) and per test that passed only when retried (with its failed attempt's). With TEST_SUMMARY_FILE set, the same lines are appended there,
  * so scripts/test-all.sh can repeat both passes' failures at the very end of a long CI log.
  */
 export default class SummaryReporter implements Reporter {
@@ -17,8 +17,10 @@ export default class SummaryReporter implements Reporter {
         const r = t.result()
         const retries = t.diagnostic()?.retryCount ?? 0
         if (r.state === 'passed' && retries > 0) {
-          // a retry hides a test that fails under load; it is listed so it gets fixed, not forgotten
-          lines.push(`PASSED ONLY ON RETRY ${retries}: ${m.moduleId.replace(process.cwd() + '/', '')} > ${t.fullName}`)
+          // a retry hides a test that fails under load; it is listed so it gets fixed, not forgotten, with the failed
+          // attempt's error (vitest keeps it on a passed result), without which a flake seen once cannot be traced
+          const was = (r.errors?.[0]?.message ?? '').split('\n')[0]?.slice(0, 300) ?? ''
+          lines.push(`PASSED ONLY ON RETRY ${retries}: ${m.moduleId.replace(process.cwd() + '/', '')} > ${t.fullName}${was ? ` (first attempt: ${was})` : ''}`)
         }
         if (r.state === 'passed') passed++
         else if (r.state === 'failed') {
