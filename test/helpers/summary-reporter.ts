@@ -6,6 +6,9 @@ import type { Reporter, TestModule } from 'vitest/node'
  * failed test (file, name, the error's first line) and per test that passed only when retried (with its failed attempt's). With TEST_SUMMARY_FILE set, the same lines are appended there,
  * so scripts/test-all.sh can repeat both passes' failures at the very end of a long CI log.
  */
+/** An error's first line, at most 300 characters ('' for none). */
+const firstLine = (err: { message?: string } | undefined): string => (err?.message ?? '').split('\n')[0]!.slice(0, 300)
+
 export default class SummaryReporter implements Reporter {
   onTestRunEnd(modules: ReadonlyArray<TestModule>): void {
     let passed = 0
@@ -19,20 +22,18 @@ export default class SummaryReporter implements Reporter {
         if (r.state === 'passed' && retries > 0) {
           // a retry hides a test that fails under load; it is listed so it gets fixed, not forgotten, with the failed
           // attempt's error (vitest keeps it on a passed result), without which a flake seen once cannot be traced
-          const was = (r.errors?.[0]?.message ?? '').split('\n')[0]?.slice(0, 300) ?? ''
+          const was = firstLine(r.errors?.[0])
           lines.push(`PASSED ONLY ON RETRY ${retries}: ${m.moduleId.replace(process.cwd() + '/', '')} > ${t.fullName}${was ? ` (first attempt: ${was})` : ''}`)
         }
         if (r.state === 'passed') passed++
         else if (r.state === 'failed') {
           failed++
-          const first = (r.errors?.[0]?.message ?? '').split('\n')[0]?.slice(0, 300) ?? ''
-          lines.push(`FAILED ${m.moduleId.replace(process.cwd() + '/', '')} > ${t.fullName}: ${first}`)
+          lines.push(`FAILED ${m.moduleId.replace(process.cwd() + '/', '')} > ${t.fullName}: ${firstLine(r.errors?.[0])}`)
         } else skipped++
       }
       if (m.state() === 'failed' && [...m.children.allTests()].length === 0) {
         failed++
-        const first = (m.errors()[0]?.message ?? '').split('\n')[0]?.slice(0, 300) ?? ''
-        lines.push(`FAILED ${m.moduleId.replace(process.cwd() + '/', '')} (file): ${first}`)
+        lines.push(`FAILED ${m.moduleId.replace(process.cwd() + '/', '')} (file): ${firstLine(m.errors()[0])}`)
       }
     }
     const summary = [...lines, `${passed} passed, ${failed} failed, ${skipped} skipped`].join('\n') + '\n'
