@@ -129,6 +129,7 @@ const stamp = fingerprint()
 const outputs = [
   join(outdir, 'server.js'),
   join(dist, 'pgdata-template', 'template.json'),
+  join(dist, 'eld-small.json'),
   ...(outArg > 0 ? [] : [join(dist, 'widget', 'embed.js'), join(dist, 'dashboard', 'index.html')]),
 ]
 if (!process.argv.includes('--force') && outputs.every((f) => existsSync(f)) && existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) {
@@ -149,6 +150,11 @@ await esbuild.build({
   logLevel: 'warning',
 })
 await bundleEntries()
+// The language detector's database as JSON, read 4-5 x faster than eld's own object literal (src/modules/shared/language-detect.ts)
+{
+  const { writeDetectorData } = await import(pathToFileURL(resolve(outdir, 'modules/shared/language-detect.js')).href)
+  await writeDetectorData(join(dist, 'eld-small.json'))
+}
 // A migrated, empty embedded database a fresh DATA_DIR is copied from (src/db/template.ts); kept while the
 // migrations and the PGlite version are unchanged, so only a build after a new migration pays for it.
 {

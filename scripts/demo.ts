@@ -24,6 +24,7 @@ import { questionKey } from '../src/modules/knowledge/knowledge.fns.js'
 import { createKnowledgeRepo } from '../src/modules/knowledge/knowledge.repo.js'
 import { wireModules } from '../src/modules/index.js'
 import { createWorker } from '../src/runtime.js'
+import { preloadDetector } from '../src/modules/shared/language-detect.js'
 import { FAKE_EMBEDDING_FLOOR, startFakeLlm } from '../test/fakes/fake-llm.js'
 
 // Seconds since this process started (performance.now() counts from the process's time origin), so the
@@ -106,6 +107,8 @@ try {
 const apiPort = (app.server.address() as { port: number }).port
 const worker = createWorker(ctx, modules)
 await worker.start()
+// read while the workspace is seeded, not by the first question
+preloadDetector()
 console.log(`demo: service up on port ${apiPort} (${seconds()} s: code loaded ${imported} s, database open ${opened} s); seeding the demo workspace...`)
 // Browsers and the printed links use localhost; the seeding below talks to the socket itself.
 const publicApi = `http://localhost:${apiPort}`

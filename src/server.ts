@@ -4,6 +4,7 @@ import { isClusterChild, shareMetrics, superviseCluster, webConcurrency } from '
 import { ConfigError, loadConfig } from './config.js'
 import { closeContext, createContext, createLogger } from './context.js'
 import { startInboundSmtp } from './modules/email-channel/email-channel.smtp.js'
+import { preloadDetector } from './modules/shared/language-detect.js'
 import { wireModules } from './modules/index.js'
 import { createWorker } from './runtime.js'
 
@@ -74,6 +75,8 @@ async function main(): Promise<void> {
     'service ready',
   )
   warmRouteSchemas(app, () => stopping)
+  // the language detector's database, so the first visitor's turn does not wait for it
+  preloadDetector()
 }
 
 main().catch((err) => {
