@@ -1,6 +1,6 @@
 import { sql, type RawBuilder } from 'kysely'
 import type { Db } from '../../db/client.js'
-import { PREPARED } from '../../db/prepared.js'
+import { PREPARED, tenantChecked } from '../../db/prepared.js'
 import type { QuestionOutcome, SessionOwner, TicketTrigger } from '../../db/schema/chat.js'
 import type { TicketWrite } from '../escalations/handoff.js'
 import type { OwnerEventWrite } from '../shared/live.port.js'
@@ -95,7 +95,7 @@ export async function writeTurn(
   // a few fixed shapes (which parts are present), values as parameters: prepared once per connection
   const { rows } = await sql<{ owner: SessionOwner; events?: number; written: boolean; ticket_number: string | null; sent: boolean }>`${PREPARED}
       WITH o AS (
-        SELECT owner${h ? sql`, xmin::text AS v` : sql``} FROM chat_sessions WHERE tenant_id = ${tenantId}::uuid AND id = ${w.sessionId}::uuid FOR UPDATE
+        SELECT owner${h ? sql`, xmin::text AS v` : sql``} FROM chat_sessions WHERE id = ${w.sessionId}::uuid AND ${tenantChecked(tenantId)} FOR UPDATE
       )${
         h
           ? sql`, hg AS MATERIALIZED (
@@ -129,7 +129,7 @@ export async function writeTurn(
           ${ev ? sql`, ${ev.sessionSet}` : sql``}
           ${fu ? sql`, visitor_email_enc = coalesce(${fu.email?.enc ?? null}::text, visitor_email_enc), visitor_email_hash = coalesce(${fu.email?.hash ?? null}::text, visitor_email_hash)` : sql``}
           ${ev || fu ? sql`, awaiting = ${ev?.clearAwaiting ? sql`NULL` : fu ? sql`${fu.awaiting}::text` : sql`awaiting`}` : sql``}
-        WHERE tenant_id = ${tenantId}::uuid AND id = ${w.sessionId}::uuid${h ? sql` AND (SELECT ok FROM bot)` : sql``}
+        WHERE id = ${w.sessionId}::uuid AND ${tenantChecked(tenantId)}${h ? sql` AND (SELECT ok FROM bot)` : sql``}
         RETURNING live_seq
       )${ev ? ev.ctes('s') : sql``}, p AS (
         INSERT INTO pii_events (tenant_id, entity_type, action, direction, count, session_id, ticket_id, actor_user_id, created_at)

@@ -1,6 +1,6 @@
 import { sql, type RawBuilder, type Selectable } from 'kysely'
 import type { Db } from '../../db/client.js'
-import { PREPARED } from '../../db/prepared.js'
+import { PREPARED, tenantChecked } from '../../db/prepared.js'
 import type { EscalationTicketsTable, SessionOwner, TicketPriority, TicketTrigger, TranscriptEntry } from '../../db/schema/chat.js'
 
 export type TicketRow = Selectable<EscalationTicketsTable>
@@ -83,20 +83,20 @@ const handOffRead = (tenantId: string, sessionId: string, opts: { messages: numb
         (SELECT 'open' AS k, id, user_email_enc AS a,
             jsonb_build_object('number', ticket_number, 'priority', priority, 'assignee', assignee_user_id, 'v', xmin::text)::text AS b,
             NULL::timestamptz AS at, NULL::boolean AS op, 0 AS n
-          FROM escalation_tickets WHERE tenant_id = ${tenantId} AND session_id = ${sessionId} AND status IN ('open', 'in_progress')
+          FROM escalation_tickets WHERE session_id = ${sessionId} AND ${tenantChecked(tenantId)} AND status IN ('open', 'in_progress')
           ORDER BY created_at DESC LIMIT 1)
         UNION ALL
         (SELECT 'newest', id, status, user_email_enc, resolved_at, NULL, 0
-          FROM escalation_tickets WHERE tenant_id = ${tenantId} AND session_id = ${sessionId}
+          FROM escalation_tickets WHERE session_id = ${sessionId} AND ${tenantChecked(tenantId)}
           ORDER BY created_at DESC LIMIT 1)
         UNION ALL
         (SELECT 'message', id, role, content, created_at, from_operator, (row_number() OVER (ORDER BY created_at DESC, id DESC))::int
-          FROM chat_messages WHERE tenant_id = ${tenantId} AND session_id = ${sessionId}
+          FROM chat_messages WHERE session_id = ${sessionId} AND ${tenantChecked(tenantId)}
           ORDER BY created_at DESC, id DESC LIMIT ${opts.messages})
         UNION ALL
         (SELECT 'email', id, NULL, content_original_enc, created_at, NULL, (row_number() OVER (ORDER BY created_at DESC))::int
           FROM chat_messages
-          WHERE ${opts.emails}::boolean AND tenant_id = ${tenantId} AND session_id = ${sessionId} AND role = 'user' AND content_original_enc IS NOT NULL
+          WHERE ${opts.emails}::boolean AND session_id = ${sessionId} AND ${tenantChecked(tenantId)} AND role = 'user' AND content_original_enc IS NOT NULL
           ORDER BY created_at DESC LIMIT 20)`
 
 function stateOf(rows: StateRow[]): HandOffState {
@@ -203,9 +203,9 @@ export function createTicketsRepo(db: Db) {
       const { rows } = await sql<SessionWithState & { fresh: boolean }>`${PREPARED}
         WITH st AS (${handOffRead(tenantId, sessionId, opts)})
         SELECT cs.owner, cs.bot_id,
-          cs.xmin::text = (SELECT v.xmin::text FROM chat_sessions v WHERE v.tenant_id = ${tenantId} AND v.id = ${sessionId}) AS fresh,
+          cs.xmin::text = (SELECT v.xmin::text FROM chat_sessions v WHERE v.id = ${sessionId} AND ${tenantChecked(tenantId, 'v.tenant_id')}) AS fresh,
           (SELECT coalesce(jsonb_agg(st), '[]'::jsonb) FROM st) AS state
-        FROM chat_sessions cs WHERE cs.tenant_id = ${tenantId} AND cs.id = ${sessionId}
+        FROM chat_sessions cs WHERE cs.id = ${sessionId} AND ${tenantChecked(tenantId, 'cs.tenant_id')}
         FOR UPDATE OF cs`.execute(trx)
       const r = rows[0]
       if (!r) return { locked: undefined, state: null }
@@ -224,7 +224,7 @@ export function createTicketsRepo(db: Db) {
       const { rows } = await sql<SessionWithState & { version: string }>`${PREPARED}
         WITH st AS (${handOffRead(tenantId, sessionId, opts)})
         SELECT cs.owner, cs.bot_id, cs.xmin::text AS version, (SELECT coalesce(jsonb_agg(st), '[]'::jsonb) FROM st) AS state
-        FROM chat_sessions cs WHERE cs.tenant_id = ${tenantId} AND cs.id = ${sessionId}`.execute(db)
+        FROM chat_sessions cs WHERE cs.id = ${sessionId} AND ${tenantChecked(tenantId, 'cs.tenant_id')}`.execute(db)
       const r = rows[0]
       return r ? { session: { owner: r.owner, bot_id: r.bot_id, version: r.version }, state: aggregatedState(r.state) } : undefined
     },
