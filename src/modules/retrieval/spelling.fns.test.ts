@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { corrections, slipDictionary, slipDistance, unknownTerms } from './spelling.fns.js'
+import { closest, corrections, slipDictionary, slipDistance, unknownTerms } from './spelling.fns.js'
 
 describe('typing slips', () => {
   it('counts one change, drop, addition or swap of neighbours as one slip', () => {
@@ -78,5 +78,61 @@ describe('typing slips', () => {
     const words = ['pasword', 'snyc', 'blck', 'whhat', 'unusde']
     expect(corrections(words, slipDictionary(vocab))).toEqual(corrections(words, vocab))
     expect(corrections(words, vocab).map((c) => c.term)).toEqual(['password', 'sync', 'block'])
+  })
+})
+
+describe('the letter masks that skip most of the dictionary', () => {
+  it('finds what a scan of every lexeme finds, for slips of every kind and words of any script', () => {
+    // a vocabulary of random words, and words a slip or two from them (and from nothing)
+    let seed = 7
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31
+      return seed % n
+    }
+    const alphabet = 'abcdefghijklmnopqrstuvwxyzäöüéçñ'
+    const word = (len: number) => Array.from({ length: len }, () => alphabet[rand(alphabet.length)]).join('')
+    const vocab: [string, number][] = Array.from({ length: 3000 }, () => [word(4 + rand(9)), 1 + rand(20)])
+    const slip = (w: string) => {
+      const i = rand(w.length)
+      switch (rand(4)) {
+        case 0:
+          return w.slice(0, i) + alphabet[rand(alphabet.length)] + w.slice(i + 1)
+        case 1:
+          return w.slice(0, i) + w.slice(i + 1)
+        case 2:
+          return w.slice(0, i) + alphabet[rand(alphabet.length)] + w.slice(i)
+        default:
+          return i + 1 < w.length ? w.slice(0, i) + w[i + 1] + w[i] + w.slice(i + 2) : w
+      }
+    }
+    const words = [
+      ...vocab.slice(0, 300).map(([w]) => slip(w)),
+      ...vocab.slice(300, 500).map(([w]) => slip(slip(w))),
+      ...Array.from({ length: 100 }, () => word(4 + rand(9))),
+      'пароль',
+      'парол',
+      'パスワード',
+    ]
+    vocab.push(['пароль', 3], ['パスワード', 2])
+    const dict = slipDictionary(vocab)
+    const brute = (w: string) => {
+      const max = w.length >= 8 ? 2 : 1
+      let best: { term: string; df: number; d: number } | null = null
+      for (const [term, df] of vocab) {
+        if (df <= 0 || term === w || Math.abs(term.length - w.length) > max) continue
+        const d = slipDistance(w, term, max)
+        if (d > max) continue
+        if (w.length < 5 && !(term.length === w.length + 1 || [...term].sort().join('') === [...w].sort().join(''))) continue
+        if (!best || d < best.d || (d === best.d && (df > best.df || (df === best.df && term < best.term)))) best = { term, df, d }
+      }
+      return best ? { term: best.term, df: best.df } : null
+    }
+    let found = 0
+    for (const w of words) {
+      const c = closest(w, dict)
+      expect({ w, c }).toEqual({ w, c: brute(w) })
+      if (c) found++
+    }
+    expect(found).toBeGreaterThan(400)
   })
 })

@@ -78,21 +78,42 @@ export function slipDistance(a: string, b: string, max: number): number {
  * The knowledge's vocabulary as the correction reads it: lexemes held by a chunk, function words left out ("whhats"
  * is not "what": the few chunks indexed as `simple` keep it), grouped by length, since a word only matches lexemes
  * within `slipsFor` letters of its own length. Built once per corpus version (retrieval.service.ts keeps it beside
- * the postings), not per question.
+ * the postings), not per question. Each lexeme has its letter mask beside it (see `letterMask`).
  */
 export interface SlipDictionary {
-  byLength: Map<number, { terms: string[]; dfs: number[] }>
+  byLength: Map<number, { terms: string[]; dfs: number[]; masks: Int32Array }>
+}
+
+/**
+ * The letters a word holds, each as one of 32 bits (its UTF-16 code unit modulo 32: a-z are 26 different bits). One
+ * slip changes the set of letters a word holds by at most two (a changed letter: one gone, one new; a dropped or
+ * added one: one; a swap: none), and two letters sharing a bit only hide differences, so two words `d` slips apart
+ * differ in at most 2d bits. A lexeme whose mask differs from the word's in more bits than that is no candidate:
+ * the dictionary scan skips it without computing the distance (most of a bucket, for a word of a question).
+ */
+export function letterMask(w: string): number {
+  let m = 0
+  for (let i = 0; i < w.length; i++) m |= 1 << (w.charCodeAt(i) & 31)
+  return m
+}
+
+function bitCount(x: number): number {
+  let v = x - ((x >>> 1) & 0x55555555)
+  v = (v & 0x33333333) + ((v >>> 2) & 0x33333333)
+  return (((v + (v >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24
 }
 
 export function slipDictionary(vocabulary: Iterable<[string, number]>): SlipDictionary {
-  const byLength = new Map<number, { terms: string[]; dfs: number[] }>()
+  const lists = new Map<number, { terms: string[]; dfs: number[] }>()
   for (const [term, df] of vocabulary) {
     if (df <= 0 || isFunctionWord(term)) continue
-    let b = byLength.get(term.length)
-    if (!b) byLength.set(term.length, (b = { terms: [], dfs: [] }))
+    let b = lists.get(term.length)
+    if (!b) lists.set(term.length, (b = { terms: [], dfs: [] }))
     b.terms.push(term)
     b.dfs.push(df)
   }
+  const byLength = new Map<number, { terms: string[]; dfs: number[]; masks: Int32Array }>()
+  for (const [len, b] of lists) byLength.set(len, { ...b, masks: Int32Array.from(b.terms, letterMask) })
   return { byLength }
 }
 
@@ -122,11 +143,14 @@ export function closest(u: string, dict: SlipDictionary): { term: string; df: nu
   const max = slipsFor(u.length)
   let best: { term: string; df: number; d: number } | null = null
   const letters = u.length < ANY_SLIP_LENGTH ? sortedLetters(u) : null
+  const mask = letterMask(u)
+  const maxBits = 2 * max
   for (let len = u.length - max; len <= u.length + max; len++) {
     const bucket = dict.byLength.get(len)
     if (!bucket) continue
-    const { terms, dfs } = bucket
+    const { terms, dfs, masks } = bucket
     for (let i = 0; i < terms.length; i++) {
+      if (bitCount(mask ^ masks[i]!) > maxBits) continue
       const term = terms[i]!
       if (term === u) continue
       const d = slipDistance(u, term, max)
