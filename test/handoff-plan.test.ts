@@ -184,3 +184,28 @@ it('a workspace with a webhook endpoint hands off in the transaction, and its en
   const events = await t.ctx.db.selectFrom('webhook_events').select('type').where('tenant_id', '=', owner.tenantId).execute()
   expect(events.map((e) => e.type)).toContain('ticket.created')
 })
+
+it("finds the session of a prepared statement by its key, whatever the tenant's sessions and the statistics", async () => {
+  // PostgreSQL keeps a prepared statement's generic plan, made from the statistics of the moment (src/db/prepared.ts):
+  // statistics of a small table, then a tenant of many sessions, must not make the lookup scan the tenant's sessions
+  const owner = await createTenant(t)
+  const sid = await session(owner)
+  await sql`ANALYZE chat_sessions`.execute(t.ctx.db)
+  await sql`INSERT INTO chat_sessions
+    SELECT (jsonb_populate_record(cs, jsonb_build_object('id', gen_random_uuid(), 'created_at', now() - make_interval(secs => g)))).*
+    FROM chat_sessions cs, generate_series(1, 3000) g WHERE cs.id = ${sid}::uuid`.execute(t.ctx.db)
+  const plan = await t.ctx.db.transaction().execute(async (trx) => {
+    await sql`SET LOCAL plan_cache_mode = force_generic_plan`.execute(trx)
+    await sql`PREPARE session_by_key(uuid, uuid) AS SELECT owner FROM chat_sessions WHERE id = $1 AND ${sql.raw('tenant_id IS NOT DISTINCT FROM $2')}`.execute(
+      trx,
+    )
+    const r = await sql<{ 'QUERY PLAN': string }>`EXPLAIN EXECUTE session_by_key(${sql.lit(sid)}::uuid, ${sql.lit(owner.tenantId)}::uuid)`.execute(trx)
+    await sql`DEALLOCATE session_by_key`.execute(trx)
+    return r.rows.map((x) => x['QUERY PLAN']).join('\n')
+  })
+  expect(plan).toContain('chat_sessions_pkey')
+  expect(plan).not.toMatch(/tenant_(created|activity)_idx/)
+  // the statements' own helper writes the check that way
+  const { tenantChecked } = await import('../src/db/prepared.js')
+  expect(sql`${tenantChecked(owner.tenantId, 'cs.tenant_id')}`.compile(t.ctx.db).sql).toBe('"cs"."tenant_id" IS NOT DISTINCT FROM $1::uuid')
+})
