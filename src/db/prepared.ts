@@ -22,8 +22,9 @@ const MARK = '/*prepared*/'
  * The tenant's check on rows a prepared statement finds by another key (a session by its id, a session's messages
  * or tickets by its id): written so that no index serves it, so the rows are found by that key and the tenant only
  * checked. PostgreSQL makes a prepared statement's generic plan once per connection, from the statistics of that
- * moment, and keeps it: from a small table it took the tenant's (tenant_id, created_at) index instead, so each turn
- * scanned all the tenant's sessions (49-299 rows in bench:chat, twice a hand-off) and kept doing so as they grew.
+ * moment, and keeps it until the table is analysed again: from a small table it took the tenant's (tenant_id,
+ * created_at) index instead, so each turn scanned all the tenant's sessions (49-299 rows in bench:chat, twice a
+ * hand-off), more as they grew, until autovacuum's next analyze of the table replanned it.
  */
 export const tenantChecked = (tenantId: string, column = 'tenant_id') => sql`${sql.ref(column)} IS NOT DISTINCT FROM ${tenantId}::uuid`
 
