@@ -129,7 +129,6 @@ const stamp = fingerprint()
 const outputs = [
   join(outdir, 'server.js'),
   join(dist, 'pgdata-template', 'template.json'),
-  join(dist, 'eld-small.json'),
   ...(outArg > 0 ? [] : [join(dist, 'widget', 'embed.js'), join(dist, 'dashboard', 'index.html')]),
 ]
 if (!process.argv.includes('--force') && outputs.every((f) => existsSync(f)) && existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) {
@@ -150,10 +149,18 @@ await esbuild.build({
   logLevel: 'warning',
 })
 await bundleEntries()
-// The language detector's database as JSON, read 4-5 x faster than eld's own object literal (src/modules/shared/language-detect.ts)
+// The language detector's database as JSON, read 4-5 x faster than eld's own object literal (src/modules/shared/language-detect.ts).
+// An eld that lays its files out otherwise is built without it: the service then loads eld's own, as it does when
+// the file is missing (so it is not one of the outputs that make a build current).
 {
   const { writeDetectorData } = await import(pathToFileURL(resolve(outdir, 'modules/shared/language-detect.js')).href)
-  await writeDetectorData(join(dist, 'eld-small.json'))
+  const file = join(dist, 'eld-small.json')
+  try {
+    await writeDetectorData(file)
+  } catch (err) {
+    rmSync(file, { force: true })
+    console.error(`the language detector's JSON database was not written (${err instanceof Error ? err.message : err}); the service loads eld's own`)
+  }
 }
 // A migrated, empty embedded database a fresh DATA_DIR is copied from (src/db/template.ts); kept while the
 // migrations and the PGlite version are unchanged, so only a build after a new migration pays for it.
