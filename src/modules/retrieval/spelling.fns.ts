@@ -81,7 +81,7 @@ export function slipDistance(a: string, b: string, max: number): number {
  * the postings), not per question. Each lexeme has its letter mask beside it (see `letterMask`).
  */
 export interface SlipDictionary {
-  byLength: Map<number, { terms: string[]; dfs: number[]; masks: Int32Array }>
+  byLength: Map<number, { terms: string[]; dfs: number[]; masks: number[] }>
 }
 
 /**
@@ -104,16 +104,15 @@ function bitCount(x: number): number {
 }
 
 export function slipDictionary(vocabulary: Iterable<[string, number]>): SlipDictionary {
-  const lists = new Map<number, { terms: string[]; dfs: number[] }>()
+  const byLength = new Map<number, { terms: string[]; dfs: number[]; masks: number[] }>()
   for (const [term, df] of vocabulary) {
     if (df <= 0 || isFunctionWord(term)) continue
-    let b = lists.get(term.length)
-    if (!b) lists.set(term.length, (b = { terms: [], dfs: [] }))
+    let b = byLength.get(term.length)
+    if (!b) byLength.set(term.length, (b = { terms: [], dfs: [], masks: [] }))
     b.terms.push(term)
     b.dfs.push(df)
+    b.masks.push(letterMask(term))
   }
-  const byLength = new Map<number, { terms: string[]; dfs: number[]; masks: Int32Array }>()
-  for (const [len, b] of lists) byLength.set(len, { ...b, masks: Int32Array.from(b.terms, letterMask) })
   return { byLength }
 }
 

@@ -39,13 +39,13 @@ let loaded: Detector | null = null
 
 /**
  * eld's files. Its exports map names only its entry points, and only for import (no require condition), so the
- * package folder is found where Node would look for it.
+ * package folder is found where Node would look for it (once per process).
  */
+let eldDir: string | null = null
 function eldFile(relativeToPackage: string): URL {
-  const dirs = createRequire(import.meta.url).resolve.paths('eld') ?? []
-  const dir = dirs.map((d) => join(d, 'eld')).find((d) => existsSync(join(d, 'package.json')))
-  if (!dir) throw new Error('eld is not installed')
-  return pathToFileURL(join(dir, relativeToPackage))
+  eldDir ??= (createRequire(import.meta.url).resolve.paths('eld') ?? []).map((d) => join(d, 'eld')).find((d) => existsSync(join(d, 'package.json'))) ?? null
+  if (!eldDir) throw new Error('eld is not installed')
+  return pathToFileURL(join(eldDir, relativeToPackage))
 }
 
 function eldVersion(): string {
