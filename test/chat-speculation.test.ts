@@ -125,6 +125,25 @@ describe('speculative answer', () => {
     }
   })
 
+  it("counts the query embedding's wait as the model's time (the turn's meter reaches retrieval's call)", async () => {
+    const off = await startApp({ env: { LLM_BASE_URL: fake.url, RETRIEVAL_CAVEAT_SCORE: '0.95', CHAT_EARLY_ANSWER_FROM_BM25: 'false' } })
+    try {
+      const tenant = await createTenant(off)
+      await withDocs(off, tenant, { 'refunds.md': REFUNDS_MD, 'shipping.md': SHIPPING_MD })
+      fake.reset()
+      // only the embedding is slow: the guard and the answer come at once
+      fake.fail('slow_first_token', { delayMs: CALL_MS, match: (r) => r.path === '/v1/embeddings' })
+      const r = await tenant.api.withApiKey(tenant.apiKey).post('/chat', { question: 'How long does a refund take to be processed?' })
+      expect(r.status, r.text).toBe(200)
+      const log = await tenant.api.get(`/chat/logs/session/${r.body.session_id}`)
+      const { timings } = log.body.messages[1].debug
+      expect(timings.model).toBeGreaterThan(CALL_MS * 0.9)
+      expect(timings.model).toBeLessThanOrEqual(timings.total)
+    } finally {
+      await off.close()
+    }
+  })
+
   it.each([
     ['an injection', { injection: true, wants_human: false, relevant: true }, 'How long do refunds take?', /can't help with that/],
     ['a request for a person', { injection: false, wants_human: true, relevant: true }, 'How long do refunds take?', /./],

@@ -51,7 +51,7 @@ export function wireChat(
   const meter = createModelMeter(ctx.llm)
   const retrieval = createRetrievalService({
     repo: createRetrievalRepo(db, ctx.database.features),
-    llm: withQueryEmbeddingCache(meter.llm, config.CHAT_QUERY_EMBEDDING_CACHE),
+    llm: withQueryEmbeddingCache(ctx.llm, config.CHAT_QUERY_EMBEDDING_CACHE),
     features: ctx.database.features,
     log,
     embeddingModel: config.EMBEDDING_MODEL,
@@ -73,8 +73,8 @@ export function wireChat(
     clock,
     cipher,
     log,
-    llm: meter.llm,
-    measure: meter.measure,
+    llm: ctx.llm,
+    meter,
     observeStage: (stage, ms) => ctx.metrics.observeStage(stage, ms),
     repo,
     handOff: deps.handOff,

@@ -11,6 +11,7 @@ import type { LlmClient } from '../llm/llm.js'
 import type { RetrievalService } from '../retrieval/retrieval.service.js'
 import type { Redaction } from '../shared/redaction.js'
 import type { ChatRepo, SessionRow } from './chat.repo.js'
+import type { ModelMeter } from './model-meter.js'
 import type { EventsPort } from '../shared/events.port.js'
 import type { LivePort } from '../shared/live.port.js'
 import type { SessionOwner } from '../../db/schema/chat.js'
@@ -123,8 +124,8 @@ export interface TurnDeps {
   tenantSettings: ChatRepo['tenantSettings']
   /** The tenant's knowledge profile (product name, topics, glossary), for the guard and the prompt. */
   profileFor?: (tenantId: string) => Promise<ProfileData | null>
-  /** Measures the time a turn waits on the model (see model-meter.ts); `llm` must be its metered client. */
-  measure?: <T>(fn: (modelMs: () => number) => Promise<T>) => Promise<T>
+  /** Measures the time a turn waits on the model (see model-meter.ts): each turn runs with its meter's client as `llm`. */
+  meter?: Pick<ModelMeter, 'start'>
   /** Told each stage's time at the end of a turn (the Prometheus stage histogram). */
   observeStage?: (stage: string, ms: number) => void
   /** The outbound events outbox (conversation.ended), written in the turn's transaction. */

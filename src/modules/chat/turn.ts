@@ -29,7 +29,14 @@ import { Stopwatch, type Turn, type TurnDeps, type TurnInput, type TurnResult } 
  * with 9b link cleaning, 9a validation, 10 persistence.
  */
 export function runTurn(deps: TurnDeps, input: TurnInput): Promise<TurnResult> {
-  return deps.measure ? deps.measure((modelMs) => turn(deps, input, modelMs)) : turn(deps, input, () => 0)
+  if (!deps.meter) return turn(deps, input, () => 0)
+  // the turn's own meter: its model client, and retrieval told of it for the query embedding and the floor's probes
+  const m = deps.meter.start()
+  const retrieval: TurnDeps['retrieval'] = {
+    search: (tenantId, query, opts) => deps.retrieval.search(tenantId, query, { ...opts, modelWait: m.wait }),
+    probeFloor: (tenantId, corpus, apiKey) => deps.retrieval.probeFloor(tenantId, corpus, apiKey, m.wait),
+  }
+  return turn({ ...deps, llm: m.llm, retrieval }, input, m.read)
 }
 
 async function turn(deps: TurnDeps, input: TurnInput, modelMs: () => number): Promise<TurnResult> {

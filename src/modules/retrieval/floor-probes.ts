@@ -1,5 +1,6 @@
 import { setBounded } from '../../lib/bounded.js'
 import type { CorpusRow } from './retrieval.repo.js'
+import type { ModelWait } from './retrieval.types.js'
 
 /**
  * The relevance floor's cosine for an embedding model whose scale is neither configured (RETRIEVAL_FLOOR_COSINE) nor
@@ -37,7 +38,7 @@ export function floorFromProbes(topCosines: number[]): number | null {
 
 export interface ProbeDeps {
   /** The probes' vectors under the service's embedding model (one provider call). */
-  embed: (apiKey: string, texts: string[]) => Promise<number[][]>
+  embed: (apiKey: string, texts: string[], wait?: ModelWait) => Promise<number[][]>
   /** The top cosine of a vector among the tenant's chunks; null when it cannot be looked up. */
   nearest: (tenantId: string, corpus: CorpusRow, vector: number[]) => Promise<number | null>
 }
@@ -49,8 +50,8 @@ export interface ProbeDeps {
 export function createProbeFloors(deps: ProbeDeps, maxTenants = 10_000) {
   let vectors: Promise<number[][]> | null = null
   const floors = new Map<string, Promise<number | null>>()
-  const measure = async (tenantId: string, corpus: CorpusRow, apiKey: string): Promise<number | null> => {
-    vectors ??= deps.embed(apiKey, [...OFF_TOPIC_PROBES])
+  const measure = async (tenantId: string, corpus: CorpusRow, apiKey: string, wait?: ModelWait): Promise<number | null> => {
+    vectors ??= deps.embed(apiKey, [...OFF_TOPIC_PROBES], wait)
     let vs: number[][]
     try {
       vs = await vectors
@@ -61,12 +62,13 @@ export function createProbeFloors(deps: ProbeDeps, maxTenants = 10_000) {
     const tops = await Promise.all(vs.map((v) => deps.nearest(tenantId, corpus, v)))
     return floorFromProbes(tops.filter((c): c is number => c !== null))
   }
-  return (tenantId: string, corpus: CorpusRow, apiKey: string): Promise<number | null> => {
+  /** `wait` (the first caller's) is told while the probes' vectors are asked of the model. */
+  return (tenantId: string, corpus: CorpusRow, apiKey: string, wait?: ModelWait): Promise<number | null> => {
     if (corpus.nEmbedded === 0) return Promise.resolve(null)
     const key = `${tenantId}:${corpus.version}`
     let p = floors.get(key)
     if (!p) {
-      p = measure(tenantId, corpus, apiKey).catch(() => {
+      p = measure(tenantId, corpus, apiKey, wait).catch(() => {
         floors.delete(key)
         return null
       })

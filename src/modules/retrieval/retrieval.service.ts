@@ -12,8 +12,8 @@ import { createProbeFloors } from './floor-probes.js'
 import { setBounded } from '../../lib/bounded.js'
 import { regconfigFor } from '../documents/language.fns.js'
 
-export type { FaqHit, FaqSearch, RetrievalDeps, RetrievalHit, RetrievalResult, SearchOptions } from './retrieval.types.js'
-import type { FaqHit, RetrievalDeps, RetrievalHit, RetrievalResult, SearchOptions } from './retrieval.types.js'
+export type { FaqHit, FaqSearch, ModelWait, RetrievalDeps, RetrievalHit, RetrievalResult, SearchOptions } from './retrieval.types.js'
+import type { FaqHit, ModelWait, RetrievalDeps, RetrievalHit, RetrievalResult, SearchOptions } from './retrieval.types.js'
 
 /** Lists fed to fusion are this long; the final top-k is picked from the fused pool by MMR. */
 const LIST_K = 30
@@ -140,19 +140,25 @@ export function createRetrievalService(deps: RetrievalDeps) {
     return topK(entry, normalize(q), k).map((t) => ({ id: entry.ids[t.index]!, document_id: entry.docIds[t.index]!, score: t.score }))
   }
 
-  /** Texts embedded under the service's model, at the indexer's dimensions. */
-  const embed = (apiKey: string, input: string[], timeoutMs: number, signal?: AbortSignal) =>
-    deps.llm.embed({
-      apiKey,
-      model: deps.embeddingModel,
-      input,
-      ...(deps.embeddingDimensions ? { dimensions: deps.embeddingDimensions } : {}),
-      timeoutMs,
-      signal,
-    })
+  /** Texts embedded under the service's model, at the indexer's dimensions; `wait` is told while the model is asked. */
+  const embed = async (apiKey: string, input: string[], timeoutMs: number, signal?: AbortSignal, wait?: ModelWait) => {
+    const end = wait?.begin()
+    try {
+      return await deps.llm.embed({
+        apiKey,
+        model: deps.embeddingModel,
+        input,
+        ...(deps.embeddingDimensions ? { dimensions: deps.embeddingDimensions } : {}),
+        timeoutMs,
+        signal,
+      })
+    } finally {
+      end?.()
+    }
+  }
 
   const probeFloor = createProbeFloors({
-    embed: async (apiKey, texts) => (await embed(apiKey, texts, 10_000)).vectors,
+    embed: async (apiKey, texts, wait) => (await embed(apiKey, texts, 10_000, undefined, wait)).vectors,
     nearest: async (tenantId, corpus, v) => (await nearest(tenantId, corpus, v, 1))?.[0]?.score ?? null,
   })
 
@@ -168,7 +174,7 @@ export function createRetrievalService(deps: RetrievalDeps) {
     let q: number[]
     let tokens = 0
     try {
-      const r = await embed(opts.apiKey, [query], opts.embedTimeoutMs ?? 5000, opts.signal).finally(embedded)
+      const r = await embed(opts.apiKey, [query], opts.embedTimeoutMs ?? 5000, opts.signal, opts.modelWait).finally(embedded)
       q = r.vectors[0] ?? []
       tokens = r.usage.total_tokens
     } catch (err) {

@@ -54,6 +54,11 @@ export interface RetrievalResult {
   floorCosine?: number | null
 }
 
+/** A caller's count of time spent waiting on the model (the chat turn's meter, model-meter.ts): begin() returns the end. */
+export interface ModelWait {
+  begin(): () => void
+}
+
 export interface SearchOptions {
   /** The tenant's provider key; without it only lexical (and FAQ) retrieval runs. */
   apiKey?: string | null
@@ -71,6 +76,8 @@ export interface SearchOptions {
   onLexical?: (preliminary: RetrievalResult) => void
   /** How long the embedding may still take before onLexical is called (a fast embedder makes it unnecessary). */
   lexicalGraceMs?: number
+  /** Told while the query embedding is asked of the model (a cached one is not). */
+  modelWait?: ModelWait
 }
 
 export interface RetrievalDeps {
