@@ -392,7 +392,15 @@ async function main() {
         // persist's yardstick in the same run: a one-row durable INSERT on the same PostgreSQL after the idle that a
         // one-client turn's write follows (the rest of its turn), so the machine's wake-ups and the commit's WAL flush
         // are in both (a hand-off's write is one statement too, over nine tables)
-        const idleMs = Math.max(1, Math.round(pct(turns.map((t) => t.total - (t.persist ?? 0)), 50)))
+        const idleMs = Math.max(
+          1,
+          Math.round(
+            pct(
+              turns.map((t) => t.total - (t.persist ?? 0)),
+              50,
+            ),
+          ),
+        )
         await sql`CREATE TABLE IF NOT EXISTS bench_yardstick (id bigserial PRIMARY KEY, at timestamptz NOT NULL)`.execute(db)
         const one: number[] = []
         for (let i = 0; i < 150; i++) {
@@ -401,7 +409,10 @@ async function main() {
           await sql`INSERT INTO bench_yardstick (at) VALUES (now())`.execute(db)
           one.push(performance.now() - s)
         }
-        const persistP50 = pct(turns.map((t) => t.persist ?? 0), 50)
+        const persistP50 = pct(
+          turns.map((t) => t.persist ?? 0),
+          50,
+        )
         console.log(
           `  persist's yardstick: a one-row durable INSERT after ${idleMs} ms idle p50 ${pct(one, 50).toFixed(2)} ms; persist p50 ${(persistP50 / pct(one, 50)).toFixed(1)} x it`,
         )

@@ -106,42 +106,35 @@ describe('speculative answer', () => {
     expect(log.body.messages[1].debug.speculation).toMatch(/^used/)
   })
 
-  it('with CHAT_EARLY_ANSWER_FROM_BM25=false, a new question waits for its embedding: no answer from the BM25 evidence', async () => {
+  /** A new question asked of an app with the early answer off, the model slowed as `fault` says: its answer's debug record. */
+  async function askWithoutEarlyAnswer(fault: Parameters<FakeLlm['fail']>[1]) {
     const off = await startApp({ env: { LLM_BASE_URL: fake.url, RETRIEVAL_CAVEAT_SCORE: '0.95', CHAT_EARLY_ANSWER_FROM_BM25: 'false' } })
     try {
       const tenant = await createTenant(off)
       await withDocs(off, tenant, { 'refunds.md': REFUNDS_MD, 'shipping.md': SHIPPING_MD })
       fake.reset()
-      fake.fail('slow_first_token', { delayMs: CALL_MS })
+      fake.fail('slow_first_token', fault)
       const r = await tenant.api.withApiKey(tenant.apiKey).post('/chat', { question: 'How long does a refund take to be processed?' })
       expect(r.status, r.text).toBe(200)
       const log = await tenant.api.get(`/chat/logs/session/${r.body.session_id}`)
-      const debug = log.body.messages[1].debug
-      expect(debug.speculation ?? 'none').not.toBe('used_lexical')
-      expect(debug.timings.retrieval).toBeGreaterThan(CALL_MS * 0.9) // the embedding was waited for
-      expect(fake.chatCalls().filter(isAnswer)).toHaveLength(1)
+      return log.body.messages[1].debug
     } finally {
       await off.close()
     }
+  }
+
+  it('with CHAT_EARLY_ANSWER_FROM_BM25=false, a new question waits for its embedding: no answer from the BM25 evidence', async () => {
+    const debug = await askWithoutEarlyAnswer({ delayMs: CALL_MS })
+    expect(debug.speculation ?? 'none').not.toBe('used_lexical')
+    expect(debug.timings.retrieval).toBeGreaterThan(CALL_MS * 0.9) // the embedding was waited for
+    expect(fake.chatCalls().filter(isAnswer)).toHaveLength(1)
   })
 
   it("counts the query embedding's wait as the model's time (the turn's meter reaches retrieval's call)", async () => {
-    const off = await startApp({ env: { LLM_BASE_URL: fake.url, RETRIEVAL_CAVEAT_SCORE: '0.95', CHAT_EARLY_ANSWER_FROM_BM25: 'false' } })
-    try {
-      const tenant = await createTenant(off)
-      await withDocs(off, tenant, { 'refunds.md': REFUNDS_MD, 'shipping.md': SHIPPING_MD })
-      fake.reset()
-      // only the embedding is slow: the guard and the answer come at once
-      fake.fail('slow_first_token', { delayMs: CALL_MS, match: (r) => r.path === '/v1/embeddings' })
-      const r = await tenant.api.withApiKey(tenant.apiKey).post('/chat', { question: 'How long does a refund take to be processed?' })
-      expect(r.status, r.text).toBe(200)
-      const log = await tenant.api.get(`/chat/logs/session/${r.body.session_id}`)
-      const { timings } = log.body.messages[1].debug
-      expect(timings.model).toBeGreaterThan(CALL_MS * 0.9)
-      expect(timings.model).toBeLessThanOrEqual(timings.total)
-    } finally {
-      await off.close()
-    }
+    // only the embedding is slow: the guard and the answer come at once
+    const { timings } = await askWithoutEarlyAnswer({ delayMs: CALL_MS, match: (r) => r.path === '/v1/embeddings' })
+    expect(timings.model).toBeGreaterThan(CALL_MS * 0.9)
+    expect(timings.model).toBeLessThanOrEqual(timings.total)
   })
 
   it.each([

@@ -39,23 +39,17 @@ export function createModelMeter(llm: LlmClient) {
           }
         },
       }
+      const timed = async <T>(call: () => Promise<T>): Promise<T> => {
+        const end = wait.begin()
+        try {
+          return await call()
+        } finally {
+          end()
+        }
+      }
       const metered: LlmClient = {
-        async chat(opts) {
-          const end = wait.begin()
-          try {
-            return await llm.chat(opts)
-          } finally {
-            end()
-          }
-        },
-        async embed(opts) {
-          const end = wait.begin()
-          try {
-            return await llm.embed(opts)
-          } finally {
-            end()
-          }
-        },
+        chat: (opts) => timed(() => llm.chat(opts)),
+        embed: (opts) => timed(() => llm.embed(opts)),
         chatStream(opts): ChatStream {
           const end = wait.begin()
           const inner = llm.chatStream(opts)
