@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startFakeLlm, type FakeLlm } from './fakes/fake-llm.js'
 import { startApp, type TestApp } from './helpers/app.js'
-import { chatApi, isAnswer, REFUNDS_MD, SHIPPING_MD, sseFrames, system, withDocs } from './helpers/chat.js'
+import { chatApi, isAnswer, REFUNDS_MD, SHIPPING_MD, sseFrames, system, withDocs, withDocsAndVectors } from './helpers/chat.js'
 import { createTenant, type Tenant } from './helpers/factories.js'
 
 /**
@@ -194,7 +194,7 @@ describe('relevance floor with vectors of a known scale', () => {
     const app = await startApp({ env: { LLM_BASE_URL: fake.url, RETRIEVAL_FLOOR_COSINE: '' } })
     try {
       const shop = await createTenant(app)
-      const pages = await withDocs(app, shop, { 'refunds.md': REFUNDS_PAGE })
+      const pages = await withDocsAndVectors(app, shop, { 'refunds.md': REFUNDS_PAGE })
       fake.embedAs((text) => (text === QUESTION ? REFUNDS_PAGE : undefined))
       fake.script(answers)
       const r = await chatApi(app, shop).post('/chat', { question: QUESTION })
@@ -217,7 +217,7 @@ describe('relevance floor with vectors of a known scale', () => {
     const app = await startApp({ env: { LLM_BASE_URL: fake.url, EMBEDDING_MODEL: 'acme-embed-v2', RETRIEVAL_FLOOR_COSINE: '' } })
     try {
       const shop = await createTenant(app)
-      const pages = await withDocs(app, shop, { 'refunds.md': REFUNDS_PAGE })
+      const pages = await withDocsAndVectors(app, shop, { 'refunds.md': REFUNDS_PAGE })
       fake.embedAs((text) => (text === QUESTION ? REFUNDS_PAGE : undefined))
       fake.script(answers)
       const probes = () => fake.embeddingCalls().filter((c) => JSON.stringify(c.body).includes('Andromeda')).length

@@ -5,6 +5,7 @@ import type { TestApp } from './app.js'
 import { uploadReady } from './documents.js'
 import type { Tenant } from './factories.js'
 import type { Api } from './http.js'
+import { until } from './wait.js'
 
 /** Which pipeline call a recorded model request was. */
 export const system = (c: { messages: { role: string; content: string }[] }) =>
@@ -42,6 +43,18 @@ export async function withDocs(t: TestApp, tenant: Tenant, docs: Record<string, 
   const out: Record<string, string> = {}
   for (const [name, md] of Object.entries(docs)) out[name] = (await uploadReady(t, tenant.api, name, md)).id
   return out
+}
+
+/**
+ * withDocs, then each document's vectors ready too: a ready document is searchable by its words at once and gets its
+ * vectors after, so a test whose turn needs the vectors (a page found only by them, their hits as evidence) waits for
+ * them; under a loaded CI they came after the turn.
+ */
+export async function withDocsAndVectors(t: TestApp, tenant: Tenant, docs: Record<string, string>) {
+  const ids = await withDocs(t, tenant, docs)
+  for (const [name, id] of Object.entries(ids))
+    await until(`the vectors of ${name}`, async () => (await tenant.api.get(`/documents/${id}`)).body.embeddings?.status === 'ready')
+  return ids
 }
 
 export const chatApi = (t: TestApp, tenant: Tenant): Api => t.api().withApiKey(tenant.apiKey)
