@@ -364,13 +364,12 @@ async function main() {
           50,
         ).toFixed(1)} ms`,
       )
+      const soloPersist = pct(
+        turns.map((t) => t.persist ?? 0),
+        50,
+      )
       console.log(
-        `  over GET /health: service ${(pct(solo, 50) / Math.max(healthMs, 0.01)).toFixed(1)} x, persist ${(
-          pct(
-            turns.map((t) => t.persist ?? 0),
-            50,
-          ) / Math.max(healthMs, 0.01)
-        ).toFixed(1)} x`,
+        `  over GET /health: service ${(pct(solo, 50) / Math.max(healthMs, 0.01)).toFixed(1)} x, persist ${(soloPersist / Math.max(healthMs, 0.01)).toFixed(1)} x`,
       )
       const persistOf = (answered: number) => turns.filter((t) => t.answered === answered).map((t) => t.persist ?? 0)
       console.log(
@@ -409,12 +408,9 @@ async function main() {
           await sql`INSERT INTO bench_yardstick (at) VALUES (now())`.execute(db)
           one.push(performance.now() - s)
         }
-        const persistP50 = pct(
-          turns.map((t) => t.persist ?? 0),
-          50,
-        )
+        const insertMs = pct(one, 50)
         console.log(
-          `  persist's yardstick: a one-row durable INSERT after ${idleMs} ms idle p50 ${pct(one, 50).toFixed(2)} ms; persist p50 ${(persistP50 / pct(one, 50)).toFixed(1)} x it`,
+          `  persist's yardstick: a one-row durable INSERT after ${idleMs} ms idle p50 ${insertMs.toFixed(2)} ms; persist p50 ${(soloPersist / insertMs).toFixed(1)} x it`,
         )
       }
       if (QUIET_TURNS > 0) {

@@ -76,7 +76,7 @@ export interface SearchOptions {
   onLexical?: (preliminary: RetrievalResult) => void
   /** How long the embedding may still take before onLexical is called (a fast embedder makes it unnecessary). */
   lexicalGraceMs?: number
-  /** Told while the query embedding is asked of the model (a cached one is not). */
+  /** Told while the query embedding is awaited (a cached one returns at once, so it adds nothing). */
   modelWait?: ModelWait
 }
 
