@@ -163,6 +163,16 @@ const EnvSchema = Type.Object({
   RETRIEVAL_LEXICAL_BUDGET: Type.Integer({ minimum: 50, maximum: 1000000, default: 500 }),
   /** Memory for per-tenant embedding caches when pgvector is absent (exact cosine in process). */
   RETRIEVAL_VECTOR_CACHE_MB: Type.Integer({ minimum: 0, maximum: 4096, default: 80 }),
+  /**
+   * With pgvector: a workspace with at least this many embedded chunks searches its vectors through the shared HNSW
+   * index of its model and width (built by a job when the first workspace crosses it); below, the exact scan of its own
+   * rows, which is exact and cheap at that size (docs/operations.md, measured in docs/performance.md).
+   */
+  RETRIEVAL_VECTOR_INDEX_MIN_CHUNKS: Type.Integer({ minimum: 1, maximum: 100000000, default: 20000 }),
+  /** `hnsw.ef_search` of an index search (at least k): recall against speed. */
+  RETRIEVAL_HNSW_EF_SEARCH: Type.Integer({ minimum: 10, maximum: 1000, default: 100 }),
+  /** maintenance_work_mem of an HNSW build, in MB: the build is much faster while the graph fits. */
+  RETRIEVAL_VECTOR_INDEX_BUILD_MB: Type.Integer({ minimum: 64, maximum: 65536, default: 512 }),
   /** Memory for per-tenant BM25 postings scored in process (0: BM25 always runs as SQL). */
   RETRIEVAL_LEXICAL_CACHE_MB: Type.Integer({ minimum: 0, maximum: 4096, default: 32 }),
   RETRIEVAL_DETAIL_CACHE_MB: Type.Integer({ minimum: 0, maximum: 4096, default: 16 }),
@@ -396,6 +406,9 @@ export const CONFIG_DOCS: { readonly [K in keyof Env]-?: string } = {
     "weight (1..10) of the ranking for the question translated into the knowledge's language against the question as asked (1) in the fusion",
   RETRIEVAL_LEXICAL_BUDGET: 'candidate rows the BM25 search scores, taken from the rarest query terms',
   RETRIEVAL_VECTOR_CACHE_MB: 'memory for per-tenant embedding caches when pgvector is absent',
+  RETRIEVAL_VECTOR_INDEX_MIN_CHUNKS: "with pgvector: embedded chunks from which a workspace's vector search uses the shared HNSW index (exact scan below)",
+  RETRIEVAL_HNSW_EF_SEARCH: 'hnsw.ef_search of a vector index search (at least k): higher is better recall, slower',
+  RETRIEVAL_VECTOR_INDEX_BUILD_MB: 'maintenance_work_mem of an HNSW index build, in MB',
   RETRIEVAL_LEXICAL_CACHE_MB: 'memory for per-tenant BM25 postings scored in process; 0 always uses SQL',
   RETRIEVAL_DETAIL_CACHE_MB: 'memory for the texts of chunks recently retrieved, kept per corpus version; 0 reads them every turn',
   IDEMPOTENCY_WAIT_MS: 'how long a duplicate Idempotency-Key request waits for the first before 409',

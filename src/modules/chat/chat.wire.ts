@@ -6,6 +6,8 @@ import type { BotsRepo } from '../bots/bots.repo.js'
 import type { HandOffPort } from '../escalations/handoff.js'
 import type { LanguagesPort } from '../languages/languages.port.js'
 import { createRetrievalRepo } from '../retrieval/retrieval.repo.js'
+import { createVectorIndexes, vectorIndexJobs } from '../retrieval/vector-index.js'
+import { createVectorIndexRepo } from '../retrieval/vector-index.repo.js'
 import { withQueryEmbeddingCache } from './query-embeddings.js'
 import { createRetrievalService, type FaqSearch } from '../retrieval/retrieval.service.js'
 import { NoticeCache } from '../../db/change-feed.js'
@@ -49,6 +51,7 @@ export function wireChat(
 ) {
   const { db, clock, cipher, config, log } = ctx
   const meter = createModelMeter(ctx.llm)
+  const vectorIndexRepo = createVectorIndexRepo(db, ctx.database.kind)
   const retrieval = createRetrievalService({
     repo: createRetrievalRepo(db, ctx.database.features),
     llm: withQueryEmbeddingCache(ctx.llm, config.CHAT_QUERY_EMBEDDING_CACHE),
@@ -62,6 +65,16 @@ export function wireChat(
     lexicalCacheBytes: config.RETRIEVAL_LEXICAL_CACHE_MB * 1024 * 1024,
     detailCacheBytes: config.RETRIEVAL_DETAIL_CACHE_MB * 1024 * 1024,
     faqSearch: deps.faqSearch,
+    ...(ctx.database.features.vector
+      ? {
+          vectorIndexes: createVectorIndexes({
+            repo: vectorIndexRepo,
+            queue: ctx.queue,
+            changes: ctx.database.changes,
+            settings: { model: config.EMBEDDING_MODEL, minChunks: config.RETRIEVAL_VECTOR_INDEX_MIN_CHUNKS, efSearch: config.RETRIEVAL_HNSW_EF_SEARCH },
+          }),
+        }
+      : {}),
   })
   const repo = createChatRepo(db)
   // Every turn reads its tenant's key and privacy settings; tenant writes announce TENANTS_TOPIC, so this copy
@@ -107,6 +120,9 @@ export function wireChat(
     service,
     retrieval,
     routes: chatRoutes({ guards, chat: service, logs, idempotency }),
-    jobs: chatJobs({ idempotency }),
+    jobs: [
+      ...chatJobs({ idempotency }),
+      ...vectorIndexJobs({ db, repo: vectorIndexRepo, changes: ctx.database.changes, maintenanceMb: config.RETRIEVAL_VECTOR_INDEX_BUILD_MB, log }),
+    ],
   }
 }

@@ -3,6 +3,7 @@ import type { Db } from '../../db/client.js'
 import { PREPARED } from '../../db/prepared.js'
 import { orQuery, type Bm25Params, type ConfigTermStat, type QueryPlan } from './bm25.fns.js'
 import type { TermVectorRow } from './lexical-cache.js'
+import type { VectorIndexSpec } from './vector-index.fns.js'
 
 export interface CorpusRow {
   n: number
@@ -161,19 +162,51 @@ export function createRetrievalRepo(db: Db, features: { vector: boolean }) {
       return { rows: rows.map((r) => ({ id: r.id, document_id: r.document_id, score: Number(r.score) })), candidates: rows[0]?.total ?? 0 }
     },
 
-    /** Exact nearest chunks by cosine with pgvector (only when the extension is installed). */
-    async vectorSearch(tenantId: string, query: ArrayLike<number>, model: string, k: number): Promise<ScoredChunk[]> {
+    /**
+     * Nearest chunks by cosine with pgvector (only when the extension is installed). Without `index`: the exact scan of
+     * the tenant's rows (its distance is on the column itself, which no expression index serves, so the planner cannot
+     * take the shared HNSW index for a small workspace). With `index`: the shared HNSW index of the model and width
+     * (vector-index.fns.ts), its cast and partial predicate repeated as literals so the planner can match it, an iterative
+     * scan so the workspace filter still yields k rows, then the k re-ordered by the exact distance on the full vectors.
+     */
+    async vectorSearch(
+      tenantId: string,
+      query: ArrayLike<number>,
+      model: string,
+      k: number,
+      index?: { spec: VectorIndexSpec; efSearch: number },
+    ): Promise<ScoredChunk[]> {
       if (!features.vector) throw new Error('pgvector is not installed')
       const lit = vectorLiteral(query)
-      const { rows } = await sql<ScoredChunk>`
-        SELECT id, document_id, (1 - (embedding <=> ${lit}::vector))::float8 AS score
-        FROM chunks
-        WHERE tenant_id = ${tenantId} AND embedding IS NOT NULL AND vector_dims(embedding) = ${query.length}
-          AND (embedding_model IS NULL OR embedding_model = ${model})
-        ORDER BY embedding <=> ${lit}::vector
-        LIMIT ${k}
-      `.execute(db)
-      return rows.map((r) => ({ ...r, score: Number(r.score) }))
+      if (!index || index.spec.dims !== query.length) {
+        const { rows } = await sql<ScoredChunk>`
+          SELECT id, document_id, (1 - (embedding <=> ${lit}::vector))::float8 AS score
+          FROM chunks
+          WHERE tenant_id = ${tenantId} AND embedding IS NOT NULL AND vector_dims(embedding) = ${query.length}
+            AND (embedding_model IS NULL OR embedding_model = ${model})
+          ORDER BY embedding <=> ${lit}::vector
+          LIMIT ${k}
+        `.execute(db)
+        return rows.map((r) => ({ ...r, score: Number(r.score) }))
+      }
+      const { spec, efSearch } = index
+      const cast = sql.raw(`${spec.type}(${spec.dims})`)
+      // SET LOCAL: the settings end with the transaction, so a pooled connection carries none to its next user (and a
+      // session SET would not reach Citus's workers either)
+      return db.transaction().execute(async (trx) => {
+        await sql`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', ${String(efSearch)}, true)`.execute(trx)
+        const { rows } = await sql<ScoredChunk>`
+          SELECT id, document_id, (1 - (embedding <=> ${lit}::vector))::float8 AS score
+          FROM (
+            SELECT id, document_id, embedding FROM chunks
+            WHERE tenant_id = ${tenantId} AND embedding_model = ${sql.lit(spec.model)} AND vector_dims(embedding) = ${sql.lit(spec.dims)}
+            ORDER BY (embedding::${cast}) <=> ${lit}::${cast}
+            LIMIT ${k}
+          ) c
+          ORDER BY embedding <=> ${lit}::vector
+        `.execute(trx)
+        return rows.map((r) => ({ ...r, score: Number(r.score) }))
+      })
     },
 
     /** Embeddings of some chunks (exact cosine in process over candidates). */

@@ -12,8 +12,8 @@ import { createProbeFloors } from './floor-probes.js'
 import { setBounded } from '../../lib/bounded.js'
 import { regconfigFor } from '../documents/language.fns.js'
 
-export type { FaqHit, FaqSearch, ModelWait, RetrievalDeps, RetrievalHit, RetrievalResult, SearchOptions } from './retrieval.types.js'
-import type { FaqHit, ModelWait, RetrievalDeps, RetrievalHit, RetrievalResult, SearchOptions } from './retrieval.types.js'
+export type { FaqHit, FaqSearch, ModelWait, RetrievalDeps, RetrievalHit, RetrievalResult, SearchOptions, VectorPath } from './retrieval.types.js'
+import type { FaqHit, ModelWait, RetrievalDeps, RetrievalHit, RetrievalResult, SearchOptions, VectorPath } from './retrieval.types.js'
 
 /** Lists fed to fusion are this long; the final top-k is picked from the fused pool by MMR. */
 const LIST_K = 30
@@ -130,14 +130,29 @@ export function createRetrievalService(deps: RetrievalDeps) {
     return out
   }
 
-  /** The k chunks nearest a vector: pgvector, else the in-process cache; null when the tenant's vectors do not fit it. */
-  async function nearest(tenantId: string, corpus: CorpusRow, q: number[], k: number): Promise<ScoredChunk[] | null> {
-    if (deps.features.vector) return repo.vectorSearch(tenantId, q, deps.embeddingModel, k)
+  /**
+   * The k chunks nearest a vector: pgvector (through the shared HNSW index for a workspace past its size, exactly
+   * otherwise), else the in-process cache; null when the tenant's vectors do not fit it.
+   */
+  async function nearest(tenantId: string, corpus: CorpusRow, q: number[], k: number): Promise<{ rows: ScoredChunk[]; path: VectorPath } | null> {
+    if (deps.features.vector) {
+      const index = (await deps.vectorIndexes?.forSearch(corpus.nEmbedded, q.length, k)) ?? null
+      if (index) {
+        const rows = await repo.vectorSearch(tenantId, q, deps.embeddingModel, k, index)
+        // short only when the iterative scan reached hnsw.max_scan_tuples (a workspace that is a sliver of the table):
+        // the exact scan then, rather than fewer passages
+        if (rows.length >= k) return { rows, path: 'index' }
+      }
+      return { rows: await repo.vectorSearch(tenantId, q, deps.embeddingModel, k), path: 'exact' }
+    }
     const entry = await cache.get(tenantId, corpus.version, deps.embeddingModel, q.length, corpus.nEmbedded, () =>
       repo.allEmbeddings(tenantId, deps.embeddingModel),
     )
     if (!entry) return null
-    return topK(entry, normalize(q), k).map((t) => ({ id: entry.ids[t.index]!, document_id: entry.docIds[t.index]!, score: t.score }))
+    return {
+      rows: topK(entry, normalize(q), k).map((t) => ({ id: entry.ids[t.index]!, document_id: entry.docIds[t.index]!, score: t.score })),
+      path: 'cache',
+    }
   }
 
   /** Texts embedded under the service's model, at the indexer's dimensions; `wait` is told while the model is asked. */
@@ -159,7 +174,7 @@ export function createRetrievalService(deps: RetrievalDeps) {
 
   const probeFloor = createProbeFloors({
     embed: async (apiKey, texts, wait) => (await embed(apiKey, texts, 10_000, undefined, wait)).vectors,
-    nearest: async (tenantId, corpus, v) => (await nearest(tenantId, corpus, v, 1))?.[0]?.score ?? null,
+    nearest: async (tenantId, corpus, v) => (await nearest(tenantId, corpus, v, 1))?.rows[0]?.score ?? null,
   })
 
   async function vectors(
@@ -169,7 +184,7 @@ export function createRetrievalService(deps: RetrievalDeps) {
     opts: SearchOptions,
     lexicalIds: () => Promise<string[]>,
     embedded: () => void,
-  ): Promise<{ rows: ScoredChunk[]; tokens: number } | null> {
+  ): Promise<{ rows: ScoredChunk[]; tokens: number; path: VectorPath } | null> {
     if (!opts.apiKey || corpus.nEmbedded === 0) return null
     let q: number[]
     let tokens = 0
@@ -183,15 +198,18 @@ export function createRetrievalService(deps: RetrievalDeps) {
     }
     if (q.length === 0) return null
     // a score that is not a number ranks nothing: the vector side keeps only real similarities (never NaN)
-    const near = (await nearest(tenantId, corpus, q, LIST_K))?.filter((r) => Number.isFinite(r.score))
-    if (near) return near.length ? { rows: near, tokens } : null
+    const found = await nearest(tenantId, corpus, q, LIST_K)
+    if (found) {
+      const near = found.rows.filter((r) => Number.isFinite(r.score))
+      return near.length ? { rows: near, tokens, path: found.path } : null
+    }
     // too large for the cache: exact cosine over the lexical candidates only, of the query's width
     const rows = (await repo.embeddingsOf(tenantId, await lexicalIds(), deps.embeddingModel))
       .filter((r) => r.embedding.length === q.length)
       .map((r) => ({ id: r.id, document_id: r.document_id, score: cosine(q, r.embedding) }))
       .filter((r) => Number.isFinite(r.score))
       .sort((a, b) => b.score - a.score)
-    return rows.length ? { rows, tokens } : null
+    return rows.length ? { rows, tokens, path: 'rerank' } : null
   }
 
   return {
@@ -262,7 +280,7 @@ export function createRetrievalService(deps: RetrievalDeps) {
       const details = new Map<string, ChunkDetail>()
       const assemble = async (
         lex: { rows: ScoredChunk[]; plan: QueryPlan },
-        vec: { rows: ScoredChunk[]; tokens: number } | null,
+        vec: { rows: ScoredChunk[]; tokens: number; path: VectorPath } | null,
         faqs: FaqHit[],
         preliminary: boolean,
       ): Promise<RetrievalResult> => {
@@ -324,6 +342,7 @@ export function createRetrievalService(deps: RetrievalDeps) {
           tokens: vec?.tokens ?? 0,
           timings: { ...timings },
           vectorUsed: vec !== null,
+          ...(vec ? { vectorPath: vec.path } : {}),
           queryTerms: terms,
           query,
           corpus,

@@ -2,6 +2,7 @@ import type { Logger } from 'pino'
 import type { LlmClient } from '../llm/llm.js'
 import type { Bm25Params, TermStat } from './bm25.fns.js'
 import type { CorpusRow, RetrievalRepo } from './retrieval.repo.js'
+import type { VectorIndexes } from './vector-index.js'
 
 /** The retrieval service's shapes (retrieval.service.ts re-exports them). */
 
@@ -42,6 +43,8 @@ export interface RetrievalResult {
   tokens: number
   timings: Record<string, number>
   vectorUsed: boolean
+  /** How the vector side was searched, when it was (VectorPath). */
+  vectorPath?: VectorPath
   /** The query's lexemes and how many chunks hold each (0: unknown to the knowledge), for the relevance floor. */
   queryTerms: TermStat[]
   /** The query searched (the floor reads its words). */
@@ -53,6 +56,13 @@ export interface RetrievalResult {
   /** The floor cosine measured for this knowledge (probeFloor), set by the turn when the words alone do not pass. */
   floorCosine?: number | null
 }
+
+/**
+ * index: pgvector's shared HNSW index (a workspace past RETRIEVAL_VECTOR_INDEX_MIN_CHUNKS); exact: pgvector's scan of
+ * the workspace's rows; cache: the in-process exact scan (no pgvector); rerank: no pgvector and the workspace's vectors
+ * too large for the cache, so they only re-ranked the lexical candidates (a question sharing no word finds nothing).
+ */
+export type VectorPath = 'index' | 'exact' | 'cache' | 'rerank'
 
 /** A caller's count of time spent waiting on the model (the chat turn's meter, model-meter.ts): begin() returns the end. */
 export interface ModelWait {
@@ -100,4 +110,6 @@ export interface RetrievalDeps {
   lexicalReloadMs?: number
   faqSearch?: FaqSearch
   bm25?: Bm25Params
+  /** With pgvector: which workspaces search through the shared HNSW index (vector-index.ts); absent, all exactly. */
+  vectorIndexes?: Pick<VectorIndexes, 'forSearch'>
 }

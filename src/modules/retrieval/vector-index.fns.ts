@@ -1,0 +1,41 @@
+import { createHash } from 'node:crypto'
+
+/**
+ * pgvector's HNSW index over chunks, one per embedding model and width (issue 51). The `embedding` column has no
+ * fixed width (the model can change), so it is indexed as an expression with a cast to a fixed width, partial on
+ * the model and the width: every query that is to use it repeats the same cast and predicate, with the model and the
+ * width as literals (a parameter there would let a generic plan ignore the index). One index shared by every
+ * workspace of that model, never one per workspace: every index of a table is locked when a query on it is planned,
+ * which broke published designs at a few thousand workspaces.
+ */
+export interface VectorIndexSpec {
+  name: string
+  model: string
+  dims: number
+  /** halfvec (2 bytes a dimension, indexable up to 4,000) where the width allows, else vector (up to 2,000). */
+  type: 'halfvec' | 'vector'
+}
+
+/** pgvector's limits on the width an HNSW index takes, by type. */
+const HALFVEC_MAX_DIMS = 4000
+
+/** The index for a model and width; null when pgvector cannot index that width (the exact scan stays). */
+export function vectorIndexSpec(model: string, dims: number): VectorIndexSpec | null {
+  if (!Number.isInteger(dims) || dims < 1 || dims > HALFVEC_MAX_DIMS || model.length === 0) return null
+  // the model's name may hold any character and be long: the index's name carries a hash of it (63-byte identifiers)
+  const hash = createHash('sha1').update(model).digest('hex').slice(0, 12)
+  return { name: `chunks_hnsw_${hash}_${dims}`, model, dims, type: 'halfvec' }
+}
+
+/**
+ * Whether a workspace's vector search goes through the index: only past a size, below which the exact scan of its own
+ * rows is cheap and exact (published designs switch at 10,000-50,000 rows; ours is measured in docs/performance.md).
+ */
+export const indexPays = (embeddedChunks: number, minChunks: number): boolean => embeddedChunks >= minChunks
+
+/**
+ * `hnsw.ef_search` for a query of k results: at least k (the graph search returns no more than ef_search candidates
+ * before an iterative scan goes on), and the configured floor for recall (40 -> 96.8 %, 200 -> 99.6 % on 1M x 1,536
+ * in published figures). pgvector accepts 1-1000.
+ */
+export const efSearchFor = (k: number, floor: number): number => Math.min(1000, Math.max(k, floor, 1))
