@@ -178,6 +178,7 @@ export function wireModules(ctx: AppContext): Modules {
         llmKey: tenants.service.llmKey,
         models: { chat: config.CHAT_MODEL, embedding: config.EMBEDDING_MODEL },
         checks: llmChecks(ctx),
+        vectorSearch: chat.retrieval.vectorSearchState,
       }),
       auth.routes,
       team.routes,

@@ -2261,6 +2261,12 @@ export interface operations {
                             json_mode: ("json_schema" | "json_object" | "plain") | null;
                             embedding_width: number | null;
                         };
+                        /** @description how this workspace's vectors are searched: rerank_only means no pgvector and more vectors than the in-process cache holds, so they only re-rank what the words found */
+                        vector_search: {
+                            mode: "none" | "pgvector_index" | "pgvector_exact" | "in_process" | "rerank_only";
+                            embedded_chunks: number;
+                            detail: string | null;
+                        };
                     };
                 };
             };

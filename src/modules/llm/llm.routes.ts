@@ -4,6 +4,7 @@ import { bearerSecurity, type Guards } from '../../http/auth.js'
 import { DateTime, ErrorBody, Nullable, commonErrors, iso } from '../../http/schemas.js'
 import type { CheckCache } from './capability-checks.js'
 import type { ProviderMonitor } from './provider-status.js'
+import type { VectorSearchMode } from '../retrieval/vector-index.fns.js'
 
 const ProviderStatusResponse = Type.Object({
   base_url: Type.String({ description: 'LLM_BASE_URL as this server uses it, without credentials' }),
@@ -30,6 +31,23 @@ const ProviderStatusResponse = Type.Object({
     json_mode: Nullable(Type.Union([Type.Literal('json_schema'), Type.Literal('json_object'), Type.Literal('plain')])),
     embedding_width: Nullable(Type.Integer()),
   }),
+  vector_search: Type.Object(
+    {
+      mode: Type.Union([
+        Type.Literal('none'),
+        Type.Literal('pgvector_index'),
+        Type.Literal('pgvector_exact'),
+        Type.Literal('in_process'),
+        Type.Literal('rerank_only'),
+      ]),
+      embedded_chunks: Type.Integer(),
+      detail: Nullable(Type.String({ description: 'why the vectors do less than their own search (rerank_only), and what to change' })),
+    },
+    {
+      description:
+        "how this workspace's vectors are searched: rerank_only means no pgvector and more vectors than the in-process cache holds, so they only re-rank what the words found",
+    },
+  ),
 })
 
 const StatusQuery = Type.Object({
@@ -48,6 +66,8 @@ export const llmRoutes =
     llmKey: (tenantId: string) => Promise<string | null>
     models: { chat: string; embedding: string }
     checks: CheckCache
+    /** the retrieval's account of how the workspace's vectors are searched (retrieval.service.ts vectorSearchState) */
+    vectorSearch: (tenantId: string) => Promise<{ mode: VectorSearchMode; embedded_chunks: number; detail: string | null }>
   }): FastifyPluginAsyncTypebox =>
   async (app) => {
     const { guards, monitor } = deps
@@ -99,6 +119,7 @@ export const llmRoutes =
           last_error: s.last_error && { ...s.last_error, at: iso(s.last_error.at)! },
           chat_model: deps.models.chat,
           embedding_model: deps.models.embedding,
+          vector_search: await deps.vectorSearch(req.tenantId!),
         }
       },
     )

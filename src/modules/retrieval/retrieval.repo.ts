@@ -209,6 +209,16 @@ export function createRetrievalRepo(db: Db, features: { vector: boolean }) {
       })
     },
 
+    /** The width of the tenant's stored vectors of a model (one row read); null when it has none. */
+    async embeddedWidth(tenantId: string, model: string): Promise<number | null> {
+      const width = features.vector ? sql`vector_dims(embedding)` : sql`array_length(embedding, 1)`
+      const { rows } = await sql<{ dims: number }>`
+        SELECT ${width} AS dims FROM chunks
+        WHERE tenant_id = ${tenantId} AND embedding IS NOT NULL AND (embedding_model IS NULL OR embedding_model = ${model}) LIMIT 1
+      `.execute(db)
+      return rows[0] ? Number(rows[0].dims) : null
+    },
+
     /** Embeddings of some chunks (exact cosine in process over candidates). */
     async embeddingsOf(tenantId: string, ids: string[], model: string): Promise<{ id: string; document_id: string; embedding: number[] }[]> {
       if (ids.length === 0) return []

@@ -9,6 +9,8 @@ import { uiAlternates } from './ui-words.fns.js'
 import { phrasingLexemes } from './relevance.fns.js'
 import { normalize, topK, VectorCache } from './vector-cache.js'
 import { createProbeFloors } from './floor-probes.js'
+import { matrixRowBytes } from './simd-dot.js'
+import { type VectorSearchMode, vectorSearchMode } from './vector-index.fns.js'
 import { setBounded } from '../../lib/bounded.js'
 import { regconfigFor } from '../documents/language.fns.js'
 
@@ -218,6 +220,26 @@ export function createRetrievalService(deps: RetrievalDeps) {
      * the tenant's knowledge (floor-probes.ts); null when it cannot be (no vectors, none fit the cache, no provider).
      */
     probeFloor,
+
+    /**
+     * How the tenant's vectors are searched and, when they lose their own search (no pgvector, too large for the
+     * in-process cache), why (vector-index.fns.ts vectorSearchMode): GET /llm/status shows it to the workspace.
+     */
+    async vectorSearchState(tenantId: string): Promise<{ mode: VectorSearchMode; embedded_chunks: number; detail: string | null }> {
+      const { corpus } = await repo.corpusAndTerms(tenantId, '')
+      const embedded = corpus?.nEmbedded ?? 0
+      const dims = embedded > 0 ? await repo.embeddedWidth(tenantId, deps.embeddingModel) : null
+      const state = vectorSearchMode({
+        pgvector: deps.features.vector,
+        embedded,
+        dims,
+        cacheNeeds: dims ? embedded * matrixRowBytes(dims) : 0,
+        cacheBytes: deps.vectorCacheBytes,
+        minChunks: deps.vectorIndexes?.minChunks ?? Number.POSITIVE_INFINITY,
+        indexValid: dims !== null && deps.features.vector && !!(await deps.vectorIndexes?.valid(dims)),
+      })
+      return { ...state, embedded_chunks: embedded }
+    },
 
     /** BM25 only, chunk level (the retrieval benchmark uses it). */
     async lexical(tenantId: string, query: string, k: number): Promise<{ corpus: CorpusRow | null; rows: ScoredChunk[]; plan: QueryPlan | null }> {

@@ -111,5 +111,5 @@ export interface RetrievalDeps {
   faqSearch?: FaqSearch
   bm25?: Bm25Params
   /** With pgvector: which workspaces search through the shared HNSW index (vector-index.ts); absent, all exactly. */
-  vectorIndexes?: Pick<VectorIndexes, 'forSearch'>
+  vectorIndexes?: Pick<VectorIndexes, 'forSearch' | 'valid' | 'minChunks'>
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { efSearchFor, indexPays, vectorIndexSpec } from './vector-index.fns.js'
+import { efSearchFor, indexPays, vectorIndexSpec, vectorSearchMode } from './vector-index.fns.js'
 
 describe('vectorIndexSpec', () => {
   it('names one halfvec index per model and width, within PostgreSQL identifiers', () => {
@@ -26,5 +26,31 @@ describe('indexPays and efSearchFor', () => {
     expect(efSearchFor(30, 100)).toBe(100)
     expect(efSearchFor(300, 100)).toBe(300)
     expect(efSearchFor(5000, 100)).toBe(1000)
+  })
+})
+
+describe('vectorSearchMode', () => {
+  const base = {
+    pgvector: false,
+    embedded: 20_000,
+    dims: 1536,
+    cacheNeeds: 200 * 1024 * 1024,
+    cacheBytes: 80 * 1024 * 1024,
+    minChunks: 20_000,
+    indexValid: false,
+  }
+  it('says when vectors only re-rank, why, and what to change', () => {
+    const r = vectorSearchMode(base)
+    expect(r.mode).toBe('rerank_only')
+    expect(r.detail).toContain('20,000 embedded chunks of 1536 dimensions need 200 MB')
+    expect(r.detail).toContain('RETRIEVAL_VECTOR_CACHE_MB (80 MB)')
+    expect(r.detail).toContain('pgvector')
+  })
+  it('names the other modes', () => {
+    expect(vectorSearchMode({ ...base, cacheNeeds: 1 }).mode).toBe('in_process')
+    expect(vectorSearchMode({ ...base, embedded: 0 }).mode).toBe('none')
+    expect(vectorSearchMode({ ...base, pgvector: true, embedded: 100 })).toEqual({ mode: 'pgvector_exact', detail: null })
+    expect(vectorSearchMode({ ...base, pgvector: true }).detail).toContain('being built')
+    expect(vectorSearchMode({ ...base, pgvector: true, indexValid: true })).toEqual({ mode: 'pgvector_index', detail: null })
   })
 })

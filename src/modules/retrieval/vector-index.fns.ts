@@ -39,3 +39,42 @@ export const indexPays = (embeddedChunks: number, minChunks: number): boolean =>
  * in published figures). pgvector accepts 1-1000.
  */
 export const efSearchFor = (k: number, floor: number): number => Math.min(1000, Math.max(k, floor, 1))
+
+/**
+ * How a workspace's vectors are searched, for GET /llm/status: none (no vectors yet), pgvector_index / pgvector_exact,
+ * in_process (no pgvector; the exact scan of the in-process cache), rerank_only (no pgvector and the workspace's vectors
+ * larger than the cache: they only re-rank what its words found, so a question sharing no word with its answer finds
+ * nothing; said, never silent).
+ */
+export type VectorSearchMode = 'none' | 'pgvector_index' | 'pgvector_exact' | 'in_process' | 'rerank_only'
+
+export function vectorSearchMode(s: {
+  pgvector: boolean
+  embedded: number
+  dims: number | null
+  /** bytes the in-process cache would need for the workspace's vectors, and its budget */
+  cacheNeeds: number
+  cacheBytes: number
+  minChunks: number
+  indexValid: boolean
+}): { mode: VectorSearchMode; detail: string | null } {
+  const n = s.embedded.toLocaleString('en-US')
+  if (s.embedded === 0 || s.dims === null) return { mode: 'none', detail: null }
+  if (s.pgvector) {
+    if (!indexPays(s.embedded, s.minChunks)) return { mode: 'pgvector_exact', detail: null }
+    if (s.indexValid) return { mode: 'pgvector_index', detail: null }
+    return {
+      mode: 'pgvector_exact',
+      detail: `${n} embedded chunks, past RETRIEVAL_VECTOR_INDEX_MIN_CHUNKS (${s.minChunks}): their vector index is being built; until then each question scans them all.`,
+    }
+  }
+  if (s.cacheNeeds <= s.cacheBytes) return { mode: 'in_process', detail: null }
+  const mb = (b: number) => `${Math.ceil(b / (1024 * 1024))} MB`
+  return {
+    mode: 'rerank_only',
+    detail:
+      `${n} embedded chunks of ${s.dims} dimensions need ${mb(s.cacheNeeds)} of vector cache, over RETRIEVAL_VECTOR_CACHE_MB (${mb(s.cacheBytes)}). ` +
+      'Without pgvector their vectors only re-rank the passages found by words, so a question that shares no word with its answer finds nothing. ' +
+      'Install pgvector in PostgreSQL (docs/operations.md), or raise RETRIEVAL_VECTOR_CACHE_MB (memory of every process).',
+  }
+}

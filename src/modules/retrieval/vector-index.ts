@@ -41,6 +41,14 @@ export function createVectorIndexes(deps: {
   const asked = new Map<string, number>()
 
   return {
+    minChunks: settings.minChunks,
+
+    /** Whether the index of the service's model at this width exists and is valid. */
+    async valid(dims: number): Promise<boolean> {
+      const spec = vectorIndexSpec(settings.model, dims)
+      return !!spec && (await states.get(spec.name, () => deps.repo.state(spec))) === 'valid'
+    },
+
     async forSearch(embeddedChunks: number, dims: number, k: number): Promise<{ spec: VectorIndexSpec; efSearch: number } | null> {
       if (!indexPays(embeddedChunks, settings.minChunks)) return null
       const spec = vectorIndexSpec(settings.model, dims)
