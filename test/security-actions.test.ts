@@ -206,3 +206,125 @@ describe("a tenant's parameter pattern", () => {
     expect(good.status, good.text).toBe(200)
   })
 })
+
+/** Runs `work` while asking `/health` every 25 ms; the slowest answer's wait in ms. */
+async function healthDuring<T>(work: () => Promise<T>): Promise<{ result: T; slowestMs: number }> {
+  let slowestMs = 0
+  let running = true
+  const poll = (async () => {
+    while (running) {
+      const started = performance.now()
+      const r = await fetch(`${t.url}/health`)
+      await r.arrayBuffer()
+      slowestMs = Math.max(slowestMs, performance.now() - started)
+      await new Promise((r) => setTimeout(r, 25))
+    }
+  })()
+  try {
+    return { result: await work(), slowestMs }
+  } finally {
+    running = false
+    await poll
+  }
+}
+
+describe('issue 50, finding 3: a secret of backslashes', () => {
+  it('is masked in linear time: the live test and a visitor’s tool call answer at once and /health stays quick', async () => {
+    const created = await owner.api.post('/actions', {
+      name: 'backslashes',
+      description: 'Look up a parcel by its number.',
+      method: 'GET',
+      url: `${api.url}/bs/{parcel}`,
+      headers: { 'X-Key': '{key}', 'X-Long': '{long}' },
+      parameters: [
+        { name: 'parcel', source: 'model', schema: { type: 'string', pattern: '^[0-9]{3,10}$' }, required: true },
+        { name: 'key', source: 'secret' },
+        { name: 'long', source: 'secret' },
+      ],
+      // 27 took the backtracking pattern 17 s against 54 (times 1.7 for each more); the longest a secret may be
+      secrets: { key: '\\'.repeat(27), long: '\\'.repeat(4096) },
+      response_fields: ['$.echo'],
+      enabled: true,
+    })
+    expect(created.status, created.text).toBe(201)
+    const id = created.body.id as string
+    api.handler = (_req, res) => json(res, 200, { echo: `${'\\'.repeat(54)}x${'\\'.repeat(8190)}y` })
+
+    const started = performance.now()
+    const { result: live, slowestMs } = await healthDuring(() => owner.api.post(`/actions/${id}/test`, { arguments: { parcel: '12345' }, live: true }))
+    expect(live.status, live.text).toBe(200)
+    expect(live.body.status, live.text).toBe('ok')
+    expect(live.body.response.body).toContain('••••')
+    // measured 0.9 s for the call and 48 ms for /health's slowest wait under a load of 15 on 2 cores; the
+    // backtracking pattern took 17 s on the 27 alone, and the 4,096 would never end
+    expect(performance.now() - started).toBeLessThan(10_000)
+    expect(slowestMs).toBeLessThan(2500)
+
+    callTool('backslashes', { parcel: '12345' })
+    const chat = await healthDuring(() => ask('Where is parcel 12345?'))
+    expect(chat.result.done).toBeTruthy()
+    expect(chat.slowestMs).toBeLessThan(2500)
+    const toolMsg = fake
+      .chatCalls()
+      .flatMap((c) => c.body.messages)
+      .find((m: any) => m.role === 'tool')
+    // the echo reached the model masked (each mask shows its secret's last 4 characters: backslashes here)
+    expect(toolMsg.content).toMatch(/^\{"echo":"••••/)
+
+    await owner.api.patch(`/actions/${id}`, { enabled: false })
+  })
+})
+
+describe('issue 50, finding 11: the answer is masked too', () => {
+  it('a secret the API echoed escaped twice, and a prefix of it, never reach the visitor, streamed or stored', async () => {
+    // a quote and a backslash: characters every JSON escaping writes differently
+    const KEY = 'tok_live\\Secr3t"echoed=42'
+    const created = await owner.api.post('/actions', {
+      name: 'echo_order',
+      description: 'Look up an order by its number.',
+      method: 'POST',
+      url: `${api.url}/orders`,
+      body_template: '{"order": "{order}", "key": "{key}"}',
+      parameters: [
+        { name: 'order', source: 'model', schema: { type: 'string', pattern: '^[0-9]{3,10}$' }, required: true },
+        { name: 'key', source: 'secret' },
+      ],
+      secrets: { key: KEY },
+      response_fields: ['$.error'],
+      enabled: true,
+    })
+    expect(created.status, created.text).toBe(201)
+    const id = created.body.id as string
+    // an API that echoes the request (a JSON text) inside its JSON error: the secret escaped twice
+    api.handler = (req, res) => json(res, 200, { error: `bad request: ${req.body}` })
+    const twice = JSON.stringify(JSON.stringify(KEY)).slice(1, -1)
+    fake.script((req) => {
+      if (req.body.tools && !req.messages.some((m) => m.role === 'tool')) return { toolCalls: [{ name: 'echo_order', arguments: { order: '12345' } }] }
+      if (req.messages.some((m) => m.role === 'tool'))
+        // the model repeats what it read, cut across pieces, and a prefix of the key on its own
+        return {
+          chunks: ['The order API said: ', twice.slice(0, 9), twice.slice(9, 20), twice.slice(20), '. Your key begins tok_li', 've\\Secr and that is all.'],
+        }
+      return undefined
+    })
+    const init = await t.api().post('/widget/session/init', { bot_id: owner.bot.public_id })
+    const s = init.body.session_id as string
+    const r = await t.api().post(`/widget/chat?bot_id=${owner.bot.public_id}&session_id=${s}`, { message: 'What about order 12345?' })
+    expect(r.status, r.text).toBe(200)
+    const frames = sseFrames(r.text)
+    const streamed = frames
+      .filter((f) => f.type === 'chunk')
+      .map((f) => f.text)
+      .join('')
+    expect(streamed).toContain('The order API said')
+    expect(streamed).toContain('••••d=42')
+    const leak = (text: string) => /secr3t|tok_live\\*s/i.test(text)
+    expect(leak(streamed), streamed).toBe(false)
+    expect(leak(JSON.stringify(frames)), r.text).toBe(false)
+    const transcript = await owner.api.get(`/chat/logs/session/${s}`)
+    expect(transcript.text).toContain('The order API said')
+    expect(leak(transcript.text), transcript.text).toBe(false)
+    expect(leak(JSON.stringify(await t.ctx.db.selectFrom('chat_messages').select(['content']).execute()))).toBe(false)
+    await owner.api.patch(`/actions/${id}`, { enabled: false })
+  })
+})

@@ -60,6 +60,12 @@ export interface SessionCall {
   created_at: string
 }
 
+/** The workspace's action secrets over an answer: its stored text whole, its stream piece by piece (secret-mask.fns.ts). */
+export interface AnswerMask {
+  mask(text: string): string
+  stream(): { push(piece: string): string; end(): string }
+}
+
 export interface ActionsPort {
   offer(tenantId: string, botId: string, identity: Identity): Promise<OfferedTool[]>
   call(tenantId: string, input: ToolCallInput): Promise<ToolOutcome>
@@ -67,6 +73,12 @@ export interface ActionsPort {
   confirm(tenantId: string, input: { sessionId: string; callId: string; approve: boolean; identity: Identity }): Promise<ConfirmOutcome | null>
   /** The calls made in a conversation, oldest first (the caller has checked the viewer may see it). */
   sessionCalls(tenantId: string, sessionId: string): Promise<SessionCall[]>
+  /**
+   * The mask of every secret of the workspace's actions, and of each run of 8 or more of a secret's first characters,
+   * in any encoding (null: the workspace stores none). An API may echo a secret in a form the response's masking did
+   * not foresee, and the model may repeat it: the answer is masked too.
+   */
+  answerMask(tenantId: string): Promise<AnswerMask | null>
 }
 
 /**
@@ -79,5 +91,6 @@ export function offeredWhileToolsWork(port: ActionsPort, toolsWork: () => boolea
     call: (tenantId, input) => port.call(tenantId, input),
     confirm: (tenantId, input) => port.confirm(tenantId, input),
     sessionCalls: (tenantId, sessionId) => port.sessionCalls(tenantId, sessionId),
+    answerMask: (tenantId) => port.answerMask(tenantId),
   }
 }

@@ -1,10 +1,11 @@
 import { addSeconds, type Clock } from '../../lib/clock.js'
 import type { Cipher } from '../../lib/crypto.js'
 import { callSummary } from './actions.fns.js'
-import type { ActionsPort, Identity, OfferedTool, SessionCall, ToolOutcome } from './actions.port.js'
+import type { ActionsPort, AnswerMask, Identity, OfferedTool, SessionCall, ToolOutcome } from './actions.port.js'
 import type { ActionRow, ActionsRepo } from './actions.repo.js'
 import type { Runner } from './actions.runner.js'
 import { buildRequest, toolSchema } from './request.fns.js'
+import { createStreamMasker, maskAll } from './secret-mask.fns.js'
 import { isAbsolute } from './templates.fns.js'
 
 /** Whether a session may be offered the action: enabled, absolute URL, and an identity when a parameter needs one. */
@@ -13,6 +14,9 @@ const offerable = (a: ActionRow, identity: Identity) =>
 
 /** At most this many calls of one conversation in its transcript (4 a turn: a long conversation). */
 export const SESSION_CALLS_MAX = 400
+
+/** An answer also loses each run of this many of a secret's first characters (a secret cut short is still most of it). */
+export const ANSWER_PREFIX_CHARS = 8
 
 /** How long a write waits for the visitor's approval; later it is cancelled and runs nothing. */
 export const APPROVAL_SECONDS = 15 * 60
@@ -129,6 +133,13 @@ export function createActionsPort(deps: { repo: ActionsRepo; cipher: Cipher; clo
       const { r, recorded } = await run(tenantId, action, call, ready, input.identity)
       await recorded
       return { fresh: true, status: r.status, action: action.name, summary: taken.summary, content: r.status === 'ok' ? r.modelView : null }
+    },
+
+    async answerMask(tenantId): Promise<AnswerMask | null> {
+      const secrets = (await repo.list(tenantId)).flatMap((a) => Object.values(runner.secretsOf(a)))
+      if (!secrets.some((s) => s.length > 0)) return null
+      const opts = { minPrefix: ANSWER_PREFIX_CHARS }
+      return { mask: (text) => maskAll(text, secrets, opts), stream: () => createStreamMasker(secrets, opts) }
     },
 
     async sessionCalls(tenantId, sessionId): Promise<SessionCall[]> {

@@ -3,7 +3,7 @@ import type { Config } from '../../config.js'
 import type { Db } from '../../db/client.js'
 import type { Clock } from '../../lib/clock.js'
 import type { Cipher } from '../../lib/crypto.js'
-import type { ActionsPort, OfferedTool } from '../actions/actions.port.js'
+import type { ActionsPort, AnswerMask, OfferedTool } from '../actions/actions.port.js'
 import type { BotRow } from '../bots/bots.service.js'
 import type { HandOffPort } from '../escalations/handoff.js'
 import type { ProfileData } from '../knowledge/knowledge.fns.js'
@@ -182,4 +182,6 @@ export interface Turn {
   reply: (text: string) => void
   /** The actions this turn offers the model as tools (none: the turn runs as without actions). */
   tools: OfferedTool[]
+  /** Set with the tools (stage 8): the workspace's action secrets, masked in the answer streamed and stored. */
+  answerMask?: AnswerMask | null
 }

@@ -15,7 +15,7 @@ import { decide, type Decision, type EscalationTrigger } from './stages/06-decid
 import type { BusinessProfile, PromptInput } from './stages/07-prompt.js'
 import { writeAnswer } from './stages/08-generate.js'
 import { holdsLead, LEAD_SOURCES, promptKey, restartReason, speculate, TRANSLATED_LEAD_SOURCES, type Speculation } from './stages/08-speculate.js'
-import { offerTools } from './stages/08-tools.js'
+import { maskedAnswer, offerTools } from './stages/08-tools.js'
 import { checkAnswer } from './stages/09-validate.js'
 import { persistTurn, type CitableSource, type Finish } from './stages/10-persist.js'
 import { linkPolicy } from './stages/links.js'
@@ -412,7 +412,7 @@ async function gatherEvidence(deps: TurnDeps, t: Turn, history: HistoryTurn[], p
 async function finishTurn(deps: TurnDeps, t: Turn, decision: Decision, f: Finish): Promise<TurnResult> {
   const { sw, modelMs } = t
   t.debug.timings = { ...sw.timings, model: modelMs(), total: sw.total() }
-  const res = await sw.time('persist', () => persistTurn(deps, { ...f, tokens: t.tokens, createdVersion: t.createdVersion }))
+  const res = await sw.time('persist', () => persistTurn(deps, { ...f, text: maskedAnswer(t, f.text), tokens: t.tokens, createdVersion: t.createdVersion }))
   const total = sw.total()
   const model = modelMs()
   const timings = { ...sw.timings, model, service: Math.round((total - model) * 100) / 100, total }

@@ -158,6 +158,18 @@ export async function writeAnswer(
   early?: Speculation | null,
 ): Promise<Written> {
   const cleaner = createStreamCleaner(policy)
+  // with tools, the last filter: an action secret (or its start) is held until it is masked (stage 8, tools)
+  const masker = t.answerMask?.stream()
+  const show = (piece: string) => {
+    const out = masker ? masker.push(piece) : piece
+    if (out) t.reply(out)
+  }
+  const flush = () => {
+    const tail = cleaner.end()
+    if (tail) show(tail)
+    const last = masker?.end()
+    if (last) t.reply(last)
+  }
   t.input.evaluation?.offered.push(...citable)
   let actions: CitableSource[] = []
   // the model's "not in the sources" verdict comes first: nothing is shown while the reply could still be it
@@ -165,7 +177,7 @@ export async function writeAnswer(
   const onDelta = (d: string) => {
     const shown = gate.push(d)
     const piece = shown && cleaner.push(shown)
-    if (piece) t.reply(piece)
+    if (piece) show(piece)
   }
   try {
     // a speculative request for this very prompt (08-speculate.ts) is taken over, held tokens first
@@ -184,15 +196,13 @@ export async function writeAnswer(
     const verdict = gate.end()
     const rest = gate.flush()
     const piece = rest && cleaner.push(rest)
-    if (piece) t.reply(piece)
+    if (piece) show(piece)
     t.debug.generation = { attempts: gen.attempts, first_token_ms: gen.firstTokenMs, verdict, ...(gate.late ? { late_verdict: true } : {}) }
     if (verdict === 'not_covered') return { kind: 'not_covered' }
-    const tail = cleaner.end()
-    if (tail) t.reply(tail)
+    flush()
   } catch (err) {
     if (err instanceof PartialAnswerError && t.input.onEvent) {
-      const tail = cleaner.end()
-      if (tail) t.reply(tail)
+      flush()
       const note = `\n\n${canned('interrupted_note', t.language)}`
       t.reply(note)
       t.debug.generation = { attempts: err.attempts, interrupted: err.reason.kind }

@@ -33,16 +33,25 @@ export interface ToolGeneration extends Generation {
 
 const identityOf = (deps: Pick<TurnDeps, 'cipher'>, t: Turn) => readIdentity(t.session, deps.cipher) as Record<string, unknown> | null
 
-/** The tools this turn may offer: the bot's enabled actions, less those needing an identity the session lacks. */
+/**
+ * The tools this turn may offer: the bot's enabled actions, less those needing an identity the session lacks. With
+ * tools, the turn's answer is masked against the workspace's action secrets (`t.answerMask`, read by stage 8's
+ * stream and stage 10's store); when that mask cannot be read, no tool is offered.
+ */
 export async function offerTools(deps: Pick<TurnDeps, 'actions' | 'cipher' | 'log'>, t: Turn): Promise<OfferedTool[]> {
   if (!deps.actions) return []
   try {
-    return await deps.actions.offer(t.tenantId, t.bot.id, identityOf(deps, t))
+    const tools = await deps.actions.offer(t.tenantId, t.bot.id, identityOf(deps, t))
+    if (tools.length) t.answerMask = await deps.actions.answerMask(t.tenantId)
+    return tools
   } catch (err) {
     deps.log.warn({ tenant_id: t.tenantId, err: (err as Error).name }, 'actions could not be offered')
     return []
   }
 }
+
+/** The answer as it may be stored and shown: no action secret in any form (the text itself without tools). */
+export const maskedAnswer = (t: Pick<Turn, 'answerMask'>, text: string) => (t.answerMask ? t.answerMask.mask(text) : text)
 
 /**
  * With tools on offer, a question the knowledge does not cover goes to the model anyway: it may call a tool,

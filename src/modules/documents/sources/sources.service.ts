@@ -11,6 +11,7 @@ import { minutesUntil, nextCrawlAt } from './crawler/frontier.fns.js'
 import { normalizeUrl, urlProblemMessage } from './crawler/url.fns.js'
 import type { RunRow, SourceRow, SourceStats, SourcesRepo } from './sources.repo.js'
 import type { UrlSourceCreate, UrlSourceUpdate } from './sources.schemas.js'
+import { globProblem } from './crawler/glob.fns.js'
 
 const REFRESH_INTERVAL_MS = 60 * 60 * 1000
 const RECENT_RUNS = 5
@@ -66,7 +67,15 @@ function startUrlOrThrow(input: string): string {
   return n.url
 }
 
-const cleanPatterns = (p: readonly string[] | null | undefined): string[] => [...new Set((p ?? []).map((x) => x.trim()).filter(Boolean))]
+/** The patterns as stored: trimmed, no empties or repeats; one the crawler cannot compile is a 422 naming it. */
+function cleanPatterns(p: readonly string[] | null | undefined, field = 'exclusions'): string[] {
+  const list = p ?? []
+  list.forEach((x, i) => {
+    const problem = x.trim() ? globProblem(x.trim()) : null
+    if (problem) throw new ValidationError(['body', field, i], `${problem}: ${x.trim().slice(0, 80)}`)
+  })
+  return [...new Set(list.map((x) => x.trim()).filter(Boolean))]
+}
 
 export function createSourcesService(deps: { db: Db; clock: Clock; queue: JobQueue; repo: SourcesRepo; defaultMaxPages: number }) {
   const { db, clock, queue, repo } = deps
@@ -178,7 +187,7 @@ export function createSourcesService(deps: { db: Db; clock: Clock; queue: JobQue
         const patch: Updateable<UrlSourcesTable> = { updated_at: now }
         if (input.name != null) patch.name = input.name.trim() || s.name
         const patterns = input.exclusion_patterns ?? input.exclusions
-        if (patterns != null) patch.exclusion_patterns = JSON.stringify(cleanPatterns(patterns))
+        if (patterns != null) patch.exclusion_patterns = JSON.stringify(cleanPatterns(patterns, input.exclusion_patterns ? 'exclusion_patterns' : 'exclusions'))
         if (input.max_pages != null) patch.max_pages = input.max_pages
         const schedule = input.schedule ?? s.schedule
         const paused = input.paused ?? s.paused

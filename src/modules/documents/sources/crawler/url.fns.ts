@@ -1,4 +1,4 @@
-import picomatch from 'picomatch'
+import { compileGlob, GlobError } from './glob.fns.js'
 
 export const MAX_URL_LENGTH = 2048
 
@@ -72,12 +72,25 @@ export function compileExclusions(patterns: readonly string[]): (url: string) =>
       return p.startsWith('/') ? p : `**/${p}`
     })
   if (globs.length === 0) return () => false
-  // "/blog/**" should also exclude "/blog" itself and "/blog/" - people mean the whole section.
-  const expanded = globs.flatMap((g) => (g.endsWith('/**') ? [g, g.slice(0, -3) || '/', g.slice(0, -2)] : [g]))
-  const isMatch = picomatch(expanded, { dot: true, nocase: false })
+  // linear-time matching (glob.fns.ts); "/blog/**" also excludes "/blog" and "/blog/": people mean the whole section
+  const matchers = globs.map(storedGlob)
   return (url: string) => {
     const path = safeDecode(new URL(url).pathname)
-    return isMatch(path)
+    return matchers.some((m) => m.test(path))
+  }
+}
+
+/** A glob saved before globs were checked: an unbalanced brace is read as itself (as picomatch did). */
+function storedGlob(glob: string): { test(path: string): boolean } {
+  try {
+    return compileGlob(glob)
+  } catch (err) {
+    if (!(err instanceof GlobError)) throw err
+    try {
+      return compileGlob(glob.replace(/[{}]/g, '\\$&'))
+    } catch {
+      return { test: () => false }
+    }
   }
 }
 
