@@ -10,7 +10,7 @@ import { startInboundSmtp } from '../src/modules/email-channel/email-channel.smt
 import type { FakeLlm } from './fakes/fake-llm.js'
 import { appWithFakeLlm, type TestApp } from './helpers/app.js'
 import { isAnswer, REFUNDS_MD, withDocs } from './helpers/chat.js'
-import { fixture, newMessageId, rawMail } from './helpers/email.js'
+import { confirmationLink, fixture, newMessageId, rawMail } from './helpers/email.js'
 import { createTenant, uniqueEmail, type Tenant } from './helpers/factories.js'
 import { until } from './helpers/wait.js'
 
@@ -155,6 +155,9 @@ describe('hand-off and people', () => {
     const tickets = await owner.api.get('/escalations')
     const ticket = tickets.body.tickets.find((x: any) => x.ticket_number === 'ESC-0001')
     expect(ticket.user_email ?? ticket.visitor_email ?? JSON.stringify(ticket)).toContain(from)
+    // reply_from confirmed through the link mailed to it (this test's bot's, the latest), so the resolution carries it
+    const link = new URL(confirmationLink(t.smtp.to('support@acme.test').at(-1)!.text))
+    expect((await fetch(t.url + link.pathname + link.search, { method: 'POST' })).status).toBe(200)
     const resolved = await owner.api.post(`/escalations/${ticket.id}/resolve`, { resolution_text: 'Yes, we ship to Switzerland for 9 euros.' })
     expect(resolved.status, resolved.text).toBe(200)
     const mailed = await t.smtp.waitFor((m) => m.to.includes(from) && m.text.includes('9 euros'))
@@ -277,6 +280,7 @@ describe('inbound over SMTP', () => {
       repo: createEmailChannelRepo(db),
       config,
       bots: { get: () => Promise.reject(new Error('unused')) },
+      email: { queue: () => Promise.reject(new Error('unused')) },
     })
     const listener = await startInboundSmtp(service, {
       port: 0,

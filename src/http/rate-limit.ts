@@ -33,6 +33,10 @@ export const rateLimits = {
   widgetEscalate: preset(20, 'minute'),
   /** Each invitation sends a mail to an address the workspace chose: sending and resending count together. */
   invitations: preset(20, 'hour', { ...byTenant, groupId: 'invitations' }),
+  /** Each resend mails a confirmation link to the bot's reply_from, an address the workspace chose. */
+  senderConfirmation: preset(10, 'hour', byTenant),
+  /** The public page of a reply_from confirmation link (a token guess is one of 2^192). */
+  senderConfirmationLink: preset(30, 'minute'),
   /** Each test event is a request to the workspace's URL, from our servers. */
   webhookTest: preset(10, 'minute', byTenant),
   /** Typing indicators: one call per start and stop of typing. */

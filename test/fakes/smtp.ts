@@ -7,6 +7,8 @@ export interface ReceivedMail {
   subject: string
   text: string
   replyTo?: string
+  /** the SMTP envelope: MAIL FROM and every RCPT TO of the transaction */
+  envelope: { from: string; to: string[] }
   raw: ParsedMail
 }
 
@@ -22,7 +24,12 @@ export class FakeSmtp {
       authOptional: true,
       disabledCommands: ['STARTTLS'],
       logger: false,
-      onData: (stream, _session, cb) => {
+      onData: (stream, session, cb) => {
+        const env = session.envelope
+        const envelope = {
+          from: env.mailFrom ? env.mailFrom.address : '',
+          to: env.rcptTo.map((r) => r.address),
+        }
         simpleParser(stream)
           .then((m) => {
             const to = ([] as { value: { address?: string }[] }[]).concat((m.to as never) ?? []).flatMap((a) => a.value.map((v) => v.address ?? ''))
@@ -32,6 +39,7 @@ export class FakeSmtp {
               subject: m.subject ?? '',
               text: m.text ?? '',
               replyTo: m.replyTo?.value[0]?.address,
+              envelope,
               raw: m,
             })
             for (const w of this.waiters.splice(0)) w()

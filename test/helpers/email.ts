@@ -32,3 +32,10 @@ export function rawMail(v: { to: string; from: string; subject?: string; body?: 
   ]
   return lines.join('\r\n')
 }
+
+/** The reply_from confirmation link in a mail's text. */
+export function confirmationLink(text: string): string {
+  const m = /https?:\/\/\S+\/email\/verify-sender\?token=[A-Za-z0-9_%-]+/.exec(text)
+  if (!m) throw new Error(`no confirmation link in: ${text.slice(0, 300)}`)
+  return m[0]
+}

@@ -26,6 +26,12 @@ export interface EmailChannelsTable {
   /** SHA-256 of the webhook token (lookup); the token itself is in token_enc, for the settings screen. */
   token_hash: string
   token_enc: string
+  /** the address of reply_from that its owner confirmed (a link mailed to it); reply_from is the sender only while it names this address */
+  reply_from_verified: string | null
+  /** the pending confirmation: SHA-256 of the single-use token, the address it was mailed to, its expiry */
+  verify_token_hash: string | null
+  verify_address: string | null
+  verify_expires_at: NullableTimestamp
   created_at: Timestamp
   updated_at: Timestamp
 }
@@ -44,6 +50,8 @@ export interface EmailMessagesTable {
   /** the correspondent's address, encrypted; its hash counts the per-sender cap */
   sender_enc: string | null
   sender_hash: string | null
+  /** out: keyed hash of the correspondent's normalised mailbox (mailboxOf), what the per-sender cap counts */
+  mailbox_hash: string | null
   subject: string | null
   status: EmailStatus
   reason: string | null
@@ -60,7 +68,10 @@ export interface EmailMessagesTable {
 export interface EmailSendersTable {
   tenant_id: string
   bot_id: string
+  /** the normalised mailbox's hash (mailboxHash) since migration 1670; the exact address's before */
   sender_hash: string
+  /** the conversation a capped sender's further mails go into (one ticket, not one per mail) */
+  held_session_id: string | null
 }
 
 export interface EmailChannelTables {

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto'
+import { addressOf, mailboxOf, nameOf, parseReplyFrom } from '../email/address.fns.js'
 import { message } from '../shared/messages/catalogue.js'
 
 /** One header line as mailparser gives it (`headerLines`): the lower-cased name and the whole raw line. */
@@ -76,6 +77,30 @@ export const newToken = (): string => randomBytes(24).toString('base64url')
 export const hashToken = (token: string): string => createHash('sha256').update(token).digest('hex')
 /** The per-sender cap counts by a keyed hash, so the count needs no decryption. */
 export const senderHash = (tenantKey: string, address: string): string => createHash('sha256').update(`${tenantKey}\n${address.toLowerCase()}`).digest('hex')
+/** The per-sender cap's key: the normalised mailbox (mailboxOf), so `+tags` and Gmail's dots are one sender. */
+export const mailboxHash = (tenantKey: string, address: string): string =>
+  createHash('sha256')
+    .update(`${tenantKey}\nmailbox\n${mailboxOf(address)}`)
+    .digest('hex')
+
+/**
+ * The From of the channel's mails and whether reply_from is confirmed: reply_from itself once its address is
+ * the confirmed one; else EMAIL_FROM's address under reply_from's display name (EMAIL_FROM's own name when
+ * reply_from has none); EMAIL_FROM when reply_from is unset (or, stored before issue 50, not one address).
+ */
+export function senderOf(
+  row: { reply_from: string | null; reply_from_verified: string | null },
+  emailFrom: string,
+): { from: { name: string; address: string }; verified: boolean } {
+  const parsed = row.reply_from ? parseReplyFrom(row.reply_from) : null
+  const ours = { name: nameOf(emailFrom) ?? '', address: addressOf(emailFrom) }
+  if (!parsed || 'problem' in parsed) return { from: ours, verified: false }
+  if (parsed.address === row.reply_from_verified) return { from: { name: parsed.name ?? '', address: parsed.address }, verified: true }
+  return { from: { name: parsed.name ?? ours.name, address: ours.address }, verified: false }
+}
+
+/** A From as a header shows it, for the settings screen. */
+export const showSender = (f: { name: string; address: string }): string => (f.name ? `"${f.name}" <${f.address}>` : f.address)
 
 /** `Re: <subject>`, once (not `Re: Re:`); an empty subject gets a neutral one. */
 export function replySubject(subject: string | null | undefined): string {

@@ -3,7 +3,8 @@ import type { Db } from '../../db/client.js'
 import type { Cipher } from '../../lib/crypto.js'
 import { decryptOrNull } from '../../lib/crypto.js'
 import type { MailMessage } from '../email/mailer.js'
-import { ourMessageId, renderReply, replyReferences, replySubject, type Cited } from './email-channel.fns.js'
+import { isPlainAddress } from '../email/address.fns.js'
+import { ourMessageId, renderReply, replyReferences, replySubject, senderHash, senderOf, type Cited } from './email-channel.fns.js'
 import type { EmailChannelRepo } from './email-channel.repo.js'
 import { inboundAddress } from './email-channel.service.js'
 
@@ -13,7 +14,7 @@ type MailConfig = Pick<Config, 'INBOUND_EMAIL_DOMAIN' | 'EMAIL_FROM'>
 /**
  * A mail in a session's thread: `Re:` the thread's first subject, In-Reply-To the sender's latest message (or
  * the one answered), References the thread's ids, our own Message-ID, Reply-To the bot's inbound address, from
- * the channel's reply_from (else EMAIL_FROM). `auto` marks the bot's own mails (RFC 3834), not a person's.
+ * the channel's reply_from once confirmed (else EMAIL_FROM's address under reply_from's name: senderOf). `auto` marks the bot's own mails (RFC 3834), not a person's.
  */
 export async function threadMail(
   deps: { repo: Pick<EmailChannelRepo, 'threadOf'>; cipher: Cipher; config: MailConfig },
@@ -42,7 +43,7 @@ export async function threadMail(
   const headers: Record<string, string> = p.auto ? { 'Auto-Submitted': 'auto-replied', 'X-Auto-Response-Suppress': 'All' } : {}
   return {
     to: p.to,
-    from: p.channel.reply_from ?? deps.config.EMAIL_FROM,
+    from: senderOf(p.channel, deps.config.EMAIL_FROM).from,
     replyTo: inboundAddress(p.channel, deps.config.INBOUND_EMAIL_DOMAIN),
     subject: replySubject(firstSubject),
     text: body.text,
@@ -54,7 +55,16 @@ export async function threadMail(
 }
 
 /** An operator's message or a resolution on an e-mail session goes out in the thread (the escalations module's mail, rewritten). */
-export function createThreadedReplies(deps: { db: Db; repo: EmailChannelRepo; cipher: Cipher; config: MailConfig; newId: () => string; now: () => Date }) {
+export function createThreadedReplies(deps: {
+  db: Db
+  repo: EmailChannelRepo
+  cipher: Cipher
+  config: MailConfig
+  /** the key of the correspondent's hash (senderKey) */
+  senderKey: string
+  newId: () => string
+  now: () => Date
+}) {
   return {
     /**
      * The mail as the escalations module built it, or the same words in the session's thread when the session
@@ -65,12 +75,24 @@ export function createThreadedReplies(deps: { db: Db; repo: EmailChannelRepo; ci
       if (!session || session.channel !== 'email') return mail
       const channel = await deps.repo.settings(tenantId, session.bot_id, trx)
       const to = decryptOrNull(deps.cipher, session.visitor_email_enc)
-      if (!channel || !to) return mail
+      // an address stored before senders were checked (a list in angle brackets) is not threaded: the mailer
+      // refuses such a recipient, so the mail as built goes nowhere either
+      if (!channel || !to || !isPlainAddress(to)) return mail
       const messageId = ourMessageId('o', deps.newId(), deps.config.INBOUND_EMAIL_DOMAIN)
       const threaded = await threadMail(deps, tenantId, { channel, sessionId, to, messageId, text: mail.text, auto: false }, trx)
       await deps.repo.recordOut(
         tenantId,
-        { botId: channel.bot_id, messageId, sessionId, kind: 'operator', subject: threaded.subject, senderHash: null, inboundId: null, now: deps.now() },
+        {
+          botId: channel.bot_id,
+          messageId,
+          sessionId,
+          kind: 'operator',
+          subject: threaded.subject,
+          senderHash: senderHash(deps.senderKey, to),
+          mailboxHash: null,
+          inboundId: null,
+          now: deps.now(),
+        },
         trx,
       )
       return threaded

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/client.js'
 import type { EmailAttachment, EmailMode, EmailStatus } from '../../db/schema/email-channel.js'
+import { createCapsRepo } from './email-channel.caps.repo.js'
 
 type Executor = Db
 
@@ -9,6 +10,8 @@ const isUniqueViolation = (err: unknown) => (err as { code?: string })?.code ===
 /** SQL of the e-mail channel; every method takes the tenant id first (the inbound lookups by token and address excepted). */
 export function createEmailChannelRepo(db: Db) {
   return {
+    ...createCapsRepo(db),
+
     settings(tenantId: string, botId: string, trx: Executor = db) {
       return trx.selectFrom('email_channels').selectAll().where('tenant_id', '=', tenantId).where('bot_id', '=', botId).executeTakeFirst()
     },
@@ -44,6 +47,43 @@ export function createEmailChannelRepo(db: Db) {
         .where('bot_id', '=', botId)
         .returningAll()
         .executeTakeFirstOrThrow()
+    },
+
+    /** A confirmation of reply_from's address mailed: the token's hash, the address, the expiry (an earlier token stops working). */
+    setPendingSender(tenantId: string, botId: string, v: { tokenHash: string; address: string; expiresAt: Date; now: Date }, trx: Executor = db) {
+      return trx
+        .updateTable('email_channels')
+        .set({ verify_token_hash: v.tokenHash, verify_address: v.address, verify_expires_at: v.expiresAt, updated_at: v.now })
+        .where('tenant_id', '=', tenantId)
+        .where('bot_id', '=', botId)
+        .returningAll()
+        .executeTakeFirstOrThrow()
+    },
+
+    /** No confirmation pending (reply_from cleared, or back to the confirmed address). The expiry stays: it dates the last link mailed. */
+    clearPendingSender(tenantId: string, botId: string, trx: Executor = db) {
+      return trx
+        .updateTable('email_channels')
+        .set({ verify_token_hash: null, verify_address: null })
+        .where('tenant_id', '=', tenantId)
+        .where('bot_id', '=', botId)
+        .returningAll()
+        .executeTakeFirstOrThrow()
+    },
+
+    /** Not tenant-scoped on purpose: the confirmation link's token is what names the bot. */
+    byVerifyTokenHash(tokenHash: string) {
+      return db.selectFrom('email_channels').selectAll().where('verify_token_hash', '=', tokenHash).executeTakeFirst()
+    },
+
+    /** The address confirmed; the token used up. */
+    confirmSender(tenantId: string, botId: string, v: { address: string; now: Date }, trx: Executor = db) {
+      return trx
+        .updateTable('email_channels')
+        .set({ reply_from_verified: v.address, verify_token_hash: null, verify_address: null, updated_at: v.now })
+        .where('tenant_id', '=', tenantId)
+        .where('bot_id', '=', botId)
+        .execute()
     },
 
     rotate(tenantId: string, botId: string, v: { tokenHash: string; tokenEnc: string; now: Date }, trx: Executor = db) {
@@ -163,19 +203,23 @@ export function createEmailChannelRepo(db: Db) {
         .execute()
     },
 
-    /** The session a thread belongs to: the newest of its messages (ours or the sender's) the ids name. */
+    /** The session a thread belongs to: the newest of its messages (ours or the sender's) the ids name that names its correspondent. */
     async sessionOfThread(tenantId: string, botId: string, ids: string[]) {
       if (!ids.length) return null
-      return db
-        .selectFrom('email_messages')
-        .select(['session_id', 'sender_hash', 'subject'])
-        .where('tenant_id', '=', tenantId)
-        .where('bot_id', '=', botId)
-        .where('message_id', 'in', ids)
-        .where('session_id', 'is not', null)
-        .orderBy('created_at', 'desc')
-        .limit(1)
-        .executeTakeFirst()
+      return (
+        db
+          .selectFrom('email_messages')
+          .select(['session_id', 'sender_hash', 'subject'])
+          .where('tenant_id', '=', tenantId)
+          .where('bot_id', '=', botId)
+          .where('message_id', 'in', ids)
+          .where('session_id', 'is not', null)
+          // a row that names no correspondent proves nothing about who writes (issue 50, finding 10)
+          .where('sender_hash', 'is not', null)
+          .orderBy('created_at', 'desc')
+          .limit(1)
+          .executeTakeFirst()
+      )
     },
 
     /** The thread of a session: its first subject and every message-id, oldest first (References of a reply). */
@@ -192,70 +236,22 @@ export function createEmailChannelRepo(db: Db) {
         .execute()
     },
 
-    /**
-     * Takes one of the sender's hourly bot mails, or answers false when the `cap` are used. The sender's row is
-     * locked while counting, so concurrent deliveries of one sender cannot both take the last one.
-     */
-    async reserve(
-      tenantId: string,
-      r: { botId: string; senderHash: string; inboundId: string; sessionId: string; messageId: string; kind: string; since: Date; now: Date; cap: number },
-      trx: Executor,
-    ): Promise<boolean> {
-      await trx
-        .insertInto('email_senders')
-        .values({ tenant_id: tenantId, bot_id: r.botId, sender_hash: r.senderHash })
-        .onConflict((oc) => oc.columns(['tenant_id', 'bot_id', 'sender_hash']).doNothing())
-        .execute()
-      await trx
-        .selectFrom('email_senders')
-        .select('sender_hash')
-        .where('tenant_id', '=', tenantId)
-        .where('bot_id', '=', r.botId)
-        .where('sender_hash', '=', r.senderHash)
-        .forUpdate()
-        .execute()
-      const mine = await trx
-        .selectFrom('email_messages')
-        .select('id')
-        .where('tenant_id', '=', tenantId)
-        .where('bot_id', '=', r.botId)
-        .where('direction', '=', 'out')
-        .where('message_id', '=', r.messageId)
-        .executeTakeFirst()
-      if (mine) return true
-      const used = await trx
-        .selectFrom('email_messages')
-        .select((eb) => eb.fn.countAll<string>().as('n'))
-        .where('tenant_id', '=', tenantId)
-        .where('bot_id', '=', r.botId)
-        .where('direction', '=', 'out')
-        .where('sender_hash', '=', r.senderHash)
-        .where('kind', 'in', ['answer', 'notice'])
-        .where('created_at', '>', r.since)
-        .executeTakeFirstOrThrow()
-      if (Number(used.n) >= r.cap) return false
-      await trx
-        .insertInto('email_messages')
-        .values({
-          tenant_id: tenantId,
-          bot_id: r.botId,
-          direction: 'out',
-          kind: r.kind,
-          message_id: r.messageId,
-          in_reply_to_id: r.inboundId,
-          session_id: r.sessionId,
-          sender_hash: r.senderHash,
-          status: 'reserved',
-          created_at: r.now,
-        })
-        .execute()
-      return true
-    },
-
     /** An outgoing mail of ours, recorded so a reply naming its Message-ID finds the session. */
     async recordOut(
       tenantId: string,
-      o: { botId: string; messageId: string; sessionId: string; kind: string; subject: string; senderHash: string | null; inboundId: string | null; now: Date },
+      o: {
+        botId: string
+        messageId: string
+        sessionId: string
+        kind: string
+        subject: string
+        /** the session's correspondent (senderHash): a reply naming this mail continues the session only from them */
+        senderHash: string
+        /** the correspondent's mailbox (mailboxHash) for a bot mail counted against the caps; null for a person's mail */
+        mailboxHash: string | null
+        inboundId: string | null
+        now: Date
+      },
       trx: Executor = db,
     ) {
       await trx
@@ -269,13 +265,16 @@ export function createEmailChannelRepo(db: Db) {
           in_reply_to_id: o.inboundId,
           session_id: o.sessionId,
           sender_hash: o.senderHash,
+          mailbox_hash: o.mailboxHash,
           subject: o.subject,
           status: 'sent',
           created_at: o.now,
           processed_at: o.now,
         })
         .onConflict((oc) =>
-          oc.columns(['tenant_id', 'bot_id', 'direction', 'message_id']).doUpdateSet({ status: 'sent', kind: o.kind, subject: o.subject, processed_at: o.now }),
+          oc
+            .columns(['tenant_id', 'bot_id', 'direction', 'message_id'])
+            .doUpdateSet({ status: 'sent', kind: o.kind, subject: o.subject, sender_hash: o.senderHash, processed_at: o.now }),
         )
         .execute()
     },

@@ -2,6 +2,7 @@ import multipart from '@fastify/multipart'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { bearerSecurity, scopeOf, type Guards } from '../../http/auth.js'
+import { rateLimits } from '../../http/rate-limit.js'
 import { ErrorBody, commonErrors } from '../../http/schemas.js'
 import { AppError, notFound, ValidationError } from '../../lib/errors.js'
 import {
@@ -14,7 +15,9 @@ import {
   InboundParams,
   TicketEmail,
   TicketEmailParams,
+  VerifySenderQuery,
 } from './email-channel.schemas.js'
+import { senderPage } from './email-channel.sender.js'
 import type { EmailChannelService } from './email-channel.service.js'
 import type { Static } from '@sinclair/typebox'
 
@@ -59,6 +62,21 @@ export const emailChannelRoutes =
       },
       (req) => channel.rotate(req.tenantId!, req.params.bot_id, scopeOf(req)),
     )
+    app.post(
+      '/bots/:bot_id/email/verify-sender',
+      {
+        preHandler: settings,
+        config: { rateLimit: rateLimits.senderConfirmation },
+        schema: {
+          ...base,
+          operationId: 'resendBotEmailSenderConfirmation',
+          description: `Mails a new confirmation link (valid 48 h; the earlier one stops working) to reply_from's address. 409 when there is no reply_from or it is already confirmed. ${rateLimits.senderConfirmation.max} an hour per workspace (429 with Retry-After beyond).`,
+          params: EmailBotParams,
+          response: { 200: EmailSettings, 409: ErrorBody, ...errors },
+        },
+      },
+      (req) => channel.resendConfirmation(req.tenantId!, req.params.bot_id, scopeOf(req)),
+    )
     // beyond the contract: the settings screen's list of the last messages received and what became of each
     app.get(
       '/bots/:bot_id/email/messages',
@@ -85,6 +103,36 @@ export const emailChannelRoutes =
     )
 
     await app.register(inboundRoutes(deps))
+    await app.register(senderLinkRoutes(deps))
+  }
+
+/**
+ * The confirmation link mailed to reply_from, in a context of its own (the Confirm button posts a form): a page
+ * with a Confirm button (GET changes nothing, so a mail scanner that opens links confirms nothing), then the
+ * POST that confirms. The token in the query is the credential; the pages send no referrer and run no script.
+ */
+const senderLinkRoutes =
+  (deps: { channel: EmailChannelService }): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    const { channel } = deps
+    // the form's body is empty: the token rides in the action's query
+    app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 1024 }, (_req, _body, done) => done(null, null))
+    // the confirmation link mailed to reply_from: a page with a Confirm button (GET changes nothing, so a mail
+    // scanner that opens links confirms nothing), then the POST that confirms
+    const page = { hide: true, querystring: VerifySenderQuery }
+    app.get('/email/verify-sender', { config: { rateLimit: rateLimits.senderConfirmationLink }, schema: page }, async (req, reply) => {
+      const pending = await channel.pendingSender(req.query.token)
+      return senderPage(reply, pending ? { step: 'confirm', address: pending.address, token: req.query.token } : { step: 'invalid' })
+    })
+    app.post('/email/verify-sender', { config: { rateLimit: rateLimits.senderConfirmationLink }, schema: page }, async (req, reply) => {
+      try {
+        const done = await channel.confirmSender(req.query.token)
+        return senderPage(reply, { step: 'done', address: done.address })
+      } catch (err) {
+        if (err instanceof AppError && err.status === 400) return senderPage(reply, { step: 'invalid' })
+        throw err
+      }
+    })
   }
 
 /**

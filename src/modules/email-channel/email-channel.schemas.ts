@@ -7,6 +7,11 @@ export const EmailSettings = Type.Object({
   enabled: Type.Boolean(),
   mode: EmailMode,
   reply_from: Nullable(Type.String()),
+  reply_from_verified: Type.Boolean({
+    description: "reply_from's address confirmed through the link mailed to it; until then mail goes from EMAIL_FROM's address under reply_from's name",
+  }),
+  reply_from_pending: Type.Boolean({ description: 'a confirmation link to reply_from is out and unexpired (48 h)' }),
+  sender: Type.String({ description: "read-only: the From the bot's mails carry now" }),
   signature: Nullable(Type.String()),
   inbound_address: Type.String({ description: "read-only: the bot's address, <local>@INBOUND_EMAIL_DOMAIN" }),
   inbound_url: Type.String({ description: 'read-only: the provider webhook URL with its secret token' }),
@@ -18,6 +23,8 @@ export const EmailSettingsUpdate = Type.Object({
   reply_from: Type.Optional(Nullable(Type.String({ maxLength: 320, description: '"Acme Support <support@acme.com>"; null: EMAIL_FROM' }))),
   signature: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
 })
+
+export const VerifySenderQuery = Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) })
 
 export const EmailBotParams = Type.Object({ bot_id: Uuid })
 export const InboundParams = Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) })

@@ -6,10 +6,13 @@ import type { EmailMode } from '../../db/schema/email-channel.js'
 import type { JobQueue } from '../../jobs/queue.js'
 import type { Clock } from '../../lib/clock.js'
 import { decryptOrNull, type Cipher } from '../../lib/crypto.js'
-import { AppError, notFound, ValidationError } from '../../lib/errors.js'
+import { AppError, badRequest, conflict, notFound, ValidationError } from '../../lib/errors.js'
 import type { BotRow } from '../bots/bots.service.js'
+import { parseReplyFrom, REPLY_FROM_PROBLEMS } from '../email/address.fns.js'
+import type { EmailService } from '../email/email.service.js'
 import type { BotScope } from '../shared/bot-scope.js'
-import { bareAddress, hashToken, loopReason, newLocalPart, newToken, senderHash } from './email-channel.fns.js'
+import { bareAddress, hashToken, loopReason, newLocalPart, newToken, senderHash, senderOf, showSender } from './email-channel.fns.js'
+import { confirmSenderMail } from './email-channel.sender.js'
 import { parseInbound } from './email-channel.parse.js'
 import type { EmailChannelRepo } from './email-channel.repo.js'
 
@@ -23,7 +26,14 @@ export interface EmailChannelDeps {
   repo: EmailChannelRepo
   config: Pick<Config, 'INBOUND_EMAIL_DOMAIN' | 'INBOUND_EMAIL_MAX_BYTES' | 'EMAIL_FROM' | 'PUBLIC_BASE_URL' | 'PORT' | 'ENCRYPTION_KEY'>
   bots: { get(tenantId: string, botId: string, scope?: BotScope): Promise<BotRow> }
+  /** the confirmation link to a new reply_from */
+  email: Pick<EmailService, 'queue'>
 }
+
+/** How long a reply_from confirmation link works. */
+export const SENDER_CONFIRM_TTL_MS = 48 * 3600_000
+/** A new reply_from mails its link at once unless one went out this recently (the resend route is limited apart). */
+const SENDER_CONFIRM_SPACING_MS = 60_000
 
 export interface ReceiveResult {
   id: string
@@ -46,7 +56,9 @@ export function createEmailChannelService(deps: EmailChannelDeps) {
   const base = () => config.PUBLIC_BASE_URL || `http://localhost:${config.PORT}`
   const key = senderKey(config)
 
-  async function channelOf(tenantId: string, botId: string, scope: BotScope) {
+  const channelOf = async (tenantId: string, botId: string, scope: BotScope) => (await channelAndBot(tenantId, botId, scope)).row
+
+  async function channelAndBot(tenantId: string, botId: string, scope: BotScope) {
     const bot = await deps.bots.get(tenantId, botId, scope)
     const token = newToken()
     const row = await repo.ensure(tenantId, bot.id, {
@@ -55,17 +67,40 @@ export function createEmailChannelService(deps: EmailChannelDeps) {
       tokenEnc: cipher.encrypt(token),
       now: clock.now(),
     })
-    return row
+    return { row, bot }
   }
 
-  const present = (row: ChannelRow) => ({
-    enabled: row.enabled,
-    mode: row.mode,
-    reply_from: row.reply_from,
-    signature: row.signature,
-    inbound_address: inboundAddress(row, config.INBOUND_EMAIL_DOMAIN),
-    inbound_url: `${base()}/inbound/email/${cipher.decrypt(row.token_enc)}`,
-  })
+  const present = (row: ChannelRow) => {
+    const sender = senderOf(row, config.EMAIL_FROM)
+    return {
+      enabled: row.enabled,
+      mode: row.mode,
+      reply_from: row.reply_from,
+      reply_from_verified: sender.verified,
+      reply_from_pending: !sender.verified && !!row.verify_token_hash && !!row.verify_expires_at && row.verify_expires_at > clock.now(),
+      sender: showSender(sender.from),
+      signature: row.signature,
+      inbound_address: inboundAddress(row, config.INBOUND_EMAIL_DOMAIN),
+      inbound_url: `${base()}/inbound/email/${cipher.decrypt(row.token_enc)}`,
+    }
+  }
+
+  /** A new single-use confirmation link for the row's reply_from, mailed to that address (in the caller's transaction). */
+  async function mailConfirmation(tenantId: string, row: ChannelRow, botName: string, trx: Db) {
+    const parsed = row.reply_from ? parseReplyFrom(row.reply_from) : null
+    if (!parsed || 'problem' in parsed) return row
+    const token = newToken()
+    const now = clock.now()
+    const updated = await repo.setPendingSender(
+      tenantId,
+      row.bot_id,
+      { tokenHash: hashToken(token), address: parsed.address, expiresAt: new Date(now.getTime() + SENDER_CONFIRM_TTL_MS), now },
+      trx,
+    )
+    const url = `${base()}/email/verify-sender?token=${encodeURIComponent(token)}`
+    await deps.email.queue(confirmSenderMail(parsed.address, { url, botName, inbound: inboundAddress(row, config.INBOUND_EMAIL_DOMAIN) }), { tenantId }, trx)
+    return updated
+  }
 
   return {
     get: async (tenantId: string, botId: string, scope: BotScope) => present(await channelOf(tenantId, botId, scope)),
@@ -76,13 +111,59 @@ export function createEmailChannelService(deps: EmailChannelDeps) {
       scope: BotScope,
       body: { enabled: boolean; mode: EmailMode; reply_from?: string | null; signature?: string | null },
     ) {
-      await channelOf(tenantId, botId, scope)
-      const replyFrom = body.reply_from?.trim() || null
-      if (replyFrom && !bareAddress(replyFrom))
-        throw new ValidationError(['body', 'reply_from'], 'Not an e-mail address (e.g. "Acme Support <support@acme.com>")', 'invalid_address')
-      if (replyFrom && /[\r\n]/.test(replyFrom)) throw new ValidationError(['body', 'reply_from'], 'A header value is one line', 'invalid_address')
+      const { row: before, bot } = await channelAndBot(tenantId, botId, scope)
+      const raw = body.reply_from?.trim() || null
+      const parsed = raw ? parseReplyFrom(raw) : null
+      if (parsed && 'problem' in parsed) throw new ValidationError(['body', 'reply_from'], REPLY_FROM_PROBLEMS[parsed.problem], 'invalid_address')
+      // stored as we parsed it, so what is mailed is what was checked
+      const replyFrom = parsed ? (parsed.name ? `${parsed.name} <${parsed.address}>` : parsed.address) : null
       const signature = body.signature?.trim() || null
-      return present(await repo.update(tenantId, botId, { enabled: body.enabled, mode: body.mode, replyFrom, signature, now: clock.now() }))
+      const now = clock.now()
+      const row = await deps.db.transaction().execute(async (trx) => {
+        const row = await repo.update(tenantId, botId, { enabled: body.enabled, mode: body.mode, replyFrom, signature, now }, trx)
+        const address = parsed?.address ?? null
+        const pendingFor = row.verify_expires_at && row.verify_expires_at > now ? row.verify_address : null
+        if (!address || address === row.reply_from_verified) return pendingFor ? repo.clearPendingSender(tenantId, botId, trx) : row
+        if (address === pendingFor) return row
+        // a new address to confirm: its link, unless one just went out (the card's resend is there for that)
+        const lastSent = before.verify_expires_at ? before.verify_expires_at.getTime() - SENDER_CONFIRM_TTL_MS : 0
+        if (now.getTime() - lastSent < SENDER_CONFIRM_SPACING_MS) return repo.clearPendingSender(tenantId, botId, trx)
+        return mailConfirmation(tenantId, row, bot.name, trx)
+      })
+      return present(row)
+    },
+
+    /** The card's "Resend confirmation": a new link (the earlier one stops working) to the current reply_from. */
+    async resendConfirmation(tenantId: string, botId: string, scope: BotScope) {
+      const { row, bot } = await channelAndBot(tenantId, botId, scope)
+      const sender = senderOf(row, config.EMAIL_FROM)
+      const parsed = row.reply_from ? parseReplyFrom(row.reply_from) : null
+      if (!parsed || 'problem' in parsed) throw conflict('There is no reply_from to confirm', 'no_reply_from')
+      if (sender.verified) throw conflict(`${parsed.address} is already confirmed`, 'already_verified')
+      return present(await deps.db.transaction().execute((trx) => mailConfirmation(tenantId, row, bot.name, trx)))
+    },
+
+    /**
+     * The link's second step (a person pressed Confirm): the address becomes the bot's sender when the token is
+     * known, unexpired and was mailed to the reply_from still set. Single use: the token is gone after.
+     */
+    async confirmSender(token: string) {
+      if (!token || token.length > 200) throw badRequest('This confirmation link is not valid', 'invalid_token')
+      const row = await repo.byVerifyTokenHash(hashToken(token))
+      const now = clock.now()
+      const parsed = row?.reply_from ? parseReplyFrom(row.reply_from) : null
+      const current = parsed && !('problem' in parsed) ? parsed.address : null
+      if (!row || !row.verify_expires_at || row.verify_expires_at <= now || !current || current !== row.verify_address)
+        throw badRequest("This confirmation link is not valid any more: ask for a new one on the bot's E-mail settings", 'invalid_token')
+      await repo.confirmSender(row.tenant_id, row.bot_id, { address: current, now })
+      return { address: current }
+    },
+
+    /** Whether a confirmation token is current (the link's first page: no change on a GET). */
+    async pendingSender(token: string) {
+      if (!token || token.length > 200) return null
+      const row = await repo.byVerifyTokenHash(hashToken(token))
+      return row?.verify_address && row.verify_expires_at && row.verify_expires_at > clock.now() ? { address: row.verify_address } : null
     },
 
     /** A new webhook token: the old URL answers 404 from now on. */

@@ -7,6 +7,7 @@ import type { BotsRepo } from '../bots/bots.repo.js'
 import type { ChatService } from '../chat/chat.service.js'
 import type { TurnResult } from '../chat/turn.context.js'
 import type { EmailService } from '../email/email.service.js'
+import { isPlainAddress } from '../email/address.fns.js'
 import { ourMessageId, replySubject } from './email-channel.fns.js'
 import { threadMail } from './email-channel.mails.js'
 import { parseInbound, type InboundMail } from './email-channel.parse.js'
@@ -14,7 +15,10 @@ import type { EmailChannelRepo } from './email-channel.repo.js'
 import { PROCESS_ATTEMPTS } from './email-channel.service.js'
 import { message } from '../shared/messages/catalogue.js'
 
-/** Bot mails (answers and ticket notices) one sender gets from one bot in an hour; beyond, a person gets the thread. */
+/**
+ * Bot mails (answers and ticket notices) one mailbox (mailboxOf: `+tags` and Gmail's dots folded) gets from one
+ * bot in an hour; beyond, a person gets the thread. The bot's own cap across senders is EMAIL_BOT_HOURLY_CAP.
+ */
 export const SENDER_HOURLY_CAP = 5
 
 export interface EmailTurnDeps {
@@ -25,7 +29,13 @@ export interface EmailTurnDeps {
   chat: Pick<ChatService, 'runTurn' | 'createSession' | 'getSession' | 'escalate'>
   bots: Pick<BotsRepo, 'find'>
   email: Pick<EmailService, 'queue'>
-  config: Pick<Config, 'INBOUND_EMAIL_DOMAIN' | 'EMAIL_FROM'>
+  config: Pick<Config, 'INBOUND_EMAIL_DOMAIN' | 'EMAIL_FROM' | 'EMAIL_BOT_HOURLY_CAP'>
+}
+
+/** The keyed hashes of a sender: the exact address (the thread's correspondent) and the mailbox (the caps). */
+export interface SenderHashes {
+  sender(address: string): string
+  mailbox(address: string): string
 }
 
 type Outcome =
@@ -38,26 +48,38 @@ type Outcome =
  * email), and then in one transaction with the status check: the reply queued through the mailer and the
  * message marked. A second run of the job (a worker killed mid-way) finds the message handled and sends nothing.
  */
-export function createEmailTurns(deps: EmailTurnDeps, senderKeyHash: (address: string) => string) {
+export function createEmailTurns(deps: EmailTurnDeps, hashes: SenderHashes) {
   const { repo, cipher, clock } = deps
 
   async function sessionFor(
     tenantId: string,
-    row: { id: string; bot_id: string; session_id: string | null; sender_hash: string | null },
+    row: { id: string; bot_id: string; session_id: string | null },
     mail: InboundMail,
     sender: string,
-  ) {
+    hash: string,
+    mailbox: string,
+  ): Promise<{ id: string; owner: string; created: boolean; capped?: CapReason }> {
     if (row.session_id) {
       const s = await deps.chat.getSession(tenantId, row.session_id)
       if (s) return { id: s.id, owner: s.owner, created: false }
     }
-    // a reply in a thread continues its session, when it comes from the thread's correspondent (chatwoot PR #13502)
+    // a reply in a thread continues its session, when it comes from the thread's correspondent (chatwoot PR #13502);
+    // a message of the thread that names no correspondent is never taken as proof (issue 50, finding 10)
     const found = await repo.sessionOfThread(tenantId, row.bot_id, mail.thread)
-    if (found?.session_id && (!found.sender_hash || found.sender_hash === row.sender_hash)) {
+    if (found?.session_id && found.sender_hash && found.sender_hash === hash) {
       const s = await deps.chat.getSession(tenantId, found.session_id)
       if (s && s.owner !== 'closed' && !s.chat_ended) {
         await repo.attachSession(tenantId, row.id, s.id)
         return { id: s.id, owner: s.owner, created: false }
+      }
+    }
+    // a capped sender whose earlier capped mail a person has: this one joins it (one ticket, not one per mail)
+    const capped = await cappedNow(tenantId, row.bot_id, mailbox)
+    if (capped) {
+      const held = await repo.heldSession(tenantId, row.bot_id, mailbox)
+      if (held) {
+        await repo.attachSession(tenantId, row.id, held.id)
+        return { id: held.id, owner: held.owner, created: false, capped }
       }
     }
     const created = await deps.chat.createSession({ tenantId, botId: row.bot_id, channel: 'email', mode: 'anonymous' })
@@ -66,6 +88,12 @@ export function createEmailTurns(deps: EmailTurnDeps, senderKeyHash: (address: s
       await repo.attachSession(tenantId, row.id, created.id, trx)
     })
     return { id: created.id, owner: 'bot' as const, created: true }
+  }
+
+  /** Whether the mailbox or the bot has used its hourly bot mails (a read without locks: reserve decides). */
+  async function cappedNow(tenantId: string, botId: string, mailbox: string): Promise<CapReason | null> {
+    const used = await repo.used(tenantId, { botId, mailboxHash: mailbox, since: new Date(clock.now().getTime() - 3600_000) })
+    return used.sender >= SENDER_HOURLY_CAP ? 'sender_rate_limited' : used.bot >= deps.config.EMAIL_BOT_HOURLY_CAP ? 'bot_rate_limited' : null
   }
 
   async function process(p: { tenantId: string; id: string }, job: Pick<JobContext, 'attempt'>): Promise<void> {
@@ -77,61 +105,76 @@ export function createEmailTurns(deps: EmailTurnDeps, senderKeyHash: (address: s
     const bot = await deps.bots.find(tenantId, row.bot_id)
     const sender = mail?.sender
     if (!mail || !sender || !channel || !bot) return settle(tenantId, row.id, { status: 'failed', reason: 'unreadable' }, null)
-    const session = await sessionFor(tenantId, row, mail, sender)
+    // the bot answers one plain address or nobody: a list in angle brackets or a quoted local part is not a sender
+    if (!isPlainAddress(sender)) return settle(tenantId, row.id, { status: 'ignored', reason: 'no_sender' }, null)
+    const hash = hashes.sender(sender)
+    const mailbox = hashes.mailbox(sender)
+    const session = await sessionFor(tenantId, row, mail, sender, hash, mailbox)
     const messageId = ourMessageId('r', row.id, deps.config.INBOUND_EMAIL_DOMAIN)
-    const hash = row.sender_hash ?? senderKeyHash(sender)
+    const question = questionOf(mail, session.created)
 
     // one of the sender's hourly bot mails, taken before the turn (a person's conversation takes none)
     if (session.owner === 'bot') {
       const now = clock.now()
-      const kind = 'answer'
-      const ok = await deps.db.transaction().execute((trx) =>
+      const room = await deps.db.transaction().execute((trx) =>
         repo.reserve(
           tenantId,
           {
             botId: row.bot_id,
             senderHash: hash,
+            mailboxHash: mailbox,
             inboundId: row.id,
             sessionId: session.id,
             messageId,
-            kind,
+            kind: 'answer',
             since: new Date(now.getTime() - 3600_000),
             now,
-            cap: SENDER_HOURLY_CAP,
+            senderCap: SENDER_HOURLY_CAP,
+            botCap: deps.config.EMAIL_BOT_HOURLY_CAP,
           },
           trx,
         ),
       )
-      if (!ok) {
-        // the storm stops here: a person gets the thread, and the sender gets no further mail from the bot
-        const r = await deps.chat.escalate(tenantId, session.id, { trigger: 'user_request', original_user_message: questionOf(mail, session.created) })
-        return settle(tenantId, row.id, { status: 'handed_off', reason: 'sender_rate_limited', ticketNumber: r.ticket_number }, session.id)
+      if (!room.ok) {
+        // the storm stops here: a person gets the sender's mail, in one ticket, and the sender no further bot mail
+        if (room.held === session.id) {
+          const r = await deps.chat.escalate(tenantId, session.id, { trigger: 'user_request', original_user_message: question })
+          return settle(tenantId, row.id, { status: 'handed_off', reason: room.reason, ticketNumber: r.ticket_number }, session.id)
+        }
+        await repo.attachSession(tenantId, row.id, room.held)
+        const held = await deps.chat.getSession(tenantId, room.held)
+        // the held conversation's first capped mail may still be opening its ticket: escalating again joins it
+        if (held?.owner === 'bot') await deps.chat.escalate(tenantId, room.held, { trigger: 'user_request' })
+        return deliverCapped(tenantId, row.id, room.held, bot, mail, room.reason)
       }
+    } else if (session.capped) {
+      return deliverCapped(tenantId, row.id, session.id, bot, mail, session.capped)
     }
 
     let result: TurnResult
     try {
-      result = await deps.chat.runTurn({ tenantId, bot, sessionId: session.id, message: questionOf(mail, session.created), channel: 'email' })
+      result = await deps.chat.runTurn({ tenantId, bot, sessionId: session.id, message: question, channel: 'email' })
     } catch (err) {
       if (job.attempt < PROCESS_ATTEMPTS) throw err
       // the model stayed down: a person answers, and the sender is told the ticket's number
-      const r = await deps.chat.escalate(tenantId, session.id, { trigger: 'llm_unavailable', original_user_message: questionOf(mail, session.created) })
+      const r = await deps.chat.escalate(tenantId, session.id, { trigger: 'llm_unavailable', original_user_message: question })
       return settle(
         tenantId,
         row.id,
         { status: 'handed_off', text: r.message, sources: [], kind: 'notice', ticketNumber: r.ticket_number, reason: 'failed' },
         session.id,
-        {
-          channel,
-          sender,
-          messageId,
-          answering: mail.messageId,
-          hash,
-        },
+        { channel, sender, messageId, answering: mail.messageId, hash, mailbox },
       )
     }
     const outcome = await outcomeOf(tenantId, session.id, channel.mode, result)
-    return settle(tenantId, row.id, outcome, session.id, { channel, sender, messageId, answering: mail.messageId, hash })
+    return settle(tenantId, row.id, outcome, session.id, { channel, sender, messageId, answering: mail.messageId, hash, mailbox })
+  }
+
+  /** A capped sender's mail, into the conversation a person has (the turn delivers it there; no bot mail). */
+  async function deliverCapped(tenantId: string, id: string, sessionId: string, bot: BotRowOf, mail: InboundMail, reason: CapReason) {
+    const r = await deps.chat.runTurn({ tenantId, bot, sessionId, message: questionOf(mail, false), channel: 'email' })
+    const ticketNumber = r.ticket_number ?? (await deps.chat.getSession(tenantId, sessionId))?.ticket_number ?? null
+    return settle(tenantId, id, { status: 'handed_off', reason, ticketNumber }, sessionId)
   }
 
   async function outcomeOf(tenantId: string, sessionId: string, mode: string, r: TurnResult): Promise<Outcome & { reason?: string }> {
@@ -158,6 +201,7 @@ export function createEmailTurns(deps: EmailTurnDeps, senderKeyHash: (address: s
       messageId: string
       answering: string | null
       hash: string
+      mailbox: string
     },
   ) {
     const mailing = 'text' in o && send && sessionId
@@ -184,7 +228,17 @@ export function createEmailTurns(deps: EmailTurnDeps, senderKeyHash: (address: s
       if (mail && send && sessionId && 'kind' in o) {
         await repo.recordOut(
           tenantId,
-          { botId: send.channel.bot_id, messageId: send.messageId, sessionId, kind: o.kind, subject: mail.subject, senderHash: send.hash, inboundId: id, now },
+          {
+            botId: send.channel.bot_id,
+            messageId: send.messageId,
+            sessionId,
+            kind: o.kind,
+            subject: mail.subject,
+            senderHash: send.hash,
+            mailboxHash: send.mailbox,
+            inboundId: id,
+            now,
+          },
           trx,
         )
         await deps.email.queue(mail, { tenantId, dedupeKey: `email-out:${send.messageId}` }, trx)
@@ -200,6 +254,9 @@ export function createEmailTurns(deps: EmailTurnDeps, senderKeyHash: (address: s
 
   return { process }
 }
+
+type CapReason = 'sender_rate_limited' | 'bot_rate_limited'
+type BotRowOf = NonNullable<Awaited<ReturnType<EmailTurnDeps['bots']['find']>>>
 
 /** The visitor's question: a new thread's subject leads its first message (often the question itself). */
 function questionOf(mail: InboundMail, newSession: boolean): string {

@@ -9,7 +9,7 @@ import type { BotRow } from '../bots/bots.service.js'
 import type { ChatService } from '../chat/chat.service.js'
 import type { EmailService } from '../email/email.service.js'
 import { inScope, type BotScope } from '../shared/bot-scope.js'
-import { senderHash } from './email-channel.fns.js'
+import { mailboxHash, senderHash } from './email-channel.fns.js'
 import { emailChannelJobs } from './email-channel.jobs.js'
 import { createThreadedReplies } from './email-channel.mails.js'
 import { createEmailChannelRepo } from './email-channel.repo.js'
@@ -27,6 +27,7 @@ export function threadedEmail(ctx: AppContext, email: EmailService): EmailServic
     repo: createEmailChannelRepo(ctx.db),
     cipher: ctx.cipher,
     config: ctx.config,
+    senderKey: senderKey(ctx.config),
     newId: randomUUID,
     now: () => ctx.clock.now(),
   })
@@ -51,9 +52,15 @@ export function wireEmailChannel(
 ) {
   const { db, clock, cipher, config, queue } = ctx
   const repo = createEmailChannelRepo(db)
-  const service = createEmailChannelService({ db, clock, cipher, queue, repo, config, bots: deps.bots })
+  const service = createEmailChannelService({ db, clock, cipher, queue, repo, config, bots: deps.bots, email: deps.email })
   const key = senderKey(config)
-  const turns = createEmailTurns({ db, clock, cipher, repo, chat: deps.chat, bots: deps.botsRepo, email: deps.email, config }, (a) => senderHash(key, a))
+  const turns = createEmailTurns(
+    { db, clock, cipher, repo, chat: deps.chat, bots: deps.botsRepo, email: deps.email, config },
+    {
+      sender: (a) => senderHash(key, a),
+      mailbox: (a) => mailboxHash(key, a),
+    },
+  )
 
   /** A ticket's e-mail facts: its conversation's channel, the messages' attachments and drafts. */
   async function ticketEmail(tenantId: string, ticketId: string, scope: string[] | null) {

@@ -2,6 +2,8 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import nodemailer from 'nodemailer'
 import type { FastifyBaseLogger } from 'fastify'
+import { PermanentJobError } from '../../jobs/worker.js'
+import { addressOf, isPlainAddress } from './address.fns.js'
 
 export interface MailMessage {
   to: string
@@ -9,8 +11,11 @@ export interface MailMessage {
   text: string
   html?: string
   replyTo?: string
-  /** A sender other than EMAIL_FROM (the e-mail channel's per-bot reply_from). */
-  from?: string
+  /**
+   * A sender other than EMAIL_FROM: the e-mail channel's confirmed reply_from, or EMAIL_FROM's address under
+   * reply_from's display name (an object, so the name is encoded by nodemailer, never spliced into a header).
+   */
+  from?: string | { name: string; address: string }
   /** Threading headers of a reply (the e-mail channel): our own Message-ID, the thread's ids. */
   messageId?: string
   inReplyTo?: string
@@ -18,18 +23,29 @@ export interface MailMessage {
   headers?: Record<string, string>
 }
 
-const envelope = (from: string, m: MailMessage) => ({
-  from: m.from ?? from,
-  to: m.to,
-  subject: m.subject,
-  text: m.text,
-  html: m.html,
-  replyTo: m.replyTo,
-  ...(m.messageId ? { messageId: m.messageId } : {}),
-  ...(m.inReplyTo ? { inReplyTo: m.inReplyTo } : {}),
-  ...(m.references?.length ? { references: m.references } : {}),
-  ...(m.headers ? { headers: m.headers } : {}),
-})
+/**
+ * The message as nodemailer takes it, with an explicit SMTP envelope of one recipient: MAIL FROM is the
+ * address of the From we send (ours unless reply_from is confirmed), RCPT TO is `to` and nothing else, so no
+ * header or address list can widen who receives it. A `to` that is not one plain address is never mailed.
+ */
+const envelope = (from: string, m: MailMessage) => {
+  if (!isPlainAddress(m.to)) throw new PermanentJobError('The recipient is not one plain e-mail address: not mailed')
+  const sender = m.from ?? from
+  const mailFrom = typeof sender === 'string' ? addressOf(sender) : sender.address
+  return {
+    from: sender,
+    to: m.to,
+    envelope: { from: mailFrom, to: [m.to] },
+    subject: m.subject,
+    text: m.text,
+    html: m.html,
+    replyTo: m.replyTo,
+    ...(m.messageId ? { messageId: m.messageId } : {}),
+    ...(m.inReplyTo ? { inReplyTo: m.inReplyTo } : {}),
+    ...(m.references?.length ? { references: m.references } : {}),
+    ...(m.headers ? { headers: m.headers } : {}),
+  }
+}
 
 /** The edge to the mail system. SMTP when SMTP_URL is set; otherwise .eml files in DATA_DIR/outbox. */
 export interface Mailer {
