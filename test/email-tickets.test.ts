@@ -114,3 +114,27 @@ describe("an agent's reply on an e-mail ticket", () => {
     expect(new Date(replies[0]!.due_at).getTime() - new Date(replies[0]!.created_at).getTime()).toBeGreaterThanOrEqual(599_000)
   })
 })
+
+describe('an e-mail customer never leaves', () => {
+  it('the visitor_gone sweep skips e-mail conversations: the ticket stays in the queue while a silent chat visitor is marked', async () => {
+    const owner = await createTenant(t)
+    const from = uniqueEmail('stays')
+    const { ticket } = await emailTicket(owner, from)
+    const chat = await handedOff(t, owner)
+    t.clock.advance(11 * 60_000)
+    const id = await t.ctx.queue.enqueue('live.visitor_gone', {})
+    await until('the gone sweep', async () => {
+      const job = await t.ctx.db.selectFrom('jobs').select('status').where('id', '=', id!).executeTakeFirst()
+      if (job?.status === 'failed') throw new Error('the gone sweep failed')
+      return job?.status === 'done'
+    })
+    expect((await owner.api.get(`/escalations/${chat.ticket.id}`)).body.visitor_gone).toBe(true)
+    const mail = (await owner.api.get(`/escalations/${ticket.id}`)).body
+    expect(mail).toMatchObject({ visitor_gone: false, channel: 'email' })
+    const session = await t.ctx.db.selectFrom('chat_sessions').select('visitor_gone').where('id', '=', ticket.session_id).executeTakeFirstOrThrow()
+    expect(session.visitor_gone).toBe(false)
+    // the queue: the e-mail ticket first (still waiting), the chat whose visitor left last
+    const view = await owner.api.get('/escalations?needs_person=true')
+    expect(view.body.tickets.map((x: { id: string }) => x.id)).toEqual([ticket.id, chat.ticket.id])
+  })
+})
