@@ -23,6 +23,8 @@ import * as m1640 from './1640_inbox.js'
 import * as m1650 from './1650_languages.js'
 import * as m1665 from './1665_email_search.js'
 import * as m1670 from './1670_email_outgoing.js'
+import * as m1850 from './1850_reply_mailed_at.js'
+import * as m1851 from './1851_email_never_gone.js'
 
 /**
  * The one migration history, for PGlite and PostgreSQL alike. Names sort in the order they run; never
@@ -53,4 +55,6 @@ export const migrations: Record<string, Migration> = {
   '1650_languages': m1650,
   '1665_email_search': m1665,
   '1670_email_outgoing': m1670,
+  '1850_reply_mailed_at': m1850,
+  '1851_email_never_gone': m1851,
 }

@@ -139,6 +139,7 @@ export function createChatLogsService(deps: {
           tokens_used: m.tokens_used,
           debug: m.debug ?? null,
           action_calls: callsOf.get(m.id) ?? [],
+          ...(m.from_operator ? { mailed_at: m.mailed_at ? new Date(m.mailed_at).toISOString() : null } : {}),
         }
       })
       if (shown.length) {

@@ -41,6 +41,9 @@ export type PiiEvent = NewPiiEvent
 /** How a member is named to visitors (shared/member-name.ts): the display name, else the bot's name + " team". */
 const sessionBotName = (sessionRef: string) =>
   sql<string | null>`(SELECT bn.name FROM chat_sessions sn JOIN bots bn ON bn.id = sn.bot_id WHERE sn.id = ${sql.ref(sessionRef)})`
+/** When an operator's message was mailed: its reply row's decision (escalations; 1850_reply_mailed_at indexes it). */
+const MAILED_AT = sql<Date | null>`(SELECT r.decided_at FROM operator_replies r WHERE r.message_id = m.id AND r.mail_status = 'sent' LIMIT 1)`
+
 const AUTHOR_NAME = memberNameSql(sessionBotName('m.session_id'))
 const ASSIGNEE_NAME = memberNameSql(sessionBotName('t.session_id'))
 
@@ -134,6 +137,7 @@ export function createChatRepo(db: Db) {
         .leftJoin('users as u', (j) => j.onRef('u.id', '=', 'm.author_user_id').on('u.tenant_id', '=', tenantId))
         .selectAll('m')
         .select(sql<string | null>`CASE WHEN m.from_operator THEN ${AUTHOR_NAME} END`.as('author_name'))
+        .select(sql<Date | null>`CASE WHEN m.from_operator THEN ${MAILED_AT} END`.as('mailed_at'))
         .where('m.tenant_id', '=', tenantId)
         .where('m.session_id', '=', sessionId)
         .orderBy('m.created_at')

@@ -150,6 +150,8 @@ export const ChatMessageLogItem = Type.Object({
   debug: Nullable(Type.Record(Type.String(), Type.Unknown())),
   /** The action calls this message's turn made (a write: under the message that tells its outcome, once approved). */
   action_calls: Type.Array(TranscriptActionCall),
+  /** an operator's message: when its mail left for the visitor (an e-mail ticket's at once; null: not mailed) */
+  mailed_at: Type.Optional(Nullable(DateTime)),
 })
 export const ChatMessageLogResponse = Type.Object({ session_id: Uuid, messages: Type.Array(ChatMessageLogItem) })
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { extractEmail, isNegativeReply, mailLanguage, notificationMail, notificationSubject, operatorReplyMail } from './escalations.fns.js'
+import { emailReplyMail, extractEmail, isNegativeReply, mailLanguage, notificationMail, notificationSubject, operatorReplyMail } from './escalations.fns.js'
 
 describe('isNegativeReply', () => {
   it.each([
@@ -87,5 +87,10 @@ describe('mails', () => {
     const m = operatorReplyMail({ ticket_number: 'ESC-0001', reply: 'Your parcel left today.', question: 'Wo ist mein Paket?', language: 'de' })
     expect(m.subject).toBe('Antwort auf Ihre Support-Anfrage ESC-0001')
     expect(m.text).toContain('Your parcel left today.')
+  })
+
+  it('mails a reply on an e-mail ticket as written, signed with the member, with no chat notice around it', () => {
+    const m = emailReplyMail({ ticket_number: 'ESC-0002', reply: 'Hi Jane,\n\nthe upload limit is 50 MB.\n', author: 'Kim' })
+    expect(m.text).toBe('Hi Jane,\n\nthe upload limit is 50 MB.\n\nKim\n')
   })
 })

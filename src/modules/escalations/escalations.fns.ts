@@ -364,3 +364,12 @@ export function operatorReplyMail(p: { ticket_number: string; reply: string; que
   ].join('\n')
   return { subject: say('email.reply_subject'), text: `${text}\n` }
 }
+
+/**
+ * An operator's reply to a customer who wrote by e-mail: the words as the member wrote them, signed with the
+ * member's name, and nothing else (no chat notice: there is no chat). The subject is a fallback; the e-mail
+ * channel puts the mail in the thread (`Re:` the first subject) and adds the bot's signature.
+ */
+export function emailReplyMail(p: { ticket_number: string; reply: string; author: string }) {
+  return { subject: `Re: ${p.ticket_number}`, text: `${p.reply.trim()}\n\n${p.author}\n` }
+}

@@ -3,6 +3,7 @@ import type { Db } from '../../db/client.js'
 import { scopeIds, type BotScope } from '../shared/bot-scope.js'
 import type { TicketStatus, TranscriptEntry } from '../../db/schema/chat.js'
 import type { ReplyMailStatus } from '../../db/schema/escalations.js'
+import { visibleMemberName } from '../shared/member-name.js'
 import { applyTicketFilter, type TicketFilter } from './ticket-filter.js'
 
 /**
@@ -67,6 +68,10 @@ export function createEscalationsRepo(db: Db) {
         's.visitor_email_enc as session_email_enc',
         's.owner as session_owner',
         's.language as session_language',
+        's.channel as session_channel',
+        // an e-mail conversation's subject (redacted as stored): its first mail's
+        sql<string | null>`(SELECT e.subject FROM email_messages e WHERE e.tenant_id = t.tenant_id AND e.session_id = t.session_id
+          AND e.direction = 'in' AND s.channel = 'email' ORDER BY e.created_at, e.id LIMIT 1)`.as('email_subject'),
         'a.email as assignee_email',
         'a.display_name as assignee_display_name',
         // the visitor's messages since the team last wrote (or since the hand-off): the inbox's unread count
@@ -208,17 +213,24 @@ export function createEscalationsRepo(db: Db) {
      * The conversation to date as a ticket shows it: visitor, bot and operator messages (redacted text; internal
      * notes live elsewhere and never appear), oldest first, the last `limit` of them.
      */
-    async conversation(tenantId: string, sessionId: string, limit: number, trx: Db = db): Promise<TranscriptEntry[]> {
+    /** The conversation's newest messages; an operator's carries when its mail left (null: not mailed, or not yet). */
+    async conversation(tenantId: string, sessionId: string, limit: number, trx: Db = db): Promise<(TranscriptEntry & { mailed_at?: string | null })[]> {
       const rows = await trx
-        .selectFrom('chat_messages')
-        .select(['role', 'content', 'from_operator', 'created_at'])
-        .where('tenant_id', '=', tenantId)
-        .where('session_id', '=', sessionId)
-        .orderBy('created_at', 'desc')
-        .orderBy('id', 'desc')
+        .selectFrom('chat_messages as m')
+        .leftJoin('operator_replies as r', (j) => j.onRef('r.message_id', '=', 'm.id').on('r.tenant_id', '=', tenantId).on('r.mail_status', '=', 'sent'))
+        .select(['m.role', 'm.content', 'm.from_operator', 'm.created_at', 'r.decided_at as mailed_at'])
+        .where('m.tenant_id', '=', tenantId)
+        .where('m.session_id', '=', sessionId)
+        .orderBy('m.created_at', 'desc')
+        .orderBy('m.id', 'desc')
         .limit(limit)
         .execute()
-      return rows.reverse().map((m) => ({ role: m.from_operator ? 'operator' : m.role, content: m.content, created_at: m.created_at.toISOString() }))
+      return rows.reverse().map((m) => ({
+        role: m.from_operator ? 'operator' : m.role,
+        content: m.content,
+        created_at: m.created_at.toISOString(),
+        ...(m.from_operator ? { mailed_at: m.mailed_at ? new Date(m.mailed_at).toISOString() : null } : {}),
+      }))
     },
 
     /** The ticket's e-mail: encrypted, and its keyed hash for an exact search (1665_email_search). */
@@ -302,6 +314,7 @@ export function createEscalationsRepo(db: Db) {
           's.visitor_email_enc',
           's.locale',
           's.language',
+          's.channel',
         ])
         .where('r.tenant_id', '=', tenantId)
         .where('r.id', '=', replyId)
@@ -328,6 +341,27 @@ export function createEscalationsRepo(db: Db) {
         .orderBy('r.id')
         .forUpdate('r')
         .execute()
+    },
+
+    /** The session's channel: an e-mail conversation's replies are mailed at once, a chat's after the grace period. */
+    async sessionChannel(tenantId: string, sessionId: string, trx: Db = db): Promise<string | null> {
+      const row = await trx.selectFrom('chat_sessions').select('channel').where('tenant_id', '=', tenantId).where('id', '=', sessionId).executeTakeFirst()
+      return row?.channel ?? null
+    },
+
+    /** How a reply is signed in its mail: the member's display name, else the session's bot name + " team". */
+    async replyAuthor(tenantId: string, sessionId: string, userId: string | null, trx: Db = db): Promise<string> {
+      const bot = await trx
+        .selectFrom('chat_sessions as s')
+        .innerJoin('bots as b', 'b.id', 's.bot_id')
+        .select('b.name')
+        .where('s.tenant_id', '=', tenantId)
+        .where('s.id', '=', sessionId)
+        .executeTakeFirst()
+      const user = userId
+        ? await trx.selectFrom('users').select('display_name').where('tenant_id', '=', tenantId).where('id', '=', userId).executeTakeFirst()
+        : undefined
+      return visibleMemberName(user?.display_name, bot?.name)
     },
 
     async decideReply(tenantId: string, replyId: string, status: Exclude<ReplyMailStatus, 'pending'>, now: Date, trx: Db): Promise<void> {

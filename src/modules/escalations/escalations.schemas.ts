@@ -33,7 +33,13 @@ export const TicketListQuery = Type.Object({
   offset: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }),
 })
 
-const TranscriptEntry = Type.Object({ role: Type.String(), content: Type.String(), created_at: DateTime })
+const TranscriptEntry = Type.Object({
+  role: Type.String(),
+  content: Type.String(),
+  created_at: DateTime,
+  /** an operator's message: when its mail left for the visitor's inbox (null: not mailed, e.g. read in the chat) */
+  mailed_at: Type.Optional(Nullable(DateTime)),
+})
 
 const Identity = Type.Object({ id: Type.String(), email: Nullable(Type.String()), name: Nullable(Type.String()), plan: Nullable(Type.String()) })
 
@@ -97,8 +103,14 @@ export const EscalationTicket = Type.Object({
   unread_count: Type.Integer(),
   /** the visitor left (no open widget and no message for VISITOR_GONE_MINUTES): out of the queue until they come back */
   visitor_gone: Type.Boolean(),
+  /** where the conversation came from: the widget, the API or e-mail (a ticket without a conversation: api) */
+  channel: Type.Union([Type.Literal('widget'), Type.Literal('api'), Type.Literal('email')]),
+  /** an e-mail conversation's subject (its first mail's, redacted as stored); null for other channels */
+  subject: Nullable(Type.String()),
   /** internal notes on the conversation, oldest first (the single ticket only; never shown to the visitor) */
   notes: Type.Optional(Type.Array(TicketNote)),
+  /** resolving: when the reply was mailed (an e-mail ticket's goes at once; a chat's after the grace period, so null here) */
+  reply_mailed_at: Type.Optional(Nullable(DateTime)),
 })
 
 export const EscalationList = Type.Object({ tickets: Type.Array(EscalationTicket), total: Type.Integer() })

@@ -20,7 +20,7 @@ import { piiEvents } from '../shared/pii-events.js'
 import { entityCounts, redactOperatorText } from '../shared/redaction.js'
 import type { TenantsService } from '../tenants/tenants.service.js'
 import { visibleMemberName } from '../shared/member-name.js'
-import { emailAddedMail, mailLanguage, notificationMail, operatorReplyMail } from './escalations.fns.js'
+import { emailAddedMail, emailReplyMail, mailLanguage, notificationMail, operatorReplyMail } from './escalations.fns.js'
 import type { EscalationsRepo, TicketView } from './escalations.repo.js'
 import type { NotifyKind } from './handoff.js'
 import { searchedEmail } from './ticket-search.fns.js'
@@ -96,6 +96,8 @@ export function createEscalationsService(deps: {
       assignee_name: t.session_owner === 'human' ? assigneeName(t) : null,
       unread_count: Number(t.unread_count ?? 0),
       visitor_gone: t.visitor_gone,
+      channel: t.session_channel ?? 'api',
+      subject: t.session_channel === 'email' ? (t.email_subject ?? null) : null,
     }
   }
 
@@ -140,17 +142,48 @@ export function createEscalationsService(deps: {
 
   const dashboardLink = (ticketId: string) => (deps.dashboardUrl ? `${deps.dashboardUrl}/app/tickets/${ticketId}` : null)
 
-  /** An operator's reply in the visitor's chat: mailed at the end of the grace period unless seen (decideReplyMail). */
-  async function queueReplyMail(tenantId: string, m: { ticketId: string; sessionId: string; messageId: string; actorUserId: string | null }, trx: Db) {
+  /**
+   * An operator's reply: in a chat it is mailed at the end of the grace period unless seen (decideReplyMail); an
+   * e-mail customer has no chat to see it in, so on an e-mail session it is mailed at once, in the message's own
+   * transaction (the outbox's job wakes the worker at commit). Answers when it was mailed (null: not yet).
+   */
+  async function queueReplyMail(
+    tenantId: string,
+    m: { ticketId: string; sessionId: string; messageId: string; actorUserId: string | null },
+    trx: Db,
+  ): Promise<{ mailedAt: Date | null }> {
     const now = clock.now()
-    const dueAt = addSeconds(now, deps.graceSeconds)
+    const byEmail = (await repo.sessionChannel(tenantId, m.sessionId, trx)) === 'email'
+    const dueAt = byEmail ? now : addSeconds(now, deps.graceSeconds)
     const r = await repo.insertReply(tenantId, { ...m, dueAt, now }, trx)
+    if (byEmail) return { mailedAt: await mailAtOnce(tenantId, r.id, m.sessionId, m.actorUserId, trx) }
     await queue.enqueue(
       'escalations.reply_mail',
       { tenantId, replyId: r.id },
       { tenantId, runAt: dueAt, dedupeKey: `operator-reply:${r.id}`, maxAttempts: 8 },
       trx,
     )
+    return { mailedAt: null }
+  }
+
+  /**
+   * An e-mail session's reply, as the member wrote it and signed with their name (the e-mail channel threads it
+   * and adds the bot's signature): no chat notice around it. Null when no address is known for the session.
+   */
+  async function mailAtOnce(tenantId: string, replyId: string, sessionId: string, actorUserId: string | null, trx: Db): Promise<Date | null> {
+    const r = await repo.lockReply(tenantId, replyId, trx)
+    if (!r || r.mail_status !== 'pending') return null
+    const now = clock.now()
+    const to = decryptOrNull(r.user_email_enc) ?? decryptOrNull(r.visitor_email_enc)
+    if (!to || r.reply_text == null) {
+      await repo.decideReply(tenantId, replyId, 'no_email', now, trx)
+      return null
+    }
+    const author = await repo.replyAuthor(tenantId, sessionId, actorUserId, trx)
+    await repo.decideReply(tenantId, replyId, 'sent', now, trx)
+    const mail = emailReplyMail({ ticket_number: r.ticket_number, reply: r.reply_text, author })
+    await email.queue({ to, ...mail }, { tenantId, dedupeKey: `operator-reply-mail:${sessionId}:${replyId}`, sessionId }, trx)
+    return now
   }
 
   return {
@@ -265,13 +298,14 @@ export function createEscalationsService(deps: {
       if (!reply) throw new ValidationError(['body', 'resolution_text'], 'String should have at least 1 character', 'string_too_short')
       const optional = (await repo.tenantPrivacy(tenantId))?.pii_optional_types ?? []
       const now = clock.now()
+      let mailedAt: Date | null = null
       await db.transaction().execute(async (trx) => {
         const t = await repo.lockWithSession(tenantId, ticketId, trx, viewer.scope)
         if (!t) throw notFound('Ticket not found')
         if (t.session_id) {
           const messageId = randomUUID()
           await repo.insertOperatorMessage(tenantId, { id: messageId, sessionId: t.session_id, content: reply, authorUserId: actorUserId, now }, trx)
-          await queueReplyMail(tenantId, { ticketId, sessionId: t.session_id, messageId, actorUserId }, trx)
+          ;({ mailedAt } = await queueReplyMail(tenantId, { ticketId, sessionId: t.session_id, messageId, actorUserId }, trx))
         }
         await repo.resolve(tenantId, ticketId, reply, now, trx)
         await deps.onResolved?.(tenantId, { ticketId, sessionId: t.session_id, question: t.primary_question, reply, since: t.created_at }, trx)
@@ -294,7 +328,7 @@ export function createEscalationsService(deps: {
         if (t.session_id) await deps.events.emit(tenantId, ticketEvent('ticket.replied', t, 'resolved', { reply: redacted }), trx)
         await deps.events.emit(tenantId, ticketEvent('ticket.resolved', t, 'resolved', { resolution_text: redacted }), trx)
       })
-      return present(await ticketOr404(tenantId, ticketId), null)
+      return { ...present(await ticketOr404(tenantId, ticketId), null), reply_mailed_at: mailedAt ? (mailedAt as Date).toISOString() : null }
     },
 
     /** Erases the ticket's encrypted original question and the originals of its transcript's messages, for good. */
@@ -415,7 +449,11 @@ export function createEscalationsService(deps: {
         // the conversation's language once known (#40), else the browser's, else the question's
         const language = r.language ?? localeLanguage(r.locale) ?? visitorLanguage(r.primary_question, null)
         const text = unseen.map((x) => x.text).join('\n\n')
-        const mail = operatorReplyMail({ ticket_number: r.ticket_number, reply: text, question: r.primary_question, language })
+        // a reply still pending on an e-mail session (queued before such replies were mailed at once): as written
+        const mail =
+          r.channel === 'email' && sessionId
+            ? emailReplyMail({ ticket_number: r.ticket_number, reply: text, author: await repo.replyAuthor(p.tenantId, sessionId, null, trx) })
+            : operatorReplyMail({ ticket_number: r.ticket_number, reply: text, question: r.primary_question, language })
         await decide([...unseenIds], 'sent')
         const dedupeKey = `operator-reply-mail:${sessionId ?? 'ticket'}:${unseen[0]!.id}`
         await email.queue({ to, ...mail, ...(replyTo ? { replyTo } : {}) }, { tenantId: p.tenantId, dedupeKey, ...(sessionId ? { sessionId } : {}) }, trx)

@@ -26,6 +26,8 @@ export const OperatorMessageResponse = Type.Object({
   author_name: Nullable(Type.String()),
   content: Type.String(),
   created_at: DateTime,
+  /** Sent messages: when the mail carrying it left for the customer's inbox (an e-mail ticket: at once), null while not mailed */
+  mailed_at: Type.Optional(Nullable(DateTime)),
   /** With `translate`: the message as the operator wrote it (kept for the team), and the language it was sent in. */
   original: Type.Optional(Type.String()),
   language: Type.Optional(Type.String()),

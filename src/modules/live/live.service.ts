@@ -47,7 +47,11 @@ export interface LiveServiceDeps {
   events: EventsPort
   audit: AuditPort
   /** The operator-reply mail (escalations): queued with the message, decided after the grace period. */
-  onOperatorMessage?: (tenantId: string, m: { ticketId: string; sessionId: string; messageId: string; actorUserId: string | null }, trx: Db) => Promise<void>
+  onOperatorMessage?: (
+    tenantId: string,
+    m: { ticketId: string; sessionId: string; messageId: string; actorUserId: string | null },
+    trx: Db,
+  ) => Promise<{ mailedAt: Date | null } | undefined>
   /** A message sent from a suggested reply (assist): counted as used, in the message's transaction. */
   onSuggestionUsed?: (tenantId: string, u: { ticketId: string; suggestionId: string; messageId: string; content: string }, trx: Db) => Promise<void>
   /** Whether auto-assignment is on for the workspace (pickAgent may pick someone); absent: assumed on. */
@@ -259,6 +263,7 @@ export function createLiveService(deps: LiveServiceDeps) {
       const id = randomUUID()
       const now = clock.now()
       let author: string | null = null
+      let mailedAt: Date | null = null
       await logged(async (trx) => {
         const { ticket, session, sessionId } = await ticketSession(tenantId, ticketId, viewer, trx)
         author = viewer.userId ? await repo.memberName(tenantId, viewer.userId, session.bot_id, trx) : null
@@ -303,7 +308,7 @@ export function createLiveService(deps: LiveServiceDeps) {
         )
         const m: LiveMessage = { id, sessionId, role: 'assistant', content, createdAt: now, fromOperator: true, authorUserId: viewer.userId }
         await lockedMessagePosted(tenantId, m, session, author, trx)
-        await deps.onOperatorMessage?.(tenantId, { ticketId, sessionId, messageId: id, actorUserId: viewer.userId }, trx)
+        mailedAt = (await deps.onOperatorMessage?.(tenantId, { ticketId, sessionId, messageId: id, actorUserId: viewer.userId }, trx))?.mailedAt ?? null
         if (body.suggestion_id) await deps.onSuggestionUsed?.(tenantId, { ticketId, suggestionId: body.suggestion_id, messageId: id, content }, trx)
       })
       return {
@@ -314,6 +319,7 @@ export function createLiveService(deps: LiveServiceDeps) {
         author_name: author,
         content,
         created_at: now.toISOString(),
+        ...(body.internal ? {} : { mailed_at: mailedAt ? (mailedAt as Date).toISOString() : null }),
         ...(translated ? { original: written, language: translated.language } : {}),
       }
     },

@@ -107,7 +107,8 @@ export type Presence = ReturnType<typeof createPresence>
 /**
  * The sweep (job live.visitor_gone): a queued or person-owned conversation whose visitor has no open stream
  * and sent nothing for `goneMinutes` (and was not handed off in that time) is marked gone, session and ticket;
- * one gone for `closeHours` with no e-mail address to answer is closed. Safe to run twice.
+ * one gone for `closeHours` with no e-mail address to answer is closed. Safe to run twice. An e-mail customer
+ * never has a stream open and never "leaves": their conversation is never marked (#52).
  */
 export async function sweepGone(
   deps: { db: Db; clock: Clock; presence: Presence; live: Pick<LivePort, 'changeOwner'> },
@@ -119,7 +120,7 @@ export async function sweepGone(
   const cut = new Date(now.getTime() - opts.goneMinutes * 60_000)
   const marked = await sql<{ tenant_id: string; id: string }>`
     UPDATE chat_sessions s SET visitor_gone = true
-    WHERE s.owner IN ('queue', 'human') AND NOT s.visitor_gone
+    WHERE s.owner IN ('queue', 'human') AND NOT s.visitor_gone AND s.channel <> 'email'
       AND coalesce(s.visitor_seen_at, s.created_at) < ${cut}
       AND NOT EXISTS (SELECT 1 FROM chat_messages m WHERE m.tenant_id = s.tenant_id AND m.session_id = s.id AND m.role = 'user' AND m.created_at >= ${cut})
       AND NOT EXISTS (SELECT 1 FROM escalation_tickets t WHERE t.tenant_id = s.tenant_id AND t.session_id = s.id AND t.created_at >= ${cut})
