@@ -39,6 +39,8 @@ export const rateLimits = {
   senderConfirmationLink: preset(30, 'minute'),
   /** Each test event is a request to the workspace's URL, from our servers. */
   webhookTest: preset(10, 'minute', byTenant),
+  /** "Test connection" of a knowledge connector: requests to the vendor's API, from our servers. */
+  connectorTest: preset(10, 'minute', byTenant),
   /** Typing indicators: one call per start and stop of typing. */
   typing: preset(120, 'minute'),
   /** Opening an event stream (a reconnecting client backs off; this bounds one that does not). */

@@ -25,6 +25,7 @@ import * as m1665 from './1665_email_search.js'
 import * as m1670 from './1670_email_outgoing.js'
 import * as m1850 from './1850_reply_mailed_at.js'
 import * as m1851 from './1851_email_never_gone.js'
+import * as m1750 from './1750_connectors.js'
 
 /**
  * The one migration history, for PGlite and PostgreSQL alike. Names sort in the order they run; never
@@ -57,4 +58,5 @@ export const migrations: Record<string, Migration> = {
   '1670_email_outgoing': m1670,
   '1850_reply_mailed_at': m1850,
   '1851_email_never_gone': m1851,
+  '1750_connectors': m1750,
 }

@@ -37,6 +37,8 @@ export interface DocumentsTable {
   parsed_text: Generated<string>
   /** The regconfig detected for the whole text (chunks carry their own). */
   lang: string | null
+  /** A connector article's locale ("de", "en-us"): the indexer stems it in that language instead of guessing. */
+  locale: Generated<string | null>
   indexed_at: NullableTimestamp
   created_at: Timestamp
   updated_at: Timestamp

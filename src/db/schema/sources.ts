@@ -1,11 +1,31 @@
 import type { Generated } from 'kysely'
 import type { Json, NullableTimestamp, Timestamp } from './foundation.js'
 
-export type SourceSchedule = 'daily' | 'weekly' | 'manual'
+/** URL sources: daily, weekly, manual; connectors: hourly, daily, manual. */
+export type SourceSchedule = 'hourly' | 'daily' | 'weekly' | 'manual'
+export type SourceKind = 'url' | 'zendesk' | 'intercom' | 'freshdesk' | 'github'
+
+/** What a connector's last sync did (contract "Knowledge connectors"). */
+export interface LastSync {
+  status: 'ok' | 'partial' | 'failed'
+  added: number
+  updated: number
+  deleted: number
+  unchanged: number
+  skipped: number
+  /** Articles the listing held (published or not); a much shorter listing than the last complete one deletes nothing. */
+  listed: number
+  finished_at: string
+  error: string | null
+  /** The size of the last listing believed complete, which the next listing is compared with. */
+  reference_listed?: number | null
+  /** This sync's complete-looking listing was much shorter than the reference: nothing was deleted. */
+  short?: boolean
+}
 /** Stored status; `paused` is a flag of its own and shown instead of this while set. */
 export type SourceStatus = 'queued' | 'indexing' | 'ready' | 'error'
 export type CrawlTrigger = 'initial' | 'manual' | 'scheduled'
-export type CrawlRunStatus = 'running' | 'completed' | 'failed' | 'cancelled'
+export type CrawlRunStatus = 'running' | 'completed' | 'partial' | 'failed' | 'cancelled'
 export type CrawlQueueState = 'pending' | 'done' | 'failed' | 'skipped'
 
 export interface FailedUrl {
@@ -34,6 +54,13 @@ export interface UrlSourcesTable {
   warning_message: string | null
   created_at: Timestamp
   updated_at: Timestamp
+  kind: Generated<SourceKind>
+  /** A connector's settings without its secret (base_url, email, repo, ref, path, locales). */
+  connector_config: Json<Record<string, unknown>> | null
+  /** A connector's token or key, encrypted (lib/crypto); never returned, only `secret_hint`. */
+  secret_enc: string | null
+  secret_hint: string | null
+  last_sync: Json<LastSync> | null
 }
 
 export interface CrawlRunsTable {

@@ -6,7 +6,7 @@ import type { EmbeddingFailure } from './embedding-status.fns.js'
 
 type Executor = Db
 
-export type DocumentRow = Omit<Selectable<DocumentsTable>, 'parsed_text'>
+export type DocumentRow = Omit<Selectable<DocumentsTable>, 'parsed_text' | 'locale'>
 export type DocumentWithText = Selectable<DocumentsTable>
 
 /** pgvector `vector` or a plain `real[]`, as the migration decided from the server's extensions. */

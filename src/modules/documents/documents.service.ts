@@ -23,6 +23,7 @@ import { AppError, badRequest, conflict, notFound } from '../../lib/errors.js'
 import { LlmUnavailableError, type EmbeddingRejectedError, type LlmClient } from '../llm/llm.js'
 import { checkVectors } from '../llm/vectors.fns.js'
 import { chunkDocument, documentLanguage, type Chunk, type ChunkOptions } from './chunking.fns.js'
+import { regconfigForLocale } from './language.fns.js'
 import type { DocumentRow, DocumentsRepo, EmbeddingStorage } from './documents.repo.js'
 import { classifyEmbeddingFailure, documentEmbeddings, withEmbeddingsWarning, type DocumentEmbeddings } from './embedding-status.fns.js'
 import { checkHealth } from './health.fns.js'
@@ -171,11 +172,13 @@ export function createDocumentsService(deps: {
 
   /** Chunks and health check; large texts in a worker thread so the event loop stays responsive. */
   async function chunksFor(
-    doc: { parsed_text: string; file_type: DocumentFileType; source_url: string | null },
+    doc: { parsed_text: string; file_type: DocumentFileType; source_url: string | null; locale?: string | null },
     now: Date,
   ): Promise<{ chunks: Chunk[]; health: HealthStatus }> {
     const input = { text: doc.parsed_text, fileType: doc.file_type, sourceUrl: doc.source_url }
-    const options: ChunkOptions = { ...settings.chunk, lang: documentLanguage(doc.parsed_text), maxChunks: settings.maxChunksPerDocument }
+    // a connector's article says its language (its locale); anything else is read from the text
+    const lang = regconfigForLocale(doc.locale) ?? documentLanguage(doc.parsed_text)
+    const options: ChunkOptions = { ...settings.chunk, lang, maxChunks: settings.maxChunksPerDocument }
     if (doc.parsed_text.length > INLINE_CHUNK_CHARS) return parser.chunk(input, options, now)
     return { chunks: chunkDocument(input, options), health: checkHealth(doc.parsed_text, now) }
   }

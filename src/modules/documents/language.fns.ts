@@ -215,3 +215,46 @@ export function regconfigFor(text: string, fallback: Regconfig = 'simple'): Regc
   if (script !== 'latin') return script
   return byWords(sample) ?? fallback
 }
+
+/** ISO 639-1 codes of the configurations above. */
+const LOCALE_CONFIGS: Record<string, Regconfig> = {
+  ar: 'arabic',
+  hy: 'armenian',
+  eu: 'basque',
+  ca: 'catalan',
+  da: 'danish',
+  nl: 'dutch',
+  en: 'english',
+  fi: 'finnish',
+  fr: 'french',
+  de: 'german',
+  el: 'greek',
+  hi: 'hindi',
+  hu: 'hungarian',
+  id: 'indonesian',
+  ga: 'irish',
+  it: 'italian',
+  lt: 'lithuanian',
+  ne: 'nepali',
+  no: 'norwegian',
+  nb: 'norwegian',
+  nn: 'norwegian',
+  pt: 'portuguese',
+  ro: 'romanian',
+  ru: 'russian',
+  sr: 'serbian',
+  es: 'spanish',
+  sv: 'swedish',
+  ta: 'tamil',
+  tr: 'turkish',
+  yi: 'yiddish',
+}
+
+/**
+ * The configuration of a help-centre locale ("de", "en-us", "pt-BR"), or null when it has none: a connector's
+ * article is stemmed in the language its help centre says it is written in, not in a guessed one.
+ */
+export function regconfigForLocale(locale: string | null | undefined): Regconfig | null {
+  if (!locale) return null
+  return LOCALE_CONFIGS[locale.trim().toLowerCase().split(/[-_]/)[0]!] ?? null
+}

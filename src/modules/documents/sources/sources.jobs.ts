@@ -1,5 +1,6 @@
 import { defineJob } from '../../../jobs/types.js'
 import type { Crawler } from './crawler/crawl.js'
+import type { ConnectorSync } from './connectors/sync.js'
 import type { SourcesService } from './sources.service.js'
 
 export interface CrawlJob {
@@ -18,6 +19,9 @@ export const SCHEDULER_EVERY_SECONDS = 60
 
 export const sourcesJobs = (deps: {
   crawler: Crawler
+  /** Connector sources share the crawl job (its dedupe key, its orphan sweep) and are synced instead. */
+  sync: Pick<ConnectorSync, 'run'>
+  kindOf: (tenantId: string, sourceId: string) => Promise<string | null>
   sources: Pick<SourcesService, 'enqueueDue' | 'closeOrphanRuns'>
   /** a crawl ended (pages added, changed or removed): whoever follows the knowledge (automatic evaluations) */
   onCrawled?: (tenantId: string) => Promise<void>
@@ -28,7 +32,10 @@ export const sourcesJobs = (deps: {
     maxAttempts: 10,
     backoffSeconds: (attempt) => Math.min(600, 2 ** attempt),
     async handler(payload, ctx) {
-      await deps.crawler.run(payload.tenantId, payload.sourceId, ctx.signal)
+      const kind = await deps.kindOf(payload.tenantId, payload.sourceId)
+      if (kind === null) return
+      if (kind === 'url') await deps.crawler.run(payload.tenantId, payload.sourceId, ctx.signal)
+      else await deps.sync.run(payload.tenantId, payload.sourceId, ctx.signal)
       await deps.onCrawled?.(payload.tenantId)
     },
   }),

@@ -264,6 +264,18 @@ export function createSourcesRepo(db: Db) {
           .execute()
       }
     },
+    /** Marks known pages as seen by a run (a connector's unchanged articles), without touching their other columns. */
+    async markSeen(tenantId: string, sourceId: string, urls: string[], runId: string, now: Date, trx: Executor = db): Promise<void> {
+      for (let i = 0; i < urls.length; i += SLICE) {
+        await trx
+          .updateTable('source_pages')
+          .set({ last_seen_run_id: runId, updated_at: now })
+          .where('tenant_id', '=', tenantId)
+          .where('source_id', '=', sourceId)
+          .where('url', 'in', urls.slice(i, i + SLICE))
+          .execute()
+      }
+    },
     /** Pages this run did not see (gone, no longer linked, now excluded or disallowed). */
     unseenPages(tenantId: string, sourceId: string, runId: string, trx: Executor = db) {
       return trx

@@ -4,7 +4,18 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { bearerSecurity, type Guards } from '../../../http/auth.js'
 import { ErrorBody, commonErrors } from '../../../http/schemas.js'
 import type { DocumentsService } from '../documents.service.js'
-import { KnowledgeSources, SourcePageParams, SourceParams, UrlSource, UrlSourceCreate, UrlSourceDetail, UrlSourceUpdate } from './sources.schemas.js'
+import { rateLimits } from '../../../http/rate-limit.js'
+import {
+  ConnectorCreate,
+  ConnectorTestResult,
+  KnowledgeSources,
+  SourcePageParams,
+  SourceParams,
+  UrlSource,
+  UrlSourceCreate,
+  UrlSourceDetail,
+  UrlSourceUpdate,
+} from './sources.schemas.js'
 import type { SourcesService } from './sources.service.js'
 
 /**
@@ -38,6 +49,41 @@ export const sourcesRoutes =
         await auditRequest(deps.audit, req, { action: 'created', itemType: 'source', itemId: created.id, detail: { url: req.body.url } })
         return reply.code(201).send(created)
       },
+    )
+
+    app.post(
+      '/documents/sources/connector',
+      {
+        preHandler: guards.can('knowledge'),
+        schema: {
+          ...base,
+          operationId: 'createConnectorSource',
+          description: 'A help centre (Zendesk, Intercom, Freshdesk) or a GitHub docs folder, synced through its API (docs/connectors.md).',
+          body: ConnectorCreate,
+          response: { 201: UrlSource, ...errors },
+        },
+      },
+      async (req, reply) => {
+        const created = await sources.createConnector(req.tenantId!, req.body)
+        await auditRequest(deps.audit, req, { action: 'created', itemType: 'source', itemId: created.id, detail: { kind: req.body.kind, url: created.url } })
+        return reply.code(201).send(created)
+      },
+    )
+
+    app.post(
+      '/documents/sources/connector/test',
+      {
+        preHandler: guards.can('knowledge'),
+        config: { rateLimit: rateLimits.connectorTest },
+        schema: {
+          ...base,
+          operationId: 'testConnectorSource',
+          description: `Beyond the contract: lists the first articles the account shows with these settings, storing nothing. ${rateLimits.connectorTest.max} a minute per workspace.`,
+          body: ConnectorCreate,
+          response: { 200: ConnectorTestResult, 429: ErrorBody, ...errors },
+        },
+      },
+      async (req) => sources.testConnector(req.body),
     )
 
     app.get(

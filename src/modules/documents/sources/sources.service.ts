@@ -10,14 +10,33 @@ import type { Clock } from '../../../lib/clock.js'
 import { minutesUntil, nextCrawlAt } from './crawler/frontier.fns.js'
 import { normalizeUrl, urlProblemMessage } from './crawler/url.fns.js'
 import type { RunRow, SourceRow, SourceStats, SourcesRepo } from './sources.repo.js'
-import type { UrlSourceCreate, UrlSourceUpdate } from './sources.schemas.js'
+import type { ConnectorCreate, ConnectorView, UrlSourceCreate, UrlSourceUpdate } from './sources.schemas.js'
 import { globProblem } from './crawler/glob.fns.js'
+import type { Cipher } from '../../../lib/crypto.js'
+import { parseConnectorConfig } from './connectors/config.js'
+import { secretHint } from './connectors/connectors.fns.js'
+import type { ConnectorSync } from './connectors/sync.js'
 
 const REFRESH_INTERVAL_MS = 60 * 60 * 1000
+/** A "Test connection" answers within this, however slow the vendor. */
+const TEST_CONNECTION_MS = 20_000
 const RECENT_RUNS = 5
 const NO_STATS: SourceStats = { pages_found: 0, pages_indexed: 0, pages_processing: 0, chunks_created: 0 }
 
 export const crawlDedupeKey = (sourceId: string) => `sources.crawl:${sourceId}`
+
+/** A connector's settings as shown: never its secret, only the hint kept beside it. */
+function presentConnector(s: SourceRow) {
+  if (s.kind === 'url' || !s.connector_config) return null
+  const c = s.connector_config as Record<string, unknown>
+  return { ...c, kind: s.kind, base_url: String(c.base_url ?? s.url), secret_hint: s.secret_hint }
+}
+
+function presentLastSync(l: SourceRow['last_sync']) {
+  if (!l) return null
+  const { status, added, updated, deleted, unchanged, skipped, listed, finished_at, error } = l
+  return { status, added, updated, deleted, unchanged, skipped, listed, finished_at, error }
+}
 
 export function presentSource(s: SourceRow, stats: SourceStats = NO_STATS, crawl: { done: number; total: number } | null = null) {
   // The stored status is the crawl's; pages still being chunked and embedded keep the source "indexing".
@@ -26,7 +45,7 @@ export function presentSource(s: SourceRow, stats: SourceStats = NO_STATS, crawl
     id: s.id,
     name: s.name,
     url: s.url,
-    source_type: 'url' as const,
+    source_type: s.kind,
     status,
     schedule: s.schedule,
     exclusion_patterns: s.exclusion_patterns,
@@ -41,6 +60,8 @@ export function presentSource(s: SourceRow, stats: SourceStats = NO_STATS, crawl
     created_at: isoReq(s.created_at),
     updated_at: isoReq(s.updated_at),
     progress: { crawl, indexing: { done: stats.pages_indexed, total: stats.pages_found } },
+    last_sync: presentLastSync(s.last_sync),
+    connector: presentConnector(s) as Static<typeof ConnectorView> | null,
   }
 }
 
@@ -77,8 +98,26 @@ function cleanPatterns(p: readonly string[] | null | undefined, field = 'exclusi
   return [...new Set(list.map((x) => x.trim()).filter(Boolean))]
 }
 
-export function createSourcesService(deps: { db: Db; clock: Clock; queue: JobQueue; repo: SourcesRepo; defaultMaxPages: number }) {
+export function createSourcesService(deps: {
+  db: Db
+  clock: Clock
+  queue: JobQueue
+  repo: SourcesRepo
+  defaultMaxPages: number
+  /** Knowledge connectors (the crawl bench leaves them out). */
+  connectors?: {
+    cipher: Pick<Cipher, 'encrypt'>
+    /** the outbound guard's setting (CRAWLER_ALLOW_PRIVATE_NETWORKS): a connector's base_url is judged by it */
+    allowPrivateNetworks: boolean
+    /** "Test connection": the first articles, nothing stored */
+    preview: ConnectorSync['preview']
+  }
+}) {
   const { db, clock, queue, repo } = deps
+  const connectorDeps = () => {
+    if (!deps.connectors) throw new Error('connectors are not wired')
+    return deps.connectors
+  }
 
   async function getOwned(tenantId: string, sourceId: string): Promise<SourceRow> {
     const s = await repo.findSource(tenantId, sourceId)
@@ -140,6 +179,47 @@ export function createSourcesService(deps: { db: Db; clock: Clock; queue: JobQue
       }
     },
 
+    /** A help centre read through its API (contract "Knowledge connectors"): synced at once, then on its schedule. */
+    async createConnector(tenantId: string, input: Static<typeof ConnectorCreate>) {
+      const c = connectorDeps()
+      const { settings, secret } = parseConnectorConfig(input.kind, input.config, c.allowPrivateNetworks)
+      const now = clock.now()
+      const url = settings.repo ? `${settings.base_url}/repos/${settings.repo}` : settings.base_url
+      const source = await db.transaction().execute(async (trx) => {
+        const s = await repo.insertSource(
+          tenantId,
+          {
+            name: input.name?.trim() || (settings.repo ?? new URL(settings.base_url).host),
+            url,
+            kind: input.kind,
+            schedule: input.schedule ?? 'daily',
+            exclusion_patterns: '[]',
+            max_pages: 0,
+            connector_config: JSON.stringify(settings),
+            secret_enc: secret ? c.cipher.encrypt(secret) : null,
+            secret_hint: secret ? secretHint(secret) : null,
+            last_crawled_at: null,
+            next_crawl_at: null,
+            refresh_requested_at: null,
+            error_message: null,
+            warning_message: null,
+            created_at: now,
+            updated_at: now,
+          },
+          trx,
+        )
+        return queueCrawl(trx, s, 'initial')
+      })
+      return presentSource(source)
+    },
+
+    /** "Test connection" (beyond the contract): the first articles the account shows with these settings. */
+    async testConnector(input: Static<typeof ConnectorCreate>) {
+      const c = connectorDeps()
+      const { settings, secret } = parseConnectorConfig(input.kind, input.config, c.allowPrivateNetworks)
+      return c.preview(input.kind, settings, secret, AbortSignal.timeout(TEST_CONNECTION_MS))
+    },
+
     async list(tenantId: string) {
       const sources = await repo.listSources(tenantId)
       const ids = sources.map((s) => s.id)
@@ -191,6 +271,9 @@ export function createSourcesService(deps: { db: Db; clock: Clock; queue: JobQue
         if (input.max_pages != null) patch.max_pages = input.max_pages
         const schedule = input.schedule ?? s.schedule
         const paused = input.paused ?? s.paused
+        if (input.schedule === 'hourly' && s.kind === 'url')
+          throw new ValidationError(['body', 'schedule'], 'hourly is for connectors; a website is crawled daily, weekly or by hand')
+        if (input.schedule === 'weekly' && s.kind !== 'url') throw new ValidationError(['body', 'schedule'], 'a connector syncs hourly, daily or by hand')
         if (input.schedule != null) patch.schedule = input.schedule
         if (input.paused != null) patch.paused = input.paused
         if (input.schedule != null || input.paused != null) {
@@ -214,6 +297,12 @@ export function createSourcesService(deps: { db: Db; clock: Clock; queue: JobQue
         if (!s) throw notFound('URL source not found')
         if (s.paused) throw conflict('This source is paused; resume it before refreshing', 'source_paused')
         const now = clock.now()
+        if (s.kind !== 'url') {
+          // a connector syncs on demand: the vendor's own rate limits pace it, not the hourly rule of crawls
+          if (await repo.activeRun(tenantId, sourceId, trx))
+            throw new AppError(409, 'sync_running', 'A sync of this source is running; refresh when it has finished', { coded: true })
+          return queueCrawl(trx, s, 'manual', { refresh_requested_at: now, error_message: null })
+        }
         const last = s.refresh_requested_at
         if (last && now.getTime() - last.getTime() < REFRESH_INTERVAL_MS) {
           const availableAt = new Date(last.getTime() + REFRESH_INTERVAL_MS)

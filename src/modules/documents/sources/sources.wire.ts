@@ -10,6 +10,11 @@ import { sourcesJobs } from './sources.jobs.js'
 import { createSourcesRepo } from './sources.repo.js'
 import { sourcesRoutes } from './sources.routes.js'
 import { createSourcesService } from './sources.service.js'
+import { createConnectorTransport, upstream } from './connectors/http.js'
+import { createConnectorSync } from './connectors/sync.js'
+
+/** One reply of a vendor's API, read whole (up to 10 MB), within this. */
+const CONNECTOR_TIMEOUT_MS = 60_000
 
 /** The crawler's connection pool closes with the app. */
 const withFetcherClosed =
@@ -70,10 +75,41 @@ export function wireSources(
       maxDocumentsPerTenant: config.MAX_DOCUMENTS_PER_TENANT,
     },
   })
-  const sources = createSourcesService({ db, clock, queue, repo, defaultMaxPages: config.CRAWLER_DEFAULT_MAX_PAGES })
+  const transport = createConnectorTransport({ allowPrivateNetworks: config.CRAWLER_ALLOW_PRIVATE_NETWORKS, userAgent, timeoutMs: CONNECTOR_TIMEOUT_MS })
+  const sync = createConnectorSync({
+    db,
+    repo,
+    queue,
+    clock,
+    log: ctx.log,
+    extractHtml: deps.extractHtml,
+    parseFile: deps.parseFile,
+    events: deps.events,
+    cipher: ctx.cipher,
+    upstreamFor: (kind) => (auth) => upstream(kind, transport, auth),
+    maxDocumentsPerTenant: config.MAX_DOCUMENTS_PER_TENANT,
+  })
+  const sources = createSourcesService({
+    db,
+    clock,
+    queue,
+    repo,
+    defaultMaxPages: config.CRAWLER_DEFAULT_MAX_PAGES,
+    connectors: { cipher: ctx.cipher, allowPrivateNetworks: config.CRAWLER_ALLOW_PRIVATE_NETWORKS, preview: sync.preview },
+  })
+  const routes = withFetcherClosed(sourcesRoutes({ guards, sources, present: deps.present, audit: deps.audit }), fetcher)
   return {
     sources,
-    routes: withFetcherClosed(sourcesRoutes({ guards, sources, present: deps.present, audit: deps.audit }), fetcher),
-    jobs: sourcesJobs({ crawler, sources, onCrawled: deps.onCrawled }),
+    routes: (async (app, opts) => {
+      app.addHook('onClose', async () => transport.close())
+      await routes(app, opts)
+    }) as FastifyPluginAsync,
+    jobs: sourcesJobs({
+      crawler,
+      sync,
+      kindOf: async (tenantId, sourceId) => (await repo.findSource(tenantId, sourceId))?.kind ?? null,
+      sources,
+      onCrawled: deps.onCrawled,
+    }),
   }
 }

@@ -49,7 +49,7 @@ export function isTransientFailure(reason: string, status?: number): boolean {
   return /^(timeout|network error|connection (refused|reset)|DNS lookup failed|TLS error|robots\.txt unavailable)/.test(reason)
 }
 
-export const SCHEDULE_SECONDS = { daily: 86_400, weekly: 7 * 86_400, manual: null } as const
+export const SCHEDULE_SECONDS = { hourly: 3_600, daily: 86_400, weekly: 7 * 86_400, manual: null } as const
 
 export function nextCrawlAt(schedule: keyof typeof SCHEDULE_SECONDS, from: Date): Date | null {
   const s = SCHEDULE_SECONDS[schedule]
