@@ -22,6 +22,7 @@ import * as m1630a from './1630_assist.js'
 import * as m1640 from './1640_inbox.js'
 import * as m1650 from './1650_languages.js'
 import * as m1665 from './1665_email_search.js'
+import * as m1800 from './1800_attachments.js'
 
 /**
  * The one migration history, for PGlite and PostgreSQL alike. Names sort in the order they run; never
@@ -51,4 +52,5 @@ export const migrations: Record<string, Migration> = {
   '1640_inbox': m1640,
   '1650_languages': m1650,
   '1665_email_search': m1665,
+  '1800_attachments': m1800,
 }
