@@ -56,6 +56,13 @@ const EnvSchema = Type.Object({
   /** Uploads per tenant and hour; a docs folder of a few dozen files must go through at once. */
   UPLOAD_RATE_PER_HOUR: Type.Integer({ minimum: 1, maximum: 100000, default: 200 }),
   MAX_DOCUMENTS_PER_TENANT: Type.Integer({ minimum: 1, default: 500 }),
+  // --- attachments (issue 54): a visitor's screenshots and documents in the widget ---
+  ATTACHMENT_MAX_BYTES: Type.Integer({ minimum: 1024, maximum: 50 * 1024 * 1024, default: 10 * 1024 * 1024 }),
+  /** An image declaring more pixels than this (width x height) is refused before anything decodes it. */
+  ATTACHMENT_MAX_PIXELS: Type.Integer({ minimum: 1, maximum: 500_000_000, default: 40_000_000 }),
+  ATTACHMENTS_PER_SESSION: Type.Integer({ minimum: 1, maximum: 1000, default: 30 }),
+  ATTACHMENT_UPLOADS_PER_HOUR: Type.Integer({ minimum: 1, maximum: 100000, default: 60 }),
+  ATTACHMENT_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 90 }),
   // --- ingestion (documents) ---
   /** Vector size asked of the embedding model; unset: 1536 for text-embedding-3 models, the model's own size otherwise. */
   EMBEDDING_DIMENSIONS: Type.Optional(Type.Integer({ minimum: 1, maximum: 16000 })),
@@ -345,6 +352,11 @@ export const CONFIG_DOCS: { readonly [K in keyof Env]-?: string } = {
   METRICS_PORT: 'serve GET /metrics on this port of its own (on HOST) for a private scraper; also asks for METRICS_TOKEN when that is set',
   MAX_UPLOAD_BYTES: 'largest uploaded file',
   MAX_DOCUMENTS_PER_TENANT: 'documents one tenant may hold',
+  ATTACHMENT_MAX_BYTES: 'largest file a visitor may attach in the widget (413 above it); stored encrypted in the database',
+  ATTACHMENT_MAX_PIXELS: 'largest image a visitor may attach, in pixels (width x height) as its header declares (415 above it: a decompression bomb)',
+  ATTACHMENTS_PER_SESSION: 'files one conversation may hold (429 beyond)',
+  ATTACHMENT_UPLOADS_PER_HOUR: 'attachment uploads per visitor IP address and hour',
+  ATTACHMENT_RETENTION_DAYS: "days a conversation's attachments are kept; a daily job deletes older ones (and, after a day, those never sent)",
   MAX_CHUNKS_PER_DOCUMENT: 'chunks one document may make; beyond, the document is refused (status error, the message names the limit)',
   MAX_CHUNKS_PER_TENANT: 'chunks one tenant may hold; a document that would pass it is refused the same way',
   EMBEDDING_DIMENSIONS: "vector size asked of the embedding model; unset: 1536 for text-embedding-3-*, the model's own otherwise",

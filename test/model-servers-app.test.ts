@@ -74,7 +74,7 @@ describe('an Ollama-like server', () => {
     expect(status.body.capabilities.tools).toBe(false)
     expect(status.body.capabilities.tools_reason).toContain('actions are not offered')
     const names = status.body.checks.map((c: { name: string }) => c.name)
-    expect(names).toEqual(['chat_stream', 'json_mode', 'tool_call', 'embedding'])
+    expect(names).toEqual(['chat_stream', 'json_mode', 'tool_call', 'embedding', 'vision'])
     const tool = status.body.checks.find((c: { name: string }) => c.name === 'tool_call')
     expect(tool.ok).toBe(false)
     expect(tool.detail).toContain('CHAT_MODEL')

@@ -1,6 +1,7 @@
 import type { ActionsTables } from './schema/actions.js'
 import type { AnalyticsTables } from './schema/analytics.js'
 import type { AssistTables } from './schema/assist.js'
+import type { AttachmentsTables } from './schema/attachments.js'
 import type { ChatTables } from './schema/chat.js'
 import type { EmailChannelTables } from './schema/email-channel.js'
 import type { EvalsTables } from './schema/evals.js'
@@ -33,4 +34,5 @@ export interface Database
     AssistTables,
     LanguagesTables,
     EmailChannelTables,
-    InboxTables {}
+    InboxTables,
+    AttachmentsTables {}

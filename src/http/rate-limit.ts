@@ -31,6 +31,8 @@ export const rateLimits = {
   widgetChat: preset(30, 'minute'),
   widgetHistory: preset(30, 'minute'),
   widgetEscalate: preset(20, 'minute'),
+  /** A visitor's file uploads, per IP address; the routes apply ATTACHMENT_UPLOADS_PER_HOUR (the per-conversation cap is the service's). */
+  widgetAttachment: preset(60, 'hour'),
   /** Each invitation sends a mail to an address the workspace chose: sending and resending count together. */
   invitations: preset(20, 'hour', { ...byTenant, groupId: 'invitations' }),
   /** Each resend mails a confirmation link to the bot's reply_from, an address the workspace chose. */

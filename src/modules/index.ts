@@ -9,6 +9,7 @@ import { offeredWhileToolsWork } from './actions/actions.port.js'
 import { wireActions } from './actions/actions.wire.js'
 import { analyticsMarker, wireAnalytics } from './analytics/analytics.wire.js'
 import { wireAssist } from './assist/assist.wire.js'
+import { wireAttachments } from './attachments/attachments.wire.js'
 import { wireAudit } from './audit/audit.wire.js'
 import { wireAuth } from './auth/auth.wire.js'
 import { createJwt } from './auth/jwt.js'
@@ -112,6 +113,11 @@ export function wireModules(ctx: AppContext): Modules {
   const knowledge = wireKnowledge(ctx, guards, { llmKey: tenants.service.llmKey, audit })
   // the bot's actions, which the turn offers its model as tools through the actions port
   const actions = wireActions(ctx, guards, { audit, events })
+  // a visitor's files (issue 54): the parsers (documents) and the widget's visitor checks are wired below; reached per request
+  const attachments = wireAttachments(ctx, guards, {
+    parse: (name, bytes) => documents.parser.parse(name, bytes),
+    visitor: { botFor: (req, reply, publicId) => widget.visitor.botFor(req, reply, publicId), session: (bot, id) => widget.visitor.session(bot, id) },
+  })
   const chat = wireChat(ctx, guards, {
     bots: bots.service.lookups,
     privacy: privacy.repo,
@@ -126,6 +132,7 @@ export function wireModules(ctx: AppContext): Modules {
     // a chat model that refuses tools is offered none (issue 37): the bot answers without its actions
     actions: offeredWhileToolsWork(actions.port, () => !ctx.llmStatus.quirks.get(config.CHAT_MODEL).noTools),
     languages: languages.languages,
+    attachments: attachments.port,
   })
   const assist = wireAssist(ctx, guards, { retrieval: chat.retrieval, addCandidates: knowledge.knowledge.addCandidates })
   const emailChannel = wireEmailChannel(ctx, guards, { bots: bots.service, botsRepo, chat: chat.service, email })
@@ -186,6 +193,7 @@ export function wireModules(ctx: AppContext): Modules {
       tenants.routes,
       bots.routes,
       widget.routes,
+      attachments.routes,
       urlSources.routes,
       documents.routes,
       chat.routes,
@@ -219,6 +227,7 @@ export function wireModules(ctx: AppContext): Modules {
       ...webhooks.jobs,
       ...evals.jobs,
       ...emailChannel.jobs,
+      ...attachments.jobs,
       ...pruneJobs(pruneFinishedJobs(ctx.db, ctx.clock, ctx.config.JOBS_RETENTION_DAYS)),
     ],
     widgetCors: widget.corsOptions,

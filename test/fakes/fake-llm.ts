@@ -75,6 +75,8 @@ export type FaultMode = 'http500' | 'http429' | 'http401' | 'slow_first_token' |
 export interface FakeMessage {
   role: string
   content: string
+  /** The `image_url` parts of the message, in order (their URLs: `data:` URLs as sent). */
+  images?: string[]
 }
 
 export interface RecordedRequest {
@@ -294,6 +296,14 @@ function contentOf(content: unknown): string {
     return content.map((p) => (p && typeof p === 'object' && typeof (p as { text?: unknown }).text === 'string' ? (p as { text: string }).text : '')).join('')
   }
   return ''
+}
+
+/** The image parts of a message's content, as their URLs. */
+function imagesOf(content: unknown): string[] {
+  if (!Array.isArray(content)) return []
+  return content.flatMap((p) =>
+    p && typeof p === 'object' && (p as { type?: unknown }).type === 'image_url' ? [String((p as { image_url?: { url?: unknown } }).image_url?.url ?? '')] : [],
+  )
 }
 
 const QUESTION_LINE = /^\s*(?:follow-?up question|user question|question|query)\s*:\s*(.*)$/gim
@@ -764,6 +774,7 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
     const messages: FakeMessage[] = body.messages.map((m: { role?: unknown; content?: unknown }) => ({
       role: String(m?.role ?? ''),
       content: contentOf(m?.content),
+      ...(imagesOf(m?.content).length ? { images: imagesOf(m?.content) } : {}),
     }))
     const info: ChatRequestInfo = {
       model: body.model,
@@ -1069,7 +1080,11 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
         .filter((r) => r.method === 'POST' && r.path === '/v1/chat/completions' && r.body && Array.isArray(r.body.messages))
         .map((r) => ({
           model: r.body.model,
-          messages: r.body.messages.map((m: { role?: unknown; content?: unknown }) => ({ role: String(m?.role ?? ''), content: contentOf(m?.content) })),
+          messages: r.body.messages.map((m: { role?: unknown; content?: unknown }) => ({
+            role: String(m?.role ?? ''),
+            content: contentOf(m?.content),
+            ...(imagesOf(m?.content).length ? { images: imagesOf(m?.content) } : {}),
+          })),
           stream: r.body.stream === true,
           json: r.body.response_format?.type === 'json_object' || r.body.response_format?.type === 'json_schema',
           body: r.body,

@@ -22,6 +22,8 @@ export interface ServerQuirks {
   refuseJsonMode?: boolean
   /** `stream_options` refused (older Azure API versions, some proxies). */
   refuseStreamOptions?: boolean
+  /** `image_url` content parts refused: a text-only chat model (OpenAI's words; vLLM says "not a multimodal model"). */
+  refuseImages?: boolean
   /** Streams carry SSE comment lines (`: ping`) and chunks with empty `choices` (llama.cpp, LiteLLM, Azure filters). */
   sseNoise?: boolean
   /** Streams never carry usage, even when asked (several local servers). */
@@ -87,6 +89,16 @@ export function chatRefusal(q: ServerQuirks, body: any): Refusal | null {
   if (q.refuseJsonSchema && rf === 'json_schema')
     return refusal(q, "Invalid value: 'json_schema'. Supported values are: 'json_object' and 'text'.", 'response_format.type', 'invalid_value')
   if (q.refuseStreamOptions && body.stream_options !== undefined) return refusal(q, 'Unrecognized request argument supplied: stream_options', null, null)
+  if (q.refuseImages && Array.isArray(body.messages)) {
+    for (const [i, m] of body.messages.entries()) {
+      const j = Array.isArray(m?.content) ? m.content.findIndex((p: { type?: unknown }) => p?.type === 'image_url') : -1
+      if (j >= 0) {
+        return q.vllmErrors
+          ? refusal(q, `${body.model} is not a multimodal model`, null, null)
+          : refusal(q, 'Invalid content type. image_url is only supported by certain models.', `messages.[${i}].content.[${j}].type`, 'invalid_value')
+      }
+    }
+  }
   return null
 }
 

@@ -85,14 +85,16 @@ export const chatRoutes =
       async (req, reply) => {
         const tenantId = req.tenantId!
         const question = req.body.question.trim()
-        if (!question) throw new ValidationError(['body', 'question'], 'Question must not be empty', 'string_too_short')
+        // files alone are a message too, within their session
+        const attachmentIds = req.body.session_id ? (req.body.attachment_ids ?? []) : []
+        if (!question && !attachmentIds.length) throw new ValidationError(['body', 'question'], 'Question must not be empty', 'string_too_short')
         const key = idempotencyKeyOf(req.headers['idempotency-key'])
         if (key === 'too_long') throw new ValidationError(['header', 'idempotency-key'], 'String should have at most 128 characters', 'string_too_long')
         const locale = browserLocale(req.headers['x-browser-locale'])
         const work = async () => {
           const bot = await chat.resolveBot(tenantId, req.body.bot_public_id)
           try {
-            const r = await chat.runTurn({ tenantId, bot, sessionId: req.body.session_id ?? null, message: question, locale, channel: 'api' })
+            const r = await chat.runTurn({ tenantId, bot, sessionId: req.body.session_id ?? null, message: question, locale, channel: 'api', attachmentIds })
             return JSON.stringify(presentTurn(r))
           } catch (err) {
             if (err instanceof LlmUnavailableError) throw providerDown()
@@ -100,7 +102,7 @@ export const chatRoutes =
           }
         }
         const requestHash = createHash('sha256')
-          .update(JSON.stringify([question, req.body.session_id ?? null, req.body.bot_public_id ?? null]))
+          .update(JSON.stringify([question, req.body.session_id ?? null, req.body.bot_public_id ?? null, ...(attachmentIds.length ? [attachmentIds] : [])]))
           .digest('hex')
         const body = key ? await idempotency.run(tenantId, key, requestHash, work) : await work()
         // the stored bytes themselves, so a replay is identical to the first response

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { DateTime, Nullable, Uuid } from '../../http/schemas.js'
+import { AttachmentIds } from '../attachments/attachments.schemas.js'
 
 /** Who answers a conversation (live conversation): chat_ended is owner != bot, for clients written before it. */
 export const Owner = Type.Union([Type.Literal('bot'), Type.Literal('queue'), Type.Literal('human'), Type.Literal('closed')])
@@ -7,9 +8,11 @@ export const Owner = Type.Union([Type.Literal('bot'), Type.Literal('queue'), Typ
 export const MAX_QUESTION_CHARS = 1000
 
 export const ChatRequest = Type.Object({
-  question: Type.String({ minLength: 1, maxLength: MAX_QUESTION_CHARS }),
+  /** may be empty when `attachment_ids` are sent (a message of files alone) */
+  question: Type.String({ maxLength: MAX_QUESTION_CHARS }),
   session_id: Type.Optional(Nullable(Uuid)),
   bot_public_id: Type.Optional(Nullable(Type.String({ maxLength: 64 }))),
+  attachment_ids: Type.Optional(AttachmentIds),
 })
 
 const SourceRef = Type.Object({ title: Type.String(), url: Type.String() })

@@ -1,3 +1,4 @@
+import type { AttachmentsPort } from '../attachments/attachments.port.js'
 import type { AppContext } from '../../context.js'
 import type { Db } from '../../db/client.js'
 import type { Guards } from '../../http/auth.js'
@@ -47,6 +48,8 @@ export function wireChat(
     actions?: ActionsPort
     /** the languages module's port: the session's language and the knowledge's (#40) */
     languages?: LanguagesPort
+    /** the attachments module's port: the files a message sends (issue 54) */
+    attachments?: AttachmentsPort
   },
 ) {
   const { db, clock, cipher, config, log } = ctx
@@ -101,6 +104,7 @@ export function wireChat(
     actions: deps.actions,
     live: deps.live,
     languages: deps.languages,
+    attachments: deps.attachments,
   })
   const logs = createChatLogsService({
     db,

@@ -19,6 +19,8 @@ import type { LanguagesPort } from '../languages/languages.port.js'
 import type { TurnLanguage } from './stages/01-language.js'
 import type { HistoryTurn } from './stages/04-rewrite.js'
 import type { CitableSource } from './stages/10-persist.js'
+import type { AttachmentsPort } from '../attachments/attachments.port.js'
+import type { TurnAttachments } from './stages/02-attachments.js'
 
 /** What a turn is given and what it yields: the chat routes and the widget use these. */
 export type TurnEvent =
@@ -36,6 +38,8 @@ export interface TurnInput {
   /** A language the visitor chose (the widget's language menu): the session's language from this turn on. */
   language?: string | null
   channel: 'api' | 'widget' | 'email'
+  /** Files uploaded to this session and sent with the message (stages/02-attachments.ts). */
+  attachmentIds?: readonly string[]
   signal?: AbortSignal
   onEvent?: (e: TurnEvent) => void
   /**
@@ -136,6 +140,8 @@ export interface TurnDeps {
   live?: Pick<LivePort, 'messagePosted'>
   /** The languages module's port: the workspace's settings, storing a session's language (stages/01-language.ts). */
   languages?: LanguagesPort
+  /** The attachments module's port: the files a message sends (stages/02-attachments.ts). */
+  attachments?: AttachmentsPort
 }
 
 /** Timings of the stages of one turn, in ms. */
@@ -165,8 +171,12 @@ export interface Turn {
   newSession: boolean
   /** The row version (xmin) of a session this turn created: a hand-off then has nothing of it to read (HandOffPort.plan). */
   createdVersion: string | null
-  /** Stage 2: the visitor's message, redacted. */
+  /** Stage 2: the visitor's message, redacted (from stage 2c on, followed by its files' text). */
   question: Redaction
+  /** Stage 2c: the message as stored when files came with it (the visitor's text, the id the files point to). */
+  stored?: Redaction & { messageId?: string }
+  /** Stage 2c: the files sent with the message. */
+  attachments?: TurnAttachments
   language: string
   /** Stage 1b: the session's language, where it came from, the knowledge's (absent: a turn built without the languages port). */
   lang?: TurnLanguage

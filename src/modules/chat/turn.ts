@@ -5,6 +5,7 @@ import { visitorLanguage } from '../shared/language.js'
 import { redactMessage } from '../shared/redaction.js'
 import { sessionLanguage } from './stages/01-language.js'
 import { loadHistory, resolveSession } from './stages/01-session.js'
+import { attachTurn } from './stages/02-attachments.js'
 import { answeredByOwner } from './stages/02-owner.js'
 import { guardTurn, isSmalltalk, matchesHuman, matchesInjection, type GuardVerdict } from './stages/03-guards.js'
 import { rewriteTurn, type HistoryTurn } from './stages/04-rewrite.js'
@@ -43,6 +44,8 @@ async function turn(deps: TurnDeps, input: TurnInput, modelMs: () => number): Pr
   // The profile is read alongside (cached per tenant; a failure only means answering without it).
   const profileP = readProfile(deps, input.tenantId)
   const t = await beginTurn(deps, input, modelMs)
+  // 2c. the files sent with the message: claimed for it, their text and images part of the question
+  if (input.attachmentIds?.length) await t.sw.time('attachments', () => attachTurn(deps, t))
   // 2b. a closed chat, or one a person owns, is answered before the pipeline
   const early = await answeredByOwner(deps, t)
   if (early) return early
@@ -151,6 +154,7 @@ function answerPlan(
     sources,
     history,
     question: t.question.text,
+    ...(t.attachments ? { attachments: { note: t.attachments.note, images: t.attachments.images } } : {}),
     caveat,
     ...(t.lang ? { knowledgeLanguage: t.lang.knowledge, languageFixed: t.lang.source !== null } : {}),
     ...(t.translatedQuestion ? { translatedQuestion: t.translatedQuestion } : {}),
@@ -179,11 +183,12 @@ function handOffFinish(t: Turn, trigger: EscalationTrigger, found: RetrievalResu
   }
 }
 
-const turnParts = ({ tenantId, bot, session, question, input, lang }: Turn) => ({
+const turnParts = ({ tenantId, bot, session, question, stored, input, lang }: Turn) => ({
   tenantId,
   bot,
   session,
-  question,
+  // the message as the visitor wrote it (stage 2c keeps it apart from the files' text the stages read)
+  question: stored ?? question,
   evaluation: input.evaluation,
   language: lang?.store,
 })

@@ -8,7 +8,7 @@ import type { QuirkMemory } from './quirks.js'
  * same vector). Each check says what to change when it fails; what the server cannot do is switched off with
  * the reason (no tools: actions are not offered; no JSON mode: a plain call read as JSON).
  */
-export type CheckName = 'chat_stream' | 'json_mode' | 'tool_call' | 'embedding'
+export type CheckName = 'chat_stream' | 'json_mode' | 'tool_call' | 'embedding' | 'vision'
 
 export interface Check {
   name: CheckName
@@ -21,6 +21,8 @@ export interface Capabilities {
   tools: boolean | null
   json_mode: 'json_schema' | 'json_object' | 'plain' | null
   embedding_width: number | null
+  /** false: the chat model refuses image parts, so a visitor's images reach it as their names (issue 54) */
+  vision: boolean | null
 }
 
 export interface CheckReport {
@@ -36,6 +38,8 @@ export interface CheckSettings {
 }
 
 const CALL_MS = 15_000
+/** A 1 x 1 PNG, the smallest image a vision check can send. */
+const ONE_PIXEL_PNG = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=='
 /** A workspace's checks are run again at most this often (each run costs five small model calls). */
 export const CHECKS_TTL_MS = 10 * 60_000
 /** `probe=true` runs them again, but not more often than this. */
@@ -143,6 +147,27 @@ export async function runChecks(llm: LlmClient, quirks: QuirkMemory | null, apiK
       return { name: 'tool_call', ok: false, detail: `${why(err)}: ${fixFor(err, chat, 'CHAT_MODEL')}` }
     }
   }
+  const visionCheck = async (): Promise<Check> => {
+    try {
+      await llm.chat({
+        apiKey,
+        model: chat,
+        messages: [{ role: 'user', content: 'What colour is this image? Reply with one word.', images: [{ name: 'check.png', url: ONE_PIXEL_PNG }] }],
+        maxTokens: 16,
+        timeoutMs: CALL_MS,
+      })
+      if (quirks?.get(chat).noImages) {
+        return {
+          name: 'vision',
+          ok: false,
+          detail: `the server refuses image parts for ${chat}: a visitor's images reach the model as their names only. Set CHAT_MODEL to a model that takes images (e.g. gpt-4o-mini, llava or qwen2.5-vl on Ollama)`,
+        }
+      }
+      return { name: 'vision', ok: true, detail: "image parts accepted: a visitor's images go to the model" }
+    } catch (err) {
+      return { name: 'vision', ok: false, detail: `${why(err)}: ${fixFor(err, chat, 'CHAT_MODEL')}` }
+    }
+  }
   const embeddingCheck = async (): Promise<{ check: Check; width: number | null }> => {
     const model = s.embeddingModel
     try {
@@ -178,14 +203,16 @@ export async function runChecks(llm: LlmClient, quirks: QuirkMemory | null, apiK
   const stream = await streamCheck()
   const json = await jsonCheck()
   const tool = await toolCheck()
+  const vision = await visionCheck()
   const e = await emb
   const q = quirks?.get(chat) ?? {}
   return {
-    checks: [stream, json, tool, e.check],
+    checks: [stream, json, tool, e.check, vision],
     capabilities: {
       tools: q.noTools ? false : tool.ok ? true : null,
       json_mode: json.ok ? (q.json ?? 'json_schema') : null,
       embedding_width: e.width,
+      vision: q.noImages ? false : vision.ok ? true : null,
     },
     ran_at: new Date(),
   }

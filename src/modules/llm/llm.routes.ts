@@ -18,7 +18,7 @@ const ProviderStatusResponse = Type.Object({
   embedding_model: Type.String(),
   checks: Type.Array(
     Type.Object({
-      name: Type.Union([Type.Literal('chat_stream'), Type.Literal('json_mode'), Type.Literal('tool_call'), Type.Literal('embedding')]),
+      name: Type.Union([Type.Literal('chat_stream'), Type.Literal('json_mode'), Type.Literal('tool_call'), Type.Literal('embedding'), Type.Literal('vision')]),
       ok: Type.Boolean(),
       detail: Type.String({ description: 'what was seen, and what to change when not ok' }),
     }),
@@ -30,6 +30,7 @@ const ProviderStatusResponse = Type.Object({
     tools_reason: Nullable(Type.String()),
     json_mode: Nullable(Type.Union([Type.Literal('json_schema'), Type.Literal('json_object'), Type.Literal('plain')])),
     embedding_width: Nullable(Type.Integer()),
+    vision: Nullable(Type.Boolean({ description: "false: the chat model refuses image parts, so a visitor's images reach it as their names" })),
   }),
   vector_search: Type.Object(
     {
@@ -113,6 +114,7 @@ export const llmRoutes =
                 : null,
             json_mode: quirks.json ?? report?.capabilities.json_mode ?? null,
             embedding_width: report?.capabilities.embedding_width ?? null,
+            vision: quirks.noImages ? false : (report?.capabilities.vision ?? null),
           },
           checked_at: iso(s.checked_at),
           last_success_at: iso(s.last_success_at),

@@ -10,6 +10,11 @@ export interface LlmMessage {
   tool_calls?: ToolCall[]
   /** a tool message: the call it answers */
   tool_call_id?: string
+  /**
+   * A user message's images (issue 54), sent as `image_url` parts after its text; to a server that refuses image
+   * parts (learned: quirks.ts `noImages`) the text alone goes, which names each image.
+   */
+  images?: { id?: string; name: string; url: string }[]
 }
 
 /** A function the model may call (OpenAI `tools`); `parameters` is a JSON Schema object. */

@@ -173,10 +173,11 @@ export function createOpenAiClient(baseURL: string, quirks: QuirkMemory = create
       json,
       tools: !!tools,
       streamOptions: stream && !q.noStreamOptions,
+      images: !q.noImages && opts.messages.some((m) => m.images?.length),
     }
     const body = {
       model: opts.model,
-      messages: opts.messages.map(wireMessage) as never,
+      messages: opts.messages.map((m) => wireMessage(m, !sent.images)) as never,
       ...(sent.temperature ? { temperature: opts.temperature } : {}),
       ...(sent.maxTokens ? { max_tokens: opts.maxTokens } : {}),
       ...(sent.maxCompletionTokens ? { max_completion_tokens: opts.maxTokens } : {}),
@@ -348,7 +349,7 @@ const NOTHING_SENT: SentParams = {
 }
 
 /** A message as the provider takes it: an assistant's tool calls and a tool's answer in OpenAI's shape. */
-function wireMessage(m: LlmMessage) {
+function wireMessage(m: LlmMessage, textOnly: boolean) {
   if (m.role === 'tool') return { role: 'tool', tool_call_id: m.tool_call_id ?? '', content: m.content }
   if (m.role === 'assistant' && m.tool_calls?.length) {
     return {
@@ -356,6 +357,10 @@ function wireMessage(m: LlmMessage) {
       content: m.content || null,
       tool_calls: m.tool_calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
     }
+  }
+  // images as image_url parts after the text (whose "[image: name]" lines name them), or the text alone
+  if (m.images?.length && !textOnly) {
+    return { role: m.role, content: [{ type: 'text', text: m.content }, ...m.images.map((i) => ({ type: 'image_url', image_url: { url: i.url } }))] }
   }
   return { role: m.role, content: m.content }
 }

@@ -22,6 +22,8 @@ export interface Quirks {
   noTools?: boolean
   /** `stream_options` refused: streams go without it (usage is then counted from the text). */
   noStreamOptions?: boolean
+  /** `image_url` content parts refused (a text-only model): a message's images go as their names in its text. */
+  noImages?: boolean
 }
 
 export type QuirkName = keyof Quirks
@@ -58,6 +60,8 @@ export interface SentParams {
   json: JsonMode | null
   tools: boolean
   streamOptions: boolean
+  /** image parts (optional: requests without messages, embeddings, send none) */
+  images?: boolean
 }
 
 /**
@@ -78,6 +82,8 @@ export function quirkFromRefusal(
   if (sent.temperature && names('temperature')) return { noTemperature: true }
   if (sent.dimensions && (names('dimensions') || msg.includes('matryoshka'))) return { noDimensions: true }
   if (sent.streamOptions && names('stream_options')) return { noStreamOptions: true }
+  // a text-only model: OpenAI's "image_url is only supported by certain models", vLLM's "not a multimodal model", Ollama's "does not support images"
+  if (sent.images && (/image|multimodal|vision/.test(msg) || param.includes('content') || param.includes('image'))) return { noImages: true }
   if (sent.tools && (names('tools') || names('tool_choice') || /\btools?\b|tool.?call|function.?call/.test(msg))) return { noTools: true }
   if (
     sent.json &&

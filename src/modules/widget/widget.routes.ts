@@ -170,6 +170,7 @@ export const widgetRoutes =
           message: req.body.message,
           locale: req.query.locale,
           language: req.body.language,
+          attachmentIds: req.body.attachment_ids,
         })
 
         const sse = openSse(req, reply, { heartbeatMs: options.heartbeatMs })

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { Nullable, Uuid } from '../../http/schemas.js'
+import { AttachmentIds } from '../attachments/attachments.schemas.js'
 import { LINK_SAFETY_KEYS, UI_KEYS } from './widget.i18n.js'
 
 /** A bot public id as the widget sends it; anything else cannot name a bot, so it is a plain 404 later. */
@@ -22,6 +23,8 @@ export const ChatBody = Type.Object({
   message: Type.Optional(Type.String()),
   /** The language the visitor chose in the widget's menu (#40): the session's language from this message on. */
   language: Type.Optional(Locale),
+  /** Files uploaded to this session (POST /widget/attachments) sent with the message, which may then be empty. */
+  attachment_ids: Type.Optional(AttachmentIds),
 })
 
 export const SessionInitBody = Type.Object({

@@ -157,8 +157,10 @@ export function createWidgetService(deps: {
      * fast; a turn without a session gets its (anonymous) session from the pipeline, after the stream
      * opened, and learns its id from the done frame.
      */
-    async prepareTurn(bot: BotRow, input: { sessionId?: string; message?: string; locale?: string; language?: string }) {
-      const message = checkMessage(input.message)
+    async prepareTurn(bot: BotRow, input: { sessionId?: string; message?: string; locale?: string; language?: string; attachmentIds?: string[] }) {
+      // a message may be files alone (they need the session they were uploaded to)
+      const files = input.attachmentIds?.length && input.sessionId ? input.attachmentIds : []
+      const message = files.length && !input.message?.trim() ? '' : checkMessage(input.message)
       // Both reads at once; the session's verdict wins when both fail, so the answer does not depend on timing.
       const [sessionR, tenantR] = await Promise.allSettled([input.sessionId ? botSession(bot, input.sessionId) : null, answeringTenant(bot.tenant_id)])
       if (sessionR.status === 'rejected') throw sessionR.reason
@@ -168,12 +170,12 @@ export function createWidgetService(deps: {
       if (session && (session.owner === 'closed' || session.chat_ended)) {
         throw new AppError(409, 'session_closed', 'This chat has ended; start a new session', { coded: true })
       }
-      return { sessionId: input.sessionId ?? null, message, locale: input.locale ?? null, language: chosenLanguage(input.language) }
+      return { sessionId: input.sessionId ?? null, message, locale: input.locale ?? null, language: chosenLanguage(input.language), attachmentIds: files }
     },
 
     runTurn(
       bot: BotRow,
-      turn: { sessionId: string | null; message: string; locale: string | null; language?: string | null },
+      turn: { sessionId: string | null; message: string; locale: string | null; language?: string | null; attachmentIds?: string[] },
       onEvent: (e: TurnEvent) => void,
       signal: AbortSignal,
     ) {
@@ -185,6 +187,7 @@ export function createWidgetService(deps: {
         locale: turn.locale,
         language: turn.language ?? null,
         channel: 'widget',
+        attachmentIds: turn.attachmentIds,
         signal,
         onEvent,
       })
@@ -234,6 +237,9 @@ export function createWidgetService(deps: {
     },
 
     sessionStats: (tenantId: string, since: Date) => repo.sessionStats(tenantId, since),
+
+    /** This bot's session, or the contract's 404 (the attachment routes). */
+    visitorSession: (bot: BotRow, sessionId: string) => botSession(bot, sessionId),
 
     /** The visitor's live stream (this bot's session only). */
     async events(bot: BotRow, sessionId: string, req: FastifyRequest, reply: FastifyReply, after: string | undefined) {

@@ -1,4 +1,6 @@
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { AppContext } from '../../context.js'
+import type { BotRow } from '../bots/bots.service.js'
 import { createWidgetAccess } from './widget.cors.js'
 import type { WidgetRepo } from './widget.repo.js'
 import { widgetRoutes } from './widget.routes.js'
@@ -15,5 +17,14 @@ export function wireWidget(ctx: AppContext, deps: { repo: WidgetRepo } & Pick<Wi
   const service = createWidgetService({ clock: ctx.clock, ...deps })
   const access = createWidgetAccess(service.findBot)
   const options = { publicBaseUrl: config.PUBLIC_BASE_URL, loaderUrl: config.WIDGET_LOADER_URL, heartbeatMs: config.WIDGET_SSE_HEARTBEAT_MS }
-  return { service, corsOptions: access.corsOptions, routes: widgetRoutes({ widget: service, access, redis: ctx.redis, options }) }
+  // what the attachment routes ask of a visitor's request: the bot it names (origin checked) and that bot's session
+  const visitor = {
+    async botFor(req: FastifyRequest, reply: FastifyReply, publicId: string) {
+      const bot = service.activeBot(await access.lookup(req, publicId))
+      access.assertOrigin(req, reply, bot)
+      return bot
+    },
+    session: (bot: BotRow, sessionId: string) => service.visitorSession(bot, sessionId),
+  }
+  return { service, visitor, corsOptions: access.corsOptions, routes: widgetRoutes({ widget: service, access, redis: ctx.redis, options }) }
 }

@@ -9,7 +9,9 @@ import { canned } from './messages.js'
  * goes on the ticket). That the bot still owns it is checked again when its answer is stored (stage 10).
  */
 export async function answeredByOwner(deps: TurnDeps, t: Turn): Promise<TurnResult | null> {
-  const { tenantId, bot, session, question, language } = t
+  const { tenantId, bot, session, language } = t
+  // the message as stored (stage 2c: the visitor's own text, its files pointing to it)
+  const question = t.stored ?? t.question
   if (session.owner === 'closed' || session.chat_ended) {
     const base = { tenantId, bot, session, question, outcome: null, tokens: 0, language: t.lang?.store }
     const r = await persistTurn(deps, { ...base, text: canned('chat_ended', language), debug: { ...t.debug, closed: true }, keepAnswer: true })

@@ -40,6 +40,8 @@ export interface PromptInput {
   sources: PromptSource[]
   history: HistoryTurn[]
   question: string
+  /** The files sent with the question (stage 2c): what the model is told of them, and the images as image parts. */
+  attachments?: { note: string; images: { id: string; name: string; url: string }[] }
   /** The sources only partly match: answer what they cover and say so. */
   caveat: boolean
   /** Second attempt after a failed validation: stricter wording. */
@@ -168,7 +170,14 @@ export function buildAnswerPrompt(p: PromptInput): LlmMessage[] {
     ? p.sources.map((s) => `[${s.n}] ${s.title}${s.url ? ` (${s.url})` : ''}\n${fence(s.text, s.title)}`).join('\n---\n')
     : '(no sources)'
   const system = [...rules, ...instructions, ...reference, '', '=== Sources ===', sources, '=== End of sources ==='].join('\n')
-  return [{ role: 'system', content: system }, ...p.history.map((h) => ({ role: h.role, content: h.content })), { role: 'user', content: p.question }]
+  return [{ role: 'system', content: system }, ...p.history.map((h) => ({ role: h.role, content: h.content })), visitorMessage(p)]
+}
+
+/** The visitor's message, with the files they sent: named after the text, the images as image parts. */
+function visitorMessage(p: PromptInput): LlmMessage {
+  const a = p.attachments
+  if (!a) return { role: 'user', content: p.question }
+  return { role: 'user', content: `${p.question}\n\n${a.note}`.trim(), ...(a.images.length ? { images: a.images } : {}) }
 }
 
 /** The rules of an answer in another language than the knowledge's (#40): the sources' language, cited titles as they are. */

@@ -208,7 +208,7 @@ export async function writeAnswer(
       t.debug.generation = { attempts: err.attempts, interrupted: err.reason.kind }
       return { kind: 'interrupted', text: cleaner.result.text + note }
     }
-    if (!t.input.evaluation) await persistQuestionOnly(deps, t.tenantId, t.session, t.question, t.lang?.store)
+    if (!t.input.evaluation) await persistQuestionOnly(deps, t.tenantId, t.session, t.stored ?? t.question, t.lang?.store)
     if (err instanceof PartialAnswerError) throw err.reason
     throw err
   }

@@ -80,7 +80,8 @@ export interface Finish {
   session: SessionRow
   /** The row version of a session this turn created (turn.ts), for its hand-off: nothing of it to read. */
   createdVersion?: string | null
-  question: Redaction
+  /** The visitor's message as stored; `messageId` when its files already point to it (stage 2c). */
+  question: Redaction & { messageId?: string }
   text: string
   outcome: QuestionOutcome | null
   trigger?: TicketTrigger | null
@@ -141,7 +142,7 @@ const questionMessage = (id: string, sessionId: string, q: Redaction, createdAt:
 export async function persistTurn(deps: PersistDeps, f: Finish): Promise<TurnResult> {
   if (f.evaluation) return dryRunFinish(f, f.evaluation)
   const { tenantId, session } = f
-  const userId = randomUUID()
+  const userId = f.question.messageId ?? randomUUID()
   const assistantId = randomUUID()
   const { asked, answered } = turnTimes(deps.clock)
   const cited = f.cited ?? []
@@ -348,9 +349,9 @@ const delivered = (sessionId: string, messageId: string, owner: SessionOwner, to
 /** Stage 10 for a conversation a person owns: the visitor's message is stored and reaches the team, in one transaction. */
 export async function persistForPerson(
   deps: PersistDeps,
-  p: { tenantId: string; session: SessionRow; question: Redaction; language?: SessionLanguage | null },
+  p: { tenantId: string; session: SessionRow; question: Redaction & { messageId?: string }; language?: SessionLanguage | null },
 ): Promise<TurnResult> {
-  const id = randomUUID()
+  const id = p.question.messageId ?? randomUUID()
   const now = deps.clock.now()
   await deps.db.transaction().execute(async (trx) => {
     await deps.repo.writeTurn(
@@ -382,14 +383,14 @@ export async function persistQuestionOnly(
   deps: Pick<TurnDeps, 'clock' | 'repo' | 'log'>,
   tenantId: string,
   session: SessionRow,
-  question: Redaction,
+  question: Redaction & { messageId?: string },
   language?: SessionLanguage | null,
 ): Promise<void> {
   const now = deps.clock.now()
   await deps.repo
     .writeTurn(tenantId, {
       sessionId: session.id,
-      messages: [questionMessage(randomUUID(), session.id, question, now)],
+      messages: [questionMessage(question.messageId ?? randomUUID(), session.id, question, now)],
       lastQuestion: preview(question.text, 500),
       lastAnswerPreview: null,
       chatEnded: false,

@@ -1,0 +1,21 @@
+import type { AttachmentMeta } from './attachments.repo.js'
+
+/** A file a message took, as the turn uses it: images as a data URL, documents as their (redacted) text. */
+export interface ClaimedAttachment extends AttachmentMeta {
+  text: string | null
+  /** `data:<type>;base64,...` of an image; null for a document */
+  dataUrl: string | null
+}
+
+/** What the chat turn reaches the attachments module through (stages/02-attachments.ts). */
+export interface AttachmentsPort {
+  /**
+   * Gives message `messageId` the session's unused files among `ids` (each at most once), in the order of `ids`.
+   * Fewer come back than asked when some are another session's, already sent or unknown.
+   */
+  claim(tenantId: string, sessionId: string, ids: readonly string[], messageId: string): Promise<ClaimedAttachment[]>
+  /** Frees what a message took, when its turn refuses them all (so the visitor may send them again). */
+  release(tenantId: string, messageId: string): Promise<void>
+  /** The attachments of these messages (transcripts, logs, history), by message id. */
+  byMessages(tenantId: string, messageIds: readonly string[]): Promise<Map<string, AttachmentMeta[]>>
+}

@@ -1,0 +1,136 @@
+import { sql } from 'kysely'
+import type { Db } from '../../db/client.js'
+import { scopeIds, type BotScope } from '../shared/bot-scope.js'
+import type { AttachmentKind } from './attachments.fns.js'
+
+/** What is shown of an attachment everywhere (never its bytes or text). */
+export interface AttachmentMeta {
+  id: string
+  name: string
+  content_type: string
+  size: number
+  kind: AttachmentKind
+}
+
+const META = ['id', 'name', 'content_type', 'size', 'kind'] as const
+
+export interface NewAttachment extends AttachmentMeta {
+  botId: string
+  sessionId: string
+  /** encrypted bytes (attachments.crypto.ts) */
+  data: Uint8Array
+  text: string | null
+  createdAt: Date
+}
+
+/** The attachments table; every method takes the tenant id first. */
+export function createAttachmentsRepo(db: Db) {
+  return {
+    async insert(tenantId: string, a: NewAttachment): Promise<void> {
+      await db
+        .insertInto('attachments')
+        .values({
+          id: a.id,
+          tenant_id: tenantId,
+          bot_id: a.botId,
+          session_id: a.sessionId,
+          name: a.name,
+          content_type: a.content_type,
+          kind: a.kind,
+          size: a.size,
+          data: a.data,
+          text: a.text,
+          created_at: a.createdAt,
+        })
+        .execute()
+    },
+
+    async countForSession(tenantId: string, sessionId: string): Promise<number> {
+      const r = await db
+        .selectFrom('attachments')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('tenant_id', '=', tenantId)
+        .where('session_id', '=', sessionId)
+        .executeTakeFirst()
+      return Number(r?.n ?? 0)
+    },
+
+    /** One file with its bytes: the visitor's own (their session) or a member's (the bots in scope); undefined otherwise. */
+    findFile(tenantId: string, id: string, where: { sessionId: string } | { scope: BotScope }) {
+      return db
+        .selectFrom('attachments')
+        .select([...META, 'data'])
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', id)
+        .$if('sessionId' in where, (q) => q.where('session_id', '=', (where as { sessionId: string }).sessionId))
+        .$if('scope' in where && (where as { scope: BotScope }).scope !== null, (q) =>
+          q.where('bot_id', 'in', scopeIds((where as { scope: readonly string[] }).scope)),
+        )
+        .executeTakeFirst()
+    },
+
+    /**
+     * Gives the message `messageId` the session's unused attachments among `ids`, at most once (a second message
+     * naming them gets none): their metadata, text and, for images, the encrypted bytes, in no particular order.
+     */
+    claim(tenantId: string, sessionId: string, ids: readonly string[], messageId: string) {
+      if (!ids.length) return Promise.resolve([])
+      return db
+        .updateTable('attachments')
+        .set({ message_id: messageId })
+        .where('tenant_id', '=', tenantId)
+        .where('session_id', '=', sessionId)
+        .where('id', 'in', [...ids])
+        .where('message_id', 'is', null)
+        .returning([...META, 'text', sql<Uint8Array | null>`CASE WHEN kind = 'image' THEN data END`.as('data')])
+        .execute()
+    },
+
+    async release(tenantId: string, messageId: string): Promise<void> {
+      await db.updateTable('attachments').set({ message_id: null }).where('tenant_id', '=', tenantId).where('message_id', '=', messageId).execute()
+    },
+
+    /** The attachments of these messages, by message id, in upload order. */
+    async byMessages(tenantId: string, messageIds: readonly string[]): Promise<Map<string, AttachmentMeta[]>> {
+      const out = new Map<string, AttachmentMeta[]>()
+      if (!messageIds.length) return out
+      const rows = await db
+        .selectFrom('attachments')
+        .select([...META, 'message_id'])
+        .where('tenant_id', '=', tenantId)
+        .where('message_id', 'in', [...messageIds])
+        .orderBy('created_at')
+        .orderBy('id')
+        .execute()
+      for (const { message_id, ...m } of rows) {
+        const list = out.get(message_id!) ?? []
+        list.push({ ...m, size: Number(m.size) })
+        out.set(message_id!, list)
+      }
+      return out
+    },
+
+    /** Every workspace at once: files older than the retention, and files no message took within a day. */
+    async deleteExpired(now: Date, retentionDays: number): Promise<number> {
+      const kept = new Date(now.getTime() - retentionDays * 86_400_000)
+      const unsent = new Date(now.getTime() - 86_400_000)
+      const r = await db
+        .deleteFrom('attachments')
+        .where((eb) => eb.or([eb('created_at', '<', kept), eb.and([eb('message_id', 'is', null), eb('created_at', '<', unsent)])]))
+        .executeTakeFirst()
+      return Number(r.numDeletedRows ?? 0)
+    },
+
+    /** A workspace's attachments and their bytes (its usage). */
+    async usage(tenantId: string): Promise<{ count: number; bytes: number }> {
+      const r = await db
+        .selectFrom('attachments')
+        .select((eb) => [eb.fn.countAll<string>().as('n'), eb.fn.coalesce(eb.fn.sum<string>('size'), sql<string>`0`).as('bytes')])
+        .where('tenant_id', '=', tenantId)
+        .executeTakeFirst()
+      return { count: Number(r?.n ?? 0), bytes: Number(r?.bytes ?? 0) }
+    },
+  }
+}
+
+export type AttachmentsRepo = ReturnType<typeof createAttachmentsRepo>

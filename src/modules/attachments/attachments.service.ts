@@ -1,0 +1,103 @@
+import { randomUUID } from 'node:crypto'
+import type { Clock } from '../../lib/clock.js'
+import type { Cipher } from '../../lib/crypto.js'
+import { AppError, notFound } from '../../lib/errors.js'
+import type { BotScope } from '../shared/bot-scope.js'
+import { redactMessage } from '../shared/redaction.js'
+import type { FileCipher } from './attachments.crypto.js'
+import { cleanName, DOCX_TYPE, sniffAttachment, stripImageMetadata } from './attachments.fns.js'
+import type { AttachmentMeta, AttachmentsRepo } from './attachments.repo.js'
+import { checkDocxZip } from './attachments.zip.js'
+
+export interface AttachmentSettings {
+  maxBytes: number
+  maxPixels: number
+  perSession: number
+  /** characters of a document's text kept (the turn's budget takes less) */
+  maxTextChars: number
+  /** a Word file's declared decompressed size and entries */
+  zip: { maxEntries: number; maxExpandedBytes: number }
+}
+
+/** The documents' parsers (worker threads, a deadline and a memory limit each), reached by a file name they read. */
+export type ParseText = (filename: string, bytes: Uint8Array) => Promise<{ text: string }>
+
+const unsupported = (why: string) =>
+  new AppError(415, 'unsupported_type', `This file type is not accepted (${why}). Accepted: PNG, JPEG, WebP, GIF, PDF, DOCX, plain text.`, { coded: true })
+const tooLarge = (message: string) => new AppError(413, 'file_too_large', message, { coded: true })
+
+/** The parsers pick their reader from the name: the bytes decided the type, so the name says that type. */
+const PARSE_AS: Record<string, string> = { 'application/pdf': 'attachment.pdf', [DOCX_TYPE]: 'attachment.docx', 'text/plain': 'attachment.txt' }
+
+export function createAttachmentsService(deps: {
+  clock: Clock
+  repo: AttachmentsRepo
+  files: FileCipher
+  cipher: Pick<Cipher, 'encrypt'>
+  parse: ParseText
+  /** the workspace's optional PII types (redaction of a document's text, as of a message) */
+  piiTypes: (tenantId: string) => Promise<readonly string[]>
+  settings: AttachmentSettings
+  log: { warn: (o: object, msg: string) => void }
+}) {
+  const { repo, files, settings } = deps
+
+  /** A document's text as the parsers read it, bounded and redacted; null when it has none they can read. */
+  async function documentText(tenantId: string, contentType: string, bytes: Uint8Array): Promise<string | null> {
+    let text: string
+    try {
+      text = (await deps.parse(PARSE_AS[contentType]!, bytes)).text
+    } catch (err) {
+      deps.log.warn({ tenant_id: tenantId, err: { name: (err as Error).name } }, 'attachment text unreadable')
+      return null
+    }
+    const bounded = text.trim().slice(0, settings.maxTextChars)
+    if (!bounded) return null
+    return redactMessage(bounded, await deps.piiTypes(tenantId), deps.cipher).text
+  }
+
+  return {
+    /** A visitor's file: typed by its bytes, refused when not accepted or a bomb, metadata stripped, stored encrypted. */
+    async upload(tenantId: string, botId: string, sessionId: string, file: { filename: string | undefined; bytes: Uint8Array }): Promise<AttachmentMeta> {
+      let bytes = file.bytes
+      if (bytes.length > settings.maxBytes) throw tooLarge(`The file is larger than ${Math.round(settings.maxBytes / 1048576)} MB`)
+      const s = sniffAttachment(bytes)
+      if (!s.ok) throw unsupported(s.why)
+      if (s.kind === 'image') {
+        // a bomb: the header's size is checked before anything could decode it
+        if (s.width < 1 || s.height < 1) throw unsupported('an image without a size')
+        if (s.width * s.height > settings.maxPixels) {
+          throw new AppError(413, 'image_too_large', `The image is too large (${s.width} x ${s.height} pixels)`, { coded: true })
+        }
+        const stripped = stripImageMetadata(bytes, s.contentType)
+        if (!stripped) throw unsupported('a damaged image')
+        bytes = stripped
+      } else if (s.contentType === DOCX_TYPE) {
+        const zip = await checkDocxZip(bytes, settings.zip)
+        if (!zip.ok && zip.why === 'too_large') throw tooLarge('The document expands to too much data')
+        if (!zip.ok) throw unsupported(zip.why === 'not_docx' ? 'a zip archive that is not a Word document' : 'a damaged zip archive')
+      }
+      if ((await repo.countForSession(tenantId, sessionId)) >= settings.perSession) {
+        throw new AppError(429, 'attachment_limit', `This conversation already has ${settings.perSession} files`, { coded: true })
+      }
+      const text = s.kind === 'document' ? await documentText(tenantId, s.contentType, bytes) : null
+      const fallback = s.kind === 'image' ? `image.${s.contentType.slice(6)}` : 'document'
+      const meta: AttachmentMeta = { id: randomUUID(), name: cleanName(file.filename, fallback), content_type: s.contentType, size: bytes.length, kind: s.kind }
+      await repo.insert(tenantId, { ...meta, botId, sessionId, data: files.seal(bytes), text, createdAt: deps.clock.now() })
+      return meta
+    },
+
+    /** The file for the visitor (their session) or a member (bots in scope); 404 otherwise. */
+    async file(tenantId: string, id: string, where: { sessionId: string } | { scope: BotScope }) {
+      const row = await repo.findFile(tenantId, id, where)
+      if (!row) throw notFound('Attachment not found')
+      return { meta: { id: row.id, name: row.name, content_type: row.content_type, size: Number(row.size), kind: row.kind }, bytes: files.open(row.data) }
+    },
+
+    byMessages: repo.byMessages,
+    usage: repo.usage,
+    deleteExpired: (retentionDays: number) => repo.deleteExpired(deps.clock.now(), retentionDays),
+  }
+}
+
+export type AttachmentsService = ReturnType<typeof createAttachmentsService>

@@ -1,0 +1,62 @@
+import type { AppContext } from '../../context.js'
+import type { Guards } from '../../http/auth.js'
+import { createFileCipher } from './attachments.crypto.js'
+import { attachmentsJobs } from './attachments.jobs.js'
+import type { AttachmentsPort } from './attachments.port.js'
+import { createAttachmentsRepo } from './attachments.repo.js'
+import { attachmentsRoutes, type WidgetVisitorPort } from './attachments.routes.js'
+import { createAttachmentsService, type ParseText } from './attachments.service.js'
+
+/**
+ * The attachments module (issue 54): a visitor's files, their routes, the port the chat turn claims them through
+ * and their retention. The parsers and the widget's visitor checks are the documents' and the widget's, wired
+ * later: they are reached when a request comes, not now.
+ */
+export function wireAttachments(ctx: AppContext, guards: Guards, deps: { parse: ParseText; visitor: WidgetVisitorPort }) {
+  const { db, config } = ctx
+  const repo = createAttachmentsRepo(db)
+  const files = createFileCipher(config.ENCRYPTION_KEY)
+  const service = createAttachmentsService({
+    clock: ctx.clock,
+    repo,
+    files,
+    cipher: ctx.cipher,
+    parse: deps.parse,
+    piiTypes: async (tenantId) =>
+      (await db.selectFrom('tenants').select('pii_optional_types').where('id', '=', tenantId).executeTakeFirst())?.pii_optional_types ?? [],
+    settings: {
+      maxBytes: config.ATTACHMENT_MAX_BYTES,
+      maxPixels: config.ATTACHMENT_MAX_PIXELS,
+      perSession: config.ATTACHMENTS_PER_SESSION,
+      maxTextChars: 50_000,
+      zip: { maxEntries: 2000, maxExpandedBytes: 64 * 1024 * 1024 },
+    },
+    log: ctx.log,
+  })
+  const port: AttachmentsPort = {
+    async claim(tenantId, sessionId, ids, messageId) {
+      const rows = await repo.claim(tenantId, sessionId, ids, messageId)
+      const byId = new Map(rows.map((r) => [r.id, r]))
+      return ids.flatMap((id) => {
+        const r = byId.get(id)
+        if (!r) return []
+        const dataUrl = r.data ? `data:${r.content_type};base64,${files.open(r.data).toString('base64')}` : null
+        return [{ id: r.id, name: r.name, content_type: r.content_type, size: Number(r.size), kind: r.kind, text: r.text, dataUrl }]
+      })
+    },
+    release: repo.release,
+    byMessages: repo.byMessages,
+  }
+  return {
+    service,
+    port,
+    routes: attachmentsRoutes({
+      guards,
+      attachments: service,
+      visitor: deps.visitor,
+      maxBytes: config.ATTACHMENT_MAX_BYTES,
+      uploadsPerHour: config.ATTACHMENT_UPLOADS_PER_HOUR,
+    }),
+    jobs: attachmentsJobs({ attachments: service, retentionDays: config.ATTACHMENT_RETENTION_DAYS }),
+  }
+}
