@@ -89,6 +89,8 @@ const EnvSchema = Type.Object({
   /** The domain of the bots' inbound addresses (<local>@domain); an MX record points it at this service or at a provider. */
   INBOUND_EMAIL_DOMAIN: Type.String({ default: 'inbound.localhost' }),
   INBOUND_EMAIL_MAX_BYTES: Type.Integer({ minimum: 1024, maximum: 100 * 1024 * 1024, default: 10 * 1024 * 1024 }),
+  /** Inbound mails one bot takes a minute (webhook and SMTP together); beyond: 429 / SMTP 451, the sender retries. */
+  INBOUND_EMAIL_PER_BOT_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 100000, default: 120 }),
   /** The SMTP listener for inbound mail; unset: none (mail arrives through the provider webhook). */
   INBOUND_SMTP_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   INBOUND_SMTP_TLS_CERT: Type.Optional(Type.String({ minLength: 1 })),
@@ -356,6 +358,7 @@ export const CONFIG_DOCS: { readonly [K in keyof Env]-?: string } = {
   OPERATOR_REPLY_GRACE_SECONDS: 'wait before an operator reply is also mailed to a visitor who has not read it',
   INBOUND_EMAIL_DOMAIN: "domain of the bots' inbound e-mail addresses (<local>@domain)",
   INBOUND_EMAIL_MAX_BYTES: 'largest inbound mail accepted (webhook and SMTP)',
+  INBOUND_EMAIL_PER_BOT_PER_MINUTE: 'inbound mails one bot takes a minute; beyond, the webhook answers 429 and SMTP 451 (the sender retries)',
   INBOUND_SMTP_PORT: 'port of the inbound SMTP listener; unset: no listener (mail arrives by webhook)',
   INBOUND_SMTP_TLS_CERT: 'PEM certificate file for STARTTLS on the inbound SMTP listener',
   INBOUND_SMTP_TLS_KEY: 'PEM key file for STARTTLS on the inbound SMTP listener',
