@@ -98,6 +98,8 @@ const EnvSchema = Type.Object({
   INBOUND_EMAIL_MAX_BYTES: Type.Integer({ minimum: 1024, maximum: 100 * 1024 * 1024, default: 10 * 1024 * 1024 }),
   /** Bot mails (answers and ticket notices) one bot sends in an hour across all senders; beyond, a person gets the mail. */
   EMAIL_BOT_HOURLY_CAP: Type.Integer({ minimum: 1, maximum: 100000, default: 100 }),
+  /** Inbound mails one bot takes a minute (webhook and SMTP together); beyond: 429 / SMTP 451, the sender retries. */
+  INBOUND_EMAIL_PER_BOT_PER_MINUTE: Type.Integer({ minimum: 1, maximum: 100000, default: 120 }),
   /** The SMTP listener for inbound mail; unset: none (mail arrives through the provider webhook). */
   INBOUND_SMTP_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   INBOUND_SMTP_TLS_CERT: Type.Optional(Type.String({ minLength: 1 })),
@@ -381,6 +383,7 @@ export const CONFIG_DOCS: { readonly [K in keyof Env]-?: string } = {
   INBOUND_EMAIL_DOMAIN: "domain of the bots' inbound e-mail addresses (<local>@domain)",
   INBOUND_EMAIL_MAX_BYTES: 'largest inbound mail accepted (webhook and SMTP)',
   EMAIL_BOT_HOURLY_CAP: "bot mails one bot's e-mail channel sends in an hour, all senders together",
+  INBOUND_EMAIL_PER_BOT_PER_MINUTE: 'inbound mails one bot takes a minute; beyond, the webhook answers 429 and SMTP 451 (the sender retries)',
   INBOUND_SMTP_PORT: 'port of the inbound SMTP listener; unset: no listener (mail arrives by webhook)',
   INBOUND_SMTP_TLS_CERT: 'PEM certificate file for STARTTLS on the inbound SMTP listener',
   INBOUND_SMTP_TLS_KEY: 'PEM key file for STARTTLS on the inbound SMTP listener',

@@ -2119,7 +2119,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description One inbound message: raw RFC 822 (message/rfc822 or text/plain), multipart field `email` (SendGrid) or `body-mime` (Mailgun), or JSON `RawEmail` (Postmark). 202 at once; the answer is written by the worker. */
+        /** @description One inbound message: raw RFC 822 (message/rfc822 or text/plain), multipart field `email` (SendGrid) or `body-mime` (Mailgun), or JSON `RawEmail` (Postmark). 202 at once; the answer is written by the worker. 202 `ignored` with reason `too_complex` for a mail beyond the parse limits; 429 (Retry-After) beyond INBOUND_EMAIL_PER_BOT_PER_MINUTE; 503 (Retry-After) while every mail parser is busy. */
         post: operations["receiveInboundEmail"];
         delete?: never;
         options?: never;
@@ -19421,6 +19421,7 @@ export interface operations {
                             }[];
                             draft: string | null;
                             reply: string | null;
+                            confirmation_link: string | null;
                             /** Format: date-time */
                             received_at: string;
                             processed_at: string | null;
@@ -19663,6 +19664,38 @@ export interface operations {
                             msg: string;
                             type: string;
                         }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
                     };
                 };
             };

@@ -201,6 +201,14 @@ export function BotEmail({ botId }: { botId: string }) {
                       {m.reason ? <span className="hint"> {m.reason.replaceAll('_', ' ')}</span> : null}
                       {m.ticket_number ? <span> {m.ticket_number}</span> : null}
                       {m.reply || m.draft ? <pre>{m.reply ?? m.draft}</pre> : null}
+                      {m.confirmation_link ? (
+                        <p>
+                          Gmail asks to confirm forwarding to this bot (the bot never answers it):{' '}
+                          <a href={m.confirmation_link} target="_blank" rel="noreferrer noopener">
+                            confirm forwarding
+                          </a>
+                        </p>
+                      ) : null}
                     </td>
                   </tr>
                 )

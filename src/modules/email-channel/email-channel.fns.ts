@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { addressOf, mailboxOf, nameOf, parseReplyFrom } from '../email/address.fns.js'
 import { message } from '../shared/messages/catalogue.js'
+import { GMAIL_FORWARDING_SENDER, isAutoReplySubject, messageIdOf, plainAddress } from './email-channel.inbound.fns.js'
 
 /** One header line as mailparser gives it (`headerLines`): the lower-cased name and the whole raw line. */
 export interface HeaderLine {
@@ -22,43 +23,101 @@ export function headerValue(lines: HeaderLine[], name: string): string | null {
 export type LoopReason =
   | 'auto_submitted'
   | 'auto_reply_header'
+  | 'auto_reply_subject'
+  | 'auto_response_suppress'
   | 'precedence'
   | 'mailing_list'
+  | 'list_unsubscribe'
+  | 'feedback_id'
+  | 'delivery_report'
   | 'x_loop'
   | 'empty_return_path'
   | 'daemon_sender'
+  | 'forwarding_confirmation'
   | 'own_address'
+  | 'bot_address'
   | 'no_sender'
 
-const DAEMONS = new Set(['mailer-daemon', 'postmaster', 'no-reply', 'noreply', 'do-not-reply', 'donotreply', 'bounce', 'bounces'])
+const DAEMONS = new Set([
+  'mailer-daemon',
+  'postmaster',
+  'no-reply',
+  'noreply',
+  'no_reply',
+  'do-not-reply',
+  'do_not_reply',
+  'donotreply',
+  'bounce',
+  'bounces',
+  'notifications',
+  'notification',
+  'notify',
+])
 
 /**
- * Why a message must never be answered (RFC 3834 and what Chatwoot, Zammad and FreeScout learned), or null.
- * `Auto-Submitted: no` is a person's mail (RFC 3834), unlike FreeScout's reading.
+ * Why a message must never be answered, from its headers alone (run before any body parse): RFC 3834 and what
+ * Chatwoot, Zammad and FreeScout learned, and the automatic mail that got past it (issue 50, finding 15): an
+ * out-of-office by its subject, `X-Auto-Response-Suppress: All`, a bulk sender's `Feedback-ID` or `List-Unsubscribe`,
+ * a `multipart/report` delivery notice. `Auto-Submitted: no` is a person's mail (RFC 3834), unlike FreeScout's reading.
  */
-export function loopReason(lines: HeaderLine[], sender: string | null, own: readonly string[]): LoopReason | null {
+export function headerLoopReason(lines: HeaderLine[], subject?: string | null): LoopReason | null {
   const auto = headerValue(lines, 'auto-submitted')
   if (auto !== null && auto.split(';')[0]!.trim().toLowerCase() !== 'no') return 'auto_submitted'
   if (headerValue(lines, 'x-autoreply') !== null || headerValue(lines, 'x-autorespond') !== null) return 'auto_reply_header'
   const precedence = (headerValue(lines, 'precedence') ?? headerValue(lines, 'x-precedence') ?? '').toLowerCase()
-  if (/^(bulk|junk|list|auto_reply)\b/.test(precedence)) return 'precedence'
+  if (/^(?:bulk|junk|list|auto_reply)\b/.test(precedence)) return 'precedence'
   if (headerValue(lines, 'list-id') !== null) return 'mailing_list'
+  if (headerValue(lines, 'list-unsubscribe') !== null) return 'list_unsubscribe'
+  if (headerValue(lines, 'feedback-id') !== null) return 'feedback_id'
+  if (
+    (headerValue(lines, 'x-auto-response-suppress') ?? '')
+      .toLowerCase()
+      .split(/[\s,]+/)
+      .includes('all')
+  )
+    return 'auto_response_suppress'
+  if ((headerValue(lines, 'content-type') ?? '').toLowerCase().startsWith('multipart/report')) return 'delivery_report'
   if (headerValue(lines, 'x-loop') !== null) return 'x_loop'
   const returnPath = headerValue(lines, 'return-path')
-  if (returnPath !== null && /^<\s*>$/.test(returnPath)) return 'empty_return_path'
-  if (!sender) return 'no_sender'
-  const address = sender.toLowerCase()
-  const local = address.split('@')[0]!.split('+')[0]!
-  if (DAEMONS.has(local)) return 'daemon_sender'
-  if (own.some((o) => o.toLowerCase() === address)) return 'own_address'
+  if (returnPath !== null && returnPath.replace(/\s/g, '') === '<>') return 'empty_return_path'
+  if (isAutoReplySubject(subject ?? headerValue(lines, 'subject'))) return 'auto_reply_subject'
   return null
 }
 
-/** The bare address of "Name <a@b>" or "a@b", lower-cased; null when there is none. */
+/**
+ * Why a message must never be answered: its headers (headerLoopReason), then its sender: none (or not one plain
+ * address), a daemon or a no-reply/notifications mailbox, Gmail's forwarding confirmation, one of our own
+ * addresses, or another bot's inbound address (`inboundDomain`: two bots must not answer each other).
+ */
+export function loopReason(
+  lines: HeaderLine[],
+  sender: string | null,
+  own: readonly string[],
+  o: { subject?: string | null; inboundDomain?: string } = {},
+): LoopReason | null {
+  const byHeader = headerLoopReason(lines, o.subject)
+  if (byHeader) return byHeader
+  if (!sender) return 'no_sender'
+  const address = sender.toLowerCase()
+  if (address === GMAIL_FORWARDING_SENDER) return 'forwarding_confirmation'
+  const [localPart, domain] = address.split('@') as [string, string | undefined]
+  const local = localPart.split('+')[0]!
+  if (DAEMONS.has(local)) return 'daemon_sender'
+  if (own.some((o) => o.toLowerCase() === address)) return 'own_address'
+  if (o.inboundDomain && domain === o.inboundDomain.toLowerCase()) return 'bot_address'
+  return null
+}
+
+/**
+ * The bare address of "Name <a@b>" or "a@b", lower-cased, when it is one plain address (plainAddress); null
+ * otherwise. No pattern: the part between the last `<` and the `>` after it, else the whole value.
+ */
 export function bareAddress(s: string | null | undefined): string | null {
-  if (!s) return null
-  const m = /<([^<>\s]+@[^<>\s]+)>/.exec(s) ?? /([^\s<>"]+@[^\s<>"]+)/.exec(s)
-  return m ? m[1]!.toLowerCase() : null
+  if (!s || s.length > 1000) return null
+  const open = s.lastIndexOf('<')
+  if (open < 0) return plainAddress(s)
+  const close = s.indexOf('>', open)
+  return close < 0 ? null : plainAddress(s.slice(open + 1, close))
 }
 
 /** An inbound address's local part: readable from the bot's name, with random letters so it cannot be guessed. */
@@ -115,10 +174,10 @@ export function replyReferences(references: readonly string[], inReplyTo: string
   return all.length > 20 ? [all[0]!, ...all.slice(-19)] : all
 }
 
-/** Message-ids named by a mail's In-Reply-To and References, newest first, bounded. */
+/** Message-ids named by a mail's In-Reply-To and References, newest first, bounded; only well-formed ids (messageIdOf). */
 export function threadIds(inReplyTo: string | null | undefined, references: string | string[] | null | undefined): string[] {
-  const refs = Array.isArray(references) ? references : references ? references.split(/\s+/) : []
-  const ids = [...(inReplyTo ? inReplyTo.split(/\s+/) : []), ...refs.reverse()].map((s) => s.trim()).filter((s) => /^<[^<>\s]{1,900}>$/.test(s))
+  const refs = (Array.isArray(references) ? references : references ? references.split(/\s+/) : []).slice(-200)
+  const ids = [...(inReplyTo ? inReplyTo.split(/\s+/).slice(0, 20) : []), ...refs.reverse()].map(messageIdOf).filter((s): s is string => s !== null)
   return [...new Set(ids)].slice(0, 50)
 }
 

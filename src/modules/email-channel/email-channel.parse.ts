@@ -1,74 +1,157 @@
-import EmailReplyParser from 'email-reply-parser'
-import type { ParsedMail } from 'mailparser'
-import type { EmailAttachment } from '../../db/schema/email-channel.js'
-import { bareAddress, type HeaderLine, threadIds } from './email-channel.fns.js'
+import { fileURLToPath } from 'node:url'
+import { Worker } from 'node:worker_threads'
+import type { MailReply, MailTask } from './email-channel.parse-worker.js'
+import type { InboundMail, ParseStage } from './email-channel.mime.js'
 
-/** One inbound mail as the channel uses it. The raw MIME stays with the row; the prompt gets only `question`. */
-export interface InboundMail {
-  messageId: string | null
-  sender: string | null
-  subject: string
-  /** the sender's new text: HTML turned into text, quoted earlier mail and signature cut off */
-  question: string
-  /** In-Reply-To and References, newest first */
-  thread: string[]
-  inReplyTo: string | null
-  references: string[]
-  headerLines: HeaderLine[]
-  attachments: EmailAttachment[]
-}
-
-/** Longest text kept of a question (the chat's own bound on a message). */
-const MAX_QUESTION = 4000
+export type { InboundMail } from './email-channel.mime.js'
 
 /**
- * Parses raw RFC 822 with mailparser (charsets, quoted-printable, base64, HTML to text). Attachments are only
- * listed (name, type, size), never read into the prompt. Null when it is not a message: no From and no body.
- * mailparser is loaded at the first mail, not when the service starts (about 0.1 s of every start).
+ * A mail that needed more than the parse's time or memory (its worker was ended and replaced), or that found every
+ * parse slot busy: stored as `too_complex` (or refused for now), never a crash (issue 50, findings 1 and 2).
  */
-export async function parseInbound(raw: Buffer | string): Promise<InboundMail | null> {
-  const { simpleParser } = await import('mailparser')
-  let m: ParsedMail
-  try {
-    m = await simpleParser(raw, { skipImageLinks: true, maxHtmlLengthToParse: 2_000_000 })
-  } catch {
-    return null
-  }
-  const from = m.from?.value?.[0]?.address ?? null
-  const replyTo = m.replyTo?.value?.[0]?.address ?? null
-  const body = (m.text ?? '').trim()
-  if (!from && !body) return null
-  if (!m.headerLines?.length) return null
-  const references = typeof m.references === 'string' ? [m.references] : (m.references ?? [])
-  return {
-    messageId: m.messageId?.trim() || null,
-    // the address a reply goes to: Reply-To, else From (Chatwoot's order, without the X-Original-Sender step)
-    sender: bareAddress(replyTo) ?? bareAddress(from),
-    subject: (m.subject ?? '').slice(0, 500),
-    question: visibleText(body).slice(0, MAX_QUESTION),
-    thread: threadIds(m.inReplyTo ?? null, references),
-    inReplyTo: m.inReplyTo?.trim() || null,
-    references,
-    headerLines: m.headerLines.map((l) => ({ key: l.key.toLowerCase(), line: l.line })),
-    attachments: (m.attachments ?? [])
-      .filter((a) => a.contentDisposition !== 'inline' || !a.contentId)
-      .slice(0, 50)
-      .map((a) => ({ name: (a.filename ?? 'attachment').slice(0, 200), type: (a.contentType ?? 'application/octet-stream').slice(0, 100), size: a.size ?? 0 })),
+export class MailTooComplex extends Error {
+  override name = 'MailTooComplex'
+  constructor(
+    message: string,
+    /** true: the parser is busy, a retry later may pass (SMTP 451 / HTTP 503); false: this mail is the problem */
+    readonly busy = false,
+  ) {
+    super(message)
   }
 }
 
 /**
- * The reply's own text: email-reply-parser (GitHub's reply parser, maintained by Crisp) cuts the quoted earlier
- * mail ("On ... wrote:", "> " lines) and signatures ("Sent from my iPhone", "-- "). A forwarded message keeps
- * its forwarded part, which is the question. When the parser leaves nothing, the whole text is kept.
+ * The bounds of one parse. The deadline is far above an ordinary mail's parse (a 10 MB text mail takes under a
+ * second on a quiet machine) because a mail over it is refused for good (SMTP 554): at 8 s a 9.9 MB mail missed it
+ * on a machine at load 30. It holds only a worker, never the event loop. The memory limit is per worker, apart
+ * from the server's heap.
  */
-export function visibleText(text: string): string {
-  const normalised = text.replace(/\r\n/g, '\n')
-  let cut: string
-  try {
-    cut = new EmailReplyParser().parseReply(normalised)
-  } catch {
-    cut = normalised
+export const MAIL_PARSE = { workers: 2, deadlineMs: 30_000, maxMemoryMb: 256, maxQueued: 64, idleMs: 30_000 }
+
+interface Pending {
+  task: MailTask
+  resolve: (m: InboundMail | null) => void
+  reject: (e: Error) => void
+  timer?: NodeJS.Timeout
+}
+interface Slot {
+  worker: Worker
+  ready: boolean
+  task: Pending | null
+  idle?: NodeJS.Timeout
+}
+
+/** The worker entry beside this file: under tsx/vitest a bootstrap that loads the .ts source, else the built .js. */
+const entry = (): URL =>
+  fileURLToPath(import.meta.url).endsWith('.ts')
+    ? new URL('./email-channel.parse-worker-boot.mjs', import.meta.url)
+    : new URL('./email-channel.parse-worker.js', import.meta.url)
+
+/**
+ * mailparser and the reply cutter in worker threads (as documents' parsers run, documents/parsers/pool.ts): a mail
+ * that hangs the parse or exhausts its heap costs only its worker, which is terminated at the deadline (or dies at
+ * its memory limit) and replaced. The queue is bounded: beyond it a mail is refused for now, not held in memory.
+ */
+function createMailParser() {
+  const slots: Slot[] = []
+  const queue: Pending[] = []
+  let nextId = 1
+
+  function spawn(): Slot {
+    const worker = new Worker(entry(), { execArgv: [], resourceLimits: { maxOldGenerationSizeMb: MAIL_PARSE.maxMemoryMb }, stdout: false, stderr: false })
+    worker.unref()
+    const slot: Slot = { worker, ready: false, task: null }
+    worker.on('message', (m: MailReply | { ready: true }) => {
+      if ('ready' in m) {
+        slot.ready = true
+        if (slot.task) startClock(slot, slot.task)
+        return
+      }
+      const t = slot.task
+      if (!t || t.task.id !== m.id) return
+      if (t.timer) clearTimeout(t.timer)
+      slot.task = null
+      if (m.ok) t.resolve(m.mail)
+      else t.reject(new MailTooComplex(`The mail could not be read: ${m.message}`))
+      idle(slot)
+      pump()
+    })
+    const died = (why: string) => {
+      const i = slots.indexOf(slot)
+      if (i >= 0) slots.splice(i, 1)
+      const t = slot.task
+      slot.task = null
+      if (t) {
+        if (t.timer) clearTimeout(t.timer)
+        t.reject(new MailTooComplex(why))
+      }
+      pump()
+    }
+    worker.on('error', (err) =>
+      died((err as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY' ? 'The mail is too complex to read (memory limit)' : 'The mail could not be read'),
+    )
+    worker.on('exit', () => died('The mail could not be read (the reader stopped)'))
+    slots.push(slot)
+    return slot
   }
-  return (cut.trim() || normalised.trim()).replace(/\n{3,}/g, '\n\n')
+
+  function idle(slot: Slot) {
+    if (slot.idle) clearTimeout(slot.idle)
+    slot.idle = setTimeout(() => {
+      if (slot.task) return
+      const i = slots.indexOf(slot)
+      if (i >= 0) slots.splice(i, 1)
+      void slot.worker.terminate()
+    }, MAIL_PARSE.idleMs)
+    slot.idle.unref()
+  }
+
+  function startClock(slot: Slot, t: Pending) {
+    t.timer = setTimeout(() => {
+      if (slot.task !== t) return
+      slot.task = null
+      const i = slots.indexOf(slot)
+      if (i >= 0) slots.splice(i, 1)
+      void slot.worker.terminate()
+      t.reject(new MailTooComplex(`The mail took too long to read (more than ${MAIL_PARSE.deadlineMs / 1000} s)`))
+      pump()
+    }, MAIL_PARSE.deadlineMs)
+    t.timer.unref()
+  }
+
+  function pump() {
+    while (queue.length) {
+      let slot = slots.find((s) => s.task === null)
+      if (!slot && slots.length < MAIL_PARSE.workers) slot = spawn()
+      if (!slot) return
+      const t = queue.shift()!
+      if (slot.idle) clearTimeout(slot.idle)
+      slot.task = t
+      if (slot.ready) startClock(slot, t)
+      slot.worker.postMessage(t.task, [t.task.raw.buffer as ArrayBuffer])
+    }
+  }
+
+  return (raw: Uint8Array, stage: ParseStage): Promise<InboundMail | null> => {
+    if (queue.length >= MAIL_PARSE.maxQueued) return Promise.reject(new MailTooComplex('Too many mails being read; try again later', true))
+    // a private copy handed over (transferred) to the worker; the caller's buffer stays whole
+    const copy = new Uint8Array(raw)
+    return new Promise((resolve, reject) => {
+      queue.push({ task: { id: nextId++, stage, raw: copy }, resolve, reject })
+      pump()
+    })
+  }
+}
+
+let shared: ReturnType<typeof createMailParser> | null = null
+
+/**
+ * One raw mail parsed off the event loop, under MAIL_PARSE's deadline and memory limit. `headers` reads only the
+ * header block (64 KB at most): the door's loop guard and channel_disabled run on it before any body is parsed.
+ * Rejects with MailTooComplex; resolves null for what is not a message.
+ */
+export function parseInbound(raw: Buffer | string, stage: ParseStage = 'full'): Promise<InboundMail | null> {
+  shared ??= createMailParser()
+  const bytes = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw
+  return shared(stage === 'headers' ? bytes.subarray(0, 64 * 1024) : bytes, stage)
 }

@@ -119,6 +119,8 @@ export function createEmailChannelRepo(db: Db) {
         reason: string | null
         rawEnc: string | null
         attachments: EmailAttachment[]
+        /** an ignored forwarding confirmation: its link, encrypted */
+        draftEnc?: string | null
         now: Date
       },
       trx: Executor = db,
@@ -138,6 +140,7 @@ export function createEmailChannelRepo(db: Db) {
             reason: m.reason,
             raw_enc: m.rawEnc,
             attachments: JSON.stringify(m.attachments),
+            draft_enc: m.draftEnc ?? null,
             created_at: m.now,
             processed_at: m.status === 'queued' ? null : m.now,
           })

@@ -56,6 +56,9 @@ export const EmailMessage = Type.Object({
   attachments: Type.Array(Attachment),
   draft: Nullable(Type.String({ description: 'mode draft: the suggested reply' })),
   reply: Nullable(Type.String({ description: 'what the bot mailed (an answer or a ticket notice)' })),
+  confirmation_link: Nullable(
+    Type.String({ description: "reason forwarding_confirmation: Gmail's link that lets the mailbox forward to the bot (never answered)" }),
+  ),
   received_at: DateTime,
   processed_at: Nullable(DateTime),
 })

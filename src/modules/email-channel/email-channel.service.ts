@@ -11,9 +11,9 @@ import type { BotRow } from '../bots/bots.service.js'
 import { parseReplyFrom, REPLY_FROM_PROBLEMS } from '../email/address.fns.js'
 import type { EmailService } from '../email/email.service.js'
 import type { BotScope } from '../shared/bot-scope.js'
-import { bareAddress, hashToken, loopReason, newLocalPart, newToken, senderHash, senderOf, showSender } from './email-channel.fns.js'
+import { bareAddress, hashToken, headerLoopReason, loopReason, newLocalPart, newToken, senderHash, senderOf, showSender } from './email-channel.fns.js'
 import { confirmSenderMail } from './email-channel.sender.js'
-import { parseInbound } from './email-channel.parse.js'
+import { type InboundMail, MailTooComplex, parseInbound } from './email-channel.parse.js'
 import type { EmailChannelRepo } from './email-channel.repo.js'
 
 type ChannelRow = NonNullable<Awaited<ReturnType<EmailChannelRepo['settings']>>>
@@ -28,6 +28,8 @@ export interface EmailChannelDeps {
   bots: { get(tenantId: string, botId: string, scope?: BotScope): Promise<BotRow> }
   /** the confirmation link to a new reply_from */
   email: Pick<EmailService, 'queue'>
+  /** The bot's inbound rate at the door (INBOUND_EMAIL_PER_BOT_PER_MINUTE): throws a 429 beyond it. */
+  admit?: (botId: string) => Promise<void>
 }
 
 /** How long a reply_from confirmation link works. */
@@ -188,7 +190,9 @@ export function createEmailChannelService(deps: EmailChannelDeps) {
           session_id: r.session_id,
           attachments: r.attachments ?? [],
           draft: r.status === 'drafted' ? decryptOrNull(cipher, r.draft_enc) : null,
-          reply: r.status === 'drafted' ? null : decryptOrNull(cipher, r.draft_enc),
+          reply: r.status === 'drafted' || r.reason === 'forwarding_confirmation' ? null : decryptOrNull(cipher, r.draft_enc),
+          // Gmail's forwarding confirmation: the lead opens the link to let the mailbox forward to the bot
+          confirmation_link: r.reason === 'forwarding_confirmation' ? decryptOrNull(cipher, r.draft_enc) : null,
           received_at: r.created_at.toISOString(),
           processed_at: r.processed_at ? r.processed_at.toISOString() : null,
         })),
@@ -205,29 +209,53 @@ export function createEmailChannelService(deps: EmailChannelDeps) {
     },
 
     /**
-     * One inbound message for a channel: a loop guard's verdict is recorded as `ignored` with its reason; a
-     * Message-ID already recorded is a `duplicate`; else the message is queued for the worker. The unique index
-     * decides between two concurrent deliveries of one message.
+     * One inbound message for a channel, in the order that keeps a hostile mail cheap (issue 50): its size, the
+     * bot's inbound rate, then its headers only (parsed in the mail worker from the first 64 KB):
+     * `channel_disabled` and the header loop guard are decided before any body is parsed; then the whole mail in
+     * the worker, under its deadline and memory limit, and the sender's checks. A verdict is recorded as
+     * `ignored` with its reason (a mail over the parse's limits as `too_complex`); a Message-ID already recorded
+     * is a `duplicate`; else the message is queued for the worker. The unique index decides between two
+     * concurrent deliveries of one message.
      */
     async receive(channel: ChannelRow, raw: Buffer): Promise<ReceiveResult> {
       if (raw.length > config.INBOUND_EMAIL_MAX_BYTES) throw new AppError(413, 'too_large', `The message is over ${config.INBOUND_EMAIL_MAX_BYTES} bytes`)
-      const mail = await parseInbound(raw)
-      if (!mail) throw new ValidationError(['body'], 'Not an e-mail message (no From and no body)', 'not_a_message')
-      const messageId = mail.messageId ?? `<sha256.${createHash('sha256').update(raw).digest('hex')}@synthetic>`
-      const reason = !channel.enabled ? 'channel_disabled' : loopReason(mail.headerLines, mail.sender, ownAddresses(channel, config))
+      await deps.admit?.(channel.bot_id)
+      const head = await parsed(raw, 'headers')
+      if (head === null) throw new ValidationError(['body'], 'Not an e-mail message (no headers)', 'not_a_message')
+      let reason: string | null =
+        head === 'too_complex' ? 'too_complex' : !channel.enabled ? 'channel_disabled' : headerLoopReason(head.headerLines, head.subject)
+      let mail: InboundMail | null = head === 'too_complex' ? null : head
+      if (!reason) {
+        const full = await parsed(raw, 'full')
+        if (full === null) throw new ValidationError(['body'], 'Not an e-mail message (no From and no body)', 'not_a_message')
+        if (full === 'too_complex') reason = 'too_complex'
+        else {
+          mail = full
+          reason = loopReason(full.headerLines, full.sender, ownAddresses(channel, config), {
+            subject: full.subject,
+            inboundDomain: config.INBOUND_EMAIL_DOMAIN,
+          })
+        }
+      }
+      // a synthetic id when the sender's is missing or malformed: the same bytes are still handled once
+      const messageId = mail?.messageId ?? `<sha256.${createHash('sha256').update(raw).digest('hex')}@synthetic>`
+      const sender = mail?.sender ?? null
       const now = clock.now()
       const row = {
         botId: channel.bot_id,
         messageId: messageId.slice(0, 998),
-        senderEnc: mail.sender ? cipher.encrypt(mail.sender) : null,
-        senderHash: mail.sender ? senderHash(key, mail.sender) : null,
+        senderEnc: sender ? cipher.encrypt(sender) : null,
+        senderHash: sender ? senderHash(key, sender) : null,
         // kept for the settings screen and the thread's `Re:`: redacted as a visitor's text is (a card number in a
         // subject is neither stored nor mailed back)
-        subject: mail.subject === null || mail.subject === undefined ? mail.subject : redactOperatorText(mail.subject, null),
+        subject: redactOperatorText(mail?.subject ?? '', null),
         status: reason ? ('ignored' as const) : ('queued' as const),
         reason,
+        // latin1 maps each byte to one character: V8 keeps it one byte a character, and decrypt gives the bytes back
         rawEnc: reason ? null : cipher.encrypt(raw.toString('latin1')),
-        attachments: mail.attachments,
+        attachments: mail?.attachments ?? [],
+        // the forwarding confirmation's link, for the lead (encrypted as the bot's words are)
+        draftEnc: reason === 'forwarding_confirmation' && mail?.confirmationLink ? cipher.encrypt(mail.confirmationLink) : null,
         now,
       }
       const inserted = await deps.db.transaction().execute(async (trx) => {
@@ -248,6 +276,20 @@ export function createEmailChannelService(deps: EmailChannelDeps) {
       }
       return reason ? { id: inserted.id, status: 'ignored', reason } : { id: inserted.id, status: 'queued' }
     },
+  }
+}
+
+/**
+ * One parse in the mail worker: a mail beyond its deadline or memory is `too_complex` (stored, never a crash);
+ * a full parser queue is a 503 the sender retries (SMTP 451).
+ */
+async function parsed(raw: Buffer, stage: 'headers' | 'full'): Promise<InboundMail | null | 'too_complex'> {
+  try {
+    return await parseInbound(raw, stage)
+  } catch (err) {
+    if (err instanceof MailTooComplex && err.busy) throw new AppError(503, 'busy', err.message, { headers: { 'retry-after': '30' } })
+    if (err instanceof MailTooComplex) return 'too_complex'
+    throw err
   }
 }
 

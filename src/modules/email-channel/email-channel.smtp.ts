@@ -15,6 +15,22 @@ export interface InboundSmtpOptions {
   tlsCert?: string
   tlsKey?: string
   log: Pick<Logger, 'info' | 'warn'>
+  /** overrides of SMTP_LIMITS (tests) */
+  limits?: Partial<typeof SMTP_LIMITS>
+}
+
+/**
+ * What one client may hold (issue 50, finding 7): 201 idle connections from one address took every slot. A
+ * session must say MAIL FROM within `idleMs` of connecting (or of its last message), and may send at most
+ * `commandsOutsideMail` command lines outside a transaction (EHLO, STARTTLS, NOOP, RSET ... a real MTA needs a few).
+ */
+export const SMTP_LIMITS = { maxClients: 200, perAddress: 10, idleMs: 30_000, commandsOutsideMail: 20 }
+
+type Connection = {
+  session: SMTPServerSession
+  send(code: number, message: string): void
+  close(): void
+  _onCommand?: (command: Buffer, done: () => void) => void
 }
 
 /**
@@ -29,7 +45,30 @@ export async function startInboundSmtp(
 ): Promise<{ port: number; close(): Promise<void> }> {
   const tls = o.tlsCert && o.tlsKey ? { cert: readFileSync(o.tlsCert), key: readFileSync(o.tlsKey) } : null
   const recipients = new WeakMap<SMTPServerSession, Channel[]>()
-  const server = new SMTPServer({
+  const limits = { ...SMTP_LIMITS, ...o.limits }
+  const perAddress = new Map<string, number>()
+  /** per session: the deadline for MAIL FROM, and the command lines read outside a transaction */
+  const guards = new Map<string, { timer: NodeJS.Timeout | null; lines: number; inMail: boolean; conn: Connection | null; address: string }>()
+
+  function arm(id: string) {
+    const g = guards.get(id)
+    if (!g) return
+    if (g.timer) clearTimeout(g.timer)
+    g.inMail = false
+    g.lines = 0
+    const conn = g.conn
+    if (!conn) return
+    g.timer = setTimeout(() => hangUp(conn, 'Idle too long without MAIL FROM'), limits.idleMs)
+    g.timer.unref()
+  }
+  function hangUp(conn: Connection, why: string) {
+    try {
+      conn.send(421, `${why}, closing connection`)
+    } finally {
+      conn.close()
+    }
+  }
+  const server: SMTPServer = new SMTPServer({
     name: 'inbound',
     banner: 'support bot inbound mail',
     size: o.maxBytes,
@@ -37,8 +76,49 @@ export async function startInboundSmtp(
     disabledCommands: tls ? ['AUTH'] : ['AUTH', 'STARTTLS'],
     ...(tls ? tls : {}),
     logger: false,
-    maxClients: 200,
+    maxClients: limits.maxClients,
     socketTimeout: 60_000,
+    onConnect(session, cb) {
+      const address = session.remoteAddress
+      const n = perAddress.get(address) ?? 0
+      if (n >= limits.perAddress) return cb(smtpError(421, 'Too many connections from your address, try again later'))
+      perAddress.set(address, n + 1)
+      const conn = [...(server.connections as Set<Connection>)].find((c) => c.session === session) ?? null
+      guards.set(session.id, { timer: null, lines: 0, inMail: false, conn, address })
+      arm(session.id)
+      // commands outside a transaction: smtp-server has no hook per command, so its dispatcher is wrapped (it calls
+      // the instance's _onCommand for every command line, before and after STARTTLS alike)
+      if (conn?._onCommand) {
+        const dispatch = conn._onCommand.bind(conn)
+        conn._onCommand = (command: Buffer, done: () => void) => {
+          const g = guards.get(session.id)
+          if (g && !g.inMail && ++g.lines > limits.commandsOutsideMail) {
+            hangUp(conn, 'Too many commands without a message')
+            return done()
+          }
+          return dispatch(command, done)
+        }
+      }
+      cb()
+    },
+    onClose(session) {
+      const g = guards.get(session.id)
+      if (!g) return
+      if (g.timer) clearTimeout(g.timer)
+      guards.delete(session.id)
+      const n = (perAddress.get(g.address) ?? 1) - 1
+      if (n <= 0) perAddress.delete(g.address)
+      else perAddress.set(g.address, n)
+    },
+    onMailFrom(_address, session, cb) {
+      const g = guards.get(session.id)
+      if (g) {
+        if (g.timer) clearTimeout(g.timer)
+        g.timer = null
+        g.inMail = true
+      }
+      cb()
+    },
     onRcptTo(address, session, cb) {
       channel.byAddress(address.address).then(
         (found) => {
@@ -60,15 +140,24 @@ export async function startInboundSmtp(
         if (size <= o.maxBytes) chunks.push(c)
       })
       stream.on('end', () => {
+        // the transaction is over: the next one must start within the idle deadline again
+        arm(session.id)
         if ((stream as { sizeExceeded?: boolean }).sizeExceeded || size > o.maxBytes) return cb(smtpError(552, `Message exceeds the ${o.maxBytes} byte limit`))
         const raw = Buffer.concat(chunks)
+        chunks.length = 0
         const list = recipients.get(session) ?? []
         recipients.delete(session)
         Promise.all(list.map((c) => channel.receive(c, raw))).then(
-          () => cb(null, 'Queued'),
+          (results) => {
+            // beyond the parse's limits: stored as too_complex, and a permanent refusal so the sender's MTA stops retrying
+            if (results.some((r) => r.reason === 'too_complex')) return cb(smtpError(554, 'Message too complex to read (5.6.0)'))
+            cb(null, 'Queued')
+          },
           (err: unknown) => {
             if (err instanceof AppError && err.status === 422) return cb(smtpError(550, 'Not an e-mail message'))
             if (err instanceof AppError && err.status === 413) return cb(smtpError(552, `Message exceeds the ${o.maxBytes} byte limit`))
+            if (err instanceof AppError && (err.status === 429 || err.status === 503))
+              return cb(smtpError(451, 'Too much mail for this recipient now, try again later'))
             o.log.warn({ err: { message: (err as Error)?.message } }, 'inbound smtp: message not taken')
             cb(smtpError(451, 'Temporary failure, try again later'))
           },

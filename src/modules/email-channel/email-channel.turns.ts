@@ -100,7 +100,8 @@ export function createEmailTurns(deps: EmailTurnDeps, hashes: SenderHashes) {
     const { tenantId } = p
     const row = await repo.findInbound(tenantId, p.id)
     if (!row || row.status !== 'queued' || !row.raw_enc) return
-    const mail = await parseInbound(Buffer.from(cipher.decrypt(row.raw_enc), 'latin1'))
+    // in the mail worker, as at the door; a mail beyond its limits here is settled unreadable, never retried for ever
+    const mail = await parseInbound(Buffer.from(cipher.decrypt(row.raw_enc), 'latin1')).catch(() => null)
     const channel = await repo.settings(tenantId, row.bot_id)
     const bot = await deps.bots.find(tenantId, row.bot_id)
     const sender = mail?.sender

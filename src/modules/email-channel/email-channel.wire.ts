@@ -3,7 +3,8 @@ import type { AppContext } from '../../context.js'
 import type { Db } from '../../db/client.js'
 import type { Guards } from '../../http/auth.js'
 import { decryptOrNull } from '../../lib/crypto.js'
-import { notFound } from '../../lib/errors.js'
+import { createRateLimitStore, rateLimitMessage } from '../../http/rate-limit.js'
+import { AppError, notFound } from '../../lib/errors.js'
 import type { BotsRepo } from '../bots/bots.repo.js'
 import type { BotRow } from '../bots/bots.service.js'
 import type { ChatService } from '../chat/chat.service.js'
@@ -39,6 +40,30 @@ export function threadedEmail(ctx: AppContext, email: EmailService): EmailServic
   }
 }
 
+/**
+ * The bot's inbound rate at the door (issue 50, finding 8): INBOUND_EMAIL_PER_BOT_PER_MINUTE mails a minute per
+ * bot, webhook and SMTP together, counted in the rate limits' store (Redis when set, shared by every instance).
+ * Beyond it the mail is refused for now (429 with Retry-After; SMTP 451), not stored: the sender's MTA or
+ * provider retries, and a flood costs a counter, not a parse and a row.
+ */
+export function inboundRate(ctx: Pick<AppContext, 'redis' | 'config'>): (botId: string) => Promise<void> {
+  const Store = createRateLimitStore(ctx.redis, `${ctx.config.REDIS_PREFIX}rl:email-in:`)
+  const store = new Store()
+  const max = ctx.config.INBOUND_EMAIL_PER_BOT_PER_MINUTE
+  return (botId) =>
+    new Promise((resolve, reject) =>
+      store.incr(
+        botId,
+        (err, res) => {
+          if (err || !res || res.current <= max) return resolve()
+          const retry = String(Math.max(1, Math.ceil(res.ttl / 1000)))
+          reject(new AppError(429, 'rate_limited', rateLimitMessage(max, 60_000), { headers: { 'retry-after': retry } }))
+        },
+        60_000,
+      ),
+    )
+}
+
 /** The e-mail channel: settings per bot, the inbound webhook, the worker's turn, and the SMTP listener's lookups. */
 export function wireEmailChannel(
   ctx: AppContext,
@@ -52,7 +77,7 @@ export function wireEmailChannel(
 ) {
   const { db, clock, cipher, config, queue } = ctx
   const repo = createEmailChannelRepo(db)
-  const service = createEmailChannelService({ db, clock, cipher, queue, repo, config, bots: deps.bots, email: deps.email })
+  const service = createEmailChannelService({ db, clock, cipher, queue, repo, config, bots: deps.bots, email: deps.email, admit: inboundRate(ctx) })
   const key = senderKey(config)
   const turns = createEmailTurns(
     { db, clock, cipher, repo, chat: deps.chat, bots: deps.botsRepo, email: deps.email, config },
