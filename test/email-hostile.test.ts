@@ -296,6 +296,7 @@ function smtpListener(limits?: Parameters<typeof startInboundSmtp>[1]['limits'])
     repo: createEmailChannelRepo(db),
     config,
     bots: { get: () => Promise.reject(new Error('unused')) },
+    email: { queue: () => Promise.reject(new Error('unused')) },
   })
   return startInboundSmtp(service, { port: 0, host: '127.0.0.1', maxBytes: 10 * 1024 * 1024, log: { info: () => {}, warn: () => {} }, limits })
 }
