@@ -2078,6 +2078,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/bots/{bot_id}/email/verify-sender": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Mails a new confirmation link (valid 48 h; the earlier one stops working) to reply_from's address. 409 when there is no reply_from or it is already confirmed. 10 an hour per workspace (429 with Retry-After beyond). */
+        post: operations["resendBotEmailSenderConfirmation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/bots/{bot_id}/email/messages": {
         parameters: {
             query?: never;
@@ -19115,6 +19132,12 @@ export interface operations {
                         enabled: boolean;
                         mode: "answer" | "draft";
                         reply_from: string | null;
+                        /** @description reply_from's address confirmed through the link mailed to it; until then mail goes from EMAIL_FROM's address under reply_from's name */
+                        reply_from_verified: boolean;
+                        /** @description a confirmation link to reply_from is out and unexpired (48 h) */
+                        reply_from_pending: boolean;
+                        /** @description read-only: the From the bot's mails carry now */
+                        sender: string;
                         signature: string | null;
                         /** @description read-only: the bot's address, <local>@INBOUND_EMAIL_DOMAIN */
                         inbound_address: string;
@@ -19218,6 +19241,12 @@ export interface operations {
                         enabled: boolean;
                         mode: "answer" | "draft";
                         reply_from: string | null;
+                        /** @description reply_from's address confirmed through the link mailed to it; until then mail goes from EMAIL_FROM's address under reply_from's name */
+                        reply_from_verified: boolean;
+                        /** @description a confirmation link to reply_from is out and unexpired (48 h) */
+                        reply_from_pending: boolean;
+                        /** @description read-only: the From the bot's mails carry now */
+                        sender: string;
                         signature: string | null;
                         /** @description read-only: the bot's address, <local>@INBOUND_EMAIL_DOMAIN */
                         inbound_address: string;
@@ -19312,6 +19341,12 @@ export interface operations {
                         enabled: boolean;
                         mode: "answer" | "draft";
                         reply_from: string | null;
+                        /** @description reply_from's address confirmed through the link mailed to it; until then mail goes from EMAIL_FROM's address under reply_from's name */
+                        reply_from_verified: boolean;
+                        /** @description a confirmation link to reply_from is out and unexpired (48 h) */
+                        reply_from_pending: boolean;
+                        /** @description read-only: the From the bot's mails carry now */
+                        sender: string;
                         signature: string | null;
                         /** @description read-only: the bot's address, <local>@INBOUND_EMAIL_DOMAIN */
                         inbound_address: string;
@@ -19354,6 +19389,122 @@ export interface operations {
             };
             /** @description Default Response */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    resendBotEmailSenderConfirmation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                bot_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        enabled: boolean;
+                        mode: "answer" | "draft";
+                        reply_from: string | null;
+                        /** @description reply_from's address confirmed through the link mailed to it; until then mail goes from EMAIL_FROM's address under reply_from's name */
+                        reply_from_verified: boolean;
+                        /** @description a confirmation link to reply_from is out and unexpired (48 h) */
+                        reply_from_pending: boolean;
+                        /** @description read-only: the From the bot's mails carry now */
+                        sender: string;
+                        signature: string | null;
+                        /** @description read-only: the bot's address, <local>@INBOUND_EMAIL_DOMAIN */
+                        inbound_address: string;
+                        /** @description read-only: the provider webhook URL with its secret token */
+                        inbound_url: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

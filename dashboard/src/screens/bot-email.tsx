@@ -85,6 +85,13 @@ export function BotEmail({ botId }: { botId: string }) {
       toast('New webhook URL: update it at your provider')
     },
   })
+  const resend = useMutation({
+    mutationFn: () => call(api.POST('/bots/{bot_id}/email/verify-sender', { params: { path: { bot_id: botId } } })),
+    onSuccess: (d) => {
+      qc.setQueryData(['bot-email', botId], d)
+      toast('Confirmation link sent: open it from that mailbox')
+    },
+  })
   const test = useMutation({
     mutationFn: async () => {
       const url = new URL(q.data!.inbound_url)
@@ -132,12 +139,27 @@ export function BotEmail({ botId }: { botId: string }) {
             <Select label="Mode" value={mode} options={MODES} onChange={(v) => setMode(v)} />
             <Field
               label="Reply from"
-              hint="e.g. Acme Support <support@acme.com>; empty: the service's sender"
+              hint="e.g. Acme Support <support@acme.com>; empty: the service's sender. A new address gets a confirmation link."
               maxLength={320}
               value={replyFrom}
               onChange={(e) => setReplyFrom(e.target.value)}
               error={fieldError(save.error, 'reply_from')}
             />
+            {q.data.reply_from ? (
+              <p data-testid="reply-from-status">
+                <Badge tone={q.data.reply_from_verified ? 'ok' : 'warn'}>{q.data.reply_from_verified ? 'confirmed' : 'not confirmed'}</Badge>{' '}
+                <span className="hint">
+                  {q.data.reply_from_verified
+                    ? `Mail goes out as ${q.data.sender}.`
+                    : `Until the link mailed to that address is opened, mail goes out as ${q.data.sender}${q.data.reply_from_pending ? ' (a link is waiting, valid 48 hours)' : ''}.`}
+                </span>{' '}
+                {q.data.reply_from_verified ? null : (
+                  <Button small busy={resend.isPending} onClick={() => resend.mutate()}>
+                    Resend confirmation
+                  </Button>
+                )}
+              </p>
+            ) : null}
             <TextArea
               label="Signature"
               maxLength={2000}
@@ -149,7 +171,7 @@ export function BotEmail({ botId }: { botId: string }) {
               Save e-mail settings
             </Button>
           </form>
-          <ErrorBox error={save.error ?? rotate.error} />
+          <ErrorBox error={save.error ?? rotate.error ?? resend.error} />
           <h3>Send a test mail</h3>
           <form
             onSubmit={(e) => {

@@ -3,7 +3,7 @@ import { addressOf, isPlainAddress, mailboxOf, nameOf, parseReplyFrom } from './
 
 describe('isPlainAddress', () => {
   it('takes one plain address', () => {
-    for (const a of ['a@b.test', 'first.last+tag@mail.example.test', 'ü@bücher.test']) expect(isPlainAddress(a), a).toBe(true)
+    for (const a of ['a@b.test', 'root@localhost', 'first.last+tag@mail.example.test', 'ü@bücher.test']) expect(isPlainAddress(a), a).toBe(true)
   })
   it('refuses lists, quoting, spaces, hidden characters and the over-long', () => {
     const bad = [
@@ -12,7 +12,6 @@ describe('isPlainAddress', () => {
       '"a1@v,a2@v;a3@v"@evil.test',
       'a b@c.test',
       '<a@b.test>',
-      'a@b',
       'a@@b.test',
       '@b.test',
       'a@',

@@ -20,16 +20,13 @@ export function hiddenCharacter(c: number): 'control' | 'bidi' | 'zero_width' | 
 }
 
 /**
- * One plain address, the only shape we mail: one `@` with something on each side, a dot in the domain, no
- * list or quoting character, no space or hidden character, at most 254 characters. Anything else (a list
+ * One plain address, the only shape we mail: one `@` with something on each side, no list or quoting character, no space or hidden character, at most 254 characters. Anything else (a list
  * inside angle brackets, a quoted local part holding commas) is refused rather than guessed at.
  */
 export function isPlainAddress(s: string | null | undefined): s is string {
   if (!s || s.length > MAX_ADDRESS) return false
   const at = s.indexOf('@')
   if (at <= 0 || at !== s.lastIndexOf('@') || at === s.length - 1) return false
-  const domain = s.slice(at + 1)
-  if (!domain.includes('.') || domain.startsWith('.') || domain.endsWith('.') || domain.includes('..')) return false
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i)
     if (c <= 0x20 || NOT_IN_PLAIN.has(s[i]!) || hiddenCharacter(c)) return false
