@@ -41,6 +41,24 @@ describe('PATCH /auth/me display_name', () => {
   })
 })
 
+describe('issue 50, finding 13: a display name cannot hide or pass for the bot', () => {
+  it("drops bidi overrides, zero-width and control characters; refuses the bot's own name with a 422 naming it", async () => {
+    const owner = await createTenant(t)
+    const botName = (await owner.api.get('/bots')).body.items[0].name as string
+    const set = await owner.api.patch('/auth/me', { display_name: 'Kim\u202E Lee\u200B\u0007' })
+    expect(set.status, set.text).toBe(200)
+    expect(set.body.display_name).toBe('Kim Lee')
+    expect((await owner.api.patch('/auth/me', { display_name: '\u202E\u200D' })).status).toBe(422)
+    for (const copy of [botName, botName.toUpperCase(), `\u200B${botName}\u202E`]) {
+      const r = await owner.api.patch('/auth/me', { display_name: copy })
+      expect(r.status, r.text).toBe(422)
+      expect(r.body.detail[0].loc).toEqual(['body', 'display_name'])
+      expect(r.body.detail[0].msg).toBe(`display_name must not be the bot's name (${botName})`)
+    }
+    expect((await owner.api.get('/auth/me')).body.display_name).toBe('Kim Lee')
+  })
+})
+
 describe('the name visitors see', () => {
   it('is the display name on messages, joins and resolution replies, else "<bot> team", never the local part', async () => {
     const owner = await createTenant(t)

@@ -18,6 +18,7 @@ import type { AuthRepo } from './auth.repo.js'
 import { normalizeEmail, passwordProblem } from './auth.fns.js'
 import { JWT_TTL_SECONDS, type Jwt } from './jwt.js'
 import { verifyEmailMail, resetPasswordMail } from './auth.mails.js'
+import { cleanDisplayName, sameName } from './display-name.fns.js'
 
 const VERIFY_TTL_SECONDS = 48 * 3600
 const RESET_TTL_SECONDS = 3600
@@ -67,7 +68,7 @@ export function createAuthService(deps: {
   email: EmailService
   tenants: Pick<TenantsService, 'provision' | 'signingSecrets'>
   bots: Pick<BotsService, 'create'>
-  botsRepo: Pick<BotsRepo, 'findByPublicId'>
+  botsRepo: Pick<BotsRepo, 'findByPublicId' | 'list'>
   frontendUrl: string
   audit: AuditPort
 }) {
@@ -77,6 +78,14 @@ export function createAuthService(deps: {
   async function session(user: UserRow | (PresentedUser & { token_version: number })) {
     const token = await jwt.sign({ sub: user.id, ver: user.token_version })
     return { token, access_token: token, token_type: 'bearer' as const, expires_in: JWT_TTL_SECONDS, user: presentUser(user) }
+  }
+
+  /** A member may not pass for the bot: a display name that is one of the workspace's bots' names is a 422 naming it. */
+  async function notABotsName(userId: string, name: string) {
+    const tenantId = (await repo.findUserById(userId))?.tenant_id
+    if (!tenantId) return
+    const bot = (await deps.botsRepo.list(tenantId)).find((b) => sameName(b.name, name))
+    if (bot) throw new ValidationError(['body', 'display_name'], `display_name must not be the bot's name (${bot.name})`)
   }
 
   return {
@@ -89,8 +98,9 @@ export function createAuthService(deps: {
       const set: { notify_on_assignment?: boolean; display_name?: string | null } = {}
       if (patch.notify_on_assignment !== undefined) set.notify_on_assignment = patch.notify_on_assignment
       if (patch.display_name !== undefined) {
-        const name = patch.display_name?.replace(/\s+/g, ' ').trim() ?? null
+        const name = patch.display_name === null ? null : cleanDisplayName(patch.display_name)
         if (patch.display_name !== null && !name) throw new ValidationError(['body', 'display_name'], 'display_name must not be blank', 'string_too_short')
+        if (name) await notABotsName(userId, name)
         set.display_name = name
       }
       const row = Object.keys(set).length === 0 ? await repo.findUserById(userId) : await repo.updateProfile(userId, set, now)
