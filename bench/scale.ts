@@ -22,7 +22,7 @@ import { systemClock } from '../src/lib/clock.js'
 import type { LlmClient } from '../src/modules/llm/llm.js'
 import { createRetrievalRepo } from '../src/modules/retrieval/retrieval.repo.js'
 import { createRetrievalService, type RetrievalResult } from '../src/modules/retrieval/retrieval.service.js'
-import { vectorIndexSpec } from '../src/modules/retrieval/vector-index.fns.js'
+import { preferredIndexType, vectorIndexSpec } from '../src/modules/retrieval/vector-index.fns.js'
 import { createVectorIndexes, vectorIndexJobs } from '../src/modules/retrieval/vector-index.js'
 import { createVectorIndexRepo } from '../src/modules/retrieval/vector-index.repo.js'
 
@@ -124,7 +124,12 @@ async function main() {
   }
   const exact = createRetrievalService(base)
   const queue = new JobQueue(db, systemClock, handle.changes)
-  const indexed = createVectorIndexes({ repo: indexRepo, queue, changes: handle.changes, settings: { model: MODEL, minChunks: 1000, efSearch: EF } })
+  const indexed = createVectorIndexes({
+    repo: indexRepo,
+    queue,
+    changes: handle.changes,
+    settings: { model: MODEL, minChunks: 1000, efSearch: EF, prefer: preferredIndexType(handle.kind) },
+  })
   const viaIndex = createRetrievalService({ ...base, vectorIndexes: indexed })
 
   // many small workspaces beside the large one, and the 3-chunk yardstick among them
@@ -181,12 +186,12 @@ async function main() {
     await ask(exact, id, pages)
     const ex = await ask(exact, id, pages)
     line(`${size} chunks, exact scan`, ex, small0)
-    const spec = vectorIndexSpec(MODEL, DIMS)!
+    const spec = vectorIndexSpec(MODEL, DIMS, preferredIndexType(handle.kind))!
     const b0 = performance.now()
     const [job] = vectorIndexJobs({ db, repo: indexRepo, changes: handle.changes, maintenanceMb: 512, log: { info() {} } })
-    await job!.handler({ model: MODEL, dims: DIMS }, { jobId: 'bench', attempt: 1, signal: new AbortController().signal })
+    await job!.handler({ model: MODEL, dims: DIMS, type: spec.type }, { jobId: 'bench', attempt: 1, signal: new AbortController().signal })
     console.log(
-      `HNSW index (halfvec, cosine, m 16, ef_construction 64) over the table: ${r1((performance.now() - b0) / 1000)} s (${await indexRepo.state(spec)})`,
+      `HNSW index (${spec.type}, cosine, m 16, ef_construction 64) over the table: ${r1((performance.now() - b0) / 1000)} s (${await indexRepo.state(spec)})`,
     )
     await sql`ANALYZE chunks`.execute(db)
     await ask(viaIndex, id, pages)
