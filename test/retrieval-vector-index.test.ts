@@ -7,7 +7,7 @@ import { systemClock } from '../src/lib/clock.js'
 import type { LlmClient } from '../src/modules/llm/llm.js'
 import { createRetrievalRepo } from '../src/modules/retrieval/retrieval.repo.js'
 import { createRetrievalService } from '../src/modules/retrieval/retrieval.service.js'
-import { vectorIndexSpec } from '../src/modules/retrieval/vector-index.fns.js'
+import { preferredIndexType, vectorIndexSpec } from '../src/modules/retrieval/vector-index.fns.js'
 import { createVectorIndexes, vectorIndexJobs } from '../src/modules/retrieval/vector-index.js'
 import { createVectorIndexRepo } from '../src/modules/retrieval/vector-index.repo.js'
 
@@ -104,7 +104,12 @@ describe('vector search through the shared HNSW index (pgvector)', () => {
     const queue = new JobQueue(db, systemClock, handle.changes)
     const indexRepo = createVectorIndexRepo(db, handle.kind)
     const repo = createRetrievalRepo(db, handle.features)
-    const indexes = createVectorIndexes({ repo: indexRepo, queue, changes: handle.changes, settings: { model: MODEL, minChunks: MIN_CHUNKS, efSearch: 100 } })
+    const indexes = createVectorIndexes({
+      repo: indexRepo,
+      queue,
+      changes: handle.changes,
+      settings: { model: MODEL, minChunks: MIN_CHUNKS, efSearch: 100, prefer: preferredIndexType(handle.kind) },
+    })
     const retrieval = createRetrievalService({
       repo,
       llm,
@@ -114,20 +119,20 @@ describe('vector search through the shared HNSW index (pgvector)', () => {
       vectorCacheBytes: 0,
       vectorIndexes: indexes,
     })
-    const spec = vectorIndexSpec(MODEL, DIMS)!
+    const spec = vectorIndexSpec(MODEL, DIMS, preferredIndexType(handle.kind))!
 
     // before the index: both exact; the big workspace asks for its index once
     expect((await retrieval.search(small.tenantId, 'question 0', { apiKey: 'k' })).vectorPath).toBe('exact')
     expect((await retrieval.search(big.tenantId, 'question 0', { apiKey: 'k' })).vectorPath).toBe('exact')
     const queued = await db.selectFrom('jobs').select(['payload', 'status']).where('kind', '=', 'retrieval.vector_index').execute()
-    expect(queued.map((j) => (typeof j.payload === 'string' ? JSON.parse(j.payload) : j.payload))).toEqual([{ model: MODEL, dims: DIMS }])
+    expect(queued.map((j) => (typeof j.payload === 'string' ? JSON.parse(j.payload) : j.payload))).toEqual([{ model: MODEL, dims: DIMS, type: spec.type }])
     expect(await indexRepo.state(spec)).toBe('absent')
 
     // the job builds it (twice is harmless) and announces it: the next search of the big workspace goes through it
     const [job] = vectorIndexJobs({ db, repo: indexRepo, changes: handle.changes, maintenanceMb: 64, log: { info() {} } })
     const ctx = { jobId: 'j', attempt: 1, signal: new AbortController().signal }
-    await job!.handler({ model: MODEL, dims: DIMS }, ctx)
-    await job!.handler({ model: MODEL, dims: DIMS }, ctx)
+    await job!.handler({ model: MODEL, dims: DIMS, type: spec.type }, ctx)
+    await job!.handler({ model: MODEL, dims: DIMS, type: spec.type }, ctx)
     expect(await indexRepo.state(spec)).toBe('valid')
     const res = await retrieval.search(big.tenantId, 'question 1', { apiKey: 'k' })
     expect(res.vectorPath).toBe('index')
@@ -140,7 +145,7 @@ describe('vector search through the shared HNSW index (pgvector)', () => {
       const q = `[${queries[0]!.join(',')}]`
       const inner = index
         ? sql`SELECT id FROM chunks WHERE tenant_id = ${big.tenantId} AND embedding_model = ${sql.lit(MODEL)} AND vector_dims(embedding) = ${sql.lit(DIMS)}
-              ORDER BY (embedding::halfvec(96)) <=> ${q}::halfvec(96) LIMIT 40`
+              ORDER BY (embedding::${sql.raw(`${spec.type}(96)`)}) <=> ${q}::${sql.raw(`${spec.type}(96)`)} LIMIT 40`
         : sql`SELECT id FROM chunks WHERE tenant_id = ${big.tenantId} AND embedding IS NOT NULL AND vector_dims(embedding) = ${DIMS}
               ORDER BY embedding <=> ${q}::vector LIMIT 40`
       const { rows } = await sql<{ 'QUERY PLAN': string }>`EXPLAIN ${inner}`.execute(db)

@@ -9,6 +9,7 @@ import type { LanguagesPort } from '../languages/languages.port.js'
 import { createRetrievalRepo } from '../retrieval/retrieval.repo.js'
 import { createVectorIndexes, vectorIndexJobs } from '../retrieval/vector-index.js'
 import { createVectorIndexRepo } from '../retrieval/vector-index.repo.js'
+import { preferredIndexType } from '../retrieval/vector-index.fns.js'
 import { withQueryEmbeddingCache } from './query-embeddings.js'
 import { createRetrievalService, type FaqSearch } from '../retrieval/retrieval.service.js'
 import { NoticeCache } from '../../db/change-feed.js'
@@ -74,7 +75,12 @@ export function wireChat(
             repo: vectorIndexRepo,
             queue: ctx.queue,
             changes: ctx.database.changes,
-            settings: { model: config.EMBEDDING_MODEL, minChunks: config.RETRIEVAL_VECTOR_INDEX_MIN_CHUNKS, efSearch: config.RETRIEVAL_HNSW_EF_SEARCH },
+            settings: {
+              model: config.EMBEDDING_MODEL,
+              minChunks: config.RETRIEVAL_VECTOR_INDEX_MIN_CHUNKS,
+              efSearch: config.RETRIEVAL_HNSW_EF_SEARCH,
+              prefer: preferredIndexType(ctx.database.kind),
+            },
           }),
         }
       : {}),

@@ -5,7 +5,9 @@ describe('vectorIndexSpec', () => {
   it('names one halfvec index per model and width, within PostgreSQL identifiers', () => {
     const a = vectorIndexSpec('text-embedding-3-small', 1536)!
     expect(a).toMatchObject({ model: 'text-embedding-3-small', dims: 1536, type: 'halfvec' })
-    expect(a.name).toMatch(/^chunks_hnsw_[0-9a-f]{12}_1536$/)
+    expect(a.name).toMatch(/^chunks_halfvec_[0-9a-f]{12}_1536$/)
+    expect(vectorIndexSpec('text-embedding-3-small', 1536, 'vector')).toMatchObject({ type: 'vector', name: a.name.replace('halfvec', 'vector') })
+    expect(vectorIndexSpec('m', 3072, 'vector')!.type).toBe('halfvec')
     expect(vectorIndexSpec('text-embedding-3-small', 1536)!.name).toBe(a.name)
     expect(vectorIndexSpec('text-embedding-3-small', 512)!.name).not.toBe(a.name)
     expect(vectorIndexSpec('o\'brien/"model"'.repeat(20), 4000)!.name.length).toBeLessThanOrEqual(63)

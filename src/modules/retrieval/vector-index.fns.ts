@@ -18,14 +18,24 @@ export interface VectorIndexSpec {
 
 /** pgvector's limits on the width an HNSW index takes, by type. */
 const HALFVEC_MAX_DIMS = 4000
+const VECTOR_MAX_DIMS = 2000
 
-/** The index for a model and width; null when pgvector cannot index that width (the exact scan stays). */
-export function vectorIndexSpec(model: string, dims: number): VectorIndexSpec | null {
+/**
+ * The index for a model and width; null when pgvector cannot index that width (the exact scan stays). `prefer`:
+ * halfvec on PostgreSQL (half the index's size, the same recall in published figures, built faster); vector on the
+ * embedded database, whose WebAssembly build converts half floats in software: 2,000 x 1,536 took 187 s in halfvec
+ * and 24 s in vector here (docs/performance.md). A width only halfvec takes gets halfvec either way.
+ */
+export function vectorIndexSpec(model: string, dims: number, prefer: 'halfvec' | 'vector' = 'halfvec'): VectorIndexSpec | null {
   if (!Number.isInteger(dims) || dims < 1 || dims > HALFVEC_MAX_DIMS || model.length === 0) return null
+  const type = prefer === 'vector' && dims <= VECTOR_MAX_DIMS ? 'vector' : 'halfvec'
   // the model's name may hold any character and be long: the index's name carries a hash of it (63-byte identifiers)
   const hash = createHash('sha1').update(model).digest('hex').slice(0, 12)
-  return { name: `chunks_hnsw_${hash}_${dims}`, model, dims, type: 'halfvec' }
+  return { name: `chunks_${type}_${hash}_${dims}`, model, dims, type }
 }
+
+/** The index type to prefer on a database kind (vectorIndexSpec). */
+export const preferredIndexType = (kind: 'pglite' | 'postgres'): 'halfvec' | 'vector' => (kind === 'pglite' ? 'vector' : 'halfvec')
 
 /**
  * Whether a workspace's vector search goes through the index: only past a size, below which the exact scan of its own

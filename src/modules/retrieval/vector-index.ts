@@ -8,7 +8,7 @@ import type { VectorIndexRepo, VectorIndexState } from './vector-index.repo.js'
 declare module '../../jobs/types.js' {
   interface JobPayloads {
     /** Builds the shared HNSW index of an embedding model and width (vector-index.fns.ts); idempotent. */
-    'retrieval.vector_index': { model: string; dims: number }
+    'retrieval.vector_index': { model: string; dims: number; type?: 'halfvec' | 'vector' }
   }
 }
 
@@ -23,6 +23,8 @@ export interface VectorIndexSettings {
   minChunks: number
   /** `hnsw.ef_search`'s floor (RETRIEVAL_HNSW_EF_SEARCH). */
   efSearch: number
+  /** halfvec or vector (preferredIndexType of the database kind) */
+  prefer: 'halfvec' | 'vector'
 }
 
 /**
@@ -45,20 +47,24 @@ export function createVectorIndexes(deps: {
 
     /** Whether the index of the service's model at this width exists and is valid. */
     async valid(dims: number): Promise<boolean> {
-      const spec = vectorIndexSpec(settings.model, dims)
+      const spec = vectorIndexSpec(settings.model, dims, settings.prefer)
       return !!spec && (await states.get(spec.name, () => deps.repo.state(spec))) === 'valid'
     },
 
     async forSearch(embeddedChunks: number, dims: number, k: number): Promise<{ spec: VectorIndexSpec; efSearch: number } | null> {
       if (!indexPays(embeddedChunks, settings.minChunks)) return null
-      const spec = vectorIndexSpec(settings.model, dims)
+      const spec = vectorIndexSpec(settings.model, dims, settings.prefer)
       if (!spec) return null
       const state = await states.get(spec.name, () => deps.repo.state(spec))
       if (state === 'valid') return { spec, efSearch: efSearchFor(k, settings.efSearch) }
       const now = Date.now()
       if ((asked.get(spec.name) ?? 0) + ENQUEUE_EVERY_MS <= now) {
         asked.set(spec.name, now)
-        await deps.queue.enqueue('retrieval.vector_index', { model: spec.model, dims }, { dedupeKey: `retrieval.vector_index:${spec.name}`, maxAttempts: 3 })
+        await deps.queue.enqueue(
+          'retrieval.vector_index',
+          { model: spec.model, dims, type: spec.type },
+          { dedupeKey: `retrieval.vector_index:${spec.name}`, maxAttempts: 3 },
+        )
       }
       return null
     },
@@ -77,8 +83,8 @@ export const vectorIndexJobs = (deps: {
   defineJob({
     kind: 'retrieval.vector_index',
     maxAttempts: 3,
-    async handler({ model, dims }) {
-      const spec = vectorIndexSpec(model, dims)
+    async handler({ model, dims, type }) {
+      const spec = vectorIndexSpec(model, dims, type)
       if (!spec || (await deps.repo.state(spec)) === 'valid') return
       const t0 = performance.now()
       await deps.repo.build(spec, deps.maintenanceMb)
