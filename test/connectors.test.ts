@@ -102,7 +102,7 @@ describe('Zendesk Guide', () => {
     expect(row.secret_enc).not.toContain(z.token)
     expect(JSON.stringify(row.connector_config)).not.toContain(z.token)
     expect(z.requests.every((r) => r.auth === z.expectedAuth())).toBe(true)
-  })
+  }, 60_000)
 
   it('a re-sync with nothing changed re-embeds nothing; a changed article alone is re-indexed', async () => {
     llm.reset()
@@ -119,7 +119,7 @@ describe('Zendesk Guide', () => {
     expect(embeddedWith('Password reset')).toBe(0)
     const doc = (await pageDocuments(t, sourceId)).find((x) => x.title === 'Billing cycles')!
     expect(doc.parsed_text).toContain('first Monday')
-  })
+  }, 180_000)
 
   it('a failing or short listing deletes nothing; a complete one deletes what is gone, and a draft leaves at once', async () => {
     z.remove(5)
@@ -142,7 +142,7 @@ describe('Zendesk Guide', () => {
     d = await resync(tenant, sourceId)
     expect(d.last_sync).toMatchObject({ status: 'ok', deleted: 1 })
     expect(d.pages.map((p: any) => p.url).sort()).toEqual([`${z.url}/hc/de/articles/1`, `${z.url}/hc/en-us/articles/1`])
-  })
+  }, 180_000)
 
   it('waits out a 429 with Retry-After within the run', async () => {
     z.fail({ match: /help_center\/en-us\/articles\.json\?page\[size\]=100$/, status: 429, headers: { 'retry-after': '1' } })
@@ -151,7 +151,7 @@ describe('Zendesk Guide', () => {
     expect(d.last_sync).toMatchObject({ status: 'ok', error: null })
     expect(Date.now() - before).toBeGreaterThanOrEqual(1000)
     expect(z.requests.filter((r) => r.status === 429)).toHaveLength(1)
-  })
+  }, 120_000)
 
   it('refresh answers 409 sync_running while a sync runs; another workspace sees nothing of the source', async () => {
     z.delayMs = 700
@@ -170,5 +170,5 @@ describe('Zendesk Guide', () => {
     expect((await other.api.get(`/documents/sources/${sourceId}`)).status).toBe(404)
     expect((await other.api.post(`/documents/sources/${sourceId}/refresh`, {})).status).toBe(404)
     expect((await other.api.get('/documents/sources')).body.url_sources).toEqual([])
-  })
+  }, 120_000)
 })

@@ -5,7 +5,7 @@ export const articleHtml = (topic: string, extra = '') =>
   `<p>${topic}: ${`${topic} is explained here in plain words for the reader. `.repeat(4)}</p><p>${extra}</p>`
 
 /** Polls the source until a sync newer than `after` (ISO) has ended; returns the detail. */
-export async function waitForSync(tenant: Tenant, sourceId: string, after: string | null = null, timeoutMs = 60_000): Promise<any> {
+export async function waitForSync(tenant: Tenant, sourceId: string, after: string | null = null, timeoutMs = 180_000): Promise<any> {
   const deadline = Date.now() + timeoutMs
   let last: any
   while (Date.now() < deadline) {

@@ -713,6 +713,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/documents/sources/connector": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description A help centre (Zendesk, Intercom, Freshdesk) or a GitHub docs folder, synced through its API (docs/connectors.md). */
+        post: operations["createConnectorSource"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/documents/sources/connector/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Beyond the contract: lists the first articles the account shows with these settings, storing nothing. 10 a minute per workspace. */
+        post: operations["testConnectorSource"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/documents/sources/{source_id}": {
         parameters: {
             query?: never;
@@ -7396,10 +7430,9 @@ export interface operations {
                             id: string;
                             name: string;
                             url: string;
-                            /** @enum {string} */
-                            source_type: "url";
+                            source_type: "url" | "zendesk" | "intercom" | "freshdesk" | "github";
                             status: "queued" | "indexing" | "ready" | "error" | "paused";
-                            schedule: "daily" | "weekly" | "manual";
+                            schedule: "hourly" | "daily" | "weekly" | "manual";
                             exclusion_patterns: string[];
                             max_pages: number;
                             pages_found: number;
@@ -7423,6 +7456,28 @@ export interface operations {
                                     total: number;
                                 };
                             };
+                            last_sync: {
+                                status: "ok" | "partial" | "failed";
+                                added: number;
+                                updated: number;
+                                deleted: number;
+                                unchanged: number;
+                                skipped: number;
+                                listed: number;
+                                /** Format: date-time */
+                                finished_at: string;
+                                error: string | null;
+                            } | null;
+                            connector: {
+                                kind: string;
+                                base_url: string;
+                                email?: string;
+                                locales?: string[];
+                                repo?: string;
+                                ref?: string | null;
+                                path?: string | null;
+                                secret_hint: string | null;
+                            } | null;
                         }[];
                     };
                 };
@@ -7522,10 +7577,9 @@ export interface operations {
                         id: string;
                         name: string;
                         url: string;
-                        /** @enum {string} */
-                        source_type: "url";
+                        source_type: "url" | "zendesk" | "intercom" | "freshdesk" | "github";
                         status: "queued" | "indexing" | "ready" | "error" | "paused";
-                        schedule: "daily" | "weekly" | "manual";
+                        schedule: "hourly" | "daily" | "weekly" | "manual";
                         exclusion_patterns: string[];
                         max_pages: number;
                         pages_found: number;
@@ -7549,6 +7603,28 @@ export interface operations {
                                 total: number;
                             };
                         };
+                        last_sync: {
+                            status: "ok" | "partial" | "failed";
+                            added: number;
+                            updated: number;
+                            deleted: number;
+                            unchanged: number;
+                            skipped: number;
+                            listed: number;
+                            /** Format: date-time */
+                            finished_at: string;
+                            error: string | null;
+                        } | null;
+                        connector: {
+                            kind: string;
+                            base_url: string;
+                            email?: string;
+                            locales?: string[];
+                            repo?: string;
+                            ref?: string | null;
+                            path?: string | null;
+                            secret_hint: string | null;
+                        } | null;
                     };
                 };
             };
@@ -7649,19 +7725,37 @@ export interface operations {
             };
         };
     };
-    getUrlSource: {
+    createConnectorSource: {
         parameters: {
             query?: never;
             header?: never;
-            path: {
-                source_id: string;
-            };
+            path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": {
+                    kind: "zendesk" | "intercom" | "freshdesk" | "github";
+                    name?: string | null;
+                    schedule?: "hourly" | "daily" | "manual";
+                    config: {
+                        base_url?: string | null;
+                        email?: string | null;
+                        api_token?: string | null;
+                        access_token?: string | null;
+                        api_key?: string | null;
+                        token?: string | null;
+                        locales?: string[] | null;
+                        repo?: string | null;
+                        ref?: string | null;
+                        path?: string | null;
+                    };
+                };
+            };
+        };
         responses: {
             /** @description Default Response */
-            200: {
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7671,10 +7765,9 @@ export interface operations {
                         id: string;
                         name: string;
                         url: string;
-                        /** @enum {string} */
-                        source_type: "url";
+                        source_type: "url" | "zendesk" | "intercom" | "freshdesk" | "github";
                         status: "queued" | "indexing" | "ready" | "error" | "paused";
-                        schedule: "daily" | "weekly" | "manual";
+                        schedule: "hourly" | "daily" | "weekly" | "manual";
                         exclusion_patterns: string[];
                         max_pages: number;
                         pages_found: number;
@@ -7698,6 +7791,294 @@ export interface operations {
                                 total: number;
                             };
                         };
+                        last_sync: {
+                            status: "ok" | "partial" | "failed";
+                            added: number;
+                            updated: number;
+                            deleted: number;
+                            unchanged: number;
+                            skipped: number;
+                            listed: number;
+                            /** Format: date-time */
+                            finished_at: string;
+                            error: string | null;
+                        } | null;
+                        connector: {
+                            kind: string;
+                            base_url: string;
+                            email?: string;
+                            locales?: string[];
+                            repo?: string;
+                            ref?: string | null;
+                            path?: string | null;
+                            secret_hint: string | null;
+                        } | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    testConnectorSource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    kind: "zendesk" | "intercom" | "freshdesk" | "github";
+                    name?: string | null;
+                    schedule?: "hourly" | "daily" | "manual";
+                    config: {
+                        base_url?: string | null;
+                        email?: string | null;
+                        api_token?: string | null;
+                        access_token?: string | null;
+                        api_key?: string | null;
+                        token?: string | null;
+                        locales?: string[] | null;
+                        repo?: string | null;
+                        ref?: string | null;
+                        path?: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ok: boolean;
+                        articles: {
+                            title: string;
+                            url: string | null;
+                            status: "published" | "draft" | "restricted";
+                            version: string;
+                        }[];
+                        error: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+        };
+    };
+    getUrlSource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                source_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        name: string;
+                        url: string;
+                        source_type: "url" | "zendesk" | "intercom" | "freshdesk" | "github";
+                        status: "queued" | "indexing" | "ready" | "error" | "paused";
+                        schedule: "hourly" | "daily" | "weekly" | "manual";
+                        exclusion_patterns: string[];
+                        max_pages: number;
+                        pages_found: number;
+                        pages_indexed: number;
+                        chunks_created: number;
+                        last_crawled_at: string | null;
+                        next_crawl_at: string | null;
+                        error_message: string | null;
+                        warning_message: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        updated_at: string;
+                        progress: {
+                            crawl: {
+                                done: number;
+                                total: number;
+                            } | null;
+                            indexing: {
+                                done: number;
+                                total: number;
+                            };
+                        };
+                        last_sync: {
+                            status: "ok" | "partial" | "failed";
+                            added: number;
+                            updated: number;
+                            deleted: number;
+                            unchanged: number;
+                            skipped: number;
+                            listed: number;
+                            /** Format: date-time */
+                            finished_at: string;
+                            error: string | null;
+                        } | null;
+                        connector: {
+                            kind: string;
+                            base_url: string;
+                            email?: string;
+                            locales?: string[];
+                            repo?: string;
+                            ref?: string | null;
+                            path?: string | null;
+                            secret_hint: string | null;
+                        } | null;
                     } & {
                         recent_runs: {
                             /** Format: uuid */
@@ -7892,7 +8273,7 @@ export interface operations {
             content: {
                 "application/json": {
                     name?: string | null;
-                    schedule?: ("daily" | "weekly" | "manual") | null;
+                    schedule?: ("hourly" | "daily" | "weekly" | "manual") | null;
                     exclusions?: string[] | null;
                     exclusion_patterns?: string[] | null;
                     max_pages?: number | null;
@@ -7912,10 +8293,9 @@ export interface operations {
                         id: string;
                         name: string;
                         url: string;
-                        /** @enum {string} */
-                        source_type: "url";
+                        source_type: "url" | "zendesk" | "intercom" | "freshdesk" | "github";
                         status: "queued" | "indexing" | "ready" | "error" | "paused";
-                        schedule: "daily" | "weekly" | "manual";
+                        schedule: "hourly" | "daily" | "weekly" | "manual";
                         exclusion_patterns: string[];
                         max_pages: number;
                         pages_found: number;
@@ -7939,6 +8319,28 @@ export interface operations {
                                 total: number;
                             };
                         };
+                        last_sync: {
+                            status: "ok" | "partial" | "failed";
+                            added: number;
+                            updated: number;
+                            deleted: number;
+                            unchanged: number;
+                            skipped: number;
+                            listed: number;
+                            /** Format: date-time */
+                            finished_at: string;
+                            error: string | null;
+                        } | null;
+                        connector: {
+                            kind: string;
+                            base_url: string;
+                            email?: string;
+                            locales?: string[];
+                            repo?: string;
+                            ref?: string | null;
+                            path?: string | null;
+                            secret_hint: string | null;
+                        } | null;
                     };
                 };
             };
@@ -8029,10 +8431,9 @@ export interface operations {
                         id: string;
                         name: string;
                         url: string;
-                        /** @enum {string} */
-                        source_type: "url";
+                        source_type: "url" | "zendesk" | "intercom" | "freshdesk" | "github";
                         status: "queued" | "indexing" | "ready" | "error" | "paused";
-                        schedule: "daily" | "weekly" | "manual";
+                        schedule: "hourly" | "daily" | "weekly" | "manual";
                         exclusion_patterns: string[];
                         max_pages: number;
                         pages_found: number;
@@ -8056,6 +8457,28 @@ export interface operations {
                                 total: number;
                             };
                         };
+                        last_sync: {
+                            status: "ok" | "partial" | "failed";
+                            added: number;
+                            updated: number;
+                            deleted: number;
+                            unchanged: number;
+                            skipped: number;
+                            listed: number;
+                            /** Format: date-time */
+                            finished_at: string;
+                            error: string | null;
+                        } | null;
+                        connector: {
+                            kind: string;
+                            base_url: string;
+                            email?: string;
+                            locales?: string[];
+                            repo?: string;
+                            ref?: string | null;
+                            path?: string | null;
+                            secret_hint: string | null;
+                        } | null;
                     };
                 };
             };

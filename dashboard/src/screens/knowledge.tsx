@@ -7,6 +7,7 @@ import { uploadDocument } from '../api/upload'
 import { Badge, Button, Empty, ErrorBox, Field, fieldError, Loading, lines, PageHeader, Progress, Select, TextArea, When } from '../ui/kit'
 import { CrawlProgress, DocStatus, HealthCell, SCHEDULES, SourceStatus, TYPE_NAMES, VectorsStatus } from '../ui/knowledge-parts'
 import { useToast } from '../ui/toast'
+import { ConnectHelpCentre, LastSync } from './knowledge-connect'
 
 const PARALLEL_UPLOADS = 3
 const ACCEPT = '.pdf,.md,.mdx,.docx,.doc,.txt,.json,.yaml,.yml'
@@ -343,7 +344,8 @@ function SourcesTable({ sources }: { sources: UrlSource[] }) {
                 <Link href={`/knowledge/sources/${s.id}`}>{s.name}</Link>
                 <div className="muted kc-small">{s.url}</div>
                 {s.error_message && <div className="upload-error kc-small">{s.error_message}</div>}
-                {s.warning_message && <div className="warn-text kc-small">{s.warning_message}</div>}
+                {s.warning_message && s.source_type === 'url' && <div className="warn-text kc-small">{s.warning_message}</div>}
+                <LastSync s={s} />
               </td>
               <td>
                 <SourceStatus status={s.status} />
@@ -368,15 +370,16 @@ export default function Knowledge() {
   return (
     <>
       <PageHeader title="Knowledge" />
-      <p className="muted">Everything the bot may answer from: uploaded files and websites it reads.</p>
+      <p className="muted">Everything the bot may answer from: uploaded files, websites it reads and help centres it syncs.</p>
       <Uploader documents={q.data?.documents ?? []} />
       <section aria-labelledby="docs-h">
         <h2 id="docs-h">Documents</h2>
         {q.isPending ? <Loading /> : q.isError ? <ErrorBox error={q.error} retry={() => q.refetch()} /> : <DocumentsTable documents={q.data.documents} />}
       </section>
       <section aria-labelledby="sites-h">
-        <h2 id="sites-h">Websites</h2>
+        <h2 id="sites-h">Websites and help centres</h2>
         <AddWebsite />
+        <ConnectHelpCentre />
         {q.isPending ? <Loading /> : q.isError ? <ErrorBox error={q.error} retry={() => q.refetch()} /> : <SourcesTable sources={q.data.url_sources} />}
       </section>
     </>
