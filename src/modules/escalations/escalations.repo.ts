@@ -208,17 +208,17 @@ export function createEscalationsRepo(db: Db) {
      * The conversation to date as a ticket shows it: visitor, bot and operator messages (redacted text; internal
      * notes live elsewhere and never appear), oldest first, the last `limit` of them.
      */
-    async conversation(tenantId: string, sessionId: string, limit: number, trx: Db = db): Promise<TranscriptEntry[]> {
+    async conversation(tenantId: string, sessionId: string, limit: number, trx: Db = db): Promise<(TranscriptEntry & { id: string })[]> {
       const rows = await trx
         .selectFrom('chat_messages')
-        .select(['role', 'content', 'from_operator', 'created_at'])
+        .select(['id', 'role', 'content', 'from_operator', 'created_at'])
         .where('tenant_id', '=', tenantId)
         .where('session_id', '=', sessionId)
         .orderBy('created_at', 'desc')
         .orderBy('id', 'desc')
         .limit(limit)
         .execute()
-      return rows.reverse().map((m) => ({ role: m.from_operator ? 'operator' : m.role, content: m.content, created_at: m.created_at.toISOString() }))
+      return rows.reverse().map((m) => ({ id: m.id, role: m.from_operator ? 'operator' : m.role, content: m.content, created_at: m.created_at.toISOString() }))
     },
 
     /** The ticket's e-mail: encrypted, and its keyed hash for an exact search (1665_email_search). */

@@ -1,3 +1,4 @@
+import { AttachmentList } from '../attachments/attachments.schemas.js'
 import { Type } from '@sinclair/typebox'
 import { DateTime, Nullable, Uuid } from '../../http/schemas.js'
 
@@ -33,7 +34,13 @@ export const TicketListQuery = Type.Object({
   offset: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }),
 })
 
-const TranscriptEntry = Type.Object({ role: Type.String(), content: Type.String(), created_at: DateTime })
+const TranscriptEntry = Type.Object({
+  role: Type.String(),
+  content: Type.String(),
+  created_at: DateTime,
+  /** the files a visitor's message sent (GET /attachments/{id}); absent in a ticket's stored copy */
+  attachments: Type.Optional(AttachmentList),
+})
 
 const Identity = Type.Object({ id: Type.String(), email: Nullable(Type.String()), name: Nullable(Type.String()), plan: Nullable(Type.String()) })
 
