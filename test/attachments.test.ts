@@ -131,6 +131,22 @@ describe('a message with attachments', () => {
     expect(user.content).toContain('[image: shot-1.png]')
     expect(user.content).toContain('[image: shot-3.png]')
 
+    // the team and the visitor see them under the visitor's message: logs, the widget's history, the ticket's thread
+    const meta = (ids as string[]).map((id, i) => ({ id, name: `shot-${i + 1}.png`, content_type: 'image/png', size: expect.any(Number), kind: 'image' }))
+    const log = await owner.api.get(`/chat/logs/session/${sid}`)
+    expect(log.status, log.text).toBe(200)
+    expect(log.body.messages[0]).toMatchObject({ role: 'user', attachments: meta })
+    expect(log.body.messages[0].content).toBe('How long do refunds take? My screens show the error.')
+    expect(log.body.messages[1].attachments).toEqual([])
+    const history = await api.get(`/widget/history?bot_id=${owner.bot.public_id}&session_id=${sid}`)
+    expect(history.body.messages[0].attachments).toEqual(meta)
+    const esc = await api.post(`/widget/escalate?bot_id=${owner.bot.public_id}&session_id=${sid}`, {})
+    expect(esc.status, esc.text).toBe(200)
+    const list = await owner.api.get('/escalations')
+    const ticket = list.body.tickets.find((x: { ticket_number: string }) => x.ticket_number === esc.body.ticket_number)
+    const detail = await owner.api.get(`/escalations/${ticket.id}`)
+    expect(detail.body.transcript.find((m: { role: string }) => m.role === 'user').attachments).toEqual(meta)
+
     // sent once: the same files again are refused, as a coded error
     const again = await widgetChat(api, owner.bot.public_id, sid, { message: 'and again', attachment_ids: ids })
     expect(again.frames.at(-1)).toMatchObject({ type: 'error', code: 'attachments_unavailable' })

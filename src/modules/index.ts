@@ -109,6 +109,8 @@ export function wireModules(ctx: AppContext): Modules {
     live: live.port,
     // a person's answer that resolved a question becomes an FAQ candidate (assist is wired below; called later)
     onResolved: (tenantId, r, trx) => assist.learn(tenantId, r, trx),
+    // the files of a ticket's messages (attachments is wired below; called later)
+    attachments: { byMessages: (tenantId, ids) => attachments.port.byMessages(tenantId, ids) },
   })
   const knowledge = wireKnowledge(ctx, guards, { llmKey: tenants.service.llmKey, audit })
   // the bot's actions, which the turn offers its model as tools through the actions port
@@ -143,6 +145,7 @@ export function wireModules(ctx: AppContext): Modules {
     chat: chat.service,
     live: live.widget,
     languages: languages.languages,
+    attachments: attachments.port,
   })
   // the knowledge changing: its profile, and an automatic evaluation run (evals is wired below; called later)
   const documents = wireDocuments(ctx, guards, {

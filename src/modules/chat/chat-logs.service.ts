@@ -1,3 +1,4 @@
+import type { AttachmentsPort } from '../attachments/attachments.port.js'
 import { sessionSearch } from './session-search.js'
 import type { PrivacyRepo } from '../tenants/privacy/privacy.repo.js'
 import type { Db } from '../../db/client.js'
@@ -37,6 +38,8 @@ export function createChatLogsService(deps: {
   onIdealAnswer?: (tenantId: string, draft: { question: string; answer: string }, trx: Db) => Promise<number>
   /** the actions module: the calls a conversation made, for its transcript */
   actions?: Pick<ActionsPort, 'sessionCalls'>
+  /** the attachments module: the files each message sent */
+  attachments?: Pick<AttachmentsPort, 'byMessages'>
 }) {
   const { db, clock, cipher, repo, privacy } = deps
 
@@ -113,7 +116,15 @@ export function createChatLogsService(deps: {
       const byId = new Map(docs.map((d) => [d.id, { id: d.id, title: d.title ?? d.filename, url: d.source_url }]))
       const shown: (Record<string, number> | null)[] = []
       const optional = rows.some((m) => m.from_operator) ? await privacy.optionalTypes(tenantId) : []
-      const callsOf = await actionCallsByMessage(tenantId, sessionId, rows)
+      const [callsOf, files] = await Promise.all([
+        actionCallsByMessage(tenantId, sessionId, rows),
+        deps.attachments
+          ? deps.attachments.byMessages(
+              tenantId,
+              rows.filter((m) => m.role === 'user').map((m) => m.id),
+            )
+          : new Map(),
+      ])
       const messages = rows.map((m) => {
         // an operator's message is stored as sent to the visitor; this view redacts it as it does the visitor's text
         const operator = m.from_operator ? redactOperatorText(m.content, optional) : null
@@ -140,6 +151,7 @@ export function createChatLogsService(deps: {
           debug: m.debug ?? null,
           action_calls: callsOf.get(m.id) ?? [],
           ...(m.from_operator ? { mailed_at: m.mailed_at ? new Date(m.mailed_at).toISOString() : null } : {}),
+          attachments: files.get(m.id) ?? [],
         }
       })
       if (shown.length) {

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { DateTime, Nullable, Uuid } from '../../http/schemas.js'
-import { AttachmentIds } from '../attachments/attachments.schemas.js'
+import { AttachmentIds, AttachmentList } from '../attachments/attachments.schemas.js'
 
 /** Who answers a conversation (live conversation): chat_ended is owner != bot, for clients written before it. */
 export const Owner = Type.Union([Type.Literal('bot'), Type.Literal('queue'), Type.Literal('human'), Type.Literal('closed')])
@@ -155,6 +155,8 @@ export const ChatMessageLogItem = Type.Object({
   action_calls: Type.Array(TranscriptActionCall),
   /** an operator's message: when its mail left for the visitor (an e-mail ticket's at once; null: not mailed) */
   mailed_at: Type.Optional(Nullable(DateTime)),
+  /** The files the visitor sent with this message (GET /attachments/{id}). */
+  attachments: AttachmentList,
 })
 export const ChatMessageLogResponse = Type.Object({ session_id: Uuid, messages: Type.Array(ChatMessageLogItem) })
 

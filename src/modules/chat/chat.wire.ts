@@ -124,6 +124,7 @@ export function wireChat(
     audit: deps.audit,
     events: deps.events,
     actions: deps.actions,
+    attachments: deps.attachments,
   })
   const idempotency = createIdempotency({ db, redis: ctx.redis, prefix: config.REDIS_PREFIX, clock, waitMs: config.IDEMPOTENCY_WAIT_MS, log })
   return {

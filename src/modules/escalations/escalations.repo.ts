@@ -214,11 +214,11 @@ export function createEscalationsRepo(db: Db) {
      * notes live elsewhere and never appear), oldest first, the last `limit` of them.
      */
     /** The conversation's newest messages; an operator's carries when its mail left (null: not mailed, or not yet). */
-    async conversation(tenantId: string, sessionId: string, limit: number, trx: Db = db): Promise<(TranscriptEntry & { mailed_at?: string | null })[]> {
+    async conversation(tenantId: string, sessionId: string, limit: number, trx: Db = db): Promise<(TranscriptEntry & { id: string; mailed_at?: string | null })[]> {
       const rows = await trx
         .selectFrom('chat_messages as m')
         .leftJoin('operator_replies as r', (j) => j.onRef('r.message_id', '=', 'm.id').on('r.tenant_id', '=', tenantId).on('r.mail_status', '=', 'sent'))
-        .select(['m.role', 'm.content', 'm.from_operator', 'm.created_at', 'r.decided_at as mailed_at'])
+        .select(['m.id', 'm.role', 'm.content', 'm.from_operator', 'm.created_at', 'r.decided_at as mailed_at'])
         .where('m.tenant_id', '=', tenantId)
         .where('m.session_id', '=', sessionId)
         .orderBy('m.created_at', 'desc')
@@ -226,6 +226,7 @@ export function createEscalationsRepo(db: Db) {
         .limit(limit)
         .execute()
       return rows.reverse().map((m) => ({
+        id: m.id,
         role: m.from_operator ? 'operator' : m.role,
         content: m.content,
         created_at: m.created_at.toISOString(),

@@ -1,3 +1,4 @@
+import { AttachmentList } from '../attachments/attachments.schemas.js'
 import { Type } from '@sinclair/typebox'
 import { DateTime, Nullable, Uuid } from '../../http/schemas.js'
 
@@ -39,6 +40,8 @@ const TranscriptEntry = Type.Object({
   created_at: DateTime,
   /** an operator's message: when its mail left for the visitor's inbox (null: not mailed, e.g. read in the chat) */
   mailed_at: Type.Optional(Nullable(DateTime)),
+  /** the files a visitor's message sent (GET /attachments/{id}); absent in a ticket's stored copy */
+  attachments: Type.Optional(AttachmentList),
 })
 
 const Identity = Type.Object({ id: Type.String(), email: Nullable(Type.String()), name: Nullable(Type.String()), plan: Nullable(Type.String()) })

@@ -31,6 +31,8 @@ export function wireEscalations(
     /** The live conversation: a hand-off, an assignment and a resolution move who answers the visitor. */
     live: LivePort
     onResolved?: Parameters<typeof createEscalationsService>[0]['onResolved']
+    /** the files of the visitor's messages, in a ticket's thread */
+    attachments?: Parameters<typeof createEscalationsService>[0]['attachments']
   },
 ) {
   const { config, db, clock, cipher, queue } = ctx
@@ -63,6 +65,7 @@ export function wireEscalations(
     audit: deps.audit,
     live: deps.live,
     onResolved: deps.onResolved,
+    attachments: deps.attachments,
   })
   return {
     service: escalations,

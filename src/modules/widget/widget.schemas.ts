@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { Nullable, Uuid } from '../../http/schemas.js'
-import { AttachmentIds } from '../attachments/attachments.schemas.js'
+import { AttachmentIds, AttachmentList } from '../attachments/attachments.schemas.js'
 import { LINK_SAFETY_KEYS, UI_KEYS } from './widget.i18n.js'
 
 /** A bot public id as the widget sends it; anything else cannot name a bot, so it is a plain 404 later. */
@@ -62,6 +62,8 @@ export const HistoryResponse = Type.Object({
       from_operator: Type.Boolean(),
       author_name: Nullable(Type.String()),
       sources: Type.Array(SourceLink),
+      /** the files the visitor sent with the message (GET /widget/attachments/{id}) */
+      attachments: AttachmentList,
     }),
   ),
   chat_ended: Type.Boolean(),

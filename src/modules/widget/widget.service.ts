@@ -1,3 +1,4 @@
+import type { AttachmentsPort } from '../attachments/attachments.port.js'
 import type { Static } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Clock } from '../../lib/clock.js'
@@ -81,6 +82,8 @@ export function createWidgetService(deps: {
   live?: WidgetLivePort
   /** the workspace's languages (#40): the widget's language menu offers its answer languages */
   languages?: Pick<LanguagesPort, 'settingsFor'>
+  /** the files the visitor sent, listed under their messages in the history */
+  attachments?: Pick<AttachmentsPort, 'byMessages'>
 }) {
   const { clock, bots, tenants, chat, repo } = deps
 
@@ -196,6 +199,12 @@ export function createWidgetService(deps: {
     async history(bot: BotRow, sessionId: string) {
       await botSession(bot, sessionId)
       const [h, sources] = await Promise.all([chat.history(bot.tenant_id, sessionId), repo.messageSources(bot.tenant_id, sessionId)])
+      const files = deps.attachments
+        ? await deps.attachments.byMessages(
+            bot.tenant_id,
+            h.messages.filter((m) => m.role === 'user').map((m) => m.id),
+          )
+        : new Map()
       return {
         session_id: sessionId,
         messages: h.messages.map((m) => ({
@@ -206,6 +215,7 @@ export function createWidgetService(deps: {
           from_operator: m.from_operator ?? false,
           author_name: m.author_name ?? null,
           sources: sources.get(m.id) ?? [],
+          attachments: files.get(m.id) ?? [],
         })),
         chat_ended: h.chat_ended,
         ticket_number: h.ticket_number ?? null,

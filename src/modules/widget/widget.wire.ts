@@ -12,7 +12,7 @@ type WidgetDeps = Parameters<typeof createWidgetService>[0]
  * The public widget endpoints (bot public id, no credentials) over the chat service, and the per-bot CORS
  * decision the app applies to them. The repository is the caller's (the tenants module counts sessions).
  */
-export function wireWidget(ctx: AppContext, deps: { repo: WidgetRepo } & Pick<WidgetDeps, 'bots' | 'tenants' | 'chat' | 'live' | 'languages'>) {
+export function wireWidget(ctx: AppContext, deps: { repo: WidgetRepo } & Pick<WidgetDeps, 'bots' | 'tenants' | 'chat' | 'live' | 'languages' | 'attachments'>) {
   const { config } = ctx
   const service = createWidgetService({ clock: ctx.clock, ...deps })
   const access = createWidgetAccess(service.findBot)
