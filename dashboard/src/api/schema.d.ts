@@ -9544,6 +9544,7 @@ export interface operations {
                                 /** Format: date-time */
                                 created_at: string;
                             }[];
+                            mailed_at?: string | null;
                         }[];
                     };
                 };
@@ -10061,6 +10062,7 @@ export interface operations {
                                 content: string;
                                 /** Format: date-time */
                                 created_at: string;
+                                mailed_at?: string | null;
                             }[];
                             user_note: string | null;
                             user_email: string | null;
@@ -10099,6 +10101,8 @@ export interface operations {
                             assignee_name: string | null;
                             unread_count: number;
                             visitor_gone: boolean;
+                            channel: "widget" | "api" | "email";
+                            subject: string | null;
                             notes?: {
                                 /** Format: uuid */
                                 id: string;
@@ -10107,6 +10111,7 @@ export interface operations {
                                 /** Format: date-time */
                                 created_at: string;
                             }[];
+                            reply_mailed_at?: string | null;
                         }[];
                         total: number;
                     };
@@ -10213,6 +10218,7 @@ export interface operations {
                             content: string;
                             /** Format: date-time */
                             created_at: string;
+                            mailed_at?: string | null;
                         }[];
                         user_note: string | null;
                         user_email: string | null;
@@ -10251,6 +10257,8 @@ export interface operations {
                         assignee_name: string | null;
                         unread_count: number;
                         visitor_gone: boolean;
+                        channel: "widget" | "api" | "email";
+                        subject: string | null;
                         notes?: {
                             /** Format: uuid */
                             id: string;
@@ -10259,6 +10267,7 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                         }[];
+                        reply_mailed_at?: string | null;
                     };
                 };
             };
@@ -10368,6 +10377,7 @@ export interface operations {
                             content: string;
                             /** Format: date-time */
                             created_at: string;
+                            mailed_at?: string | null;
                         }[];
                         user_note: string | null;
                         user_email: string | null;
@@ -10406,6 +10416,8 @@ export interface operations {
                         assignee_name: string | null;
                         unread_count: number;
                         visitor_gone: boolean;
+                        channel: "widget" | "api" | "email";
+                        subject: string | null;
                         notes?: {
                             /** Format: uuid */
                             id: string;
@@ -10414,6 +10426,7 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                         }[];
+                        reply_mailed_at?: string | null;
                     };
                 };
             };
@@ -10522,6 +10535,7 @@ export interface operations {
                             content: string;
                             /** Format: date-time */
                             created_at: string;
+                            mailed_at?: string | null;
                         }[];
                         user_note: string | null;
                         user_email: string | null;
@@ -10560,6 +10574,8 @@ export interface operations {
                         assignee_name: string | null;
                         unread_count: number;
                         visitor_gone: boolean;
+                        channel: "widget" | "api" | "email";
+                        subject: string | null;
                         notes?: {
                             /** Format: uuid */
                             id: string;
@@ -10568,6 +10584,7 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                         }[];
+                        reply_mailed_at?: string | null;
                     };
                 };
             };
@@ -10868,6 +10885,7 @@ export interface operations {
                         content: string;
                         /** Format: date-time */
                         created_at: string;
+                        mailed_at?: string | null;
                         original?: string;
                         language?: string;
                     };
@@ -10988,6 +11006,7 @@ export interface operations {
                             content: string;
                             /** Format: date-time */
                             created_at: string;
+                            mailed_at?: string | null;
                         }[];
                         user_note: string | null;
                         user_email: string | null;
@@ -11026,6 +11045,8 @@ export interface operations {
                         assignee_name: string | null;
                         unread_count: number;
                         visitor_gone: boolean;
+                        channel: "widget" | "api" | "email";
+                        subject: string | null;
                         notes?: {
                             /** Format: uuid */
                             id: string;
@@ -11034,6 +11055,7 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                         }[];
+                        reply_mailed_at?: string | null;
                     };
                 };
             };
@@ -11152,6 +11174,7 @@ export interface operations {
                             content: string;
                             /** Format: date-time */
                             created_at: string;
+                            mailed_at?: string | null;
                         }[];
                         user_note: string | null;
                         user_email: string | null;
@@ -11190,6 +11213,8 @@ export interface operations {
                         assignee_name: string | null;
                         unread_count: number;
                         visitor_gone: boolean;
+                        channel: "widget" | "api" | "email";
+                        subject: string | null;
                         notes?: {
                             /** Format: uuid */
                             id: string;
@@ -11198,6 +11223,7 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                         }[];
+                        reply_mailed_at?: string | null;
                     };
                 };
             };
