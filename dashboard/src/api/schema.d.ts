@@ -9990,6 +9990,7 @@ export interface operations {
                                 /** Format: date-time */
                                 created_at: string;
                             }[];
+                            mailed_at?: string | null;
                         }[];
                     };
                 };
@@ -10507,6 +10508,7 @@ export interface operations {
                                 content: string;
                                 /** Format: date-time */
                                 created_at: string;
+                                mailed_at?: string | null;
                             }[];
                             user_note: string | null;
                             user_email: string | null;
@@ -10545,6 +10547,8 @@ export interface operations {
                             assignee_name: string | null;
                             unread_count: number;
                             visitor_gone: boolean;
+                            channel: "widget" | "api" | "email";
+                            subject: string | null;
                             notes?: {
                                 /** Format: uuid */
                                 id: string;
@@ -10553,6 +10557,7 @@ export interface operations {
                                 /** Format: date-time */
                                 created_at: string;
                             }[];
+                            reply_mailed_at?: string | null;
                         }[];
                         total: number;
                     };
@@ -10659,6 +10664,7 @@ export interface operations {
                             content: string;
                             /** Format: date-time */
                             created_at: string;
+                            mailed_at?: string | null;
                         }[];
                         user_note: string | null;
                         user_email: string | null;
@@ -10697,6 +10703,8 @@ export interface operations {
                         assignee_name: string | null;
                         unread_count: number;
                         visitor_gone: boolean;
+                        channel: "widget" | "api" | "email";
+                        subject: string | null;
                         notes?: {
                             /** Format: uuid */
                             id: string;
@@ -10705,6 +10713,7 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                         }[];
+                        reply_mailed_at?: string | null;
                     };
                 };
             };
@@ -10814,6 +10823,7 @@ export interface operations {
                             content: string;
                             /** Format: date-time */
                             created_at: string;
+                            mailed_at?: string | null;
                         }[];
                         user_note: string | null;
                         user_email: string | null;
@@ -10852,6 +10862,8 @@ export interface operations {
                         assignee_name: string | null;
                         unread_count: number;
                         visitor_gone: boolean;
+                        channel: "widget" | "api" | "email";
+                        subject: string | null;
                         notes?: {
                             /** Format: uuid */
                             id: string;
@@ -10860,6 +10872,7 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                         }[];
+                        reply_mailed_at?: string | null;
                     };
                 };
             };
@@ -10968,6 +10981,7 @@ export interface operations {
                             content: string;
                             /** Format: date-time */
                             created_at: string;
+                            mailed_at?: string | null;
                         }[];
                         user_note: string | null;
                         user_email: string | null;
@@ -11006,6 +11020,8 @@ export interface operations {
                         assignee_name: string | null;
                         unread_count: number;
                         visitor_gone: boolean;
+                        channel: "widget" | "api" | "email";
+                        subject: string | null;
                         notes?: {
                             /** Format: uuid */
                             id: string;
@@ -11014,6 +11030,7 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                         }[];
+                        reply_mailed_at?: string | null;
                     };
                 };
             };
@@ -11314,6 +11331,7 @@ export interface operations {
                         content: string;
                         /** Format: date-time */
                         created_at: string;
+                        mailed_at?: string | null;
                         original?: string;
                         language?: string;
                     };
@@ -11434,6 +11452,7 @@ export interface operations {
                             content: string;
                             /** Format: date-time */
                             created_at: string;
+                            mailed_at?: string | null;
                         }[];
                         user_note: string | null;
                         user_email: string | null;
@@ -11472,6 +11491,8 @@ export interface operations {
                         assignee_name: string | null;
                         unread_count: number;
                         visitor_gone: boolean;
+                        channel: "widget" | "api" | "email";
+                        subject: string | null;
                         notes?: {
                             /** Format: uuid */
                             id: string;
@@ -11480,6 +11501,7 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                         }[];
+                        reply_mailed_at?: string | null;
                     };
                 };
             };
@@ -11598,6 +11620,7 @@ export interface operations {
                             content: string;
                             /** Format: date-time */
                             created_at: string;
+                            mailed_at?: string | null;
                         }[];
                         user_note: string | null;
                         user_email: string | null;
@@ -11636,6 +11659,8 @@ export interface operations {
                         assignee_name: string | null;
                         unread_count: number;
                         visitor_gone: boolean;
+                        channel: "widget" | "api" | "email";
+                        subject: string | null;
                         notes?: {
                             /** Format: uuid */
                             id: string;
@@ -11644,6 +11669,7 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                         }[];
+                        reply_mailed_at?: string | null;
                     };
                 };
             };

@@ -11,7 +11,7 @@ import { SessionActionCalls } from './action-calls'
 import { Assignment } from './ticket-assignee'
 import { MakeTestFromSession } from './eval-from-session'
 import { LanguageBadge } from '../ui/language-badge'
-import { LiveChat, OwnerBadge } from './ticket-live'
+import { LiveChat, OwnerBadge, withoutSubject } from './ticket-live'
 import { Thread, type ThreadLine } from './ticket-thread'
 
 /** A ticket without a conversation (a server-to-server hand-off): the transcript it came with and the notes, as one thread. */
@@ -83,6 +83,44 @@ function VisitorFacts({ t }: { t: Ticket }) {
             </>
           )}
         </dl>
+      )}
+    </div>
+  )
+}
+
+/** "12.3 KB": an attachment's size in words a person reads. */
+export function fileSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`
+}
+
+/** An e-mail ticket's attachments, by name and size, from the mails of its thread (GET /escalations/{id}/email). */
+function MailAttachments({ t }: { t: Ticket }) {
+  const q = useQuery({
+    queryKey: ['ticket-email', t.id],
+    enabled: t.channel === 'email',
+    queryFn: () => call(api.GET('/escalations/{id}/email', { params: { path: { id: t.id } } })),
+  })
+  if (t.channel !== 'email') return null
+  const files = (q.data?.messages ?? []).flatMap((m) => m.attachments.map((a, i) => ({ ...a, key: `${m.id}-${i}` })))
+  return (
+    <div className="card">
+      <h2>Attachments</h2>
+      {q.isError ? (
+        <ErrorBox error={q.error} retry={() => q.refetch()} />
+      ) : q.isPending ? (
+        <p className="muted">Loading…</p>
+      ) : files.length === 0 ? (
+        <p className="muted">The customer's mails carried no attachments.</p>
+      ) : (
+        <ul className="attachments" aria-label="Attachments">
+          {files.map((f) => (
+            <li key={f.key}>
+              {f.name} <span className="muted">({fileSize(f.size)})</span>
+            </li>
+          ))}
+        </ul>
       )}
     </div>
   )
@@ -238,7 +276,7 @@ export default function TicketDetail({ params }: { params: Record<string, string
   return (
     <>
       {back}
-      <PageHeader title={`Ticket ${t.ticket_number}`}>
+      <PageHeader title={t.subject ? t.subject : `Ticket ${t.ticket_number}`}>
         {hasOriginal && (
           <Button
             variant="danger"
@@ -251,6 +289,8 @@ export default function TicketDetail({ params }: { params: Record<string, string
       </PageHeader>
       <ErrorBox error={delOriginal.error} />
       <div className="row ticket-badges">
+        {t.subject && <Badge>{t.ticket_number}</Badge>}
+        {t.channel === 'email' && <Badge tone="info">E-mail</Badge>}
         <StatusBadge ticket={t} />
         {isReopened(t) && <Badge tone="warn">Reopened</Badge>}
         <PriorityBadge priority={t.priority} />
@@ -264,7 +304,7 @@ export default function TicketDetail({ params }: { params: Record<string, string
         <div>
           <div className="card">
             <h2>Question</h2>
-            <p className="msg-text">{original && t.primary_question_original ? t.primary_question_original : t.primary_question}</p>
+            <p className="msg-text">{original && t.primary_question_original ? t.primary_question_original : withoutSubject(t.primary_question, t.subject)}</p>
             {hasOriginal && (
               <Check
                 label="Show original"
@@ -306,6 +346,7 @@ export default function TicketDetail({ params }: { params: Record<string, string
         <div>
           <Assignment t={t} />
           <VisitorFacts t={t} />
+          <MailAttachments t={t} />
           <Evidence t={t} />
         </div>
       </div>

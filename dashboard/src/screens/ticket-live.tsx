@@ -7,7 +7,7 @@ import { useTeamEvents } from '../ui/team-events'
 import { useToast, useToastDismiss } from '../ui/toast'
 import { AssistSummary, SuggestReply } from './ticket-assist'
 import { useReplyPicker } from './ticket-reply-picker'
-import { Thread, type ThreadLine } from './ticket-thread'
+import { clockTime, Thread, type ThreadLine } from './ticket-thread'
 
 type Owner = Ticket['owner']
 
@@ -56,6 +56,8 @@ function useTypingSignal(ticketId: string) {
  */
 export function LiveChat({ t }: { t: Ticket }) {
   const sid = t.session_id
+  // an e-mail customer has no chat: a reply is mailed at once (#52)
+  const byEmail = t.channel === 'email' && Boolean(t.user_email)
   const qc = useQueryClient()
   const toast = useToast()
   const [lines, setLines] = useState<LiveLine[]>([])
@@ -110,7 +112,7 @@ export function LiveChat({ t }: { t: Ticket }) {
 
   // the whole conversation and the team's notes (the ticket carries them); Thread puts them in time order
   const earlier: LiveLine[] = [
-    ...(log.data?.messages ?? []).map((m) => ({
+    ...(log.data?.messages ?? []).map((m, i) => ({
       id: m.id,
       role: m.role,
       content: m.content,
@@ -118,6 +120,9 @@ export function LiveChat({ t }: { t: Ticket }) {
       from_operator: m.from_operator,
       author_name: m.author_name,
       internal: false,
+      mailed_at: m.mailed_at ?? null,
+      // an e-mail's subject is the ticket's title: not repeated at the head of the first mail
+      ...(i === 0 && m.role === 'user' ? { content: withoutSubject(m.content, t.subject) } : {}),
     })),
     ...(t.notes ?? []).map((n) => ({ ...n, role: 'assistant', from_operator: true, internal: true })),
   ]
@@ -141,14 +146,21 @@ export function LiveChat({ t }: { t: Ticket }) {
       setText('')
       setSuggestionId(null)
       add({ ...m, internal: m.internal })
+      if (m.mailed_at && byEmail) toast(`Mailed to ${t.user_email} at ${clockTime(m.mailed_at)}`, 'ok')
     },
   })
   const resolve = useMutation({
     mutationFn: () => call(api.POST('/escalations/{ticket_id}/resolve', { params: { path: { ticket_id: t.id } }, body: { resolution_text: text.trim() } })),
-    onSuccess: async () => {
+    onSuccess: async (r) => {
       typing.stop()
       setText('')
-      toast(`${t.ticket_number} resolved; the reply is in the visitor's chat`, 'ok', `resolved:${t.id}`)
+      toast(
+        r.reply_mailed_at
+          ? `${t.ticket_number} resolved; the reply was mailed to ${t.user_email} at ${clockTime(r.reply_mailed_at)}`
+          : `${t.ticket_number} resolved; the reply is in the visitor's chat`,
+        'ok',
+        `resolved:${t.id}`,
+      )
       await qc.invalidateQueries({ queryKey: ['ticket', t.id] })
       void qc.invalidateQueries({ queryKey: ['ticket-live', sid] })
       void qc.invalidateQueries({ queryKey: ['tickets'] })
@@ -202,11 +214,13 @@ export function LiveChat({ t }: { t: Ticket }) {
           <TextArea
             ref={area}
             {...picker.areaProps}
-            label={internal ? 'Note for your team' : 'Reply to the visitor'}
+            label={internal ? 'Note for your team' : byEmail ? `Reply by e-mail to ${t.user_email}` : 'Reply to the visitor'}
             hint={
               internal
                 ? 'Only your team sees this; it stays with the ticket.'
-                : 'Appears in the visitor’s chat at once, and is mailed to them if they do not read it there. Type / for a saved reply; Ctrl+Enter sends.'
+                : byEmail
+                  ? 'Mailed at once in the customer’s thread, as you write it, signed with your name and the bot’s signature. Type / for a saved reply; Ctrl+Enter sends.'
+                  : 'Appears in the visitor’s chat at once, and is mailed to them if they do not read it there. Type / for a saved reply; Ctrl+Enter sends.'
             }
             maxLength={8000}
             rows={3}
@@ -297,4 +311,12 @@ function languageLabel(code: string): string {
   } catch {
     return code
   }
+}
+
+/** An e-mail's first message is its subject and body (the bot reads both); the ticket shows the subject as its title. */
+export function withoutSubject(content: string, subject: string | null | undefined): string {
+  const s = subject?.trim()
+  if (!s || !content.startsWith(s)) return content
+  const rest = content.slice(s.length).replace(/^\n+/, '')
+  return rest || content
 }

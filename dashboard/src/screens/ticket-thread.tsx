@@ -10,7 +10,12 @@ export interface ThreadLine {
   from_operator: boolean
   author_name: string | null
   internal: boolean
+  /** an operator's message: when its mail left for the visitor (null: not mailed) */
+  mailed_at?: string | null
 }
+
+/** "14:05:09": when a reply was mailed, to the second (a relative "now" says too little in a toast). */
+export const clockTime = (at: string) => new Date(at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' })
 
 const WHO: Record<string, string> = { user: 'Visitor', assistant: 'Bot', operator: 'Operator', system: 'System' }
 
@@ -26,6 +31,11 @@ function Line({ m }: { m: ThreadLine }) {
       </div>
       {/* Visitor and model text is shown as plain text only, never as HTML. */}
       <div className="msg-text">{m.content}</div>
+      {m.from_operator && !m.internal && m.mailed_at && (
+        <div className="msg-meta msg-mailed">
+          mailed at <time dateTime={m.mailed_at}>{clockTime(m.mailed_at)}</time>
+        </div>
+      )}
     </li>
   )
 }

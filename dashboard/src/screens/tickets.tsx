@@ -10,7 +10,7 @@ import { useMembers } from '../ui/team'
 import { MyDisplayName } from './my-name'
 import { AssigneeName, AssignmentMailPref } from './ticket-assignee'
 import { LanguageBadge } from '../ui/language-badge'
-import { OwnerBadge, useTeamEvents } from './ticket-live'
+import { OwnerBadge, useTeamEvents, withoutSubject } from './ticket-live'
 
 type StatusFilter = 'needs' | 'open' | 'in_progress' | 'resolved' | 'all'
 type PriorityFilter = 'all' | Ticket['priority']
@@ -197,6 +197,7 @@ export default function Tickets() {
                   <tr key={t.id}>
                     <td>
                       <Link href={`/tickets/${t.id}`}>{t.ticket_number}</Link> <LanguageBadge language={t.language} />
+                      {t.channel === 'email' && <Badge tone="info">E-mail</Badge>}
                       {t.unread_count > 0 && (
                         <span className="unread">
                           <Badge tone="warn">
@@ -216,14 +217,15 @@ export default function Tickets() {
                     </td>
                     <td>{TRIGGER_WORDS[t.trigger] ?? t.trigger}</td>
                     <td className="cell-clip" title={t.user_note ?? t.primary_question}>
-                      {/* what the visitor left at the hand-off says more than the earlier question to the bot */}
+                      {/* an e-mail's subject is its title; what the visitor left at the hand-off says more than the earlier question to the bot */}
+                      {t.subject && <strong className="ticket-subject">{t.subject} </strong>}
                       {t.user_note ? (
                         <>
                           <span className="queue-note-label">Note: </span>
                           {t.user_note}
                         </>
                       ) : (
-                        t.primary_question
+                        withoutSubject(t.primary_question, t.subject)
                       )}
                     </td>
                     <td>

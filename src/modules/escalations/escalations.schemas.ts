@@ -116,7 +116,12 @@ export const EscalationTicket = Type.Object({
   reply_mailed_at: Type.Optional(Nullable(DateTime)),
 })
 
-export const EscalationList = Type.Object({ tickets: Type.Array(EscalationTicket), total: Type.Integer() })
+export const EscalationList = Type.Object({
+  tickets: Type.Array(EscalationTicket),
+  total: Type.Integer(),
+  /** with needs_person: how many of `total` are conversations whose visitor left (the rest are still waiting) */
+  visitor_gone_total: Type.Optional(Type.Integer()),
+})
 
 export const AssignRequest = Type.Object(
   { assignee_user_id: Nullable(Uuid) },

@@ -218,8 +218,14 @@ export function createEscalationsService(deps: {
         q: q.q,
         ...(email ? { emailHash: cipher.emailHash(email) } : {}),
       }
-      const [rows, total] = await Promise.all([repo.list(tenantId, { ...filter, limit: q.limit, offset: q.offset }), repo.count(tenantId, filter)])
-      return { tickets: await presentAll(tenantId, rows, { includeOriginal: q.includeOriginal, viewer }), total }
+      const [rows, total, gone] = await Promise.all([
+        repo.list(tenantId, { ...filter, limit: q.limit, offset: q.offset }),
+        repo.count(tenantId, filter),
+        // the default view's one count, with its difference named (#52): how many of those need a person have left
+        q.needsPerson ? repo.count(tenantId, { ...filter, visitorGone: true }) : undefined,
+      ])
+      const tickets = await presentAll(tenantId, rows, { includeOriginal: q.includeOriginal, viewer })
+      return { tickets, total, ...(gone === undefined ? {} : { visitor_gone_total: gone }) }
     },
 
     /** The ticket; an operator opening an open ticket moves it to in_progress. */

@@ -16,6 +16,8 @@ export interface TicketFilter {
    * (returned to the bot, unassigned), and not in a closed conversation. Gone visitors sort last.
    */
   needsPerson?: boolean
+  /** Only tickets whose visitor left (true) or is still there (false). */
+  visitorGone?: boolean
   /** The search box: a ticket number or a visitor's e-mail exactly, or the words of the question, the note and the transcript. */
   q?: string
   /** With `q` an e-mail address: its keyed hash (Cipher.emailHash), matched on the ticket and on its session. */
@@ -46,11 +48,19 @@ export function applyTicketFilter<Q extends SelectQueryBuilder<Database & { t: D
         AND NOT EXISTS (SELECT 1 FROM chat_sessions cs WHERE cs.tenant_id = t.tenant_id AND cs.id = t.session_id AND cs.owner = 'closed')`,
     ) as Q
   }
+  if (f.visitorGone !== undefined) q = q.where('t.visitor_gone', '=', f.visitorGone) as Q
   if (f.q !== undefined) {
     const s = ticketSearch(f.q)
     const byNumber = s.number ? sql<boolean>`t.ticket_number = ${s.number}` : sql<boolean>`false`
     // an address is found exactly, never by its parts ("someone", "example", "com") in other tickets' words
-    const byWords = s.tsquery && !f.emailHash ? sql<boolean>`${TICKET_TSV} @@ to_tsquery('simple'::regconfig, ${s.tsquery})` : sql<boolean>`false`
+    // the whole conversation (#52): the copy taken at the hand-off, and every message of the session since (what the
+    // visitor wrote to the team), through the messages' own full-text index (1665_email_search)
+    const byWords =
+      s.tsquery && !f.emailHash
+        ? sql<boolean>`(${TICKET_TSV} @@ to_tsquery('simple'::regconfig, ${s.tsquery}) OR EXISTS (SELECT 1 FROM chat_messages sm
+            WHERE sm.tenant_id = t.tenant_id AND sm.session_id = t.session_id
+              AND to_tsvector('simple'::regconfig, sm.content) @@ to_tsquery('simple'::regconfig, ${s.tsquery})))`
+        : sql<boolean>`false`
     const byEmail = f.emailHash
       ? sql<boolean>`(t.user_email_hash = ${f.emailHash} OR EXISTS (SELECT 1 FROM chat_sessions es
           WHERE es.tenant_id = t.tenant_id AND es.id = t.session_id AND es.visitor_email_hash = ${f.emailHash}))`
