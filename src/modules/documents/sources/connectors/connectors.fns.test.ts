@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { parseConnectorConfig } from './config.js'
-import { inDocsFolder, nextLink, rateLimitWait, secretHint, shortListing } from './connectors.fns.js'
+import { inDocsFolder, nextLink, rateLimitWait, secretHint, shortListing, trimSlashes, trimTrailingSlashes } from './connectors.fns.js'
 import { webBase } from './github.js'
 
 const now = Date.parse('2026-01-01T00:00:00Z')
@@ -102,5 +102,17 @@ describe('parseConnectorConfig', () => {
     expect(ic).toEqual({ settings: { base_url: 'https://api.intercom.io' }, secret: 'tok-123456' })
     const gh = parseConnectorConfig('github', { repo: 'acme/docs', path: '/docs/' }, false)
     expect(gh).toEqual({ settings: { base_url: 'https://api.github.com', repo: 'acme/docs', ref: null, path: 'docs' }, secret: null })
+  })
+})
+
+describe('slashes trimmed by scans', () => {
+  it('trims the ends only, and a long run of slashes in the middle stays fast', () => {
+    expect(trimTrailingSlashes('https://acme.zendesk.com///')).toBe('https://acme.zendesk.com')
+    expect(trimSlashes('//docs/guides/')).toBe('docs/guides')
+    expect(trimSlashes('///')).toBe('')
+    const hostile = `${'/'.repeat(200_000)}x`
+    const started = performance.now()
+    expect(trimTrailingSlashes(hostile)).toBe(hostile)
+    expect(performance.now() - started).toBeLessThan(50)
   })
 })
