@@ -9395,6 +9395,7 @@ export interface operations {
                             session_id: string;
                             bot_public_id: string;
                             channel: "widget" | "api" | "email";
+                            subject?: string | null;
                             mode: string;
                             message_count: number;
                             last_question: string | null;
@@ -10114,6 +10115,7 @@ export interface operations {
                             reply_mailed_at?: string | null;
                         }[];
                         total: number;
+                        visitor_gone_total?: number;
                     };
                 };
             };
