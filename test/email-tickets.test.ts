@@ -50,6 +50,10 @@ describe("an agent's reply on an e-mail ticket", () => {
     const from = uniqueEmail('jane')
     const { ticket, inbound } = await emailTicket(owner, from)
     const first = t.smtp.to(from).length
+    // tickets and sessions carry the channel and the subject
+    expect(ticket).toMatchObject({ channel: 'email', subject: SUBJECT })
+    const sessions = await owner.api.get('/chat/sessions')
+    expect(sessions.body.sessions.find((x: any) => x.session_id === ticket.session_id)).toMatchObject({ channel: 'email', subject: SUBJECT })
 
     const clicked = Date.now()
     const sent = await owner.api.post(`/escalations/${ticket.id}/messages`, { content: 'Hi Jane,\n\nthe limit is 50 MB a file.' })
@@ -109,6 +113,8 @@ describe("an agent's reply on an e-mail ticket", () => {
     const sent = await owner.api.post(`/escalations/${h.ticket.id}/messages`, { content: 'Looking into it.' })
     expect(sent.status).toBe(201)
     expect(sent.body.mailed_at).toBeNull()
+    expect(h.ticket).toBeTruthy()
+    expect((await owner.api.get(`/escalations/${h.ticket.id}`)).body).toMatchObject({ channel: 'widget', subject: null })
     const replies = await t.ctx.db.selectFrom('operator_replies').select(['mail_status', 'due_at', 'created_at']).where('ticket_id', '=', h.ticket.id).execute()
     expect(replies).toHaveLength(1)
     expect(replies[0]!.mail_status).toBe('pending')

@@ -9841,6 +9841,7 @@ export interface operations {
                             session_id: string;
                             bot_public_id: string;
                             channel: "widget" | "api" | "email";
+                            subject?: string | null;
                             mode: string;
                             message_count: number;
                             last_question: string | null;
@@ -10560,6 +10561,7 @@ export interface operations {
                             reply_mailed_at?: string | null;
                         }[];
                         total: number;
+                        visitor_gone_total?: number;
                     };
                 };
             };

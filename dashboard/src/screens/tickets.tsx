@@ -5,7 +5,7 @@ import { api, call } from '../api/client'
 import type { Ticket } from '../api/types'
 import { Badge, Button, Empty, ErrorBox, Field, Loading, PageHeader, Pager, Select, When } from '../ui/kit'
 import { isReopened, PriorityBadge, StatusBadge, TRIGGER_WORDS, Visitor } from '../ui/ops'
-import { AlertPrefsForm, useNeedsPersonCount } from '../ui/inbox-alerts'
+import { AlertPrefsForm, needsWords, useNeedsPersonCount } from '../ui/inbox-alerts'
 import { useMembers } from '../ui/team'
 import { MyDisplayName } from './my-name'
 import { AssigneeName, AssignmentMailPref } from './ticket-assignee'
@@ -60,16 +60,19 @@ export default function Tickets() {
   const [owner, setOwner] = useState<OwnerFilter>('all')
   const [offset, setOffset] = useState(0)
   const members = useMembers()
+  // a search from the default view looks in every status (#52): a customer on the phone quotes a resolved ticket's number
+  const q = search.trim().slice(0, 200)
+  const everywhere = q !== '' && status === 'needs'
   const list = useQuery({
-    queryKey: ['tickets', status, assignee, offset, search.trim()],
+    queryKey: ['tickets', status, assignee, offset, q],
     queryFn: () =>
       call(
         api.GET('/escalations', {
           params: {
             query: {
-              ...(status === 'all' ? {} : status === 'needs' ? { needs_person: true } : { status }),
+              ...(status === 'all' || everywhere ? {} : status === 'needs' ? { needs_person: true } : { status }),
               ...(assignee === 'all' ? {} : { assignee }),
-              ...(search.trim() ? { q: search.trim().slice(0, 200) } : {}),
+              ...(q ? { q } : {}),
               include_original: false,
               limit: LIMIT,
               offset,
@@ -87,20 +90,22 @@ export default function Tickets() {
     // the list and the open count together, so they never disagree
     if (e.type === 'message' || e.type === 'owner') void qc.invalidateQueries({ queryKey: ['tickets'] })
   })
+  // the Queue (#52) is the "Needs a person" view without the visitors who left: the count on its button is the
+  // service's (needs a person, less those who left), the same as the tab title's "(N) waiting"
+  const inQueue = (t: Ticket) => !t.visitor_gone && ((status === 'needs' && !everywhere) || t.owner === 'queue')
   const filtered =
     list.data?.tickets.filter(
-      (t) => (priority === 'all' || t.priority === priority) && (owner === 'all' || (t.owner === owner && !(owner === 'queue' && t.visitor_gone))),
+      (t) => (priority === 'all' || t.priority === priority) && (owner === 'all' || (owner === 'queue' ? inQueue(t) : t.owner === owner)),
     ) ?? []
   // the queue: who has waited longest comes first
   const rows = owner === 'queue' ? [...filtered].sort((a, b) => a.created_at.localeCompare(b.created_at)) : filtered
-  const waiting = list.data?.tickets.filter((t) => t.owner === 'queue' && !t.visitor_gone).length ?? 0
   return (
     <>
       <PageHeader title="Tickets">
         <p className="muted" role="status" aria-live="polite">
           {needs.data !== undefined ? (
             <>
-              <Badge tone={needs.data > 0 ? 'warn' : 'ok'}>{needs.data}</Badge> {needs.data === 1 ? 'ticket needs' : 'tickets need'} a person
+              <Badge tone={needs.data.total > 0 ? 'warn' : 'ok'}>{needs.data.total}</Badge> {needsWords(needs.data)}
             </>
           ) : null}
         </p>
@@ -113,8 +118,16 @@ export default function Tickets() {
         <Button variant={owner === 'queue' ? 'secondary' : 'primary'} aria-pressed={owner !== 'queue'} onClick={() => setOwner('all')}>
           All tickets
         </Button>
-        <Button variant={owner === 'queue' ? 'primary' : 'secondary'} aria-pressed={owner === 'queue'} onClick={() => setOwner('queue')}>
-          Queue ({waiting} waiting)
+        <Button
+          variant={owner === 'queue' ? 'primary' : 'secondary'}
+          aria-pressed={owner === 'queue'}
+          onClick={() => {
+            setOwner('queue')
+            setStatus('needs')
+            setOffset(0)
+          }}
+        >
+          Queue ({needs.data?.waiting ?? 0} waiting)
         </Button>
       </div>
       <div className="filters">
@@ -150,10 +163,23 @@ export default function Tickets() {
         <Select label="Priority" value={priority} options={PRIORITY_OPTIONS} onChange={setPriority} />
         <Select label="Conversation" value={owner} options={OWNER_OPTIONS} onChange={setOwner} />
       </div>
+      {everywhere && list.data && (
+        <p className="muted search-summary" role="status" aria-live="polite">
+          {searchWords(list.data.total, list.data.tickets)}
+        </p>
+      )}
       {list.isPending ? (
         <Loading />
       ) : list.isError ? (
         <ErrorBox error={list.error} retry={() => list.refetch()} />
+      ) : rows.length === 0 && q ? (
+        <Empty title={`No ticket matches “${q}”`}>
+          <p>
+            {status === 'needs'
+              ? 'Search looks in every status: ticket numbers, e-mail addresses and the words of the whole conversation.'
+              : 'Only this status was searched; choose “Needs a person” or “All” to search every status.'}
+          </p>
+        </Empty>
       ) : rows.length === 0 ? (
         <Empty
           title={
@@ -247,4 +273,16 @@ export default function Tickets() {
       )}
     </>
   )
+}
+
+const STATUS_WORDS: Record<Ticket['status'], string> = { open: 'Open', in_progress: 'In progress', resolved: 'Resolved' }
+
+/** "1 match in Resolved", "3 matches: 2 in Open, 1 in Resolved" (the page's tickets; the total from the service). */
+export function searchWords(total: number, tickets: Pick<Ticket, 'status'>[]): string {
+  if (total === 0) return 'No matches in any status'
+  const by = new Map<string, number>()
+  for (const t of tickets) by.set(STATUS_WORDS[t.status], (by.get(STATUS_WORDS[t.status]) ?? 0) + 1)
+  const parts = [...by].map(([s, n]) => `${n} in ${s}`)
+  const head = `${total} ${total === 1 ? 'match' : 'matches'}`
+  return parts.length === 1 && total === tickets.length ? `${head} in ${[...by.keys()][0]}` : `${head}: ${parts.join(', ')}`
 }

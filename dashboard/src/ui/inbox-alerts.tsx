@@ -19,11 +19,21 @@ export const NEEDS_COUNT_KEY = ['tickets', 'needs-count'] as const
 export function useNeedsPersonCount(enabled = true) {
   return useQuery({
     queryKey: NEEDS_COUNT_KEY,
-    queryFn: async () =>
-      (await call(api.GET('/escalations', { params: { query: { needs_person: true, include_original: false, limit: 1, offset: 0 } } }))).total,
+    queryFn: async () => {
+      const r = await call(api.GET('/escalations', { params: { query: { needs_person: true, include_original: false, limit: 1, offset: 0 } } }))
+      const left = r.visitor_gone_total ?? 0
+      // one count (#52): `waiting` (still here) is the title's "(N) waiting" and the Queue button's; `total` the badge's, naming `left`
+      return { total: r.total, left, waiting: r.total - left }
+    },
     refetchInterval: POLL_MS,
     enabled,
   })
+}
+
+/** "4 tickets need a person, 3 of them left": the badge's words, the difference from the waiting count named. */
+export function needsWords(c: { total: number; left: number }): string {
+  const head = `${c.total === 1 ? 'ticket needs' : 'tickets need'} a person`
+  return c.left > 0 ? `${head}, ${c.left} of them left` : head
 }
 
 const TITLE_PREFIX = /^\(\d+\) waiting · /
@@ -63,7 +73,7 @@ export function InboxAlerts() {
   const mine = useMine(alerting)
   const qc = useQueryClient()
   const [, navigate] = useLocation()
-  useTitleCount(answers ? count.data : undefined)
+  useTitleCount(answers ? count.data?.waiting : undefined)
 
   const mineRef = useRef(mine)
   mineRef.current = mine

@@ -91,6 +91,7 @@ export function createChatLogsService(deps: {
           session_id: r.id,
           bot_public_id: r.bot_public_id,
           channel: r.channel,
+          subject: r.subject ?? null,
           mode: r.mode,
           message_count: r.message_count,
           last_question: r.last_question,

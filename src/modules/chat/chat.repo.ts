@@ -283,6 +283,9 @@ export function createChatRepo(db: Db) {
           's.language',
           's.language_source',
           's.visitor_gone',
+          // an e-mail conversation's subject (its first mail's, redacted as stored; #52)
+          sql<string | null>`(SELECT e.subject FROM email_messages e WHERE e.tenant_id = s.tenant_id AND e.session_id = s.id
+            AND e.direction = 'in' AND s.channel = 'email' ORDER BY e.created_at, e.id LIMIT 1)`.as('subject'),
           (eb) => assigneeName(eb, tenantId).as('assignee_name'),
           (eb) =>
             eb

@@ -87,6 +87,8 @@ export const SessionListItem = Type.Object({
   bot_public_id: Type.String(),
   /** where the conversation came in (#38): the widget, POST /chat, or e-mail */
   channel: Channel,
+  /** an e-mail conversation's subject (its first mail's, redacted as stored); null for other channels (#52) */
+  subject: Type.Optional(Nullable(Type.String())),
   mode: Type.String(),
   message_count: Type.Integer(),
   last_question: Nullable(Type.String()),
