@@ -52,19 +52,29 @@ export function actionName(raw: string): string {
   return name.slice(0, 64).replace(/_+$/, '') || 'operation'
 }
 
+/** The longest server URL read from an imported document. */
+const SERVER_URL_MAX_CHARS = 2048
+
 /** The document's server URL with its variables at their defaults, joined to baseUrl when relative. */
 function serverUrl(doc: Obj, baseUrl: string | undefined): string {
   const server = Array.isArray(doc.servers) && isObj(doc.servers[0]) ? doc.servers[0] : null
-  let url = typeof server?.url === 'string' ? server.url : ''
+  // cut before any pattern sees it: a longer server URL is no usable one, and the patterns below are quadratic on
+  // a hostile run of `/` or `{` (test/redos/allowlist.json)
+  let url = typeof server?.url === 'string' ? server.url.slice(0, SERVER_URL_MAX_CHARS) : ''
   const vars = isObj(server?.variables) ? server.variables : {}
-  url = url.replace(/\{([^}]+)\}/g, (m, v: string) => {
-    const d = isObj(vars[v]) ? vars[v].default : undefined
-    return typeof d === 'string' ? d : m
-  })
+  url = url
+    .replace(/\{([^}]+)\}/g, (m, v: string) => {
+      const d = isObj(vars[v]) ? vars[v].default : undefined
+      return typeof d === 'string' ? d : m
+    })
+    .slice(0, SERVER_URL_MAX_CHARS)
   if (/^https?:\/\//i.test(url)) return url.replace(/\/+$/, '')
   if (baseUrl) {
     try {
-      return new URL(url || '/', baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`).toString().replace(/\/+$/, '')
+      return new URL(url || '/', baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`)
+        .toString()
+        .slice(0, 2 * SERVER_URL_MAX_CHARS)
+        .replace(/\/+$/, '')
     } catch {
       return url.replace(/\/+$/, '')
     }

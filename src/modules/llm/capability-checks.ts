@@ -60,6 +60,28 @@ const fixFor = (err: unknown, model: string, variable: string): string => {
   return `check that LLM_BASE_URL is an OpenAI-compatible /v1 API and ${variable} a model it serves`
 }
 
+const noToolsCheck = (chat: string): Check => ({
+  name: 'tool_call',
+  ok: false,
+  detail: `the server refuses tools for ${chat}: actions are switched off (not offered to the model). Set CHAT_MODEL to a model with tool support (e.g. llama3.1, qwen2.5 on Ollama; vLLM needs --enable-auto-tool-choice and --tool-call-parser)`,
+})
+
+/**
+ * A stored report as it stands now: a quirk learned since it ran (the server refused tools, or a JSON mode,
+ * mid-way) shows in the check and the capability it contradicts, so a cached "tools accepted" never sits beside
+ * `capabilities.tools: false` (issue 50, finding 14).
+ */
+export function withQuirks(report: CheckReport, quirks: QuirkMemory | null, chat: string): CheckReport {
+  const q = quirks?.get(chat) ?? {}
+  let { checks, capabilities } = report
+  if (q.noTools && (capabilities.tools !== false || checks.some((c) => c.name === 'tool_call' && c.ok))) {
+    checks = checks.map((c) => (c.name === 'tool_call' ? noToolsCheck(chat) : c))
+    capabilities = { ...capabilities, tools: false }
+  }
+  if (q.json && capabilities.json_mode !== null && capabilities.json_mode !== q.json) capabilities = { ...capabilities, json_mode: q.json }
+  return checks === report.checks && capabilities === report.capabilities ? report : { ...report, checks, capabilities }
+}
+
 export async function runChecks(llm: LlmClient, quirks: QuirkMemory | null, apiKey: string, s: CheckSettings): Promise<CheckReport> {
   const chat = s.chatModel
   const streamCheck = async (): Promise<Check> => {
@@ -131,13 +153,7 @@ export async function runChecks(llm: LlmClient, quirks: QuirkMemory | null, apiK
         maxTokens: 64,
         timeoutMs: CALL_MS,
       })
-      if (quirks?.get(chat).noTools) {
-        return {
-          name: 'tool_call',
-          ok: false,
-          detail: `the server refuses tools for ${chat}: actions are switched off (not offered to the model). Set CHAT_MODEL to a model with tool support (e.g. llama3.1, qwen2.5 on Ollama; vLLM needs --enable-auto-tool-choice and --tool-call-parser)`,
-        }
-      }
+      if (quirks?.get(chat).noTools) return noToolsCheck(chat)
       return {
         name: 'tool_call',
         ok: true,
@@ -222,18 +238,23 @@ export async function runChecks(llm: LlmClient, quirks: QuirkMemory | null, apiK
  * The checks' last result per workspace key, run at most every CHECKS_TTL_MS (a forced run at most every
  * CHECKS_MIN_INTERVAL_MS); concurrent requests share one run. Keyed by a hash of the key, never the key.
  */
-export function createCheckCache(run: (apiKey: string) => Promise<CheckReport>, now: () => number = Date.now) {
+export function createCheckCache(
+  run: (apiKey: string) => Promise<CheckReport>,
+  now: () => number = Date.now,
+  current: (report: CheckReport) => CheckReport = (r) => r,
+) {
   const done = new Map<string, { at: number; report: CheckReport }>()
   const running = new Map<string, Promise<CheckReport>>()
   return {
     cached(apiKey: string): CheckReport | null {
-      return done.get(keyOf(apiKey))?.report ?? null
+      const hit = done.get(keyOf(apiKey))
+      return hit ? current(hit.report) : null
     },
     async get(apiKey: string, force = false): Promise<CheckReport> {
       const k = keyOf(apiKey)
       const hit = done.get(k)
       const age = hit ? now() - hit.at : Number.POSITIVE_INFINITY
-      if (hit && (age < CHECKS_MIN_INTERVAL_MS || (!force && age < CHECKS_TTL_MS))) return hit.report
+      if (hit && (age < CHECKS_MIN_INTERVAL_MS || (!force && age < CHECKS_TTL_MS))) return current(hit.report)
       let p = running.get(k)
       if (!p) {
         p = run(apiKey).finally(() => running.delete(k))
@@ -246,7 +267,7 @@ export function createCheckCache(run: (apiKey: string) => Promise<CheckReport>, 
           () => {},
         )
       }
-      return p
+      return p.then(current)
     },
   }
 }
