@@ -179,7 +179,7 @@ const EnvSchema = Type.Object({
    * index of its model and width (built by a job when the first workspace crosses it); below, the exact scan of its own
    * rows, which is exact and cheap at that size (docs/operations.md, measured in docs/performance.md).
    */
-  RETRIEVAL_VECTOR_INDEX_MIN_CHUNKS: Type.Integer({ minimum: 1, maximum: 100000000, default: 20000 }),
+  RETRIEVAL_VECTOR_INDEX_MIN_CHUNKS: Type.Integer({ minimum: 1, maximum: 100000000, default: 10000 }),
   /** `hnsw.ef_search` of an index search (at least k): recall against speed. */
   RETRIEVAL_HNSW_EF_SEARCH: Type.Integer({ minimum: 10, maximum: 1000, default: 100 }),
   /** maintenance_work_mem of an HNSW build, in MB: the build is much faster while the graph fits. */

@@ -1,10 +1,9 @@
-import { Type } from '@sinclair/typebox'
+import { type Static, Type } from '@sinclair/typebox'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { bearerSecurity, type Guards } from '../../http/auth.js'
 import { DateTime, ErrorBody, Nullable, commonErrors, iso } from '../../http/schemas.js'
 import type { CheckCache } from './capability-checks.js'
 import type { ProviderMonitor } from './provider-status.js'
-import type { VectorSearchMode } from '../retrieval/vector-index.fns.js'
 
 const ProviderStatusResponse = Type.Object({
   base_url: Type.String({ description: 'LLM_BASE_URL as this server uses it, without credentials' }),
@@ -68,7 +67,7 @@ export const llmRoutes =
     models: { chat: string; embedding: string }
     checks: CheckCache
     /** the retrieval's account of how the workspace's vectors are searched (retrieval.service.ts vectorSearchState) */
-    vectorSearch: (tenantId: string) => Promise<{ mode: VectorSearchMode; embedded_chunks: number; detail: string | null }>
+    vectorSearch: (tenantId: string) => Promise<Static<typeof ProviderStatusResponse>['vector_search']>
   }): FastifyPluginAsyncTypebox =>
   async (app) => {
     const { guards, monitor } = deps
