@@ -94,6 +94,15 @@ export const secretHint = (secret: string): string => (secret.length <= 6 ? '•
 /** Markdown and MDX files of a repository folder (`path` empty: the whole repository). */
 export function inDocsFolder(file: string, folder: string | null): boolean {
   if (!/\.(md|mdx|markdown)$/i.test(file)) return false
-  const f = (folder ?? '').replace(/^\/+|\/+$/g, '')
+  const f = trimSlashes(folder ?? '', true)
   return f === '' || file.startsWith(`${f}/`)
+}
+
+/** `s` without slashes at its end (and its start with `both`), by a scan: `/\/+$/` is quadratic on a run of slashes. */
+export function trimSlashes(s: string, both = false): string {
+  let end = s.length
+  while (end > 0 && s.charCodeAt(end - 1) === 47) end--
+  let start = 0
+  if (both) while (start < end && s.charCodeAt(start) === 47) start++
+  return s.slice(start, end)
 }
