@@ -164,6 +164,16 @@ describe('GitHub docs folder', () => {
     expect(d.last_sync).toMatchObject({ status: 'ok', deleted: 1 })
   })
 
+  it('a file that cannot be read this time (over 10 MB) is skipped and keeps its last version, never deleted', async () => {
+    gh.update(1, { body: `# Installing\n\n${'Run acme install. '.repeat(700_000)}` })
+    const d = await resync(tenant, id)
+    expect(d.last_sync).toMatchObject({ status: 'ok', skipped: 1, deleted: 0 })
+    expect(d.recent_runs[0].failed_urls[0].reason).toMatch(/over 10 MB/)
+    const docs = await pageDocuments(t, id)
+    expect(docs).toHaveLength(1)
+    expect(docs[0]!.parsed_text).toContain('Node 22')
+  }, 120_000)
+
   it('a missing ref is named', async () => {
     const other = await connect(tenant, { kind: 'github', config: { base_url: gh.url, repo: gh.repo, ref: 'nope', token: gh.token } })
     const d = await waitForSync(tenant, other)

@@ -1,6 +1,6 @@
-import { trimSlashes, trimTrailingSlashes } from './connectors.fns.js'
 import { ValidationError } from '../../../../lib/errors.js'
 import { literalAddressProblem } from '../crawler/ssrf.js'
+import { trimSlashes } from './connectors.fns.js'
 import type { Connector, ConnectorKind, ConnectorSettings } from './connector.types.js'
 import { freshdeskConnector } from './freshdesk.js'
 import { githubConnector } from './github.js'
@@ -48,7 +48,7 @@ function baseUrl(kind: ConnectorKind, input: string | null | undefined, allowPri
   if (u.search || u.hash) throw invalid('base_url', 'base_url must not have a query or a fragment')
   const blocked = literalAddressProblem(u.toString(), allowPrivateNetworks)
   if (blocked) throw invalid('base_url', `base_url points to ${blocked.describe()}, which connectors may not reach`)
-  return `${u.origin}${trimTrailingSlashes(u.pathname)}`
+  return `${u.origin}${trimSlashes(u.pathname)}`
 }
 
 function required(v: string | null | undefined, field: string, what: string): string {
@@ -85,7 +85,7 @@ export function parseConnectorConfig(
       if (!/^[A-Za-z0-9_.-]{1,100}\/[A-Za-z0-9_.-]{1,100}$/.test(repo)) throw invalid('repo', 'repo must be owner/name')
       const ref = c.ref?.trim() || null
       if (ref && (ref.length > 255 || /\.\.|[\s~^:?*[\\]/.test(ref))) throw invalid('ref', 'ref is not a branch, tag or commit name')
-      const path = trimSlashes(c.path?.trim() ?? '') || null
+      const path = trimSlashes(c.path?.trim() ?? '', true) || null
       if (path && (path.length > 1000 || path.split('/').includes('..'))) throw invalid('path', 'path must be a folder of the repository')
       return { settings: { base_url, repo, ref, path }, secret: c.token?.trim() || null }
     }

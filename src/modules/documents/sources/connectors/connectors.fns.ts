@@ -89,25 +89,20 @@ export function shortListing(listed: number, reference: number | null, previousW
 }
 
 /** "••••" and the last four characters, nothing of a secret of 6 characters or fewer (as actions show theirs). */
-/** `s` without trailing slashes: a scan from the end (a `/\/+$/` pattern is quadratic on a run of slashes mid-string). */
-export function trimTrailingSlashes(s: string): string {
-  let end = s.length
-  while (end > 0 && s.charCodeAt(end - 1) === 47) end--
-  return s.slice(0, end)
-}
-
-/** `s` without leading or trailing slashes, by scans (linear whatever the input). */
-export function trimSlashes(s: string): string {
-  let start = 0
-  while (start < s.length && s.charCodeAt(start) === 47) start++
-  return trimTrailingSlashes(s.slice(start))
-}
-
 export const secretHint = (secret: string): string => (secret.length <= 6 ? '••••' : `••••${secret.slice(-4)}`)
 
 /** Markdown and MDX files of a repository folder (`path` empty: the whole repository). */
 export function inDocsFolder(file: string, folder: string | null): boolean {
   if (!/\.(md|mdx|markdown)$/i.test(file)) return false
-  const f = trimSlashes(folder ?? '')
+  const f = trimSlashes(folder ?? '', true)
   return f === '' || file.startsWith(`${f}/`)
+}
+
+/** `s` without slashes at its end (and its start with `both`), by a scan: `/\/+$/` is quadratic on a run of slashes. */
+export function trimSlashes(s: string, both = false): string {
+  let end = s.length
+  while (end > 0 && s.charCodeAt(end - 1) === 47) end--
+  let start = 0
+  if (both) while (start < end && s.charCodeAt(start) === 47) start++
+  return s.slice(start, end)
 }

@@ -1,6 +1,6 @@
 import { type TSchema, Type } from '@sinclair/typebox'
 import { type Connector, ConnectorError, type ConnectorSettings, type ListedArticle } from './connector.types.js'
-import { nextLink, header, trimTrailingSlashes } from './connectors.fns.js'
+import { nextLink, header, trimSlashes } from './connectors.fns.js'
 import type { Upstream } from './http.js'
 import { checked } from './shape.js'
 
@@ -27,7 +27,7 @@ const MAX_PAGES = 5000
  */
 export function freshdeskConnector(s: ConnectorSettings, apiKey: string, http: (auth: Record<string, string>) => Upstream): Connector {
   const api = http({ authorization: `Basic ${Buffer.from(`${apiKey}:X`).toString('base64')}` })
-  const base = trimTrailingSlashes(s.base_url)
+  const base = trimSlashes(s.base_url)
 
   async function* pages<T extends TSchema>(first: string, item: T, what: string, signal: AbortSignal) {
     let url: string | null = first

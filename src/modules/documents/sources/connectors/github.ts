@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox'
 import { type Connector, ConnectorError, type ConnectorSettings, GITHUB_NOT_FOUND, type ListedArticle } from './connector.types.js'
-import { inDocsFolder, trimTrailingSlashes } from './connectors.fns.js'
+import { inDocsFolder, trimSlashes } from './connectors.fns.js'
 import type { Upstream } from './http.js'
 import { checked } from './shape.js'
 
@@ -24,7 +24,7 @@ const enc = (path: string) => path.split('/').map(encodeURIComponent).join('/')
 export function webBase(apiBase: string): string {
   const u = new URL(apiBase)
   if (u.hostname === 'api.github.com') return 'https://github.com'
-  return `${u.origin}${trimTrailingSlashes(u.pathname.replace(/\/api\/v3\/?$/, ''))}`
+  return `${u.origin}${trimSlashes(trimSlashes(u.pathname).replace(/\/api\/v3$/, ''))}`
 }
 
 /**
@@ -35,7 +35,7 @@ export function webBase(apiBase: string): string {
  */
 export function githubConnector(s: ConnectorSettings, token: string | null, http: (auth: Record<string, string>) => Upstream): Connector {
   const api = http({ 'x-github-api-version': '2022-11-28', ...(token ? { authorization: `Bearer ${token}` } : {}) })
-  const base = trimTrailingSlashes(s.base_url)
+  const base = trimSlashes(s.base_url)
   const repo = s.repo!
   let ref = s.ref || null
   const web = `${webBase(base)}/${repo}`

@@ -1,7 +1,7 @@
-import { trimTrailingSlashes } from './connectors.fns.js'
 import { Type } from '@sinclair/typebox'
 import { type Connector, ConnectorError, type ConnectorSettings, type ListedArticle } from './connector.types.js'
 import type { Upstream } from './http.js'
+import { trimSlashes } from './connectors.fns.js'
 import { checked } from './shape.js'
 
 const Article = Type.Object({
@@ -29,7 +29,7 @@ const MAX_PAGES = 5000
  */
 export function intercomConnector(s: ConnectorSettings, token: string, http: (auth: Record<string, string>) => Upstream): Connector {
   const api = http({ authorization: `Bearer ${token}`, 'intercom-version': '2.16' })
-  const base = trimTrailingSlashes(s.base_url)
+  const base = trimSlashes(s.base_url)
   return {
     async *list(signal) {
       let seen = 0

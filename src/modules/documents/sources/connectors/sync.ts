@@ -143,13 +143,12 @@ export function createConnectorSync(deps: ConnectorSyncDeps) {
         try {
           return { a, ...(await articleMarkdown(deps, a, connector, signal)) }
         } catch (err) {
-          // one unreadable article (too large or complex HTML) is skipped; the vendor failing ends the run
-          if (err instanceof ConnectorError && err.reason !== 'too_large') throw err
-          if (signal.aborted) throw err
-          if (!(err instanceof ConnectorError) && !(err instanceof Error && /pars|extract|too large|memory|time/i.test(err.message))) throw err
-          if (failed.length < MAX_FAILED)
-            failed.push({ url: a.url ?? a.key, reason: err instanceof ConnectorError ? err.message : 'unreadable article (too large or complex to extract)' })
-          return null
+          // the vendor failing ends the run; one article that cannot be read or converted (too large, too
+          // complex, a parser thread that died) is skipped, and one already held keeps its last version
+          if (signal.aborted || (err instanceof ConnectorError && err.reason !== 'too_large')) throw err
+          const reason = err instanceof ConnectorError ? err.message : `unreadable article (${err instanceof Error ? err.message : 'conversion failed'})`
+          if (failed.length < MAX_FAILED) failed.push({ url: a.url ?? a.key, reason })
+          return { a, failed: true as const }
         }
       })
       const delta = { added: 0, updated: 0, deleted: 0, skipped: 0, unchanged: 0 }
@@ -162,8 +161,10 @@ export function createConnectorSync(deps: ConnectorSyncDeps) {
         const toIndex: string[] = []
         let tenantDocs: number | null = null
         for (const c of converted) {
-          if (!c) {
+          if ('failed' in c) {
             delta.skipped++
+            // kept as it was: marked seen, its old version stays, so the next sync tries it again
+            if (known.get(c.a.key)?.document_id) await repo.markSeen(tenantId, sourceId, [c.a.key], runId, now, trx)
             continue
           }
           const { a } = c

@@ -1,7 +1,7 @@
-import { trimTrailingSlashes } from './connectors.fns.js'
 import { type Static, Type } from '@sinclair/typebox'
 import { type Connector, ConnectorError, type ConnectorSettings, type ListedArticle } from './connector.types.js'
 import type { Upstream } from './http.js'
+import { trimSlashes } from './connectors.fns.js'
 import { checked } from './shape.js'
 
 const Id = Type.Union([Type.Integer(), Type.String({ maxLength: 64 })])
@@ -34,7 +34,7 @@ const MAX_PAGES = 2000
  */
 export function zendeskConnector(s: ConnectorSettings, apiToken: string, http: (auth: Record<string, string>) => Upstream): Connector {
   const api = http({ authorization: `Basic ${Buffer.from(`${s.email}/token:${apiToken}`).toString('base64')}` })
-  const base = trimTrailingSlashes(s.base_url)
+  const base = trimSlashes(s.base_url)
   const locales = s.locales?.length ? s.locales : [null]
   return {
     async *list(signal) {
