@@ -3,6 +3,7 @@ import type { Availability } from './availability.js'
 import type { LinkLabels, UiLabels } from './labels.js'
 import type { Owner } from './live.js'
 import type { Source } from './store.js'
+import type { Attached } from './attachments.js'
 
 /** A failed call: HTTP status (0 when the service could not be reached), the contract's code when coded. */
 export class ApiError extends Error {
@@ -36,6 +37,8 @@ export interface HistoryMessage {
   created_at: string
   from_operator?: boolean
   author_name?: string | null
+  /** the files the visitor sent with the message */
+  attachments?: Attached[]
 }
 
 export interface History {
@@ -123,6 +126,19 @@ export function createClient(apiBase: string, botId: string) {
     typing: (sessionId: string, on: boolean) => call<unknown>('POST', '/widget/typing', { session_id: sessionId }, { on }),
     /** The session's live event stream, for an EventSource. */
     eventsUrl: (sessionId: string) => url('/widget/events', { session_id: sessionId }),
+    /** A file for the conversation (typed by the service from its bytes): its stored form, or an ApiError (413, 415). */
+    async upload(sessionId: string, file: File): Promise<Attached> {
+      const form = new FormData()
+      form.append('file', file, file.name)
+      let res: Response
+      try {
+        res = await fetch(url('/widget/attachments', { session_id: sessionId }), { method: 'POST', body: form, credentials: 'omit' })
+      } catch {
+        throw new ApiError(0, 'network', 'network error')
+      }
+      if (!res.ok) throw await failure(res)
+      return (await res.json()) as Attached
+    },
     markRead: (sessionId: string, messageId: string) => call<unknown>('POST', '/widget/messages/read', { session_id: sessionId }, { message_id: messageId }),
 
     /**
@@ -137,13 +153,14 @@ export function createClient(apiBase: string, botId: string) {
       onEvent: (e: StreamEvent) => void,
       signal: AbortSignal,
       language?: string | null,
+      attachmentIds: string[] = [],
     ): Promise<void> {
       let res: Response
       try {
         res = await fetch(url('/widget/chat', { session_id: sessionId, locale }), {
           method: 'POST',
           headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
-          body: JSON.stringify(language ? { message, language } : { message }),
+          body: JSON.stringify({ message, ...(language ? { language } : {}), ...(attachmentIds.length ? { attachment_ids: attachmentIds } : {}) }),
           credentials: 'omit',
           signal,
         })

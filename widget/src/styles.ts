@@ -67,6 +67,15 @@ header select.lang:focus-visible{outline:2px solid #fff;outline-offset:1px}
 .composer textarea:focus{border-color:var(--a)}
 .send{width:40px;height:40px;border-radius:10px;border:0;background:var(--a);color:#fff;display:flex;align-items:center;justify-content:center;flex:none}
 .send:disabled{opacity:.45;cursor:default}
+.attach{width:40px;height:40px;border-radius:10px;border:1px solid var(--line);background:var(--bg);color:inherit;display:flex;align-items:center;justify-content:center;flex:none}
+.attach svg{width:18px;height:18px;fill:currentColor}
+.tray{list-style:none;margin:0;padding:6px 10px 0;display:flex;flex-wrap:wrap;gap:6px}
+.tray .file{display:flex;align-items:center;gap:6px;max-width:100%;border:1px solid var(--line);border-radius:8px;padding:3px 4px 3px 6px;font-size:12px}
+.tray .file.busy{opacity:.6}
+.tray img{width:32px;height:32px;object-fit:cover;border-radius:4px}
+.tray .name{max-width:140px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
+.tray .rm{border:0;background:none;font-size:16px;line-height:1;padding:2px 4px;cursor:pointer;color:inherit}
+.msg .files{list-style:none;margin:4px 0 0;padding:0;font-size:12px;opacity:.8}
 .send svg{width:18px;height:18px;fill:currentColor}
 .avail{margin:0;padding:6px 14px;font-size:12.5px;color:var(--fg);background:var(--soft);border-bottom:1px solid var(--line)}
 .field{display:flex;flex-direction:column;gap:4px}

@@ -1,3 +1,4 @@
+import { type Attached, createAttachments } from './attachments.js'
 import { ApiError, createClient, type History, type StreamEvent, type WidgetConfig } from './api.js'
 import { type Availability, availabilityView } from './availability.js'
 import { confirmCard, isConfirmFrame } from './confirm-card.js'
@@ -129,7 +130,18 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
   const input = h('textarea', { rows: '1', maxlength: String(MAX_CHARS), enterkeyhint: 'send' })
   const sendBtn = h('button', { class: 'send', type: 'submit' })
   sendBtn.append(icon(SEND_ICON))
-  const composer = h('form', { class: 'composer' }, input, sendBtn)
+  // the files sent with the next message (attachments.ts): uploaded as they are picked, pasted or dropped
+  const files = createAttachments({
+    labels: () => ui,
+    upload: async (file) => client.upload(await ensureSession(), file),
+    say: (text) => {
+      addSystem(text)
+      announce(text)
+    },
+    changed: () => updateControls(),
+    maxMb: 10,
+  })
+  const composer = h('form', { class: 'composer' }, files.picker, files.button, input, sendBtn)
   const foot = h('div', { class: 'foot' })
   const typingEl = h('div', { class: 'system typing', role: 'status', 'aria-live': 'polite', hidden: '' })
 
@@ -156,6 +168,7 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     typingEl,
     escBox,
     endedBox,
+    files.tray,
     composer,
     foot,
     live,
@@ -176,6 +189,7 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     input.placeholder = ui.placeholder
     input.setAttribute('aria-label', ui.placeholder)
     sendBtn.setAttribute('aria-label', ui.send)
+    files.labels()
     escPrompt.textContent = ui.escalate_prompt
     escConfirm.textContent = avail.offline ? ui.offline_send : ui.escalate_confirm
     escNote.placeholder = avail.offline ? ui.offline_note_label : ui.escalate_note_placeholder
@@ -313,7 +327,7 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
 
   function updateControls(): void {
     humanBtn.hidden = Boolean(ticket) || ended
-    sendBtn.disabled = busy || !input.value.trim()
+    sendBtn.disabled = busy || (!input.value.trim() && !files.count())
     input.disabled = ended
   }
 
@@ -342,6 +356,7 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     greet()
     for (const m of hist.messages) {
       const el = addMessage(m.role === 'user' ? 'user' : m.from_operator ? 'operator' : 'assistant', m.content, m.id, m.author_name)
+      addFiles(el, m.attachments)
       if (m.role === 'assistant') addSources(el, session?.src?.[m.id])
     }
     ticket = hist.ticket_number ?? null
@@ -418,7 +433,7 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
   // --- sending -------------------------------------------------------------------------------------
   async function send(text: string): Promise<void> {
     text = text.trim()
-    if (!text || busy || ended) return
+    if ((!text && !files.count()) || busy || ended) return
     if ([...text].length > MAX_CHARS) {
       addSystem(fill(ui.error_too_long, { max: MAX_CHARS }))
       return
@@ -428,11 +443,27 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     liveChat.typing.stop()
     autosize()
     updateControls()
-    addMessage('user', text)
-    await turn(text, true)
+    const sent = await files.take()
+    if (!text && !sent.length) {
+      busy = false
+      updateControls()
+      return
+    }
+    addFiles(addMessage('user', text), sent)
+    await turn(
+      text,
+      true,
+      sent.map((f) => f.id),
+    )
   }
 
-  async function turn(text: string, mayRetrySession: boolean): Promise<void> {
+  /** The files under a visitor's message: their names (the team and the model see the files themselves). */
+  function addFiles(el: HTMLElement, sent: Attached[] | undefined): void {
+    if (!sent?.length) return
+    el.append(h('ul', { class: 'files' }, ...sent.map((f) => h('li', {}, `📎 ${f.name}`))))
+  }
+
+  async function turn(text: string, mayRetrySession: boolean, attachmentIds: string[] = []): Promise<void> {
     busy = true
     updateControls()
     const view = assistantView()
@@ -442,11 +473,11 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     const retry = () => {
       if (busy) return
       view.el.remove()
-      void turn(text, true)
+      void turn(text, true, attachmentIds)
     }
     try {
       const sid = await ensureSession()
-      await client.chat(sid, text, locale, (e: StreamEvent) => onFrame(e, view, retry), abort.signal, chosen)
+      await client.chat(sid, text, locale, (e: StreamEvent) => onFrame(e, view, retry), abort.signal, chosen, attachmentIds)
     } catch (err) {
       if ((err as Error).name === 'AbortError' || destroyed) return
       if (err instanceof ApiError && err.code === 'session_not_found' && mayRetrySession) {
@@ -455,7 +486,7 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
         store.clear()
         view.el.remove()
         busy = false
-        return turn(text, false)
+        return turn(text, false, [])
       }
       if (err instanceof ApiError && err.code === 'session_closed') {
         view.el.remove()
@@ -642,6 +673,16 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     autosize()
     updateControls()
     liveChat.input(Boolean(input.value.trim()))
+  })
+  // a pasted screenshot or a dropped file joins the tray
+  input.addEventListener('paste', (e) => {
+    if (!ended && files.fromTransfer(e.clipboardData)) e.preventDefault()
+  })
+  panel.addEventListener('dragover', (e) => {
+    if (!ended && e.dataTransfer?.types.includes('Files')) e.preventDefault()
+  })
+  panel.addEventListener('drop', (e) => {
+    if (!ended && files.fromTransfer(e.dataTransfer)) e.preventDefault()
   })
   input.addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
