@@ -36,6 +36,33 @@ const CONCURRENCY = 20
  */
 const RATE = Number(process.env.BENCH_RATE ?? 0)
 
+/**
+ * BENCH_HOSTILE=1: beside the ordinary mails, one hostile mail a second from issue 50 (12 KB of ' on at', 10,000 blank
+ * lines, a 6 MB and a 9.9 MB text mail, NUL in the subject, body and an attachment name, a Reply-To list of 30
+ * addresses), while /health is asked every 50 ms. Prints the slowest /health answer, the hostile mails' outcomes,
+ * whether the service and the worker survived, and checks every ordinary mail answered exactly once. Run it as
+ * `npm start` runs the service: `node --max-old-space-size=320 --import tsx bench/email.ts`, with BENCH_RATE=5.
+ */
+const HOSTILE = process.env.BENCH_HOSTILE === '1'
+
+function hostileMail(i: number, to: string): string {
+  const from = `hostile-${i}@example.test`
+  const id = `<h${i}.${randomBytes(4).toString('hex')}@mail.example.test>`
+  const shapes = [
+    () => mail({ to, from, id, subject: 'on at', body: `Question?\n${' on at'.repeat(2000)}` }),
+    () => mail({ to, from, id, subject: 'blank lines', body: `${'\n'.repeat(10_000)}How long do refunds take?` }),
+    () => mail({ to, from, id, subject: '6 MB', body: `How long do refunds take?\n${'lorem ipsum dolor sit amet\n'.repeat((6 * 1024 * 1024) / 27)}` }),
+    () => mail({ to, from, id, subject: '9.9 MB', body: `How long do refunds take?\n${'x'.repeat(99)}\n`.repeat(Math.floor((9.9 * 1024 * 1024) / 126)) }),
+    () => mail({ to, from, id, subject: 'NUL \u0000 subject', body: 'How long \u0000 do refunds take?' }),
+    () =>
+      mail({ to, from, id, subject: 'list', body: 'Refunds?' }).replace(
+        '\r\n\r\n',
+        `\r\nReply-To: <${Array.from({ length: 30 }, (_, k) => `v${k}@victims.test`).join(',')}>\r\n\r\n`,
+      ),
+  ]
+  return shapes[i % shapes.length]!()
+}
+
 const REFUNDS = `# Refunds\n\nRefunds are processed within 5 business days after we receive the returned item.\n\n## Shipping back\n\nReturn the parcel with the prepaid label within 30 days.\n`
 
 const pct = (xs: number[], p: number) => {
@@ -83,6 +110,7 @@ async function main(): Promise<void> {
     EMAIL_BOT_HOURLY_CAP: '100000',
     RETRIEVAL_FLOOR_COSINE: 'text-embedding-3-small=none',
     RATE_LIMIT_ENABLED: 'false',
+    INBOUND_EMAIL_PER_BOT_PER_MINUTE: '100000',
     WORKER_CONCURRENCY: '8',
     WORKER_POLL_MS: '100',
     JOB_LEASE_SECONDS: '5',
@@ -93,8 +121,18 @@ async function main(): Promise<void> {
   const app = await buildApp(ctx, wireModules(ctx))
   await app.listen({ port: 0, host: '127.0.0.1' })
   const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
-  const startWorker = (): ChildProcess =>
-    spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] })
+  let workerCrashes = 0
+  const startWorker = (): ChildProcess => {
+    const w = spawn(process.execPath, ['--max-old-space-size=320', '--import', 'tsx', 'src/worker.ts'], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    })
+    // an exit that is not our SIGKILL is a crash
+    w.on('exit', (_code, signal) => {
+      if (signal !== 'SIGKILL') workerCrashes++
+    })
+    return w
+  }
   let worker = startWorker()
   try {
     const ws = await benchWorkspace(ctx, url)
@@ -144,9 +182,40 @@ async function main(): Promise<void> {
     const statuses: Record<string, number> = {}
     const postOne = async (raw: string) => {
       const r = await fetch(hook, { method: 'POST', headers: { 'content-type': 'message/rfc822' }, body: raw })
-      const b = (await r.json()) as { status: string }
-      statuses[b.status] = (statuses[b.status] ?? 0) + 1
+      const b = (await r.json()) as { status?: string; detail?: unknown }
+      const key = r.status === 202 ? String(b.status) : `${r.status} ${JSON.stringify(b.detail).slice(0, 80)}`
+      statuses[key] = (statuses[key] ?? 0) + 1
     }
+    // /health every 50 ms, and (BENCH_HOSTILE) one hostile mail a second, for as long as the ordinary ones are posted
+    let maxHealth = 0
+    let posting = true
+    const hostileStatuses: Record<string, number> = {}
+    let hostileSent = 0
+    const health = (async () => {
+      while (posting) {
+        const t0 = performance.now()
+        await (await fetch(`${url}/health`)).arrayBuffer()
+        maxHealth = Math.max(maxHealth, performance.now() - t0)
+        await new Promise((r) => setTimeout(r, 50))
+      }
+    })()
+    // fired at a steady 1/s without waiting for the previous one (a big mail's upload takes longer than a second)
+    const hostilePosts: Promise<void>[] = []
+    const hostile = (async () => {
+      for (let i = 0; HOSTILE && posting; i++) {
+        const at = Date.now()
+        hostilePosts.push(
+          (async () => {
+            const r = await fetch(hook, { method: 'POST', headers: { 'content-type': 'message/rfc822' }, body: hostileMail(i, ch.inbound_address) })
+            const b = (await r.json()) as { status?: string; reason?: string; detail?: unknown }
+            const key = `${r.status} ${b.status ?? JSON.stringify(b.detail).slice(0, 60)}${b.reason ? `/${b.reason}` : ''}`
+            hostileStatuses[key] = (hostileStatuses[key] ?? 0) + 1
+            if (r.status === 202 && b.status !== 'duplicate') hostileSent++
+          })(),
+        )
+        await new Promise((r) => setTimeout(r, Math.max(0, 1000 - (Date.now() - at))))
+      }
+    })()
     if (RATE > 0) {
       // the replies in threads come after their first messages: the first quarter of the rate's time posts only firsts
       const sent: Promise<void>[] = []
@@ -163,7 +232,15 @@ async function main(): Promise<void> {
         }),
       )
     }
+    posting = false
+    await hostile
+    await Promise.all([health, ...hostilePosts])
     const posted = Date.now()
+    if (HOSTILE) {
+      console.log(
+        `hostile mix: ${hostileSent} hostile mails at 1/s beside the ordinary ones, outcomes ${JSON.stringify(hostileStatuses)}; slowest /health ${Math.round(maxHealth)} ms; worker crashes ${workerCrashes}; service process alive`,
+      )
+    } else console.log(`slowest /health during the posts: ${Math.round(maxHealth)} ms`)
     console.log(
       `posted ${MESSAGES} messages in ${((posted - started) / 1000).toFixed(1)} s (${RATE > 0 ? `${RATE}/s, steady` : `${CONCURRENCY} at a time`}): ${JSON.stringify(statuses)}`,
     )
@@ -208,9 +285,11 @@ async function main(): Promise<void> {
       const r = m.raw.inReplyTo ? inById.get(m.raw.inReplyTo) : undefined
       return r ? [Math.max(0, receivedAt(m) - r.created_at.getTime())] : []
     })
-    const ok = inbound.length === MESSAGES && !byStatus.queued && twice === 0 && smtp.mails.length === out.length
+    // every ordinary mail handled, none mailed twice (the hostile ones are answered, handed off or ignored: never queued)
+    const ordinary = inbound.filter((r) => !r.message_id.startsWith('<h'))
+    const ok = ordinary.length === MESSAGES && !byStatus.queued && twice === 0 && smtp.mails.length === out.length && workerCrashes === 0
     console.log(
-      `handled: ${JSON.stringify(byStatus)}; mails sent ${smtp.mails.length} (recorded ${out.length}), sent twice ${twice}, rows ${inbound.length}/${MESSAGES}`,
+      `handled: ${JSON.stringify(byStatus)}; mails sent ${smtp.mails.length} (recorded ${out.length}), sent twice ${twice}, ordinary rows ${ordinary.length}/${MESSAGES}, hostile rows ${inbound.length - ordinary.length}`,
     )
     console.log(`messages/s: ${(MESSAGES / ((done - started) / 1000)).toFixed(1)} over ${((done - started) / 1000).toFixed(1)} s (worker killed once)`)
     console.log(
