@@ -9,7 +9,7 @@ const okReport = (): CheckReport => ({
     { name: 'tool_call', ok: true, detail: 'tools accepted (the model answered without calling the function)' },
     { name: 'embedding', ok: true, detail: 'width 8' },
   ],
-  capabilities: { tools: true, json_mode: 'json_schema', embedding_width: 8 },
+  capabilities: { tools: true, json_mode: 'json_schema', embedding_width: 8, vision: null },
   ran_at: new Date(0),
 })
 
