@@ -211,10 +211,15 @@ export function createEscalationsRepo(db: Db) {
 
     /**
      * The conversation to date as a ticket shows it: visitor, bot and operator messages (redacted text; internal
-     * notes live elsewhere and never appear), oldest first, the last `limit` of them.
+     * notes live elsewhere and never appear), oldest first, the last `limit` of them. An operator's message carries
+     * when its mail left (null: not mailed, or not yet).
      */
-    /** The conversation's newest messages; an operator's carries when its mail left (null: not mailed, or not yet). */
-    async conversation(tenantId: string, sessionId: string, limit: number, trx: Db = db): Promise<(TranscriptEntry & { id: string; mailed_at?: string | null })[]> {
+    async conversation(
+      tenantId: string,
+      sessionId: string,
+      limit: number,
+      trx: Db = db,
+    ): Promise<(TranscriptEntry & { id: string; mailed_at?: string | null })[]> {
       const rows = await trx
         .selectFrom('chat_messages as m')
         .leftJoin('operator_replies as r', (j) => j.onRef('r.message_id', '=', 'm.id').on('r.tenant_id', '=', tenantId).on('r.mail_status', '=', 'sent'))
