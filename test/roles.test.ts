@@ -119,6 +119,8 @@ const RULES: Record<string, readonly Role[]> = {
   runDocumentHealth: KNOWLEDGE,
   listKnowledgeSources: KNOWLEDGE,
   createUrlSource: KNOWLEDGE,
+  createConnectorSource: KNOWLEDGE,
+  testConnectorSource: KNOWLEDGE,
   getUrlSource: KNOWLEDGE,
   updateUrlSource: KNOWLEDGE,
   deleteUrlSource: KNOWLEDGE,
@@ -167,6 +169,7 @@ const RULES: Record<string, readonly Role[]> = {
   suggestEscalationReply: TICKETS,
   summarizeEscalation: TICKETS,
   getTicketEmail: TICKETS,
+  getAttachment: TICKETS,
   // saved replies: owners, admins and editors manage them, agents use them
   listSavedReplies: ['owner', 'admin', 'editor', 'agent'],
   createSavedReply: KNOWLEDGE,
@@ -177,6 +180,7 @@ const RULES: Record<string, readonly Role[]> = {
   updateLanguageSettings: MANAGE,
   getBotEmail: MANAGE,
   updateBotEmail: MANAGE,
+  resendBotEmailSenderConfirmation: MANAGE,
   rotateBotEmailToken: MANAGE,
   listBotEmailMessages: MANAGE,
 }
@@ -187,6 +191,9 @@ const BODIES: Record<string, () => unknown> = {
   createInvitation: () => ({ email: uniqueEmail('matrix'), role: 'analyst' }),
   updateMember: () => ({ role: 'analyst' }),
   createUrlSource: () => ({ url: 'https://docs.example.test/' }),
+  // an account on loopback where nothing listens: the guard decides, the sync (or the test connection) fails later
+  createConnectorSource: () => ({ kind: 'intercom', schedule: 'manual', config: { base_url: 'http://127.0.0.1:9', access_token: 'matrix-token' } }),
+  testConnectorSource: () => ({ kind: 'intercom', config: { base_url: 'http://127.0.0.1:9', access_token: 'matrix-token' } }),
   assignEscalation: () => ({ assignee_user_id: null }),
   updateLanguageSettings: () => ({ knowledge: 'en', answer: [], fallback: 'en' }),
   // a receiver on loopback (the app allows private networks here, as the crawler's setting says); nothing listens
