@@ -118,6 +118,7 @@ export function LiveChat({ t }: { t: Ticket }) {
       from_operator: m.from_operator,
       author_name: m.author_name,
       internal: false,
+      attachments: m.attachments,
     })),
     ...(t.notes ?? []).map((n) => ({ ...n, role: 'assistant', from_operator: true, internal: true })),
   ]

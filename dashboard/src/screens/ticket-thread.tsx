@@ -10,6 +10,28 @@ export interface ThreadLine {
   from_operator: boolean
   author_name: string | null
   internal: boolean
+  /** the files a visitor's message sent (issue 54) */
+  attachments?: { id: string; name: string; content_type: string; size: number; kind: 'image' | 'document' }[]
+}
+
+const size = (n: number) => (n >= 1048576 ? `${(n / 1048576).toFixed(1)} MB` : `${Math.max(1, Math.round(n / 1024))} KB`)
+
+/** A message's files: a thumbnail for an image, name and size, each opened as a download (GET /attachments/{id}). */
+function Files({ files }: { files: NonNullable<ThreadLine['attachments']> }) {
+  return (
+    <ul className="msg-files">
+      {files.map((f) => (
+        <li key={f.id}>
+          <a href={`/attachments/${f.id}`} download={f.name}>
+            {f.kind === 'image' && <img src={`/attachments/${f.id}`} alt="" width={64} height={64} style={{ objectFit: 'cover', borderRadius: 4 }} />}
+            <span>
+              {f.name} · {size(f.size)}
+            </span>
+          </a>
+        </li>
+      ))}
+    </ul>
+  )
 }
 
 const WHO: Record<string, string> = { user: 'Visitor', assistant: 'Bot', operator: 'Operator', system: 'System' }
@@ -26,6 +48,7 @@ function Line({ m }: { m: ThreadLine }) {
       </div>
       {/* Visitor and model text is shown as plain text only, never as HTML. */}
       <div className="msg-text">{m.content}</div>
+      {m.attachments && m.attachments.length > 0 && <Files files={m.attachments} />}
     </li>
   )
 }
