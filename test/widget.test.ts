@@ -400,6 +400,7 @@ describe('POST /widget/chat', () => {
       from_operator: false,
       author_name: null,
       sources: expect.any(Array),
+      attachments: [],
     })
     expect(hist.body).toMatchObject({ session_id: done.session_id, chat_ended: false, ticket_number: null, owner: 'bot', assignee_name: null })
   })

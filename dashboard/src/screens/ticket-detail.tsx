@@ -25,6 +25,7 @@ function TranscriptOnly({ t }: { t: Ticket }) {
       from_operator: m.role === 'operator',
       author_name: null,
       internal: false,
+      attachments: m.attachments,
     })),
     ...(t.notes ?? []).map((n) => ({ ...n, role: 'assistant', from_operator: true, internal: true })),
   ]

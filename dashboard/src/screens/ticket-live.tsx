@@ -123,6 +123,7 @@ export function LiveChat({ t }: { t: Ticket }) {
       mailed_at: m.mailed_at ?? null,
       // an e-mail's subject is the ticket's title: not repeated at the head of the first mail
       ...(i === 0 && m.role === 'user' ? { content: withoutSubject(m.content, t.subject) } : {}),
+      attachments: m.attachments,
     })),
     ...(t.notes ?? []).map((n) => ({ ...n, role: 'assistant', from_operator: true, internal: true })),
   ]

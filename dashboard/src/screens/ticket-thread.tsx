@@ -12,6 +12,28 @@ export interface ThreadLine {
   internal: boolean
   /** an operator's message: when its mail left for the visitor (null: not mailed) */
   mailed_at?: string | null
+  /** the files a visitor's message sent (issue 54) */
+  attachments?: { id: string; name: string; content_type: string; size: number; kind: 'image' | 'document' }[]
+}
+
+const size = (n: number) => (n >= 1048576 ? `${(n / 1048576).toFixed(1)} MB` : `${Math.max(1, Math.round(n / 1024))} KB`)
+
+/** A message's files: a thumbnail for an image, name and size, each opened as a download (GET /attachments/{id}). */
+function Files({ files }: { files: NonNullable<ThreadLine['attachments']> }) {
+  return (
+    <ul className="msg-files">
+      {files.map((f) => (
+        <li key={f.id}>
+          <a href={`/attachments/${f.id}`} download={f.name}>
+            {f.kind === 'image' && <img src={`/attachments/${f.id}`} alt="" width={64} height={64} style={{ objectFit: 'cover', borderRadius: 4 }} />}
+            <span>
+              {f.name} · {size(f.size)}
+            </span>
+          </a>
+        </li>
+      ))}
+    </ul>
+  )
 }
 
 /** "14:05:09": when a reply was mailed, to the second (a relative "now" says too little in a toast). */
@@ -36,6 +58,7 @@ function Line({ m }: { m: ThreadLine }) {
           mailed at <time dateTime={m.mailed_at}>{clockTime(m.mailed_at)}</time>
         </div>
       )}
+      {m.attachments && m.attachments.length > 0 && <Files files={m.attachments} />}
     </li>
   )
 }

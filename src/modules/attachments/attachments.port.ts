@@ -19,3 +19,18 @@ export interface AttachmentsPort {
   /** The attachments of these messages (transcripts, logs, history), by message id. */
   byMessages(tenantId: string, messageIds: readonly string[]): Promise<Map<string, AttachmentMeta[]>>
 }
+
+/** Messages (with their ids), each of a visitor's with the files it sent, without the ids (a ticket's thread). */
+export async function withFiles<M extends { id: string; role: string }>(
+  port: Pick<AttachmentsPort, 'byMessages'> | undefined,
+  tenantId: string,
+  messages: M[],
+): Promise<(Omit<M, 'id'> & { attachments: AttachmentMeta[] })[]> {
+  const files = port
+    ? await port.byMessages(
+        tenantId,
+        messages.filter((m) => m.role === 'user').map((m) => m.id),
+      )
+    : new Map<string, AttachmentMeta[]>()
+  return messages.map(({ id, ...m }) => ({ ...m, attachments: files.get(id) ?? [] }))
+}

@@ -1,5 +1,4 @@
-import type { TranscriptEntry } from '../../db/schema/chat.js'
-import type { AttachmentsPort } from '../attachments/attachments.port.js'
+import { type AttachmentsPort, withFiles } from '../attachments/attachments.port.js'
 import { randomUUID } from 'node:crypto'
 import type { Db } from '../../db/client.js'
 import type { TicketStatus } from '../../db/schema/chat.js'
@@ -50,23 +49,12 @@ export function createEscalationsService(deps: {
   live: Pick<LivePort, 'changeOwner'>
   /** A ticket resolved with a person's answer (assist: it becomes an FAQ candidate), in the resolution's transaction. */
   onResolved?: (tenantId: string, r: { ticketId: string; sessionId: string | null; question: string; reply: string; since: Date }, trx: Db) => Promise<void>
-  /** The files the visitor's messages sent (the attachments module), shown in the ticket's thread. */
+  /** the files of the visitor's messages, in the ticket's thread */
   attachments?: Pick<AttachmentsPort, 'byMessages'>
 }) {
   const { db, clock, cipher, repo, privacy, email, queue, tenants, audit } = deps
 
   const decryptOrNull = (enc: string | null | undefined) => decrypt(cipher, enc)
-
-  /** A conversation's messages, each visitor's message with the files it sent. */
-  async function withFiles(tenantId: string, messages: (TranscriptEntry & { id: string })[]) {
-    const files = deps.attachments
-      ? await deps.attachments.byMessages(
-          tenantId,
-          messages.filter((m) => m.role === 'user').map((m) => m.id),
-        )
-      : new Map()
-    return messages.map(({ id, ...m }) => ({ ...m, attachments: files.get(id) ?? [] }))
-  }
 
   /** Entity counts of an original, for its audit event (the values themselves are never logged). */
   function countsOf(original: string, optional: readonly string[] | null | undefined): Record<string, number> {
@@ -238,7 +226,10 @@ export function createEscalationsService(deps: {
       // the transcript is the conversation to date (what the visitor wrote after the hand-off too), not the copy
       // taken when the ticket opened; a ticket without a session keeps its copy
       const [notes, conversation] = t.session_id
-        ? await Promise.all([repo.notes(tenantId, t.session_id), withFiles(tenantId, await repo.conversation(tenantId, t.session_id, TICKET_TRANSCRIPT_LIMIT))])
+        ? await Promise.all([
+            repo.notes(tenantId, t.session_id),
+            withFiles(deps.attachments, tenantId, await repo.conversation(tenantId, t.session_id, TICKET_TRANSCRIPT_LIMIT)),
+          ])
         : [[], null]
       const shown = (await presentAll(tenantId, [t], { ...opts, viewer }))[0]!
       return {
