@@ -681,6 +681,56 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/widget/attachments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description A visitor's file (multipart field `file`), typed by its content: PNG, JPEG, WebP, GIF, PDF, DOCX or plain text (others 415), at most 10 MB (413). Image metadata (EXIF, GPS) is removed. Send it with a message: `attachment_ids` of POST /widget/chat. */
+        post: operations["widgetUploadAttachment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/widget/attachments/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["widgetGetAttachment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/attachments/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A visitor's file, for members who see its conversation (their bots); 404 otherwise. */
+        get: operations["getAttachment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/documents/sources": {
         parameters: {
             query?: never;
@@ -1954,6 +2004,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** @description In creation order, `limit` a page (default 100, at most 1000); pass next_cursor as cursor for the next page (null on the last). `total` counts every case the caller sees with this filter. */
         get: operations["listEvalCases"];
         put?: never;
         post: operations["createEvalCase"];
@@ -2300,7 +2351,7 @@ export interface operations {
                         embedding_model: string;
                         /** @description what the server can do, tried with the workspace key (empty: not run, see hint) */
                         checks: {
-                            name: "chat_stream" | "json_mode" | "tool_call" | "embedding";
+                            name: "chat_stream" | "json_mode" | "tool_call" | "embedding" | "vision";
                             ok: boolean;
                             /** @description what was seen, and what to change when not ok */
                             detail: string;
@@ -2311,6 +2362,7 @@ export interface operations {
                             tools_reason: string | null;
                             json_mode: ("json_schema" | "json_object" | "plain") | null;
                             embedding_width: number | null;
+                            vision: boolean | null;
                         };
                         /** @description how this workspace's vectors are searched: rerank_only means no pgvector and more vectors than the in-process cache holds, so they only re-rank what the words found */
                         vector_search: {
@@ -6204,6 +6256,12 @@ export interface operations {
                             error_rate_limited: string;
                             error_offline: string;
                             error_too_long: string;
+                            attach: string;
+                            remove_file: string;
+                            file_type: string;
+                            file_too_large: string;
+                            file_failed: string;
+                            files_max: string;
                             retry: string;
                             you: string;
                             assistant: string;
@@ -6485,6 +6543,8 @@ export interface operations {
                 "application/json": {
                     message?: string;
                     language?: string;
+                    /** @description files uploaded to this session (POST /widget/attachments) and not yet sent; a message may be attachments alone */
+                    attachment_ids?: string[];
                 };
             };
         };
@@ -6621,6 +6681,14 @@ export interface operations {
                             sources: {
                                 title: string;
                                 url: string;
+                            }[];
+                            attachments: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                content_type: string;
+                                size: number;
+                                kind: "image" | "document";
                             }[];
                         }[];
                         chat_ended: boolean;
@@ -7366,6 +7434,356 @@ export interface operations {
                 content: {
                     "application/json": {
                         error: string;
+                    };
+                };
+            };
+        };
+    };
+    widgetUploadAttachment: {
+        parameters: {
+            query: {
+                bot_id: string;
+                session_id: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /** Format: binary */
+                    file: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        name: string;
+                        content_type: string;
+                        size: number;
+                        kind: "image" | "document";
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    } | {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+        };
+    };
+    widgetGetAttachment: {
+        parameters: {
+            query: {
+                bot_id: string;
+                session_id: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the file, as a download (Content-Disposition: attachment, X-Content-Type-Options: nosniff) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    };
+                };
+            };
+        };
+    };
+    getAttachment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the file, as a download (Content-Disposition: attachment, X-Content-Type-Options: nosniff) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
                     };
                 };
             };
@@ -9377,6 +9795,8 @@ export interface operations {
                     question: string;
                     session_id?: string | null;
                     bot_public_id?: string | null;
+                    /** @description files uploaded to this session (POST /widget/attachments) and not yet sent; a message may be attachments alone */
+                    attachment_ids?: string[];
                 };
             };
         };
@@ -9992,6 +10412,14 @@ export interface operations {
                                 created_at: string;
                             }[];
                             mailed_at?: string | null;
+                            attachments: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                content_type: string;
+                                size: number;
+                                kind: "image" | "document";
+                            }[];
                         }[];
                     };
                 };
@@ -10510,6 +10938,14 @@ export interface operations {
                                 /** Format: date-time */
                                 created_at: string;
                                 mailed_at?: string | null;
+                                attachments?: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    name: string;
+                                    content_type: string;
+                                    size: number;
+                                    kind: "image" | "document";
+                                }[];
                             }[];
                             user_note: string | null;
                             user_email: string | null;
@@ -10667,6 +11103,14 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             mailed_at?: string | null;
+                            attachments?: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                content_type: string;
+                                size: number;
+                                kind: "image" | "document";
+                            }[];
                         }[];
                         user_note: string | null;
                         user_email: string | null;
@@ -10826,6 +11270,14 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             mailed_at?: string | null;
+                            attachments?: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                content_type: string;
+                                size: number;
+                                kind: "image" | "document";
+                            }[];
                         }[];
                         user_note: string | null;
                         user_email: string | null;
@@ -10984,6 +11436,14 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             mailed_at?: string | null;
+                            attachments?: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                content_type: string;
+                                size: number;
+                                kind: "image" | "document";
+                            }[];
                         }[];
                         user_note: string | null;
                         user_email: string | null;
@@ -11455,6 +11915,14 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             mailed_at?: string | null;
+                            attachments?: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                content_type: string;
+                                size: number;
+                                kind: "image" | "document";
+                            }[];
                         }[];
                         user_note: string | null;
                         user_email: string | null;
@@ -11623,6 +12091,14 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                             mailed_at?: string | null;
+                            attachments?: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                content_type: string;
+                                size: number;
+                                kind: "image" | "document";
+                            }[];
                         }[];
                         user_note: string | null;
                         user_email: string | null;
@@ -18201,8 +18677,11 @@ export interface operations {
     };
     listEvalCases: {
         parameters: {
-            query?: {
+            query: {
                 tag?: string;
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+                limit: number;
             };
             header?: never;
             path?: never;
@@ -18243,6 +18722,8 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                         }[];
+                        next_cursor: string | null;
+                        total: number;
                     };
                 };
             };
