@@ -2004,6 +2004,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
+        /** @description In creation order, `limit` a page (default 100, at most 1000); pass next_cursor as cursor for the next page (null on the last). `total` counts every case the caller sees with this filter. */
         get: operations["listEvalCases"];
         put?: never;
         post: operations["createEvalCase"];
@@ -18676,8 +18677,11 @@ export interface operations {
     };
     listEvalCases: {
         parameters: {
-            query?: {
+            query: {
                 tag?: string;
+                /** @description next_cursor of the previous page */
+                cursor?: string;
+                limit: number;
             };
             header?: never;
             path?: never;
@@ -18718,6 +18722,8 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                         }[];
+                        next_cursor: string | null;
+                        total: number;
                     };
                 };
             };

@@ -13,7 +13,17 @@ import type { EvalCase } from './evals-types'
  * by code (outcome, cited sources, facts, forbidden text, action). Owners, admins and editors write and run
  * them; analysts read them.
  */
-export const listCases = () => call(api.GET('/evals/cases'))
+export async function listCases() {
+  // the list pages (1,000 at most a page): the screen filters and the run view names cases from all of them
+  const first = await call(api.GET('/evals/cases', { params: { query: { limit: 1000 } } }))
+  const items = [...first.items]
+  for (let cursor = first.next_cursor; cursor; ) {
+    const page = await call(api.GET('/evals/cases', { params: { query: { limit: 1000, cursor } } }))
+    items.push(...page.items)
+    cursor = page.next_cursor
+  }
+  return { items, total: first.total }
+}
 
 function AutoRunToggle({ manage }: { manage: boolean }) {
   const qc = useQueryClient()

@@ -1,7 +1,19 @@
 import { XMLParser } from 'fast-xml-parser'
 import { describe, expect, it } from 'vitest'
 import type { EvalExpect } from '../../db/schema/evals.js'
-import { badPattern, caseResult, checkAnswer, diffRuns, factMatcher, importLines, isSubset, junitXml, totalsOf } from './evals.fns.js'
+import {
+  badPattern,
+  caseResult,
+  checkAnswer,
+  decodeCaseCursor,
+  diffRuns,
+  encodeCaseCursor,
+  factMatcher,
+  importLines,
+  isSubset,
+  junitXml,
+  totalsOf,
+} from './evals.fns.js'
 
 const expectOf = (e: Partial<EvalExpect>): EvalExpect => ({ outcome: 'answered', sources_any: null, facts: null, forbidden: null, action: null, ...e })
 const observed = {
@@ -125,5 +137,16 @@ describe('expect.language (#40)', () => {
   it('imports a language column from CSV', () => {
     const [line] = importLines('question,expected_outcome,language\nWie geht das?,answered,DE\n')
     expect((line as { input: { expect: EvalExpect } }).input.expect.language).toBe('de')
+  })
+})
+
+describe('case list cursor', () => {
+  it('round-trips the time and id, and refuses what it did not make', () => {
+    const at = new Date('2026-01-02T03:04:05.678Z')
+    const id = '0b6c2f4e-1d2a-4c3b-9e8f-7a6b5c4d3e2f'
+    expect(decodeCaseCursor(encodeCaseCursor(at, id))).toEqual({ at, id })
+    expect(decodeCaseCursor('not-a-cursor')).toBeNull()
+    expect(decodeCaseCursor(Buffer.from(`${at.getTime()}.42`).toString('base64url'))).toBeNull()
+    expect(decodeCaseCursor(Buffer.from(`99999999999999999.${id}`).toString('base64url'))).toBeNull()
   })
 })

@@ -239,3 +239,19 @@ export function importLines(text: string): ImportLine[] {
     },
   }))
 }
+
+/**
+ * The case list's keyset cursor: the last case's creation time and id, so the next page starts strictly after
+ * it in creation order (an import gives many cases one time; the id orders them). Opaque to clients
+ * (base64url of "<ms>.<uuid>"); null when it is not one of ours.
+ */
+export function encodeCaseCursor(at: Date, id: string): string {
+  return Buffer.from(`${at.getTime()}.${id}`).toString('base64url')
+}
+
+export function decodeCaseCursor(cursor: string): { at: Date; id: string } | null {
+  const m = /^(\d{1,15})\.([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'))
+  if (!m) return null
+  const at = new Date(Number(m[1]))
+  return Number.isNaN(at.getTime()) ? null : { at, id: m[2]! }
+}

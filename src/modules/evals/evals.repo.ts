@@ -65,6 +65,29 @@ export function createEvalsRepo(db: Db) {
       return casesWhere(tenantId, filter).selectAll().orderBy('created_at').orderBy('id').limit(CASES_MAX).execute()
     },
 
+    /**
+     * One page of the cases a member sees, in creation order, strictly after `after` (keyset: created_at, id),
+     * and how many there are in all. The bot scope is SQL so the page and the total agree for a limited member:
+     * its bots' cases and the bot-less (shared) ones.
+     */
+    async pageCases(tenantId: string, q: { tags: string[] | null; scope: readonly string[] | null; after?: { at: Date; id: string }; limit: number }) {
+      let base = casesWhere(tenantId, { tags: q.tags })
+      if (q.scope !== null) {
+        const bots = q.scope
+        base = base.where((eb) => (bots.length ? eb.or([eb('bot_id', 'is', null), eb('bot_id', 'in', bots)]) : eb('bot_id', 'is', null)))
+      }
+      let page = base.selectAll()
+      if (q.after) {
+        const { at, id } = q.after
+        page = page.where((eb) => eb.or([eb('created_at', '>', at), eb.and([eb('created_at', '=', at), eb('id', '>', id)])]))
+      }
+      const [rows, count] = await Promise.all([
+        page.orderBy('created_at').orderBy('id').limit(q.limit).execute(),
+        base.select((eb) => eb.fn.countAll<string | number>().as('n')).executeTakeFirstOrThrow(),
+      ])
+      return { rows, total: Number(count.n) }
+    },
+
     /** How many cases a run with this filter would ask, counted up to `upTo` (a run refuses more than CASES_MAX). */
     async countCases(tenantId: string, filter: CaseFilter, upTo: number) {
       const rows = await casesWhere(tenantId, filter).select('id').limit(upTo).execute()

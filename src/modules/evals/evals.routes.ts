@@ -60,8 +60,18 @@ export const evalsRoutes =
     )
     app.get(
       '/evals/cases',
-      { ...read, schema: { ...base, operationId: 'listEvalCases', querystring: CaseListQuery, response: { 200: CaseListResponse, ...errors } } },
-      async (req) => evals.listCases(req.tenantId!, req.query.tag, scopeOf(req)),
+      {
+        ...read,
+        schema: {
+          ...base,
+          operationId: 'listEvalCases',
+          description:
+            'In creation order, `limit` a page (default 100, at most 1000); pass next_cursor as cursor for the next page (null on the last). `total` counts every case the caller sees with this filter.',
+          querystring: CaseListQuery,
+          response: { 200: CaseListResponse, ...errors },
+        },
+      },
+      async (req) => evals.listCases(req.tenantId!, req.query, scopeOf(req)),
     )
     app.post(
       '/evals/cases',

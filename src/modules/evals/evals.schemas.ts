@@ -59,8 +59,19 @@ export const CaseResponse = Type.Object({
   tags: Type.Array(Type.String()),
   created_at: DateTime,
 })
-export const CaseListResponse = Type.Object({ items: Type.Array(CaseResponse) })
-export const CaseListQuery = Type.Object({ tag: Type.Optional(Tag) })
+export const CaseListResponse = Type.Object({
+  items: Type.Array(CaseResponse),
+  /** pass as `cursor` for the next page; null on the last page */
+  next_cursor: Nullable(Type.String()),
+  /** every case this caller sees with this filter, across all pages */
+  total: Type.Integer(),
+})
+export const CaseListQuery = Type.Object({
+  tag: Type.Optional(Tag),
+  cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'next_cursor of the previous page' })),
+  limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
+})
+export type CaseListQuery = Static<typeof CaseListQuery>
 export const CaseParams = Type.Object({ id: Uuid })
 export const SessionParams = Type.Object({ session_id: Uuid })
 export const FromSessionBody = Type.Object({ expect: Type.Optional(Expect) }, { additionalProperties: false })

@@ -9,10 +9,10 @@ import { forbidden, notFound, ValidationError } from '../../lib/errors.js'
 import type { BotsRepo } from '../bots/bots.repo.js'
 import type { ChatService } from '../chat/chat.service.js'
 import { inScope, type BotScope } from '../shared/bot-scope.js'
-import { badPattern, diffRuns, importLines, junitXml } from './evals.fns.js'
+import { badPattern, decodeCaseCursor, diffRuns, encodeCaseCursor, importLines, junitXml } from './evals.fns.js'
 import { RUN_MAX_ATTEMPTS } from './evals.jobs.js'
 import { CASES_MAX, type CaseRow, type CaseValues, type EvalsRepo, type RunRow } from './evals.repo.js'
-import { CaseInput, type CasePatch, type RunInput, type Settings } from './evals.schemas.js'
+import { CaseInput, type CaseListQuery, type CasePatch, type RunInput, type Settings } from './evals.schemas.js'
 
 const MAX_IMPORT_LINES = 1000
 
@@ -136,9 +136,18 @@ export function createEvalsService(deps: {
       return { evals_auto_run: input.evals_auto_run }
     },
 
-    async listCases(tenantId: string, tag?: string, scope: BotScope = null) {
-      const rows = await repo.listCases(tenantId, { tags: tag ? [tag] : null })
-      return { items: rows.filter((c) => caseVisible(scope, c)).map(presentCase) }
+    /** A page of the cases in creation order, with the total a member sees (its bots' and the shared ones). */
+    async listCases(tenantId: string, q: CaseListQuery, scope: BotScope = null) {
+      const after = q.cursor ? decodeCaseCursor(q.cursor) : undefined
+      if (after === null) throw new ValidationError(['query', 'cursor'], 'Invalid cursor: pass the next_cursor of the previous page', 'invalid_cursor')
+      const { rows, total } = await repo.pageCases(tenantId, { tags: q.tag ? [q.tag] : null, scope, after, limit: q.limit + 1 })
+      const page = rows.slice(0, q.limit)
+      const last = page[page.length - 1]
+      return {
+        items: page.map(presentCase),
+        next_cursor: rows.length > q.limit && last ? encodeCaseCursor(last.created_at, last.id) : null,
+        total,
+      }
     },
 
     async createCase(tenantId: string, input: CaseInput, scope: BotScope = null) {
