@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { isSpace, trimBothOf, trimEndOf, trimEndWhere } from './trim-run.fns.js'
+import { isSpace, trimBothOf, trimEndOf, trimEndWhere, trimLineEnds } from './trim-run.fns.js'
 
 describe('trims of a run at an end, by a scan', () => {
   it('behaves as the regular expressions they replace', () => {
@@ -22,6 +22,17 @@ describe('trims of a run at an end, by a scan', () => {
     const t0 = performance.now()
     expect(trimEndOf(s, '.')).toBe(s)
     expect(trimBothOf(s, '.')).toBe('a')
+    expect(performance.now() - t0).toBeLessThan(1_000)
+  })
+})
+
+describe('trimLineEnds', () => {
+  it('is /[ \\t]+$/gm, in linear time', () => {
+    const cases = ['', ' ', 'a \t', 'a \nb\t\t\r\nc \u2028d  \u2029 e', ' \t \n \n', 'x y']
+    for (const s of cases) expect(trimLineEnds(s)).toBe(s.replace(/[ \t]+$/gm, ''))
+    const long = `${' '.repeat(200_000)}a`
+    const t0 = performance.now()
+    expect(trimLineEnds(long)).toBe(long)
     expect(performance.now() - t0).toBeLessThan(1_000)
   })
 })

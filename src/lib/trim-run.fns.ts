@@ -31,3 +31,24 @@ export function trimEndWhere(s: string, test: (ch: string) => boolean): string {
 export function isSpace(ch: string): boolean {
   return ch.trim() === '' && ch !== ''
 }
+
+/** `s` without spaces and tabs at the end of each line: `/[ \t]+$/gm` by a scan (that one is quadratic on a run of spaces). */
+export function trimLineEnds(s: string): string {
+  let out = ''
+  let from = 0
+  let run = -1
+  for (let i = 0; i <= s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c === 32 || c === 9) {
+      if (run < 0) run = i
+      continue
+    }
+    // the line terminators of `$` under the m flag, and the end of the string
+    if (run >= 0 && (i === s.length || c === 10 || c === 13 || c === 0x2028 || c === 0x2029)) {
+      out += s.slice(from, run)
+      from = i
+    }
+    run = -1
+  }
+  return out + s.slice(from)
+}

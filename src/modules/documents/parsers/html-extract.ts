@@ -1,7 +1,7 @@
 import { Readability } from '@mozilla/readability'
 import { parseHTML } from 'linkedom'
 import TurndownService from 'turndown'
-import { trimEndOf } from '../../../lib/trim-run.fns.js'
+import { trimEndOf, trimLineEnds } from '../../../lib/trim-run.fns.js'
 
 /*
  * HTML extraction has one owner, the documents module: its parser threads (parse-worker.ts) run it for
@@ -62,7 +62,7 @@ function createTurndown(): TurndownService {
 const cellText = (cell: Element, td: TurndownService): string =>
   td
     .turndown((cell as HTMLElement).innerHTML ?? '')
-    .replace(/\s*\n+\s*/g, ' ')
+    .replace(/\s+/g, (run) => (run.includes('\n') ? ' ' : run))
     .trim()
     // Block-level escapes ("\-", "1\.") mean nothing inside a table cell.
     .replace(/^\\([-+#>=])/, '$1')
@@ -89,8 +89,7 @@ const clean = (s: string | null | undefined): string | null => {
 
 /** Collapses runs of blank lines and trailing spaces that HTML whitespace leaves behind. */
 export const tidyMarkdown = (md: string): string =>
-  md
-    .replace(/[ \t]+$/gm, '')
+  trimLineEnds(md)
     .replace(/\n{3,}/g, '\n\n')
     .trim()
 
