@@ -7,6 +7,7 @@ import { USERS_TOPIC, type AuthRepo } from '../modules/auth/auth.repo.js'
 import { AUTH_COOKIE, type Jwt } from '../modules/auth/jwt.js'
 import { TENANTS_TOPIC, type Keyring, type TenantsRepo } from '../modules/tenants/tenants.repo.js'
 import { setBounded } from '../lib/bounded.js'
+import { isSpace } from '../lib/trim-run.fns.js'
 import { PERMISSIONS, roleMay, type Permission, type Role } from './permissions.js'
 
 export interface AuthUser {
@@ -126,8 +127,8 @@ export function createGuards(deps: {
     const header = req.headers.authorization
     let token: string | undefined
     if (header) {
-      const m = /^Bearer\s+(.+)$/i.exec(header)
-      token = m?.[1]?.trim()
+      // not /^Bearer\s+(.+)$/i: quadratic on a header of spaces (issue 50); a header holds no line break
+      if (header.slice(0, 6).toLowerCase() === 'bearer' && isSpace(header[6] ?? '')) token = header.slice(7).trim()
     }
     token ||= req.cookies?.[AUTH_COOKIE]
     if (!token) throw unauthorized('Not authenticated')

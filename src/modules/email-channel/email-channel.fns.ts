@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { addressOf, mailboxOf, nameOf, parseReplyFrom } from '../email/address.fns.js'
 import { message } from '../shared/messages/catalogue.js'
 import { GMAIL_FORWARDING_SENDER, isAutoReplySubject, messageIdOf, plainAddress } from './email-channel.inbound.fns.js'
+import { trimBothOf } from '../../lib/trim-run.fns.js'
 
 /** One header line as mailparser gives it (`headerLines`): the lower-cased name and the whole raw line. */
 export interface HeaderLine {
@@ -122,13 +123,15 @@ export function bareAddress(s: string | null | undefined): string | null {
 
 /** An inbound address's local part: readable from the bot's name, with random letters so it cannot be guessed. */
 export function newLocalPart(botName: string): string {
+  // the dashes trimmed by a scan: /^-+|-+$/g is quadratic on a run of them (issue 50)
   const slug =
-    botName
-      .toLowerCase()
-      .normalize('NFKD')
-      .replace(/[^a-z0-9]+/g, '-')
-      .replace(/^-+|-+$/g, '')
-      .slice(0, 24) || 'bot'
+    trimBothOf(
+      botName
+        .toLowerCase()
+        .normalize('NFKD')
+        .replace(/[^a-z0-9]+/g, '-'),
+      '-',
+    ).slice(0, 24) || 'bot'
   return `${slug}-${randomBytes(4).toString('hex')}`
 }
 

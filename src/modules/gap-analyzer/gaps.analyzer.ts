@@ -23,6 +23,7 @@ import {
 import { dedupeTopics, heuristicTopics, topicsFromReply, TOPICS_PROMPT } from './gaps.fns.js'
 import { createRunProgress, mapCounted, type RunProgress } from './gaps.progress.js'
 import type { GapRow, GapsRepo, GapWrite } from './gaps.repo.js'
+import { trimEndOf } from '../../lib/trim-run.fns.js'
 
 /**
  * One recalculation of a tenant's gaps. Mode A: topics the documentation should cover (the profile's
@@ -412,7 +413,7 @@ export function createGapAnalyzer(deps: AnalyzerDeps) {
       if (!reply || reply.feedback === 'down') continue
       const answer = reply.content.replace(/\s?\[\d{1,3}\]/g, '').trim()
       if (answer.length < 2) continue
-      const question = /[?？]$/.test(p.label) ? p.label : `${p.label.replace(/[.!]+$/, '')}?`
+      const question = /[?？]$/.test(p.label) ? p.label : `${trimEndOf(p.label, '.!')}?`
       const confidence = Math.min(0.95, 0.4 + 0.1 * Math.min(4, Math.log2(p.count)) + (p.liked ? 0.2 : 0) + 0.15 * p.good)
       drafts.push({ question: oneLine(question, 500), answer: answer.slice(0, 4000), confidence: round(confidence, 3) })
     }

@@ -1,4 +1,5 @@
 import { oneLine, stem, termKey, words } from '../knowledge/text.fns.js'
+import { trimEndOf } from '../../lib/trim-run.fns.js'
 
 /**
  * Pure parts of the gap analyzer besides clustering: topics found without a model (recurring headings
@@ -108,7 +109,7 @@ export function templateDraft(d: DraftInput): { title: string; markdown: string 
     '',
     '## Summary',
     '',
-    `_In one or two sentences: the direct answer about ${d.label.replace(/[?]+$/, '')}._`,
+    `_In one or two sentences: the direct answer about ${trimEndOf(d.label, '?')}._`,
     '',
   ]
   if (d.examples.length) {

@@ -58,6 +58,7 @@ describe('FAQ drafts', () => {
       '# Guide\n\nIntro\n\n## How do I reset my password?\n\nOpen Settings and choose Reset password.\n\n### Details\n\nA mail arrives within minutes.\n\n## How to export data\n\nUse the Export button on the Data page.\n\n## Limits\n\nNone.\n\n```\n# Not a heading?\n```'
     const f = headingQuestions(md)
     expect(f.map((x) => x.question)).toEqual(['How do I reset my password?', 'How do I export data?'])
+    expect(headingQuestions('## How to export data.:!\n\nUse the Export button on the Data page.').map((x) => x.question)).toEqual(['How do I export data?'])
     expect(f[0]!.answer).toContain('A mail arrives within minutes')
     expect(f[0]!.answer).not.toContain('Export button')
   })

@@ -1,5 +1,6 @@
 import type { GlossaryEntry, ProfileField } from '../../db/schema/knowledge.js'
 import { oneLine, setCosine, termKey, terms } from './text.fns.js'
+import { trimEndOf } from '../../lib/trim-run.fns.js'
 
 /**
  * Pure parts of the knowledge profile and FAQ candidates: bounding what a model returned, merging an
@@ -175,7 +176,7 @@ export function headingQuestions(markdown: string, max = 20): FaqDraft[] {
     const h = all[i]!.heading.replace(/[*_`]/g, '').trim()
     let question: string | null = null
     if (/\?\s*$/.test(h) && h.split(/\s+/).length >= 2) question = h
-    else if (HOW_TO.test(h)) question = `How do I ${HOW_TO.exec(h)![1]!.replace(/[.:!]+$/, '')}?`
+    else if (HOW_TO.test(h)) question = `How do I ${trimEndOf(HOW_TO.exec(h)![1]!, '.:!')}?`
     if (!question) continue
     const answer = sectionWithChildren(all, i)
     if (answer.length < 20) continue
@@ -211,7 +212,7 @@ export function heuristicProfile(docs: { title: string | null; text: string }[])
       if (e) emails.set(e, (emails.get(e) ?? 0) + (SUPPORTISH.test(e) ? 10 : 1))
     }
     for (const m of d.text.matchAll(URL_IN_TEXT)) {
-      const u = cleanUrl(m[0].replace(/[.,;:!?]+$/, ''))
+      const u = cleanUrl(trimEndOf(m[0], '.,;:!?'))
       if (u && SUPPORTISH.test(u)) urls.push(u)
     }
   }
@@ -236,7 +237,7 @@ export function sanitizeFaqPairs(raw: Record<string, unknown> | null | undefined
     let q = typeof o.question === 'string' ? oneLine(o.question, FAQ_LIMITS.questionChars) : ''
     const a = typeof o.answer === 'string' ? o.answer.trim().slice(0, FAQ_LIMITS.answerChars) : ''
     if (q.length < 8 || a.length < 2) continue
-    if (!/[?？]$/.test(q)) q = `${q.replace(/[.!:]+$/, '')}?`
+    if (!/[?？]$/.test(q)) q = `${trimEndOf(q, '.!:')}?`
     const c = typeof o.confidence === 'number' && Number.isFinite(o.confidence) ? Math.min(1, Math.max(0, o.confidence)) : 0.7
     out.push({ question: q, answer: a, confidence: c })
     if (out.length >= max) break
@@ -296,10 +297,8 @@ export function swaggerFaqs(markdown: string, max = 50): FaqDraft[] {
     if (!op.method) continue
     const text = op.body.join('\n')
     if (/(^|·)\s*Deprecated\s*$/m.test(text)) continue
-    const summary = /^\*\*Summary:\*\*\s*(.+)$/m
-      .exec(text)?.[1]
-      ?.trim()
-      .replace(/[.!]+$/, '')
+    const found = /^\*\*Summary:\*\*\s*(.+)$/m.exec(text)?.[1]?.trim()
+    const summary = found === undefined ? undefined : trimEndOf(found, '.!')
     const opId = /Operation ID: `([^`]+)`/.exec(text)?.[1]
     const description = op.body.map((l) => l.trim()).find((l) => l && !l.startsWith('**') && !l.startsWith('- ') && !/^(Operation ID|Tags):/.test(l))
     let question: string

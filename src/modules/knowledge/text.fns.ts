@@ -50,7 +50,7 @@ export function terms(text: string, max = 256): string[] {
   const out: string[] = []
   for (const w of words(text.slice(0, 20_000))) {
     if (w.length < 2 || STOP.has(w) || (/^\d+$/.test(w) && w.length < 3)) continue
-    out.push(stem(w.replace(/'.*$/, '')))
+    out.push(stem(w.split("'")[0]!))
     if (out.length >= max) break
   }
   return out

@@ -1,5 +1,6 @@
 import { AppError } from '../../lib/errors.js'
 import { hostAllowed } from '../bots/bots.fns.js'
+import { trimEndOf } from '../../lib/trim-run.fns.js'
 
 export const MAX_MESSAGE_CHARS = 1000
 
@@ -41,7 +42,7 @@ export function checkMessage(message: unknown): string {
  * `widget.js` beside the loader on this service. `version` (the bundle's hash) busts caches on deploys.
  */
 export function widgetBundleUrl(loaderUrl: string, version: string): string {
-  const base = loaderUrl.trim().replace(/\/+$/, '')
+  const base = trimEndOf(loaderUrl.trim(), '/')
   const url = !base ? 'widget.js' : /\.m?js(\?.*)?$/i.test(base) ? base : `${base}/widget.js`
   return `${url}${url.includes('?') ? '&' : '?'}v=${encodeURIComponent(version)}`
 }

@@ -4,6 +4,7 @@ import { rrf } from '../../retrieval/fusion.fns.js'
 import { chooseSources } from '../../retrieval/passages.fns.js'
 import type { RetrievalHit, RetrievalResult } from '../../retrieval/retrieval.service.js'
 import type { Turn, TurnDeps } from '../turn.context.js'
+import { trimBothOf } from '../../../lib/trim-run.fns.js'
 
 /**
  * Stage 5b (issue #29, RETRIEVAL_QUERY_REWRITE): visitors ask in other words than the knowledge ("kill my
@@ -52,9 +53,8 @@ export function cleanQuery(text: string): string {
       .trim()
       .split('\n')
       .find((l) => l.trim()) ?? ''
-  const bare = line
-    .replace(/^\s*(?:search\s+)?query\s*:\s*/i, '')
-    .replace(/^["'“”«»`]+|["'“”«»`]+$/g, '')
+  // quotes trimmed by a scan: /^["'…]+|["'…]+$/g is quadratic on a run of them (issue 50)
+  const bare = trimBothOf(line.replace(/^\s*(?:search\s+)?query\s*:\s*/i, ''), `"'“”«»\``)
     .replace(/\s+/g, ' ')
     .trim()
   return bare.split(' ').slice(0, MAX_WORDS).join(' ').slice(0, 300)

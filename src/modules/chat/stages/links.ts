@@ -1,4 +1,5 @@
 import { hostAllowed } from '../../bots/bots.fns.js'
+import { trimEndOf } from '../../../lib/trim-run.fns.js'
 
 /**
  * Stage 9b: no invented link reaches a visitor. A link stays only when its URL appears in the sources
@@ -37,7 +38,7 @@ export function normalizeUrl(raw: string): string | null {
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') return null
   u.hash = ''
-  const out = `${u.host.toLowerCase()}${u.pathname.replace(/\/+$/, '')}${u.search}`
+  const out = `${u.host.toLowerCase()}${trimEndOf(u.pathname, '/')}${u.search}`
   return out
 }
 

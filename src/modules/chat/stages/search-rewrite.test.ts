@@ -32,6 +32,14 @@ describe('search query rewrite', () => {
     expect(cleanQuery('  \n  “change default search engine”  ')).toBe('change default search engine')
     expect(cleanQuery(Array.from({ length: 30 }, (_, i) => `w${i}`).join(' ')).split(' ')).toHaveLength(16)
     expect(cleanQuery('')).toBe('')
+    expect(cleanQuery('«"`reset password`"»')).toBe('reset password')
+    expect(cleanQuery('""""')).toBe('')
+  })
+
+  it('trims quotes in linear time (issue 50: the regular expression was quadratic on a run of them)', () => {
+    const t0 = performance.now()
+    expect(cleanQuery(`a${'"'.repeat(100_000)}b`)).toBe(`a${'"'.repeat(100_000)}b`.slice(0, 300))
+    expect(performance.now() - t0).toBeLessThan(1_000)
   })
 
   it('fuses both rankings, a hit both found keeping its better confidence, and the floor reads both queries', () => {

@@ -1,6 +1,7 @@
 import { Readability } from '@mozilla/readability'
 import { parseHTML } from 'linkedom'
 import TurndownService from 'turndown'
+import { trimEndOf, trimLineEnds } from '../../../lib/trim-run.fns.js'
 
 /*
  * HTML extraction has one owner, the documents module: its parser threads (parse-worker.ts) run it for
@@ -30,7 +31,7 @@ function createTurndown(): TurndownService {
       const el = node as HTMLElement
       const code = el.querySelector('code') ?? el
       const lang = el.getAttribute('data-lang') ?? /(?:^|\s)lang(?:uage)?-([\w+#-]+)/.exec(code.getAttribute('class') ?? '')?.[1] ?? ''
-      const text = (code.textContent ?? '').replace(/\n+$/, '')
+      const text = trimEndOf(code.textContent ?? '', '\n')
       const fence = text.includes('```') ? '~~~~' : '```'
       return `\n\n${fence}${lang}\n${text}\n${fence}\n\n`
     },
@@ -45,10 +46,9 @@ function createTurndown(): TurndownService {
         const index = Array.prototype.indexOf.call(parent.children, node)
         prefix = `${start + index}. `
       }
-      const body = content
-        .replace(/^\n+/, '')
-        .replace(/\n+$/, '\n')
-        .replace(/\n/gm, `\n${' '.repeat(prefix.length)}`)
+      const inner = content.replace(/^\n+/, '')
+      const trimmed = trimEndOf(inner, '\n')
+      const body = (trimmed.length < inner.length ? `${trimmed}\n` : trimmed).replace(/\n/gm, `\n${' '.repeat(prefix.length)}`)
       return prefix + body.trimEnd() + (node.nextSibling ? '\n' : '')
     },
   })
@@ -62,7 +62,7 @@ function createTurndown(): TurndownService {
 const cellText = (cell: Element, td: TurndownService): string =>
   td
     .turndown((cell as HTMLElement).innerHTML ?? '')
-    .replace(/\s*\n+\s*/g, ' ')
+    .replace(/\s+/g, (run) => (run.includes('\n') ? ' ' : run))
     .trim()
     // Block-level escapes ("\-", "1\.") mean nothing inside a table cell.
     .replace(/^\\([-+#>=])/, '$1')
@@ -89,8 +89,7 @@ const clean = (s: string | null | undefined): string | null => {
 
 /** Collapses runs of blank lines and trailing spaces that HTML whitespace leaves behind. */
 export const tidyMarkdown = (md: string): string =>
-  md
-    .replace(/[ \t]+$/gm, '')
+  trimLineEnds(md)
     .replace(/\n{3,}/g, '\n\n')
     .trim()
 

@@ -1,3 +1,5 @@
+import { trimBothOf } from '../../../lib/trim-run.fns.js'
+
 /**
  * The small, well-formed HTML the Word reader (mammoth) writes, as markdown: headings, paragraphs, nested
  * lists, tables (a short row is padded so the table stays rectangular), line breaks. Inline formatting is
@@ -69,7 +71,10 @@ function inline(nodes: Node[]): string {
 const squash = (s: string) =>
   s
     .replace(/[ \t]+/g, ' ')
-    .replace(/ *\n */g, '\n')
+    // each line's spaces trimmed by a scan: / *\n */g is quadratic on a run of spaces
+    .split('\n')
+    .map((line) => trimBothOf(line, ' '))
+    .join('\n')
     .trim()
 
 function renderList(el: El, depth: number): string {

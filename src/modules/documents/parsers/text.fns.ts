@@ -1,3 +1,5 @@
+import { trimLineEnds } from '../../../lib/trim-run.fns.js'
+
 /**
  * Bytes to clean text: BOMs (UTF-8, UTF-16 LE/BE) honoured, UTF-8 when valid, else Windows-1252 (what
  * old Windows editors wrote); line endings unified, control characters and NULs removed, NFC.
@@ -19,10 +21,7 @@ export function decodeText(bytes: Uint8Array): string {
 
 /** Line endings, control characters, trailing spaces and runs of blank lines; Unicode NFC. */
 export function cleanText(text: string): string {
-  return text
-    .replace(/\r\n?/g, '\n')
-    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\u200b\ufeff]/g, '')
-    .replace(/[ \t]+$/gm, '')
+  return trimLineEnds(text.replace(/\r\n?/g, '\n').replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f\u200b\ufeff]/g, ''))
     .replace(/\n{3,}/g, '\n\n')
     .normalize('NFC')
     .trim()

@@ -26,6 +26,7 @@
  */
 import { type CountryCode, findPhoneNumbersInText, isSupportedCountry, type PhoneNumber } from 'libphonenumber-js/max'
 import { identifierBefore, phoneLabelAdjacent, phoneWordAfter, phoneWordBefore } from './pii-phone-context.js'
+import { isSpace, trimEndWhere } from '../../../lib/trim-run.fns.js'
 
 /**
  * Regions tried in turn for numbers written without a country code: large markets of the languages the
@@ -255,7 +256,7 @@ function splitAt(run: string, sep: string): Array<readonly [number, string]> {
   let from = 0
   for (const piece of run.split(sep)) {
     const lead = piece.length - piece.trimStart().length
-    const trimmed = piece.trim().replace(/[\s.\-–(]+$/, '')
+    const trimmed = trimEndWhere(piece.trim(), (c) => isSpace(c) || '.-–('.includes(c))
     if (trimmed) out.push([from + lead, trimmed])
     from += piece.length + sep.length
   }

@@ -17,6 +17,7 @@
 import { isIPv6 } from 'node:net'
 import { findPhones, phoneRegions } from './pii-phone.fns.js'
 import { IBAN_LENGTHS, cardPrefixPlausible, ibanChecksumValid, looksLikeSecret, luhnValid, ssnValid } from './pii-checks.js'
+import { trimEndOf } from '../../../lib/trim-run.fns.js'
 
 export const MANDATORY_PII_TYPES = ['EMAIL', 'PHONE', 'CARD', 'IBAN', 'API_KEY', 'PASSWORD'] as const
 export const OPTIONAL_PII_TYPES = ['ID_DOC', 'IP', 'URL_TOKEN'] as const
@@ -81,7 +82,7 @@ function findEmails(text: string, add: Add) {
     // a local part does not start with a dot or a quote; a domain does not end with a hyphen
     const lead = /^[._%+\-']+/.exec(s)?.[0].length ?? 0
     start += lead
-    s = s.slice(lead).replace(/-+$/, '')
+    s = trimEndOf(s.slice(lead), '-')
     const at = s.indexOf('@')
     if (at <= 0) continue
     const domain = s.slice(at + 1)
@@ -208,12 +209,12 @@ function findApiKeys(text: string, add: Add) {
   for (const re of [BEARER_RE, BASIC_RE]) {
     for (const m of text.matchAll(re)) {
       const [s, e] = m.indices![1]
-      add('API_KEY', s, e - (/[.]+$/.exec(m[1])?.[0].length ?? 0), PRIORITY.KEY_SPECIFIC)
+      add('API_KEY', s, e - (m[1].length - trimEndOf(m[1], '.').length), PRIORITY.KEY_SPECIFIC)
     }
   }
   for (const m of text.matchAll(KEYED_SECRET_RE)) {
     let [s, e] = m.indices![1]
-    const v = text.slice(s, e).replace(/[.,;:]+$/, '')
+    const v = trimEndOf(text.slice(s, e), '.,;:')
     e = s + v.length
     if (/\d/.test(v) && /[A-Za-z]/.test(v) && !/^\d+[.-]\d+/.test(v)) add('API_KEY', s, e, PRIORITY.KEY_CONTEXT)
   }
@@ -331,7 +332,7 @@ function findIdDocs(text: string, add: Add) {
     const rest = text.slice(m.index + m[0].length, m.index + m[0].length + 40)
     const v = /^[A-Za-z0-9][A-Za-z0-9\-/.]{1,23}(?:[ ][A-Za-z0-9]{1,4}){0,4}/.exec(rest)
     if (!v) continue
-    let value = v[0].replace(/[.\-/]+$/, '')
+    let value = trimEndOf(v[0], '.-/')
     // trailing short groups only when they look like part of the number (digits, or one letter at the end)
     const parts = value.split(' ')
     while (parts.length > 1 && !/^(?:\d{1,4}|[A-Z])$/.test(parts[parts.length - 1])) parts.pop()
@@ -375,7 +376,7 @@ function findUrlTokens(text: string, add: Add) {
   for (const m of text.matchAll(URL_PARAM_RE)) {
     if (!SENSITIVE_PARAM_RE.test(m[1])) continue
     const [s, e0] = m.indices![2]
-    const value = text.slice(s, e0).replace(/[.,;:!?)\]]+$/, '')
+    const value = trimEndOf(text.slice(s, e0), '.,;:!?)]')
     if (value.length < 3) continue
     add('URL_TOKEN', s, s + value.length, PRIORITY.URL_TOKEN)
   }

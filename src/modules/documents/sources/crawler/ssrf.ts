@@ -63,7 +63,8 @@ function embeddedIPv4(ip: ipaddr.IPv6): Embedded | null {
  * refused as the tunnels or translators they are, which lead somewhere this check cannot see.
  */
 export function judgeAddress(address: string): BlockedAddressError | null {
-  const bare = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '')
+  const bracketless = address.replace(/^\[|\]$/g, '')
+  const bare = bracketless.split('%')[0]!
   if (!ipaddr.isValid(bare)) return new BlockedAddressError(bare, 'invalid')
   const ip = ipaddr.parse(bare)
   if (ip.kind() === 'ipv6') {
