@@ -217,7 +217,7 @@ const EnvSchema = Type.Object({
   GAP_RESCORE_LIMIT: Type.Integer({ minimum: 0, maximum: 5000, default: 100 }),
 })
 
-type Env = Static<typeof EnvSchema>
+export type Env = Static<typeof EnvSchema>
 
 export type Config = Readonly<
   Omit<Env, 'JWT_SECRET' | 'ENCRYPTION_KEY' | 'CORS_ORIGINS'> & {
@@ -311,140 +311,7 @@ function loadOrCreateDevSecrets(dataDir: string): { JWT_SECRET: string; ENCRYPTI
 /** The names of all variables, for docs and tests. */
 export const CONFIG_KEYS = Object.keys(EnvSchema.properties)
 
-/**
- * One line of meaning per variable, for `.env.example` (scripts/env-example.ts writes it; a test fails when
- * the file and this list drift apart). Typed over the schema, so a variable added above without a line here
- * does not compile.
- */
-export const CONFIG_DOCS: { readonly [K in keyof Env]-?: string } = {
-  NODE_ENV: '`production` makes JWT_SECRET and ENCRYPTION_KEY mandatory and stops logging mail links',
-  PORT: 'HTTP port',
-  HOST: 'interface to listen on',
-  DATA_DIR: 'embedded database (pgdata/), mail outbox (outbox/) and generated development secrets (secrets.json)',
-  DATABASE_URL: 'PostgreSQL connection string; unset: embedded PGlite under DATA_DIR/pgdata',
-  DATABASE_POOL_SIZE: 'PostgreSQL connections per process',
-  DATABASE_POOL_IDLE_SECONDS: 'seconds an idle PostgreSQL connection is kept open (0: until the process stops)',
-  DATABASE_PREPARED_STATEMENTS:
-    "the turn's hot statements as prepared statements on PostgreSQL (parsed and planned once per connection); false behind a pooler in transaction mode without prepared-statement support (PgBouncer before 1.21)",
-  REDIS_URL: 'Redis for rate-limit counters shared by every instance; unset: counted in process memory',
-  REDIS_PREFIX: 'prefix of every Redis key, so deployments can share one Redis',
-  JWT_SECRET: 'HS256 key of dashboard sessions (32+ characters); outside production generated once into DATA_DIR/secrets.json',
-  ENCRYPTION_KEY: '64 hex characters: AES-256-GCM key of stored model keys, signing secrets and queued mail; changing it makes them unreadable',
-  SMTP_URL: 'e.g. smtps://user:pass@smtp.example.com:465; unset: mail is written as .eml files to DATA_DIR/outbox',
-  EMAIL_FROM: 'sender of every mail',
-  PUBLIC_BASE_URL: 'public address of this API (https makes the auth cookie Secure; used in widget snippets and the crawler user agent)',
-  FRONTEND_URL: 'dashboard address used in mail links; empty: PUBLIC_BASE_URL, else http://localhost:PORT',
-  CORS_ORIGINS: "comma-separated browser origins allowed on dashboard routes; widget routes follow each bot's allowed_domains",
-  LLM_BASE_URL: 'any OpenAI-compatible API (OpenAI, Ollama http://127.0.0.1:11434/v1, vLLM, LiteLLM); tenants bring their own keys',
-  CHAT_MODEL: 'model that writes answers',
-  GUARD_MODEL: 'smaller model for guard and validation checks',
-  EMBEDDING_MODEL: 'embedding model for retrieval',
-  LOG_LEVEL: 'fatal, error, warn, info, debug, trace or silent (JSON lines)',
-  TRUST_PROXY: 'take the client IP from X-Forwarded-For; only behind a proxy that overwrites it',
-  RUN_WORKER: 'run the job worker inside the server; false when workers run apart (npm run worker)',
-  WEB_CONCURRENCY:
-    'HTTP processes on PostgreSQL (unset: one per core), with one job-worker process beside them when RUN_WORKER is on; always 1 on the embedded database',
-  WORKER_CONCURRENCY: 'jobs one worker runs at once',
-  WORKER_POLL_MS: 'how often an idle worker looks for due jobs',
-  JOB_LEASE_SECONDS: "a running job's lease, renewed every third of it; a crashed worker's jobs are taken over after it (embedded database: at the restart)",
-  JOBS_RETENTION_DAYS: 'days finished jobs (done or failed, with their last error) are kept; a daily job deletes older ones',
-  RATE_LIMIT_ENABLED: 'false switches every rate limit off (load tests only)',
-  UPLOAD_RATE_PER_HOUR: 'document uploads allowed per tenant per hour (POST /documents), counted like the other rate limits',
-  METRICS_TOKEN: 'serve Prometheus metrics at GET /metrics to Authorization: Bearer <this> (16+ characters); unset with no METRICS_PORT: no /metrics',
-  METRICS_PORT: 'serve GET /metrics on this port of its own (on HOST) for a private scraper; also asks for METRICS_TOKEN when that is set',
-  MAX_UPLOAD_BYTES: 'largest uploaded file',
-  MAX_DOCUMENTS_PER_TENANT: 'documents one tenant may hold',
-  ATTACHMENT_MAX_BYTES: 'largest file a visitor may attach in the widget (413 above it); stored encrypted in the database',
-  ATTACHMENT_MAX_PIXELS: 'largest image a visitor may attach, in pixels (width x height) as its header declares (415 above it: a decompression bomb)',
-  ATTACHMENTS_PER_SESSION: 'files one conversation may hold (429 beyond)',
-  ATTACHMENT_UPLOADS_PER_HOUR: 'attachment uploads per visitor IP address and hour',
-  ATTACHMENT_RETENTION_DAYS: "days a conversation's attachments are kept; a daily job deletes older ones (and, after a day, those never sent)",
-  MAX_CHUNKS_PER_DOCUMENT: 'chunks one document may make; beyond, the document is refused (status error, the message names the limit)',
-  MAX_CHUNKS_PER_TENANT: 'chunks one tenant may hold; a document that would pass it is refused the same way',
-  EMBEDDING_DIMENSIONS: "vector size asked of the embedding model; unset: 1536 for text-embedding-3-*, the model's own otherwise",
-  EMBEDDING_BATCH: 'chunks per embeddings request',
-  EMBED_BACKFILL_INTERVAL_SECONDS: 'how often chunks still without a vector are embedded again',
-  CHUNK_TARGET_TOKENS: 'chunk size aimed at (estimated tokens)',
-  CHUNK_OVERLAP_TOKENS: 'overlap between consecutive chunks of a section (estimated tokens)',
-  PARSER_WORKERS: 'worker threads that parse uploads',
-  PARSER_TIMEOUT_SECONDS: 'time one file may take to parse',
-  PARSER_MAX_MEMORY_MB: 'heap one parse may use',
-  CRAWLER_ALLOW_PRIVATE_NETWORKS: 'let the crawler fetch private and loopback addresses (tests, intranets, the demo)',
-  CRAWLER_USER_AGENT: 'crawler user agent; empty: SupportBotCrawler/0.1 (+PUBLIC_BASE_URL)',
-  CRAWLER_CONCURRENCY: 'crawler requests in flight per host',
-  CRAWLER_DELAY_MS: 'minimum gap between requests to one host (robots.txt Crawl-delay raises it, up to 5 s)',
-  CRAWLER_PAGE_TIMEOUT_MS: 'time allowed to one page',
-  CRAWLER_MAX_PAGE_BYTES: 'largest page read',
-  CRAWLER_MAX_DEPTH: 'link depth followed from the start URL',
-  CRAWLER_DEFAULT_MAX_PAGES: 'pages one source may index unless it sets max_pages',
-  WIDGET_LOADER_URL: 'where widget.js is served from (a CDN); empty: this service',
-  WIDGET_SSE_HEARTBEAT_MS: 'keep-alive comment on open answer streams',
-  OPERATOR_REPLY_GRACE_SECONDS: 'wait before an operator reply is also mailed to a visitor who has not read it',
-  INBOUND_EMAIL_DOMAIN: "domain of the bots' inbound e-mail addresses (<local>@domain)",
-  INBOUND_EMAIL_MAX_BYTES: 'largest inbound mail accepted (webhook and SMTP)',
-  EMAIL_BOT_HOURLY_CAP: "bot mails one bot's e-mail channel sends in an hour, all senders together",
-  INBOUND_EMAIL_PER_BOT_PER_MINUTE: 'inbound mails one bot takes a minute; beyond, the webhook answers 429 and SMTP 451 (the sender retries)',
-  INBOUND_SMTP_PORT: 'port of the inbound SMTP listener; unset: no listener (mail arrives by webhook)',
-  INBOUND_SMTP_TLS_CERT: 'PEM certificate file for STARTTLS on the inbound SMTP listener',
-  INBOUND_SMTP_TLS_KEY: 'PEM key file for STARTTLS on the inbound SMTP listener',
-  LIVE_EVENTS_RETENTION_DAYS: 'days live conversation events (stream replay) are kept',
-  VISITOR_GONE_MINUTES: 'minutes without an open widget stream or a message before a waiting visitor counts as gone (leaves the queue)',
-  GONE_CLOSE_HOURS: 'hours after which a gone visitor without an e-mail address has the conversation closed',
-  PII_RETENTION_DAYS: 'days PII audit events are kept when a tenant set no retention',
-  GUARDS_ENABLED: 'all guard checks (injection, relevance, human request) on GUARD_MODEL',
-  GUARD_INJECTION_ENABLED: 'the prompt-injection guard',
-  GUARD_RELEVANCE_ENABLED: 'the relevance guard',
-  GUARD_HUMAN_ENABLED: 'the asks-for-a-human guard',
-  GUARD_TIMEOUT_MS: 'time allowed to each guard-model call; on timeout the turn goes on without it',
-  VALIDATION_ENABLED: 'check each answer on GUARD_MODEL (one regeneration, else a safe fallback)',
-  CHAT_SPECULATIVE_ANSWER:
-    'request the answer while the guards and the query embedding run (tokens held back; aborted unless the guards pass and the final sources give the same prompt, or hold its first three sources)',
-  CHAT_EARLY_ANSWER_FROM_BM25:
-    "with the speculative answer on: start a new question's answer from the BM25 evidence when its embedding is not back 25 ms later, and a question in another language than the knowledge's from the evidence for it as asked while its translation is in flight (first token at about one model call instead of two; an answer the final evidence does not agree with is restarted, its prompt tokens spent twice)",
-  CHAT_QUERY_EMBEDDING_CACHE: 'query embeddings kept in memory for repeated questions (about 6 KB each at 1536 dimensions; 0: off)',
-  CHAT_FIRST_TOKEN_TIMEOUT_MS: 'time to the first token of an answer (then one retry)',
-  CHAT_TIMEOUT_MS: 'total time for an answer',
-  CHAT_MAX_ANSWER_TOKENS: 'answer length cap',
-  EVAL_MAX_TOKENS: 'model tokens an evaluation run may use before it stops, marked partial',
-  EVAL_AUTO_RUN_DELAY_SECONDS:
-    'with evals_auto_run on: seconds between a knowledge change and the automatic evaluation run (later changes join it; at most one run an hour)',
-  CHAT_HISTORY_TURNS: 'turns of history given to the model',
-  CHAT_HISTORY_MESSAGE_CHARS: 'characters kept of each history message',
-  RETRIEVAL_TOP_K: 'at most this many passages given to the model',
-  RETRIEVAL_SOURCE_TOKENS: 'token budget of the passages given to the model (0: RETRIEVAL_TOP_K whole chunks)',
-  RETRIEVAL_MIN_SCORE: 'confidence (0..1) below which a ticket is opened',
-  RETRIEVAL_CAVEAT_SCORE: 'confidence (0..1) below which the answer carries a caveat',
-  RETRIEVAL_FLOOR_LEXICAL:
-    "share (0..1) of the question's idf-weighted terms one top chunk must hold besides one topical word (0: any topical word of the question in a top chunk lets the answer model judge; it says when the sources do not hold the answer)",
-  RETRIEVAL_FLOOR_COSINE:
-    'per embedding model, "model=cosine,...": a top cosine at least this also passes the floor ("model=none": words only); OpenAI\'s text-embedding-3-small/-large (0.3) and ada-002 (0.8) have defaults; for other models not listed it is measured on each knowledge with off-topic probes',
-  RETRIEVAL_QUERY_REWRITE:
-    "off | weak | always: the chat model rewrites a question into the knowledge's likely words for a second retrieval fused with the first (weak: only when the question's words cover under half of a top hit's evidence); one call of at most 48 tokens per rewritten turn, a failure keeps the original",
-  RETRIEVAL_TRANSLATED_WEIGHT:
-    "weight (1..10) of the ranking for the question translated into the knowledge's language against the question as asked (1) in the fusion",
-  RETRIEVAL_LEXICAL_BUDGET: 'candidate rows the BM25 search scores, taken from the rarest query terms',
-  RETRIEVAL_VECTOR_CACHE_MB: 'memory for per-tenant embedding caches when pgvector is absent',
-  RETRIEVAL_VECTOR_INDEX_MIN_CHUNKS: "with pgvector: embedded chunks from which a workspace's vector search uses the shared HNSW index (exact scan below)",
-  RETRIEVAL_HNSW_EF_SEARCH: 'hnsw.ef_search of a vector index search (at least k): higher is better recall, slower',
-  RETRIEVAL_VECTOR_INDEX_BUILD_MB: 'maintenance_work_mem of an HNSW index build, in MB',
-  RETRIEVAL_LEXICAL_CACHE_MB: 'memory for per-tenant BM25 postings scored in process; 0 always uses SQL',
-  RETRIEVAL_DETAIL_CACHE_MB: 'memory for the texts of chunks recently retrieved, kept per corpus version; 0 reads them every turn',
-  IDEMPOTENCY_WAIT_MS: 'how long a duplicate Idempotency-Key request waits for the first before 409',
-  KNOWLEDGE_EXTRACT_DELAY_SECONDS: 'debounce before the knowledge profile is re-extracted after indexing',
-  KNOWLEDGE_SWEEP_INTERVAL_SECONDS: 'how often pending profile extractions are swept',
-  KNOWLEDGE_LLM_TIMEOUT_MS: 'time allowed to one extraction call',
-  KNOWLEDGE_FAQ_DOCS_PER_RUN: 'documents read for FAQ candidates per run',
-  FAQ_AUTO_APPROVE_CONFIDENCE: 'confidence at which FAQ candidates are auto-approved (when the tenant turned it on)',
-  FAQ_CONTEXT_SCORE: 'an approved FAQ at least this close joins the answer context',
-  FAQ_DIRECT_SCORE: 'an approved FAQ at least this close answers directly',
-  GAP_PARTIAL_SCORE: 'coverage below which a gap is uncovered',
-  GAP_COVERED_SCORE: 'coverage below which a gap is partial (else covered)',
-  GAP_LOOKBACK_DAYS: 'age of visitor questions the gap analyzer (mode B) considers',
-  GAP_MAX_QUESTIONS: 'most visitor questions one mode B run reads',
-  GAP_INACTIVE_DAYS: 'quiet days after which a question cluster is inactive',
-  GAP_MIN_CLUSTER_SIZE: 'smallest question cluster listed as a gap',
-  GAP_RESCORE_LIMIT: 'clusters whose coverage is measured again with retrieval per run',
-}
+export { CONFIG_DOCS } from './config.docs.js'
 
 /** The schema's default of a variable as text (empty for unset ones), for generated docs. */
 export function configDefault(key: string): string {

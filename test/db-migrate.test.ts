@@ -25,10 +25,17 @@ it('finds every migration applied and runs none; hands a missing one to the Migr
   const names = Object.keys(migrations).sort()
   expect(await migrate(handle.db)).toEqual([])
   const last = names[names.length - 1]!
-  // its row gone, the newest migration is run again by the Migrator (and fails: what it adds is there already)
+  // its row gone, the newest migration is run again by the Migrator: one that adds a table or index fails (what it
+  // adds is there already), one that only mends data runs again and is recorded; either way it was not skipped
   const row = await sql<{ timestamp: string }>`SELECT timestamp FROM schema_migrations WHERE name = ${last}`.execute(handle.db)
   await sql`DELETE FROM schema_migrations WHERE name = ${last}`.execute(handle.db)
-  await expect(migrate(handle.db)).rejects.toThrow(/already exists/)
+  const rerun = await migrate(handle.db).then(
+    (ran) => ran,
+    (err: Error) => err,
+  )
+  if (rerun instanceof Error) expect(rerun.message).toMatch(/already exists/)
+  else expect(rerun).toEqual([last])
+  await sql`DELETE FROM schema_migrations WHERE name = ${last}`.execute(handle.db)
   await sql`INSERT INTO schema_migrations (name, timestamp) VALUES (${last}, ${row.rows[0]!.timestamp})`.execute(handle.db)
   expect(await migrate(handle.db)).toEqual([])
   await sql`INSERT INTO schema_migrations (name, timestamp) VALUES ('9999_from_a_newer_version', now()::text)`.execute(handle.db)

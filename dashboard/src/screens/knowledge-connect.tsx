@@ -108,7 +108,7 @@ export function ConnectHelpCentre() {
           }}
         />
         <Select label="Sync" value={schedule} options={CONNECTOR_SCHEDULES} onChange={setSchedule} />
-        <Field label="Name (optional)" value={name} maxLength={200} onChange={(e) => setName(e.target.value)} />
+        <Field label="Display name (optional)" value={name} maxLength={200} onChange={(e) => setName(e.target.value)} />
         {FIELDS[kind].map(([key, label, placeholder, secret]) => (
           <Field
             key={`${kind}-${key}`}

@@ -183,19 +183,19 @@ export default function Tickets() {
       ) : rows.length === 0 ? (
         <Empty
           title={
-            list.data.tickets.length > 0
-              ? owner === 'queue'
-                ? 'Nobody is waiting for a person'
-                : 'No tickets with this priority or conversation state'
-              : assignee === 'me'
-                ? 'No tickets assigned to you'
-                : assignee === 'unassigned'
-                  ? 'No unassigned tickets'
-                  : status === 'open'
-                    ? 'No open tickets'
-                    : status === 'needs'
-                      ? 'No ticket needs a person'
-                      : 'No tickets here'
+            owner === 'queue'
+              ? 'Nobody is waiting for a person'
+              : list.data.tickets.length > 0
+                ? 'No tickets with this priority or conversation state'
+                : assignee === 'me'
+                  ? 'No tickets assigned to you'
+                  : assignee === 'unassigned'
+                    ? 'No unassigned tickets'
+                    : status === 'open'
+                      ? 'No open tickets'
+                      : status === 'needs'
+                        ? 'No ticket needs a person'
+                        : 'No tickets here'
           }
         >
           <p>When a visitor asks for a human or the bot cannot answer, a ticket appears here.</p>

@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import type { Db } from '../../db/client.js'
 import { scopeIds, type BotScope } from '../shared/bot-scope.js'
-import type { TicketStatus, TranscriptEntry } from '../../db/schema/chat.js'
+import type { TranscriptEntry } from '../../db/schema/chat.js'
 import type { ReplyMailStatus } from '../../db/schema/escalations.js'
 import { visibleMemberName } from '../shared/member-name.js'
 import { applyTicketFilter, type TicketFilter } from './ticket-filter.js'

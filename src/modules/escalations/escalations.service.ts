@@ -16,14 +16,14 @@ import { assignedMail } from './assignment.mails.js'
 import type { EmailService } from '../email/email.service.js'
 import type { NewPiiEvent, PrivacyRepo } from '../tenants/privacy/privacy.repo.js'
 import { readIdentity } from '../shared/identity.js'
-import { localeLanguage, visitorLanguage } from '../shared/language.js'
 import { piiEvents } from '../shared/pii-events.js'
 import { entityCounts, redactOperatorText } from '../shared/redaction.js'
 import type { TenantsService } from '../tenants/tenants.service.js'
 import { visibleMemberName } from '../shared/member-name.js'
-import { emailAddedMail, emailReplyMail, mailLanguage, notificationMail, operatorReplyMail } from './escalations.fns.js'
+import { emailAddedMail, emailReplyMail, mailLanguage, notificationMail } from './escalations.fns.js'
 import type { EscalationsRepo, TicketView } from './escalations.repo.js'
 import type { NotifyKind } from './handoff.js'
+import { createReplyMailDecider } from './reply-mail.job.js'
 import { searchedEmail } from './ticket-search.fns.js'
 import { ticketEvent } from './tickets.fns.js'
 
@@ -422,55 +422,7 @@ export function createEscalationsService(deps: {
       })
     },
 
-    /**
-     * Job at the end of the grace period: mails the operator's reply unless the visitor's read cursor
-     * reached it. The decision and the mail's enqueueing commit together, under the reply's row lock, so
-     * however often this runs (a retry, a restart, two workers) at most one mail is queued.
-     */
-    /**
-     * At the end of a reply's grace period: one mail with every reply of the session the visitor has not seen
-     * (those written since are in it too), so quick messages make one mail per grace period, not one each.
-     * Locks the session's pending replies in one order, so two jobs of a session cannot wait on each other.
-     */
-    async decideReplyMail(p: { tenantId: string; replyId: string }) {
-      const replyTo = await tenants.notificationAddress(p.tenantId)
-      await db.transaction().execute(async (trx) => {
-        const sessionId = await repo.replySession(p.tenantId, p.replyId, trx)
-        const group = sessionId ? await repo.pendingSessionReplies(p.tenantId, sessionId, trx) : []
-        if (sessionId && !group.some((g) => g.id === p.replyId)) return
-        const r = await repo.lockReply(p.tenantId, p.replyId, trx)
-        if (!r || r.mail_status !== 'pending') return
-        const now = clock.now()
-        const replies = sessionId ? group : [{ id: r.id, text: r.reply_text, at: r.reply_at }]
-        const readAt = r.read_at ? new Date(r.read_at).getTime() : null
-        const unseen = replies.filter((x) => x.at && x.text != null && !(readAt !== null && readAt >= new Date(x.at).getTime()))
-        const decide = (ids: string[], status: 'read' | 'no_email' | 'sent') => Promise.all(ids.map((id) => repo.decideReply(p.tenantId, id, status, now, trx)))
-        const unseenIds = new Set(unseen.map((x) => x.id))
-        const rest = replies.filter((x) => !unseenIds.has(x.id))
-        await decide(
-          rest.filter((x) => x.at && x.text != null).map((x) => x.id),
-          'read',
-        )
-        await decide(
-          rest.filter((x) => !x.at || x.text == null).map((x) => x.id),
-          'no_email',
-        )
-        if (!unseen.length) return
-        const to = decryptOrNull(r.user_email_enc) ?? decryptOrNull(r.visitor_email_enc)
-        if (!to) return decide([...unseenIds], 'no_email')
-        // the conversation's language once known (#40), else the browser's, else the question's
-        const language = r.language ?? localeLanguage(r.locale) ?? visitorLanguage(r.primary_question, null)
-        const text = unseen.map((x) => x.text).join('\n\n')
-        // a reply still pending on an e-mail session (queued before such replies were mailed at once): as written
-        const mail =
-          r.channel === 'email' && sessionId
-            ? emailReplyMail({ ticket_number: r.ticket_number, reply: text, author: await repo.replyAuthor(p.tenantId, sessionId, null, trx) })
-            : operatorReplyMail({ ticket_number: r.ticket_number, reply: text, question: r.primary_question, language })
-        await decide([...unseenIds], 'sent')
-        const dedupeKey = `operator-reply-mail:${sessionId ?? 'ticket'}:${unseen[0]!.id}`
-        await email.queue({ to, ...mail, ...(replyTo ? { replyTo } : {}) }, { tenantId: p.tenantId, dedupeKey, ...(sessionId ? { sessionId } : {}) }, trx)
-      })
-    },
+    decideReplyMail: createReplyMailDecider({ db, clock, cipher, repo, email, tenants }),
 
     queueReplyMail,
 
