@@ -104,7 +104,7 @@ suite('dashboard: knowledge screens in Chromium', { timeout: 90_000 }, () => {
     await page.locator('.field-error, [role=alert]').first().waitFor()
 
     await page.getByLabel('Website address').fill(`${site.url}/`)
-    await page.getByLabel('Name (optional)').fill('Help center')
+    await page.getByLabel('Name (optional)', { exact: true }).fill('Help center')
     await page.getByLabel('Read it again').selectOption('manual')
     await page.getByLabel('Leave out (optional)').fill('/careers\n/jobs/*')
     await page.getByRole('button', { name: 'Add website' }).click()
