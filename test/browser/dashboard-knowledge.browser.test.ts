@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { FakeZendesk } from '../fakes/help-centres.js'
 import { FakeWebsite, html, links, prose } from '../fakes/website.js'
 import type { Tenant } from '../helpers/factories.js'
 import { hasChromium } from './harness.js'
@@ -16,10 +17,11 @@ Print the prepaid label from your account page and attach it to the outside of t
 `
 const NOTES_TXT = 'Opening hours of the support desk: Monday to Friday, 8:00 to 18:00 Central European Time. The desk is closed on public holidays.'
 
-suite('dashboard: knowledge screens in Chromium', { timeout: 90_000 }, () => {
+suite('dashboard: knowledge screens in Chromium', { timeout: 180_000 }, () => {
   let env: DashboardEnv
   let tenant: Tenant
   let site: FakeWebsite
+  let zendesk: FakeZendesk
 
   beforeAll(async () => {
     env = await startDashboardEnv()
@@ -30,8 +32,14 @@ suite('dashboard: knowledge screens in Chromium', { timeout: 90_000 }, () => {
       '/shipping': { body: html('Shipping times', prose('Shipping parcels')) },
       '/robots.txt': { body: 'User-agent: *\nAllow: /\n', contentType: 'text/plain' },
     }).start()
+    zendesk = await new FakeZendesk()
+      .put({ id: 101, title: 'Reset your password', body: '<p>Open <b>Settings</b>, then <i>Security</i>, and choose Reset password.</p>' })
+      .put({ id: 102, title: 'Change your plan', body: '<p>Plans are changed under Billing; the new price applies from the next invoice.</p>' })
+      .put({ id: 103, title: 'Unreleased feature notes', body: '<p>Internal draft.</p>', draft: true })
+      .start()
   }, 120_000)
   afterAll(async () => {
+    await zendesk?.stop()
     await site?.stop()
     await env?.close()
   })
@@ -51,8 +59,8 @@ suite('dashboard: knowledge screens in Chromium', { timeout: 90_000 }, () => {
     ])
     const uploads = page.getByRole('list', { name: 'Uploads' })
     const row = (name: string) => uploads.getByRole('listitem').filter({ hasText: name })
-    await row('returns-guide.md').getByText('Ready', { exact: true }).waitFor({ timeout: 20_000 })
-    await row('hours.txt').getByText('Ready', { exact: true }).waitFor({ timeout: 20_000 })
+    await row('returns-guide.md').getByText('Ready', { exact: true }).waitFor({ timeout: 60_000 })
+    await row('hours.txt').getByText('Ready', { exact: true }).waitFor({ timeout: 60_000 })
     // The service's own words for the refused file, next to it.
     await row('setup.exe').locator('.upload-error').waitFor()
     const refused = await row('setup.exe').locator('.upload-error').textContent()
@@ -91,7 +99,7 @@ suite('dashboard: knowledge screens in Chromium', { timeout: 90_000 }, () => {
       return dt
     })
     await page.locator('.dropzone').dispatchEvent('drop', { dataTransfer: drop })
-    await row('warranty.md').getByText('Ready', { exact: true }).waitFor({ timeout: 20_000 })
+    await row('warranty.md').getByText('Ready', { exact: true }).waitFor({ timeout: 60_000 })
     await page.close()
   })
 
@@ -111,8 +119,8 @@ suite('dashboard: knowledge screens in Chromium', { timeout: 90_000 }, () => {
     const link = page.getByRole('link', { name: 'Help center' })
     await link.waitFor()
     const srcRow = page.getByRole('row').filter({ has: link })
-    await expect.poll(() => srcRow.textContent(), { timeout: 30_000 }).toMatch(/3 of 3 pages indexed/)
-    await srcRow.getByText('Ready', { exact: true }).waitFor({ timeout: 20_000 })
+    await expect.poll(() => srcRow.textContent(), { timeout: 60_000 }).toMatch(/3 of 3 pages indexed/)
+    await srcRow.getByText('Ready', { exact: true }).waitFor({ timeout: 60_000 })
     await expectScreenHealthy(w, 'knowledge (website)')
 
     await link.click()
@@ -137,6 +145,46 @@ suite('dashboard: knowledge screens in Chromium', { timeout: 90_000 }, () => {
     await page.getByText('Website resumed').waitFor()
     await page.getByRole('button', { name: 'Refresh now' }).click()
     await page.getByText('Reading the website again…').waitFor()
+    expect(w.errors).toEqual([])
+    await page.close()
+  })
+
+  it('connects a Zendesk help centre: a refused token in words, the test lists articles with drafts marked, the sync counts them', async () => {
+    const w = await watchedPage(env)
+    const { page } = w
+    await openScreen(page, env, '/knowledge', 'Knowledge')
+    const form = page.getByRole('form', { name: 'Connect a help centre' })
+    await form.getByLabel('Help centre', { exact: true }).selectOption('zendesk')
+    await form.getByLabel('Help centre address').fill(zendesk.url)
+    await form.getByLabel('Agent e-mail').fill(zendesk.email)
+    await form.getByLabel('API token').fill('not-the-token')
+    await form.getByRole('button', { name: 'Test connection' }).click()
+    // The upstream's 401 in the service's words, never the token.
+    const failed = form.getByText(/The connection failed: .*token was refused/)
+    await failed.waitFor({ timeout: 30_000 })
+    expect(await form.textContent()).not.toContain('not-the-token')
+
+    await form.getByLabel('API token').fill(zendesk.token)
+    await form.getByRole('button', { name: 'Test connection' }).click()
+    const found = form.getByRole('list', { name: 'Articles found' })
+    await found.getByText('Reset your password').waitFor({ timeout: 30_000 })
+    await found.getByRole('listitem').filter({ hasText: 'Unreleased feature notes' }).getByText('Draft: not used').waitFor()
+    await expectScreenHealthy(w, 'knowledge (connector tested)')
+    await screenshot(env, page, 'knowledge-connect-test')
+
+    await form.getByLabel('Display name (optional)').fill('Acme help centre')
+    await form.getByLabel('Sync').selectOption('manual')
+    await form.getByRole('button', { name: 'Connect', exact: true }).click()
+    const link = page.getByRole('link', { name: 'Acme help centre' })
+    await link.waitFor({ timeout: 30_000 })
+    const row = page.getByRole('row').filter({ has: link })
+    // Two published articles added; the draft never counted as added.
+    await expect.poll(() => row.textContent(), { timeout: 60_000 }).toMatch(/Last sync: 2 added, 0 updated, 0 deleted/)
+    await expect.poll(() => row.textContent(), { timeout: 30_000 }).toContain('2 of 2 articles indexed')
+    expect(await row.textContent()).toContain('Only when I refresh')
+    expect(await row.textContent()).not.toContain(zendesk.token)
+    await expectScreenHealthy(w, 'knowledge (connector synced)')
+    await screenshot(env, page, 'knowledge-connect-synced')
     expect(w.errors).toEqual([])
     await page.close()
   })

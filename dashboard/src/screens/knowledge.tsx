@@ -5,7 +5,7 @@ import { api, call, messageOf } from '../api/client'
 import type { DocumentItem, UrlSource } from '../api/types'
 import { uploadDocument } from '../api/upload'
 import { Badge, Button, Empty, ErrorBox, Field, fieldError, Loading, lines, PageHeader, Progress, Select, TextArea, When } from '../ui/kit'
-import { CrawlProgress, DocStatus, HealthCell, SCHEDULES, SourceStatus, TYPE_NAMES, VectorsStatus } from '../ui/knowledge-parts'
+import { CrawlProgress, DocStatus, HealthCell, SCHEDULES, SourceStatus, scheduleWords, TYPE_NAMES, VectorsStatus } from '../ui/knowledge-parts'
 import { useToast } from '../ui/toast'
 import { ConnectHelpCentre, LastSync } from './knowledge-connect'
 
@@ -330,7 +330,7 @@ function SourcesTable({ sources }: { sources: UrlSource[] }) {
       <table>
         <thead>
           <tr>
-            <th scope="col">Website</th>
+            <th scope="col">Website or help centre</th>
             <th scope="col">Status</th>
             <th scope="col">Progress</th>
             <th scope="col">Schedule</th>
@@ -353,7 +353,7 @@ function SourcesTable({ sources }: { sources: UrlSource[] }) {
               <td>
                 <CrawlProgress s={s} />
               </td>
-              <td>{SCHEDULES.find(([v]) => v === s.schedule)?.[1] ?? s.schedule}</td>
+              <td>{scheduleWords(s.schedule)}</td>
               <td>
                 <When at={s.last_crawled_at} />
               </td>

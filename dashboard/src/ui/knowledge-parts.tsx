@@ -154,14 +154,20 @@ export const SCHEDULES = [
   ['manual', 'Only when I refresh'],
 ] as const
 
-/** Pages indexed of pages found, as a bar and in words. */
-export function CrawlProgress({ s }: { s: Pick<UrlSource, 'name' | 'pages_found' | 'pages_indexed' | 'status'> }) {
+/** A schedule in words, the connectors' hourly included. */
+export const scheduleWords = (schedule: string) => (schedule === 'hourly' ? 'Every hour' : (SCHEDULES.find(([v]) => v === schedule)?.[1] ?? schedule))
+
+/** Pages (a website's) or articles (a connected help centre's) indexed of those found, as a bar and in words. */
+export function CrawlProgress({ s }: { s: Pick<UrlSource, 'name' | 'pages_found' | 'pages_indexed' | 'status' | 'source_type'> }) {
   const busy = s.status === 'queued' || s.status === 'indexing'
+  const unit = s.source_type === 'url' ? 'pages' : 'articles'
   return (
     <div className="crawl-progress">
-      {(busy || s.pages_found > 0) && <Progress value={s.pages_indexed} max={s.pages_found} label={`Pages of ${s.name} indexed`} />}
+      {(busy || s.pages_found > 0) && (
+        <Progress value={s.pages_indexed} max={s.pages_found} label={`${unit === 'pages' ? 'Pages' : 'Articles'} of ${s.name} indexed`} />
+      )}
       <span className="muted kc-small kc-nowrap">
-        {s.status === 'queued' && s.pages_found === 0 ? 'Waiting to start' : `${s.pages_indexed} of ${s.pages_found} pages indexed`}
+        {s.status === 'queued' && s.pages_found === 0 ? 'Waiting to start' : `${s.pages_indexed} of ${s.pages_found} ${unit} indexed`}
       </span>
     </div>
   )
