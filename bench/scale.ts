@@ -229,7 +229,7 @@ async function main() {
     }
     await ask(exact, id, pages)
     const ex = await ask(exact, id, pages)
-    line(`${size} chunks, exact scan`, ex, small0)
+    line(`${size} chunks, ${vector ? 'exact scan' : 'without pgvector'}`, ex, small0)
     const spec = vectorIndexSpec(MODEL, DIMS, preferredIndexType(handle.kind))!
     if (vector && size <= INDEX_MAX) {
       const b0 = performance.now()
