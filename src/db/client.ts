@@ -46,6 +46,22 @@ const pgTypes = {
   },
 }
 
+/** A statement as sent: its text and parameters. */
+export type QueryObserver = (q: { sql: string; parameters: readonly unknown[] }) => void
+let queryObserver: QueryObserver | null = null
+
+/**
+ * Tests only: every statement of the databases opened after this call is handed to `fn` (test/tenant-filter.test.ts
+ * checks that each filters by its tenant). Unset (the default) the databases log nothing and pay nothing.
+ */
+export function observeQueries(fn: QueryObserver | null): void {
+  queryObserver = fn
+}
+const observed = () => {
+  const fn = queryObserver
+  return fn ? { log: (e: { level: string; query: { sql: string; parameters: readonly unknown[] } }) => (e.level === 'query' ? fn(e.query) : undefined) } : {}
+}
+
 /** A migrated, empty in-memory PGlite as a data-dir image (see openDatabase). */
 let memoryImage: Promise<Blob | File | undefined> = Promise.resolve(undefined)
 
@@ -88,7 +104,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<DatabaseHandl
       client.on('error', () => {})
       if (opts.prepared !== false) namePrepared(client)
     })
-    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+    db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), ...observed() })
     kind = 'postgres'
     closeDriver = () => pool.end()
     notices = pgNoticeSource(opts.url)
@@ -106,7 +122,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<DatabaseHandl
     // takes seconds, loading an image well under one.
     const image = dataDir === undefined ? await memoryImage : undefined
     const pglite = await PGlite.create({ dataDir, extensions: { vector }, ...(image ? { loadDataDir: image } : {}) })
-    db = new Kysely<Database>({ dialect: new PGliteDialect(pglite) })
+    db = new Kysely<Database>({ dialect: new PGliteDialect(pglite), ...observed() })
     kind = 'pglite'
     closeDriver = () => pglite.close()
     if (dataDir === undefined && !image) makeImage = () => pglite.dumpDataDir('none')

@@ -182,7 +182,7 @@ export function createGuards(deps: {
     const lastUsed = Math.max(row.last_used_at?.getTime() ?? 0, touched.get(row.id) ?? 0)
     if (now.getTime() - lastUsed > TOUCH_EVERY_MS) {
       setBounded(touched, row.id, now.getTime(), KEY_TENANTS_MAX)
-      void deps.tenantsRepo.touchApiKey(row.id, now).catch(() => {})
+      void deps.tenantsRepo.touchApiKey(row.tenant_id, row.id, now).catch(() => {})
     }
   }
 

@@ -155,6 +155,8 @@ export function wireModules(ctx: AppContext): Modules {
       await evals.knowledgeChanged(tenantId)
     },
     onDocumentRemoved: (tenantId) => evals.knowledgeChanged(tenantId),
+    // a workspace whose embedding takes it past RETRIEVAL_VECTOR_INDEX_MIN_CHUNKS gets its index built now, not at its first question
+    onEmbedded: (tenantId) => chat.retrieval.embeddingsChanged(tenantId),
     audit,
     events,
   })

@@ -40,9 +40,10 @@ export type PiiEvent = NewPiiEvent
 
 /** How a member is named to visitors (shared/member-name.ts): the display name, else the bot's name + " team". */
 const sessionBotName = (sessionRef: string) =>
-  sql<string | null>`(SELECT bn.name FROM chat_sessions sn JOIN bots bn ON bn.id = sn.bot_id WHERE sn.id = ${sql.ref(sessionRef)})`
+  sql<string | null>`(SELECT bn.name FROM chat_sessions sn JOIN bots bn ON bn.id = sn.bot_id AND bn.tenant_id = sn.tenant_id
+    WHERE sn.id = ${sql.ref(sessionRef)} AND sn.tenant_id = ${sql.ref(`${sessionRef.split('.')[0]}.tenant_id`)})`
 /** When an operator's message was mailed: its reply row's decision (escalations; 1850_reply_mailed_at indexes it). */
-const MAILED_AT = sql<Date | null>`(SELECT r.decided_at FROM operator_replies r WHERE r.message_id = m.id AND r.mail_status = 'sent' LIMIT 1)`
+const MAILED_AT = sql<Date | null>`(SELECT r.decided_at FROM operator_replies r WHERE r.message_id = m.id AND r.tenant_id = m.tenant_id AND r.mail_status = 'sent' LIMIT 1)`
 
 const AUTHOR_NAME = memberNameSql(sessionBotName('m.session_id'))
 const ASSIGNEE_NAME = memberNameSql(sessionBotName('t.session_id'))
@@ -268,7 +269,7 @@ export function createChatRepo(db: Db) {
     ) {
       return db
         .selectFrom('chat_sessions as s')
-        .innerJoin('bots as b', 'b.id', 's.bot_id')
+        .innerJoin('bots as b', (j) => j.onRef('b.id', '=', 's.bot_id').onRef('b.tenant_id', '=', 's.tenant_id'))
         .select([
           's.id',
           'b.public_id as bot_public_id',

@@ -61,6 +61,8 @@ export const documentsJobs = (deps: {
   backfillEverySeconds: number
   /** Called once a document is indexed (the knowledge module schedules its profile and FAQ extraction). */
   onIndexed?: (tenantId: string, documentId: string) => Promise<void>
+  /** Called after a run that stored vectors (retrieval asks for its vector index once the workspace is past its size). */
+  onEmbedded?: (tenantId: string) => Promise<void>
   db: Db
   events?: EventsPort
 }) => {
@@ -77,6 +79,7 @@ export const documentsJobs = (deps: {
     else if (r.status === 'failed' && !opts.inBackfill) await enqueueEmbedBackfill(queue, tenantId, addSeconds(clock.now(), EMBED_RETRY_SECONDS))
     else if (r.status === 'partial' && !opts.inBackfill) await enqueueEmbedBackfill(queue, tenantId, addSeconds(clock.now(), EMBED_RETRY_SECONDS))
     if (r.recovered && !opts.inBackfill) await enqueueEmbedBackfill(queue, tenantId, undefined, true)
+    if (r.embedded > 0) await deps.onEmbedded?.(tenantId)
     // a call that worked proves the provider answers: the probe runs now for whoever it stopped
     if ((r.recovered || r.embedded > 0) && (await repo.tenantsStoppedByProvider(deps.embeddingModel, 1)).length) await enqueueEmbedProbe(queue)
   }

@@ -295,7 +295,7 @@ export function createDocumentsRepo(db: Db) {
     pendingEmbeddings(tenantId: string, model: string, limit: number, documentId?: string, trx: Executor = db) {
       let q = trx
         .selectFrom('chunks as c')
-        .innerJoin('documents as d', 'd.id', 'c.document_id')
+        .innerJoin('documents as d', (j) => j.onRef('d.id', '=', 'c.document_id').onRef('d.tenant_id', '=', 'c.tenant_id'))
         .select(['c.id', 'c.content', 'c.heading_path', 'd.title', 'd.filename'])
         .where('c.tenant_id', '=', tenantId)
         .where((eb) => eb.or([eb('c.embedding', 'is', null), eb('c.embedding_model', 'is', null), eb('c.embedding_model', '!=', model)]))

@@ -17,6 +17,8 @@ export function wireDocuments(
   deps: {
     llmKey: (tenantId: string) => Promise<string | null>
     onDocumentIndexed?: (tenantId: string, documentId: string) => Promise<void>
+    /** vectors were stored for the tenant (embedding, re-embedding): retrieval's vector index follows its size */
+    onEmbedded?: (tenantId: string) => Promise<void>
     /** a document deleted through the API (automatic evaluations follow the knowledge) */
     onDocumentRemoved?: (tenantId: string) => Promise<void>
     audit: AuditPort
@@ -84,6 +86,7 @@ export function wireDocuments(
       log: ctx.log,
       embeddingModel: config.EMBEDDING_MODEL,
       backfillEverySeconds: config.EMBED_BACKFILL_INTERVAL_SECONDS,
+      onEmbedded: deps.onEmbedded,
       // Ingestion throughput for the metrics, then whoever else wants to know (the knowledge profile).
       onIndexed: async (tenantId, documentId) => {
         const doc = await repo.find(tenantId, documentId)

@@ -241,6 +241,18 @@ export function createRetrievalService(deps: RetrievalDeps) {
       return { ...state, embedded_chunks: embedded }
     },
 
+    /**
+     * After vectors were stored for the tenant: a workspace past RETRIEVAL_VECTOR_INDEX_MIN_CHUNKS whose model and width
+     * have no valid index yet enqueues its build (deduplicated), so the index is there before its first question.
+     */
+    async embeddingsChanged(tenantId: string): Promise<void> {
+      if (!deps.features.vector || !deps.vectorIndexes) return
+      const { corpus } = await repo.corpusAndTerms(tenantId, '')
+      if (!corpus || corpus.nEmbedded < deps.vectorIndexes.minChunks) return
+      const dims = await repo.embeddedWidth(tenantId, deps.embeddingModel)
+      if (dims) await deps.vectorIndexes.forSearch(corpus.nEmbedded, dims, 1)
+    },
+
     /** BM25 only, chunk level (the retrieval benchmark uses it). */
     async lexical(tenantId: string, query: string, k: number): Promise<{ corpus: CorpusRow | null; rows: ScoredChunk[]; plan: QueryPlan | null }> {
       const { corpus, terms } = await queryTerms(tenantId, query)

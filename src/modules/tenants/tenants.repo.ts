@@ -182,8 +182,8 @@ export function createTenantsRepo(db: Db, changes: Pick<ChangeFeed, 'announce'>)
       return { tenantActive: rows[0]!.is_active, keys }
     },
     /** Not announced: last_used_at is display data, and caches track their own touches. */
-    touchApiKey(keyId: string, now: Date) {
-      return db.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', keyId).execute()
+    touchApiKey(tenantId: string, keyId: string, now: Date) {
+      return db.updateTable('api_keys').set({ last_used_at: now }).where('tenant_id', '=', tenantId).where('id', '=', keyId).execute()
     },
   }
 }
