@@ -115,7 +115,7 @@ suite('inbox: one thread, queue rows, search, routing and queue figures in Chrom
     const page = w.page
     await openScreen(page, env, '/tickets', 'Tickets')
     await page.getByRole('combobox', { name: 'Status' }).selectOption('all')
-    const row = page.locator('tr', { has: page.getByRole('link', { name: ticket.ticket_number }) })
+    const row = page.locator('.queue-item', { has: page.getByRole('link', { name: ticket.ticket_number }) })
     await expect.poll(() => row.textContent(), LIVE).toMatch(/Note: Still no refund after two weeks/)
     expect(await row.textContent()).not.toMatch(/How long do refunds take/)
     expect(await row.textContent()).toMatch(/Visitor left/)
