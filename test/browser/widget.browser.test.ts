@@ -224,6 +224,9 @@ suite('widget in Chromium', { timeout: 60_000 }, () => {
   it("renders inline into data-target, in the site's data-locale, through the JS API", async () => {
     const inline = await browser.context.newPage()
     await inline.goto(`${site.origin}/inline`)
+    // a new visitor: the English conversation of the tests above (same site, same bot) would rightly keep English (#52)
+    await inline.evaluate(() => localStorage.clear())
+    await inline.reload()
     const panel = inline.locator(`#help ${W} >> .panel`)
     await panel.waitFor()
     expect(await inline.locator(`${W} >> .launcher`).count()).toBe(0)
