@@ -25,6 +25,7 @@ import { createKnowledgeRepo } from '../src/modules/knowledge/knowledge.repo.js'
 import { wireModules } from '../src/modules/index.js'
 import { createWorker } from '../src/runtime.js'
 import { preloadDetector } from '../src/modules/shared/language-detect.js'
+import { startInboundSmtp } from '../src/modules/email-channel/email-channel.smtp.js'
 import { FAKE_EMBEDDING_FLOOR, startFakeLlm } from '../test/fakes/fake-llm.js'
 
 // Seconds since this process started (performance.now() counts from the process's time origin), so the
@@ -105,6 +106,23 @@ try {
   fail(`cannot listen on ${host}:${port} (${(err as Error).message}); set PORT to a free port`)
 }
 const apiPort = (app.server.address() as { port: number }).port
+// inbound mail by SMTP as the service takes it (#52): with INBOUND_SMTP_PORT set the demo listens too, else the bot
+// page's address has no listener and the banner below says so (the dashboard's test mail uses the webhook)
+let smtp: Awaited<ReturnType<typeof startInboundSmtp>> | null = null
+if (config.INBOUND_SMTP_PORT !== undefined) {
+  try {
+    smtp = await startInboundSmtp(modules.emailChannel, {
+      port: config.INBOUND_SMTP_PORT,
+      host,
+      maxBytes: config.INBOUND_EMAIL_MAX_BYTES,
+      tlsCert: config.INBOUND_SMTP_TLS_CERT,
+      tlsKey: config.INBOUND_SMTP_TLS_KEY,
+      log: ctx.log,
+    })
+  } catch (err) {
+    fail(`cannot listen for mail on ${host}:${config.INBOUND_SMTP_PORT} (${(err as Error).message}); set INBOUND_SMTP_PORT to a free port or leave it out`)
+  }
+}
 const worker = createWorker(ctx, modules)
 await worker.start()
 // read while the workspace is seeded, not by the first question
@@ -144,6 +162,7 @@ async function stop(code = 0) {
   stopping = true
   const force = setTimeout(() => process.exit(code || 1), 10_000).unref()
   site.close()
+  await smtp?.close().catch(() => {})
   await app.close().catch(() => {})
   await worker.stop().catch(() => {})
   await closeContext(ctx).catch(() => {})
@@ -300,6 +319,15 @@ Support Chatbot demo is running (first cited answer after ${seconds()} s).
   API docs     ${publicApi}/docs
   Help center  ${helpUrl}   (${pages} pages crawled into the bot, plus 1 approved FAQ)
   Model        the bundled fake at ${fake.url}: it quotes the best matching sentences of the sources
+  E-mail in    ${
+    smtp
+      ? `SMTP on ${host}:${config.INBOUND_SMTP_PORT} for *@${config.INBOUND_EMAIL_DOMAIN}, and the webhook on the bot page`
+      : `the webhook only (the bot page's "Send a test mail" uses it); no SMTP listener: set INBOUND_SMTP_PORT for one`
+  }
+  E-mail out   written to ${join(config.dataDir, 'outbox')} as .eml files, never sent
+
+  Not running here: a real model (the fake quotes the help centre; it translates only the help centre's own terms),
+  a real mail server (nothing leaves this machine), PostgreSQL and Redis (the embedded database in ${config.dataDir}).
 
   Asked: ${CHECK_QUESTION}
   Answer: ${done.text}

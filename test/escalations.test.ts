@@ -253,8 +253,11 @@ describe('operator replies', () => {
     const email = `visitor-${randomUUID().slice(0, 8)}@example.com`
     const { visitor, bot, sid, ticket } = await ticketWithVisitor(owner, email)
     expect(ticket.status).toBe('open')
+    // viewing changes nothing (#52: Chatwoot and Zendesk do the same); taking it does
     const opened = await owner.api.get(`/escalations/${ticket.id}`)
-    expect(opened.body.status).toBe('in_progress')
+    expect(opened.body.status).toBe('open')
+    expect((await owner.api.get('/escalations?status=open')).body.tickets.map((x: { id: string }) => x.id)).toEqual([ticket.id])
+    expect((await owner.api.patch(`/escalations/${ticket.id}`, { assignee_user_id: owner.userId })).body.status).toBe('in_progress')
     expect((await owner.api.get('/escalations?status=in_progress')).body.tickets.map((x: { id: string }) => x.id)).toEqual([ticket.id])
     expect((await owner.api.get('/escalations?status=open')).body.tickets).toEqual([])
 
@@ -355,8 +358,8 @@ describe('listing and isolation', () => {
     expect((await t.api().withApiKey(a.apiKey).get('/escalations')).status).toBe(401)
     // nothing of A's ticket changed
     const again = await a.api.get(`/escalations/${list.body.tickets[2].id}`)
-    expect(again.body).toMatchObject({ resolution_text: null, status: 'in_progress' })
-    expect((await a.api.get(`/escalations/${id}`)).body.status).toBe('in_progress')
+    expect(again.body).toMatchObject({ resolution_text: null, status: 'open' })
+    expect((await a.api.get(`/escalations/${id}`)).body.status).toBe('open')
   })
 })
 

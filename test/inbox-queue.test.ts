@@ -104,8 +104,11 @@ describe('GET /escalations needs_person and q', () => {
     const owner = await createTenant(t)
     const a = await handedOff(t, owner, { note: 'My parcel never arrived in Lisbon' })
     const b = await handedOff(t, owner, { note: 'Invoice shows the wrong VAT number' })
-    // b is returned to the bot after someone opened it: in progress with nobody on it, still needs a person
-    expect((await owner.api.get(`/escalations/${b.ticket.id}`)).body.status).toBe('in_progress')
+    // viewing a ticket changes nothing (#52); b is taken, given back and returned to the bot: in progress with
+    // nobody on it, it still needs a person
+    expect((await owner.api.get(`/escalations/${b.ticket.id}`)).body.status).toBe('open')
+    expect((await owner.api.patch(`/escalations/${b.ticket.id}`, { assignee_user_id: owner.userId })).body.status).toBe('in_progress')
+    expect((await owner.api.patch(`/escalations/${b.ticket.id}`, { assignee_user_id: null })).status).toBe(200)
     expect((await owner.api.post(`/escalations/${b.ticket.id}/return-to-bot`)).status).toBe(200)
     const view = await owner.api.get('/escalations?needs_person=true')
     expect(view.body.tickets.map((x: { id: string }) => x.id).sort()).toEqual([a.ticket.id, b.ticket.id].sort())
@@ -136,5 +139,31 @@ describe('GET /escalations needs_person and q', () => {
     expect(bot2.status, bot2.text).toBe(201)
     const scoped = await addMember(t, owner, 'agent', { botIds: [bot2.body.id] })
     expect(await search(scoped.api, 'parcel')).toEqual([])
+  })
+})
+
+describe('the inbox queue order (#52)', () => {
+  it('puts a visitor who asked for a person above an earlier automatic hand-off; viewing a ticket leaves it open', async () => {
+    const owner = await createTenant(t)
+    const auto = await t
+      .api()
+      .withApiKey(owner.apiKey)
+      .post('/chat', { question: 'How do I export my invoices to a spreadsheet?', bot_public_id: owner.bot.public_id })
+    expect(auto.status, auto.text).toBe(200)
+    expect(auto.body.ticket_number).toMatch(/^ESC-/)
+    const asked = await handedOff(t, owner, { note: 'Please call me about my order' })
+    const view = await owner.api.get('/escalations?needs_person=true')
+    expect(view.status, view.text).toBe(200)
+    const order = view.body.tickets.map((x: { ticket_number: string; trigger: string }) => [x.ticket_number, x.trigger])
+    expect(order).toEqual([
+      [asked.ticket.ticket_number, 'user_request'],
+      [auto.body.ticket_number, expect.not.stringMatching(/^user_request$/)],
+    ])
+    // an agent moving through the panes reads both; neither becomes "In progress" with nobody on it
+    for (const id of view.body.tickets.map((x: { id: string }) => x.id)) {
+      const seen = await owner.api.get(`/escalations/${id}`)
+      expect(seen.body).toMatchObject({ status: 'open', assignee_user_id: null })
+    }
+    expect((await owner.api.get('/escalations?status=in_progress')).body.tickets).toEqual([])
   })
 })

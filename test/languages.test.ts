@@ -308,6 +308,8 @@ describe("an operator's message sent translated", { timeout: 120_000 }, () => {
     // the visitor reads German only
     const h = await visitor.get(`/widget/history?bot_id=${bot}&session_id=${sid}`)
     expect(h.body.messages.at(-1)).toMatchObject({ id: sent.body.id, content: GERMAN, from_operator: true })
+    // the history says the conversation's language: a reloaded widget shows its texts in it (#52)
+    expect(h.body.language).toBe('de')
     expect(JSON.stringify(h.body)).not.toContain(WRITTEN)
     // the team sees what was written, as a note beside the message
     const t = await owner.api.get(`/escalations/${ticket.id}`)
@@ -339,6 +341,8 @@ describe("an operator's message sent translated", { timeout: 120_000 }, () => {
     }
     const h = await v2.get(`/widget/history?bot_id=${bot}&session_id=${sid2}`)
     expect(h.body.messages.some((m: { from_operator?: boolean }) => m.from_operator)).toBe(false)
+    // before the language is known the history says so
+    expect((await visitor.get(`/widget/history?bot_id=${bot}&session_id=${sid}`)).body.language).toBeNull()
     // another workspace cannot reach the ticket
     expect((await other.api.post(`/escalations/${ticket.id}/messages`, { content: WRITTEN, translate: true })).status).toBe(404)
   })

@@ -19,11 +19,11 @@ const screens = {
   Transcript: lazy(() => import('./screens/transcript')),
   BadAnswers: lazy(() => import('./screens/bad-answers')),
   Tickets: lazy(() => import('./screens/tickets')),
-  TicketDetail: lazy(() => import('./screens/ticket-detail')),
   Faq: lazy(() => import('./screens/faq')),
   Gaps: lazy(() => import('./screens/gaps')),
   Insights: lazy(() => import('./screens/insights')),
   Profile: lazy(() => import('./screens/profile')),
+  MyProfile: lazy(() => import('./screens/my-profile')),
   Settings: lazy(() => import('./screens/settings')),
   SavedReplies: lazy(() => import('./screens/settings-saved-replies')),
   Members: lazy(() => import('./screens/members')),
@@ -46,6 +46,8 @@ const NAV: [string, string, Permission][] = [
   ['/gaps', 'Gaps', 'knowledge'],
   ['/insights', 'Insights', 'analytics'],
   ['/profile', 'Profile', 'knowledge'],
+  // the member's own settings (their name to visitors, alerts): every role has one
+  ['/me', 'Your profile', 'member'],
   ['/members', 'Members', 'members'],
   ['/audit-log', 'Audit log', 'audit'],
   ['/settings', 'Settings', 'settings'],
@@ -230,17 +232,11 @@ function Private() {
             </Allowed>
           )}
         </Route>
-        <Route path="/tickets">
-          {() => (
-            <Allowed p="tickets">
-              <Screen c={screens.Tickets} />
-            </Allowed>
-          )}
-        </Route>
-        <Route path="/tickets/:id">
+        {/* one route for the list and an open ticket: moving between tickets keeps the inbox (its filters, its list) */}
+        <Route path="/tickets/:id?">
           {(p) => (
             <Allowed p="tickets">
-              <Screen c={screens.TicketDetail} params={{ id: p.id }} />
+              <Screen c={screens.Tickets} params={p.id ? { id: p.id } : {}} />
             </Allowed>
           )}
         </Route>
@@ -265,6 +261,7 @@ function Private() {
             </Allowed>
           )}
         </Route>
+        <Route path="/me">{() => <Screen c={screens.MyProfile} />}</Route>
         <Route path="/profile">
           {() => (
             <Allowed p="knowledge">

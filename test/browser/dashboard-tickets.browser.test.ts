@@ -42,7 +42,7 @@ suite('dashboard: tickets inbox and ticket detail in Chromium', { timeout: 90_00
     const link = page.getByRole('link', { name: number })
     await link.waitFor({ timeout: 15_000 })
     await expect.poll(() => page.getByRole('status').filter({ hasText: 'a person' }).first().textContent()).toMatch(/1\s*ticket needs a person/)
-    const row = page.locator('tr', { has: link })
+    const row = page.locator('.queue-item', { has: link })
     await expect.poll(() => row.textContent()).toMatch(/Visitor asked for a human/)
     await expect.poll(() => row.textContent()).toMatch(/Open/)
     await expectScreenHealthy(w, 'tickets (one open)')
@@ -81,8 +81,7 @@ suite('dashboard: tickets inbox and ticket detail in Chromium', { timeout: 90_00
     expect(last).toMatchObject({ content: reply, from_operator: true })
 
     // Back in the inbox: no open ticket, the resolved one under "Resolved".
-    await page.getByRole('link', { name: '← Tickets' }).click()
-    await page.getByRole('heading', { level: 1, name: 'Tickets' }).waitFor()
+    await openScreen(page, env, '/tickets', 'Tickets')
     await page.getByText('No ticket needs a person').waitFor()
     await page.getByLabel('Status').selectOption('resolved')
     await page.getByRole('link', { name: number }).waitFor()
@@ -95,7 +94,7 @@ suite('dashboard: tickets inbox and ticket detail in Chromium', { timeout: 90_00
     expect(again.status, again.text).toBe(200)
     await page.getByLabel('Priority').selectOption('all')
     await page.getByLabel('Status').selectOption('open')
-    const reopenedRow = page.locator('tr', { has: page.getByRole('link', { name: number }) })
+    const reopenedRow = page.locator('.queue-item', { has: page.getByRole('link', { name: number }) })
     await expect.poll(() => reopenedRow.textContent(), { timeout: 15_000 }).toMatch(/Reopened/)
     await screenshot(env, page, 'tickets-reopened')
     await page.getByRole('link', { name: number }).click()

@@ -57,7 +57,7 @@ suite('an e-mail ticket in the dashboard', { timeout: 300_000 }, () => {
       await openScreen(page, env, '/tickets', 'Tickets')
       // every status: a ticket answered in an earlier attempt has left the default "needs a person" view
       await page.getByLabel('Status', { exact: true }).selectOption('all')
-      await page.locator('tr', { hasText: 'Invoice attached' }).first().getByText('E-mail', { exact: true }).waitFor(LIVE)
+      await page.locator('.queue-item', { hasText: 'Invoice attached' }).first().getByText('E-mail', { exact: true }).waitFor(LIVE)
 
       await openScreen(page, env, `/tickets/${id}`, 'Invoice attached')
       await page.locator('.ticket-badges').getByText('E-mail', { exact: true }).waitFor(LIVE)

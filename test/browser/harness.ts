@@ -11,7 +11,7 @@ import type { BrowserContext } from 'playwright-core'
  */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 /** Offline Chromium: no sandbox as root, no GPU, and none of the background connections a closed network refuses. */
-const CHROMIUM_ARGS = [
+export const CHROMIUM_ARGS = [
   '--no-sandbox',
   '--disable-gpu',
   '--disable-quic',

@@ -165,7 +165,8 @@ suite('the agent inbox in Chromium', { timeout: 300_000 }, () => {
     const rec = () =>
       page.evaluate(() => (window as unknown as { __alerts: { notes: { title: string; body?: string }[]; asked: number; tones: number } }).__alerts)
     try {
-      await openScreen(page, env, '/tickets', 'Tickets')
+      // personal settings live on Your profile (#52), not above the inbox
+      await openScreen(page, env, '/me', 'Your profile')
       const prefs = page.getByRole('group', { name: 'Alerts on this browser' })
       await prefs.getByLabel('Play a sound').check()
       expect((await rec()).asked, 'no permission asked for the sound').toBe(0)

@@ -109,7 +109,7 @@ suite('live conversation: widget and dashboard in Chromium', { timeout: 180_000 
     // The inbox counts the visitor's message since the team last wrote; the queue view has nobody waiting.
     await openScreen(op, env, '/tickets', 'Tickets')
     await op.getByLabel('Status', { exact: true }).selectOption('all')
-    const row = op.locator('tr', { has: op.getByRole('link', { name: ticket.ticket_number }) })
+    const row = op.locator('.queue-item', { has: op.getByRole('link', { name: ticket.ticket_number }) })
     await expect.poll(() => row.textContent(), LIVE).toContain('1 unread')
     await op.getByRole('button', { name: /^Queue/ }).click()
     await op.getByText('Nobody is waiting for a person').waitFor(LIVE)

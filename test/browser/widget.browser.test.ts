@@ -66,7 +66,8 @@ suite('widget in Chromium', { timeout: 60_000 }, () => {
               embedSrc: `${t.url}/embed.js`,
               botId: bot.public_id,
               lang: 'de',
-              attrs: { 'data-mode': 'inline', 'data-target': '#help' },
+              // the site's explicit language: without it the widget starts in the visitor's browser language (#52)
+              attrs: { 'data-mode': 'inline', 'data-target': '#help', 'data-locale': 'de' },
               body: '<h1>Hilfe</h1><div id="help" style="height:520px;max-width:420px"></div>',
             })
           : hostPageHtml({ embedSrc: `${t.url}/embed.js`, botId: bot.public_id, attrs: { 'data-color': '#0f766e' } }),
@@ -220,9 +221,12 @@ suite('widget in Chromium', { timeout: 60_000 }, () => {
     await phone.close()
   })
 
-  it('renders inline into data-target, in the page language, through the JS API', async () => {
+  it("renders inline into data-target, in the site's data-locale, through the JS API", async () => {
     const inline = await browser.context.newPage()
     await inline.goto(`${site.origin}/inline`)
+    // a new visitor: the English conversation of the tests above (same site, same bot) would rightly keep English (#52)
+    await inline.evaluate(() => localStorage.clear())
+    await inline.reload()
     const panel = inline.locator(`#help ${W} >> .panel`)
     await panel.waitFor()
     expect(await inline.locator(`${W} >> .launcher`).count()).toBe(0)

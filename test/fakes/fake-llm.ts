@@ -69,6 +69,7 @@ import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { chatRefusal, embeddingRefusal, SERVER_KINDS, type ServerKind, type ServerQuirks } from './fake-servers.js'
 import { afterTools, answerFromTools, argumentsFrom, pickTool, wireCalls, type FakeToolCall } from './fake-tools.js'
+import { assistTask, demoSuggestion, demoSummary, readPastPleasantries } from './fake-demo.js'
 
 export type FaultMode = 'http500' | 'http429' | 'http401' | 'slow_first_token' | 'stall' | 'malformed' | 'disconnect'
 
@@ -605,8 +606,19 @@ function oneSlip(a: string, b: string): boolean {
 /** The demo model's JSON-mode object: the default one, with relevance judged from the knowledge. */
 function demoJson(messages: FakeMessage[], knowledge: Set<string>): Record<string, unknown> {
   const out = defaultJson(messages)
-  if ('relevant' in out) out.relevant = demoRelevant(questionOf(messages), knowledge)
+  if ('relevant' in out) out.relevant = demoRelevant(questionOf(readPastPleasantries(messages)), knowledge)
   return out
+}
+
+/**
+ * The demo model's reply to a chat that is not JSON (fake-demo.ts): the summary's three lines, an agent's suggested
+ * reply from the sources, or the answer to the question read past a mail's greeting and sign-off.
+ */
+export function demoReply(messages: FakeMessage[]): string {
+  const task = assistTask(messages)
+  if (task === 'summary') return demoSummary(messages)
+  if (task === 'suggest') return demoSuggestion(messages, demoAnswer, FAKE_IDK)
+  return demoAnswer(readPastPleasantries(messages))
 }
 
 /** The default JSON-mode object (rule 1 at the top of this file). */
@@ -813,7 +825,7 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
           ? JSON.stringify(spec.json)
           : info.json
             ? JSON.stringify(knowledge ? demoJson(messages, knowledge) : defaultJson(messages))
-            : (translation(messages) ?? searchQuery(messages) ?? (knowledge ? demoAnswer(messages) : defaultAnswer(understood(messages)))))
+            : (translation(messages) ?? searchQuery(messages) ?? (knowledge ? demoReply(messages) : defaultAnswer(understood(messages)))))
     const chunks = spec.chunks ?? wordChunks(text)
     ex.rec.replyText = text
     const promptTokens = estimateTokens(messages.map((m) => m.content).join('\n'))

@@ -47,6 +47,8 @@ export interface History {
   chat_ended: boolean
   ticket_number?: string | null
   owner?: Owner
+  /** the conversation's language once known (#52) */
+  language?: string | null
 }
 
 export type StreamEvent =

@@ -18,6 +18,8 @@ export interface StoredSession {
   mode: string
   /** The identified user's id (from the identity token), to notice a different visitor logging in. */
   uid?: string
+  /** The conversation's language once known (#52): a reload starts in it. */
+  lang?: string
   /** Sources shown under answers, by message id: history does not carry them. */
   src?: Record<string, Source[]>
 }
@@ -58,6 +60,8 @@ export function createStore(botId: string, now: () => number = Date.now) {
           storage()?.removeItem(key)
           return null
         }
+        // a stored language is only ever a short code the service sent; anything else is dropped
+        if (s.lang !== undefined && (typeof s.lang !== 'string' || !/^[a-z]{2,3}$/.test(s.lang))) delete s.lang
         return s
       } catch {
         return null

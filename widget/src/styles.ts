@@ -27,6 +27,12 @@ header select.lang option{color:#111;background:#fff}
 header select.lang:focus-visible{outline:2px solid #fff;outline-offset:1px}
 .hbtn{border:0;background:rgba(0,0,0,.2);color:#fff;border-radius:8px;padding:6px 10px;font-size:12.5px}
 .hbtn:hover{background:rgba(0,0,0,.32)}
+header h2{min-width:5em}
+.human{display:inline-flex;align-items:center;gap:5px;flex:0 1 auto;max-width:32%;white-space:normal;line-height:1.15;text-align:left}
+.human svg{width:16px;height:16px;flex:none;fill:currentColor}
+header.crowded .human .hlabel{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+header.crowded .human{padding:6px 8px}
+@media (max-width:480px){.human .hlabel{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}.human{padding:6px 8px}header select.lang{max-width:88px}}
 .x{width:32px;height:32px;padding:0;font-size:20px;line-height:1}
 .log{flex:1;overflow-y:auto;padding:14px;display:flex;flex-direction:column;gap:10px;background:var(--bg);overscroll-behavior:contain}
 .msg{display:flex;flex-direction:column;max-width:88%}

@@ -31,6 +31,9 @@ const MAX_CHARS = 1000
 const CHAT_ICON = 'M4 4h16a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H8l-4 4V6a2 2 0 0 1 2-2zm3 6h10V8H7zm0 4h7v-2H7z'
 const CLOSE_ICON = 'M18.3 5.7 12 12l6.3 6.3-1.4 1.4L10.6 13.4 4.3 19.7 2.9 18.3 9.2 12 2.9 5.7l1.4-1.4 6.3 6.3 6.3-6.3z'
 const SEND_ICON = 'M2 21 23 12 2 3v7l15 2-15 2z'
+const PERSON_ICON = 'M12 12a4.5 4.5 0 1 0 0-9 4.5 4.5 0 0 0 0 9zm0 2c-4.4 0-8 2.2-8 5v2h16v-2c0-2.8-3.6-5-8-5z'
+/** The languages every fixed text of the widget exists in (src/modules/shared/messages, #40). */
+const CATALOGUE = ['en', 'de', 'fr', 'es', 'it', 'pt', 'nl', 'ru']
 
 /** The user id claim of an identity token, read without verifying (only to notice a change of visitor). */
 function tokenUid(token: string | null): string | undefined {
@@ -54,8 +57,16 @@ function languageName(code: string): string {
   }
 }
 
+/**
+ * The language the widget starts in before the conversation has one (#52): the site's explicit data-locale, else
+ * the visitor's browser language when the widget's texts exist in it (a German browser on an English page is
+ * greeted in German), else the page's language.
+ */
 function pageLocale(opt?: string): string {
-  return (opt || document.documentElement.lang || navigator.language || 'en').slice(0, 35)
+  if (opt) return opt.slice(0, 35)
+  const wanted = navigator.languages?.length ? navigator.languages : [navigator.language]
+  const browser = wanted.find((l) => l && CATALOGUE.includes(l.slice(0, 2).toLowerCase()))
+  return (browser || document.documentElement.lang || 'en').slice(0, 35)
 }
 
 interface AssistantView {
@@ -74,13 +85,16 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
   const store = createStore(opts.botId)
   /** The language the visitor chose in the header's menu (#40); sent with each message, so the session keeps it. */
   let chosen: string | null = store.loadLanguage()
-  /** The widget's texts' language: the chosen one, else the session's once known, else the page's. */
-  let locale = chosen ?? pageLocale(opts.locale)
+  let session: StoredSession | null = store.load()
+  /**
+   * The widget's texts' language: the chosen one, else the session's once known (kept with the session, so a
+   * reload stays in it, #52), else the browser's or the page's.
+   */
+  let locale = chosen ?? session?.lang ?? pageLocale(opts.locale)
 
   let ui: UiLabels = FALLBACK_LABELS.ui
   let linkLabels: LinkLabels = FALLBACK_LABELS.link
   let config: WidgetConfig | null = null
-  let session: StoredSession | null = store.load()
   let sessionPromise: Promise<string> | null = null
   let identityToken: string | null = null
   let isOpen = inline
@@ -106,7 +120,9 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
   const launcher = h('button', { class: 'launcher', type: 'button', 'aria-expanded': 'false', 'aria-controls': 'scb-panel' })
   launcher.append(icon(CHAT_ICON))
   const title = h('h2', { id: 'scb-title' })
-  const humanBtn = h('button', { class: 'hbtn human', type: 'button' })
+  // on a phone the header keeps the bot's name: the button is its icon, its words for screen readers (#52)
+  const humanLabel = h('span', { class: 'hlabel' })
+  const humanBtn = h('button', { class: 'hbtn human', type: 'button' }, icon(PERSON_ICON), humanLabel)
   const langSelect = h('select', { class: 'lang', id: 'scb-lang' })
   const langLabel = h('label', { class: 'sr', for: 'scb-lang' })
   langSelect.hidden = true
@@ -183,7 +199,8 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     launcher.setAttribute('aria-label', isOpen ? ui.close_chat : ui.open_chat)
     launcher.querySelector('path')!.setAttribute('d', isOpen ? CLOSE_ICON : CHAT_ICON)
     title.textContent = config?.name || ui.assistant
-    humanBtn.textContent = ui.talk_to_human
+    humanLabel.textContent = ui.talk_to_human
+    humanBtn.title = ui.talk_to_human
     langLabel.textContent = ui.language
     closeBtn.setAttribute('aria-label', ui.close_chat)
     input.placeholder = ui.placeholder
@@ -367,6 +384,22 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     // chat_ended is also true while a person has the conversation: only a closed one ends the chat
     setEnded(owner === 'closed')
     markRead()
+    // the conversation has a language (#52): a reload shows the widget, its greeting too, in it
+    if (hist.language && !chosen) keepSessionLanguage(hist.language, hist)
+  }
+
+  /** The session's language, kept with it; the texts switch to it, and the history is shown again in it. */
+  function keepSessionLanguage(code: string, hist?: History): void {
+    if (session && session.lang !== code) {
+      session.lang = code
+      saveSession()
+    }
+    if (code === config?.locale || code === locale) return
+    void switchLanguage(code).then(() => {
+      if (!hist || destroyed || locale !== code) return
+      lastHistoryKey = ''
+      applyHistory(hist)
+    })
   }
 
   async function refreshHistory(): Promise<void> {
@@ -544,7 +577,7 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
       updateControls()
       markRead()
       // the session's language is known now: the widget's own texts follow it (a visitor's choice stays)
-      if (e.language && !chosen && e.language !== config?.locale) void switchLanguage(e.language)
+      if (e.language && !chosen) keepSessionLanguage(e.language)
     } else if (e.type === 'error') {
       view.fail(e.code === 'rate_limited' ? ui.error_rate_limited : ui.error_generic, retry)
       announce(ui.error_generic)
@@ -752,6 +785,8 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     langSelect.replaceChildren(...codes.map((code) => h('option', { value: code, lang: code }, languageName(code))))
     langSelect.value = codes.includes(c.locale) ? c.locale : (codes[0] ?? '')
     langSelect.hidden = codes.length < 2
+    // with the language menu beside it the header has no room for the button's words: its icon, words for screen readers (#52)
+    header.classList.toggle('crowded', codes.length >= 2)
     applyLabels()
   }
 

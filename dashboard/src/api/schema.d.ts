@@ -1090,7 +1090,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Opening an open ticket marks it in_progress. include_original=true is audited as original_viewed. */
+        /** @description Viewing changes nothing (the first operator reply or a take moves an open ticket to in_progress). include_original=true is audited as original_viewed. */
         get: operations["getEscalation"];
         put?: never;
         post?: never;
@@ -6695,6 +6695,7 @@ export interface operations {
                         ticket_number: string | null;
                         owner: "bot" | "queue" | "human" | "closed";
                         assignee_name: string | null;
+                        language?: string | null;
                     };
                 };
             };

@@ -20,13 +20,25 @@ const WHAT: Record<string, [string, 'neutral' | 'ok' | 'warn' | 'bad' | 'info']>
   failed: ['failed', 'bad'],
 }
 
-/** A test question as a raw mail from the signed-in member, posted to the bot's own webhook path. */
+/** A header value in UTF-8 (RFC 2047), so a question in any language survives as the subject. */
+function encodedWord(text: string): string {
+  const bytes = new TextEncoder().encode(text)
+  let bin = ''
+  for (const b of bytes) bin += String.fromCharCode(b)
+  return `=?UTF-8?B?${btoa(bin)}?=`
+}
+
+/**
+ * A test question as a raw mail from the signed-in member, posted to the bot's own webhook path. The question is
+ * its subject too, as a customer writes one (#52): a fixed "Test of …" subject would be read as part of the question.
+ */
 function testMail(to: string, from: string, question: string): string {
   const id = `<test.${Date.now()}.${Math.random().toString(36).slice(2)}@dashboard.invalid>`
+  const subject = question.split('\n')[0]!.trim().slice(0, 120)
   return [
     `From: ${from}`,
     `To: ${to}`,
-    'Subject: Test of the e-mail channel',
+    `Subject: ${encodedWord(subject)}`,
     `Message-ID: ${id}`,
     'MIME-Version: 1.0',
     'Content-Type: text/plain; charset=utf-8',

@@ -1,9 +1,9 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { useState } from 'react'
+import { type ReactNode, useState } from 'react'
 import { Link } from 'wouter'
 import { api, call } from '../api/client'
 import type { Ticket } from '../api/types'
-import { Badge, Button, Check, Empty, ErrorBox, fieldError, Loading, PageHeader, TextArea, When } from '../ui/kit'
+import { Badge, Button, Check, Empty, ErrorBox, fieldError, Loading, TextArea, When } from '../ui/kit'
 import { isReopened, PriorityBadge, score, StatusBadge, TRIGGER_WORDS } from '../ui/ops'
 import { useMaySeeOriginal } from '../session'
 import { useToast } from '../ui/toast'
@@ -233,8 +233,11 @@ function Resolve({ t }: { t: Ticket }) {
   )
 }
 
-export default function TicketDetail({ params }: { params: Record<string, string> }) {
-  const id = params.id!
+/**
+ * The open ticket as the inbox's two right-hand panes (#52): the conversation (title, badges, thread, composer)
+ * and beside it the customer and ticket details. The list stays on the left; `back` returns to it on a phone.
+ */
+export function TicketPanes({ id, back }: { id: string; back: ReactNode }) {
   const [original, setOriginal] = useState(false)
   const maySeeOriginal = useMaySeeOriginal()
   const qc = useQueryClient()
@@ -253,105 +256,109 @@ export default function TicketDetail({ params }: { params: Record<string, string
       await qc.invalidateQueries({ queryKey: ['ticket', id] })
     },
   })
-  const back = (
-    <p>
-      <Link href="/tickets">← Tickets</Link>
-    </p>
-  )
-  if (q.isPending)
+  if (q.isPending || q.isError || q.data.id !== id)
     return (
-      <>
+      <section className="inbox-conversation" aria-label="Ticket">
         {back}
-        <Loading />
-      </>
-    )
-  if (q.isError)
-    return (
-      <>
-        {back}
-        <ErrorBox error={q.error} retry={() => q.refetch()} />
-      </>
+        {q.isError ? <ErrorBox error={q.error} retry={() => q.refetch()} /> : <Loading />}
+      </section>
     )
   const t = q.data
   const hasOriginal = maySeeOriginal && t.primary_question_original_available
   return (
     <>
-      {back}
-      <PageHeader title={t.subject ? t.subject : `Ticket ${t.ticket_number}`}>
-        {hasOriginal && (
-          <Button
-            variant="danger"
-            busy={delOriginal.isPending}
-            onClick={() => confirm('Delete the original (unredacted) text of this ticket for good? Only the redacted text stays.') && delOriginal.mutate()}
-          >
-            Delete original text
-          </Button>
-        )}
-      </PageHeader>
-      <ErrorBox error={delOriginal.error} />
-      <div className="row ticket-badges">
-        {t.subject && <Badge>{t.ticket_number}</Badge>}
-        {t.channel === 'email' && <Badge tone="info">E-mail</Badge>}
-        <StatusBadge ticket={t} />
-        {isReopened(t) && <Badge tone="warn">Reopened</Badge>}
-        <PriorityBadge priority={t.priority} />
-        <Badge>{TRIGGER_WORDS[t.trigger] ?? t.trigger}</Badge>
-        <OwnerBadge owner={t.owner} name={t.assignee_name} />
-        {t.visitor_gone && <Badge tone="neutral">Visitor left</Badge>}
-        <LanguageBadge language={t.language} />
-      </div>
-      {t.session_id ? <LiveChat t={t} /> : <TranscriptOnly t={t} />}
-      <div className="grid-2">
-        <div>
-          <div className="card">
-            <h2>Question</h2>
-            <p className="msg-text">{original && t.primary_question_original ? t.primary_question_original : withoutSubject(t.primary_question, t.subject)}</p>
-            {hasOriginal && (
-              <Check
-                label="Show original"
-                hint="Shows what the visitor typed before personal data was masked. Every view is recorded in the privacy audit trail."
-                checked={original}
-                onChange={setOriginal}
-              />
-            )}
-            {t.user_note && (
-              <>
-                <h3>Visitor's note</h3>
-                <p className="msg-text">{t.user_note}</p>
-              </>
-            )}
-            <dl className="facts">
-              <dt>Opened</dt>
-              <dd>
-                <When at={t.created_at} />
-              </dd>
-              <dt>Updated</dt>
-              <dd>
-                <When at={t.updated_at} />
-              </dd>
-              {t.session_id && (
-                <>
-                  <dt>Conversation</dt>
-                  <dd>
-                    <Link href={`/conversations/${t.session_id}`}>Open the conversation</Link>
-                  </dd>
-                  <dd>
-                    <MakeTestFromSession sessionId={t.session_id} about={t.primary_question ?? undefined} />
-                  </dd>
-                </>
-              )}
-            </dl>
-          </div>
-          <Resolve t={t} />
+      <section className="inbox-conversation" aria-labelledby="ticket-title">
+        {back}
+        <div className="page-header ticket-head">
+          <h1 id="ticket-title">{t.subject ? t.subject : `Ticket ${t.ticket_number}`}</h1>
+          {hasOriginal && (
+            <Button
+              variant="danger"
+              small
+              busy={delOriginal.isPending}
+              onClick={() => confirm('Delete the original (unredacted) text of this ticket for good? Only the redacted text stays.') && delOriginal.mutate()}
+            >
+              Delete original text
+            </Button>
+          )}
         </div>
-        <div>
-          <Assignment t={t} />
-          <VisitorFacts t={t} />
-          <MailAttachments t={t} />
-          <Evidence t={t} />
+        <ErrorBox error={delOriginal.error} />
+        <div className="row ticket-badges">
+          {t.subject && <Badge>{t.ticket_number}</Badge>}
+          {t.channel === 'email' && <Badge tone="info">E-mail</Badge>}
+          <StatusBadge ticket={t} />
+          {isReopened(t) && <Badge tone="warn">Reopened</Badge>}
+          <PriorityBadge priority={t.priority} />
+          <OwnerBadge owner={t.owner} name={t.assignee_name} />
+          {t.visitor_gone && <Badge tone="neutral">Visitor left</Badge>}
+          <LanguageBadge language={t.language} />
         </div>
-      </div>
-      {t.session_id && <SessionActionCalls sessionId={t.session_id} />}
+        {t.session_id ? <LiveChat key={t.id} t={t} /> : <TranscriptOnly t={t} />}
+        <Resolve key={`resolve-${t.id}`} t={t} />
+      </section>
+      <aside className="inbox-details" aria-label="Customer and ticket details">
+        <VisitorFacts t={t} />
+        <Assignment key={t.id} t={t} />
+        <div className="card">
+          <h2>Ticket</h2>
+          <dl className="facts">
+            <dt>Number</dt>
+            <dd>{t.ticket_number}</dd>
+            <dt>Status</dt>
+            <dd>
+              <StatusBadge ticket={t} />
+            </dd>
+            <dt>Trigger</dt>
+            <dd>{TRIGGER_WORDS[t.trigger] ?? t.trigger}</dd>
+            <dt>Channel</dt>
+            <dd>{t.channel === 'email' ? 'E-mail' : t.channel === 'widget' ? 'Chat widget' : 'API'}</dd>
+            <dt>Language</dt>
+            <dd>{t.language ? languageName(t.language) : <span className="muted">not known yet</span>}</dd>
+            <dt>Opened</dt>
+            <dd>
+              <When at={t.created_at} />
+            </dd>
+            <dt>Updated</dt>
+            <dd>
+              <When at={t.updated_at} />
+            </dd>
+          </dl>
+          <h3>Question</h3>
+          <p className="msg-text">{original && t.primary_question_original ? t.primary_question_original : withoutSubject(t.primary_question, t.subject)}</p>
+          {hasOriginal && (
+            <Check
+              label="Show original"
+              hint="Shows what the visitor typed before personal data was masked. Every view is recorded in the privacy audit trail."
+              checked={original}
+              onChange={setOriginal}
+            />
+          )}
+          {t.user_note && (
+            <>
+              <h3>Visitor's note</h3>
+              <p className="msg-text">{t.user_note}</p>
+            </>
+          )}
+          {t.session_id && (
+            <p className="row">
+              <Link href={`/conversations/${t.session_id}`}>Open the conversation</Link>
+              <MakeTestFromSession sessionId={t.session_id} about={t.primary_question ?? undefined} />
+            </p>
+          )}
+        </div>
+        <MailAttachments t={t} />
+        <Evidence t={t} />
+        {t.session_id && <SessionActionCalls sessionId={t.session_id} />}
+      </aside>
     </>
   )
+}
+
+/** "de" -> "German (de)". */
+function languageName(code: string): string {
+  try {
+    return `${new Intl.DisplayNames(['en'], { type: 'language' }).of(code) ?? code} (${code})`
+  } catch {
+    return code
+  }
 }

@@ -172,9 +172,14 @@ export function LiveChat({ t }: { t: Ticket }) {
     await qc.invalidateQueries({ queryKey: ['ticket', t.id] })
     void qc.invalidateQueries({ queryKey: ['tickets'] })
   }
+  // the bot answering again usually means the request is done: resolving is offered at once (#52)
+  const [offerResolve, setOfferResolve] = useState(false)
   const toBot = useMutation({
     mutationFn: () => call(api.POST('/escalations/{ticket_id}/return-to-bot', { params: { path: { ticket_id: t.id } } })),
-    onSuccess: after('The bot answers this conversation again'),
+    onSuccess: async () => {
+      setOfferResolve(true)
+      await after('The bot answers this conversation again')()
+    },
   })
   const close = useMutation({
     mutationFn: () => call(api.POST('/escalations/{ticket_id}/close', { params: { path: { ticket_id: t.id } } })),
@@ -253,7 +258,8 @@ export function LiveChat({ t }: { t: Ticket }) {
               }}
             />
           )}
-          {!internal && t.language && (
+          {/* the team writes in English (the dashboard's language): translating an English ticket is no translation */}
+          {!internal && t.language && !t.language.toLowerCase().startsWith('en') && (
             <Check
               label={`Translate into ${languageLabel(t.language)}`}
               hint="The visitor gets the model's translation; your original is kept as a note for the team"
@@ -277,12 +283,36 @@ export function LiveChat({ t }: { t: Ticket }) {
               {internal ? 'Add note' : 'Send'}
             </Button>
             {resolvable && (
-              <Button busy={resolve.isPending} onClick={() => resolve.mutate()}>
+              <Button busy={resolve.isPending} onClick={() => resolve.mutate()} data-inbox-resolve="">
                 Send reply and resolve
               </Button>
             )}
           </div>
         </form>
+      )}
+      {offerResolve && owner.owner === 'bot' && t.status !== 'resolved' && (
+        <div className="notice resolve-offer" role="status">
+          <p>
+            The bot answers {t.ticket_number}’s conversation again. Is the request done? Write a last line to the visitor in the reply box and resolve the
+            ticket.
+          </p>
+          <div className="row">
+            <Button
+              variant="primary"
+              small
+              busy={resolve.isPending}
+              onClick={() => {
+                if (text.trim()) resolve.mutate()
+                else area.current?.focus()
+              }}
+            >
+              {text.trim() ? 'Resolve with this reply' : 'Write the last line'}
+            </Button>
+            <Button small onClick={() => setOfferResolve(false)}>
+              Keep it open
+            </Button>
+          </div>
+        </div>
       )}
       <div className="row live-actions">
         {owner.owner !== 'bot' && owner.owner !== 'closed' && (

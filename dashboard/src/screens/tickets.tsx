@@ -3,14 +3,12 @@ import { useState } from 'react'
 import { Link } from 'wouter'
 import { api, call } from '../api/client'
 import type { Ticket } from '../api/types'
-import { Badge, Button, Empty, ErrorBox, Field, Loading, PageHeader, Pager, Select, When } from '../ui/kit'
-import { isReopened, PriorityBadge, StatusBadge, TRIGGER_WORDS, Visitor } from '../ui/ops'
-import { AlertPrefsForm, needsWords, useNeedsPersonCount } from '../ui/inbox-alerts'
-import { useMembers } from '../ui/team'
-import { MyDisplayName } from './my-name'
-import { AssigneeName, AssignmentMailPref } from './ticket-assignee'
-import { LanguageBadge } from '../ui/language-badge'
-import { OwnerBadge, useTeamEvents, withoutSubject } from './ticket-live'
+import { Badge, Button, Empty, ErrorBox, Field, Loading, Pager, Select } from '../ui/kit'
+import { needsWords, useNeedsPersonCount } from '../ui/inbox-alerts'
+import { useTeamEvents } from './ticket-live'
+import { TicketPanes } from './ticket-detail'
+import { KeyHelp, useInboxKeys } from './ticket-keys'
+import { QueueList, searchWords } from './ticket-queue'
 
 type StatusFilter = 'needs' | 'open' | 'in_progress' | 'resolved' | 'all'
 type PriorityFilter = 'all' | Ticket['priority']
@@ -51,7 +49,14 @@ const LIMIT = 50
 /** New tickets show up while the inbox is open, without a reload. */
 const POLL_MS = 5000
 
-export default function Tickets() {
+/**
+ * The agent inbox (#52) in three panes at 1280 px and wider: the queue on the left, the open ticket's conversation
+ * in the middle and its customer and ticket details on the right; moving from ticket to ticket keeps the panes
+ * (keyboard too: j/k, r, e). Narrower, the details go under the conversation; on a phone, the list, then the
+ * ticket with a way back.
+ */
+export default function Tickets({ params }: { params: Record<string, string> }) {
+  const selectedId = params.id ?? null
   // the default view holds every ticket that needs a person (#39): open, or in progress with nobody on it
   const [status, setStatus] = useState<StatusFilter>('needs')
   const [search, setSearch] = useState('')
@@ -59,7 +64,6 @@ export default function Tickets() {
   const [assignee, setAssignee] = useState<AssigneeFilter>('all')
   const [owner, setOwner] = useState<OwnerFilter>('all')
   const [offset, setOffset] = useState(0)
-  const members = useMembers()
   // a search from the default view looks in every status (#52): a customer on the phone quotes a resolved ticket's number
   const q = search.trim().slice(0, 200)
   const everywhere = q !== '' && status === 'needs'
@@ -97,40 +101,43 @@ export default function Tickets() {
     list.data?.tickets.filter(
       (t) => (priority === 'all' || t.priority === priority) && (owner === 'all' || (owner === 'queue' ? inQueue(t) : t.owner === owner)),
     ) ?? []
-  // the queue: who has waited longest comes first
-  const rows = owner === 'queue' ? [...filtered].sort((a, b) => a.created_at.localeCompare(b.created_at)) : filtered
+  // the service's order: the default view is the queue (a visitor who asked for a person before automatic
+  // hand-offs, then who waited longest); the Queue button's view keeps it
+  const rows = filtered
+  const keys = useInboxKeys(rows, selectedId)
+  const count = (
+    <p className="muted" role="status" aria-live="polite">
+      {needs.data !== undefined ? (
+        <>
+          <Badge tone={needs.data.total > 0 ? 'warn' : 'ok'}>{needs.data.total}</Badge> {needsWords(needs.data)}
+        </>
+      ) : null}
+    </p>
+  )
   return (
-    <>
-      <PageHeader title="Tickets">
-        <p className="muted" role="status" aria-live="polite">
-          {needs.data !== undefined ? (
-            <>
-              <Badge tone={needs.data.total > 0 ? 'warn' : 'ok'}>{needs.data.total}</Badge> {needsWords(needs.data)}
-            </>
-          ) : null}
-        </p>
-      </PageHeader>
-      <p className="hint">Visitors' hand-offs to a human. The list refreshes itself every few seconds.</p>
-      <AssignmentMailPref />
-      <MyDisplayName />
-      <AlertPrefsForm />
-      <div className="row queue-tabs" role="group" aria-label="View">
-        <Button variant={owner === 'queue' ? 'secondary' : 'primary'} aria-pressed={owner !== 'queue'} onClick={() => setOwner('all')}>
-          All tickets
-        </Button>
-        <Button
-          variant={owner === 'queue' ? 'primary' : 'secondary'}
-          aria-pressed={owner === 'queue'}
-          onClick={() => {
-            setOwner('queue')
-            setStatus('needs')
-            setOffset(0)
-          }}
-        >
-          Queue ({needs.data?.waiting ?? 0} waiting)
-        </Button>
-      </div>
-      <div className="filters">
+    <div className={selectedId ? 'inbox inbox-open' : 'inbox'}>
+      <section className="inbox-list" aria-labelledby="inbox-title">
+        <div className="inbox-list-head">
+          {selectedId ? <h2 id="inbox-title">Tickets</h2> : <h1 id="inbox-title">Tickets</h1>}
+          {count}
+        </div>
+        <div className="row queue-tabs" role="group" aria-label="View">
+          <Button small variant={owner === 'queue' ? 'secondary' : 'primary'} aria-pressed={owner !== 'queue'} onClick={() => setOwner('all')}>
+            All tickets
+          </Button>
+          <Button
+            small
+            variant={owner === 'queue' ? 'primary' : 'secondary'}
+            aria-pressed={owner === 'queue'}
+            onClick={() => {
+              setOwner('queue')
+              setStatus('needs')
+              setOffset(0)
+            }}
+          >
+            Queue ({needs.data?.waiting ?? 0} waiting)
+          </Button>
+        </div>
         <Field
           label="Search tickets"
           type="search"
@@ -142,147 +149,89 @@ export default function Tickets() {
             setOffset(0)
           }}
         />
-        <Select
-          label="Status"
-          value={status}
-          options={STATUS_OPTIONS}
-          onChange={(v) => {
-            setStatus(v)
-            setOffset(0)
-          }}
-        />
-        <Select
-          label="Assignee"
-          value={assignee}
-          options={ASSIGNEE_OPTIONS}
-          onChange={(v) => {
-            setAssignee(v)
-            setOffset(0)
-          }}
-        />
-        <Select label="Priority" value={priority} options={PRIORITY_OPTIONS} onChange={setPriority} />
-        <Select label="Conversation" value={owner} options={OWNER_OPTIONS} onChange={setOwner} />
-      </div>
-      {everywhere && list.data && (
-        <p className="muted search-summary" role="status" aria-live="polite">
-          {searchWords(list.data.total, list.data.tickets)}
-        </p>
-      )}
-      {list.isPending ? (
-        <Loading />
-      ) : list.isError ? (
-        <ErrorBox error={list.error} retry={() => list.refetch()} />
-      ) : rows.length === 0 && q ? (
-        <Empty title={`No ticket matches “${q}”`}>
-          <p>
-            {status === 'needs'
-              ? 'Search looks in every status: ticket numbers, e-mail addresses and the words of the whole conversation.'
-              : 'Only this status was searched; choose “Needs a person” or “All” to search every status.'}
+        <div className="inbox-filters">
+          <Select
+            label="Status"
+            value={status}
+            options={STATUS_OPTIONS}
+            onChange={(v) => {
+              setStatus(v)
+              setOffset(0)
+            }}
+          />
+          <Select
+            label="Assignee"
+            value={assignee}
+            options={ASSIGNEE_OPTIONS}
+            onChange={(v) => {
+              setAssignee(v)
+              setOffset(0)
+            }}
+          />
+          <Select label="Priority" value={priority} options={PRIORITY_OPTIONS} onChange={setPriority} />
+          <Select label="Conversation" value={owner} options={OWNER_OPTIONS} onChange={setOwner} />
+        </div>
+        {everywhere && list.data && (
+          <p className="muted search-summary" role="status" aria-live="polite">
+            {searchWords(list.data.total, list.data.tickets)}
           </p>
-        </Empty>
-      ) : rows.length === 0 ? (
-        <Empty
-          title={
-            owner === 'queue'
-              ? 'Nobody is waiting for a person'
-              : list.data.tickets.length > 0
-                ? 'No tickets with this priority or conversation state'
-                : assignee === 'me'
-                  ? 'No tickets assigned to you'
-                  : assignee === 'unassigned'
-                    ? 'No unassigned tickets'
-                    : status === 'open'
-                      ? 'No open tickets'
-                      : status === 'needs'
-                        ? 'No ticket needs a person'
-                        : 'No tickets here'
+        )}
+        {list.isPending ? (
+          <Loading />
+        ) : list.isError ? (
+          <ErrorBox error={list.error} retry={() => list.refetch()} />
+        ) : rows.length === 0 && q ? (
+          <Empty title={`No ticket matches “${q}”`}>
+            <p>
+              {status === 'needs'
+                ? 'Search looks in every status: ticket numbers, e-mail addresses and the words of the whole conversation.'
+                : 'Only this status was searched; choose “Needs a person” or “All” to search every status.'}
+            </p>
+          </Empty>
+        ) : rows.length === 0 ? (
+          <Empty
+            title={
+              owner === 'queue'
+                ? 'Nobody is waiting for a person'
+                : list.data.tickets.length > 0
+                  ? 'No tickets with this priority or conversation state'
+                  : assignee === 'me'
+                    ? 'No tickets assigned to you'
+                    : assignee === 'unassigned'
+                      ? 'No unassigned tickets'
+                      : status === 'open'
+                        ? 'No open tickets'
+                        : status === 'needs'
+                          ? 'No ticket needs a person'
+                          : 'No tickets here'
+            }
+          >
+            <p>When a visitor asks for a human or the bot cannot answer, a ticket appears here.</p>
+          </Empty>
+        ) : (
+          <>
+            <QueueList rows={rows} selectedId={selectedId} />
+            <Pager label="Ticket pages" offset={offset} limit={LIMIT} total={list.data.total} onChange={setOffset} />
+          </>
+        )}
+        <KeyHelp open={keys.help} onToggle={keys.setHelp} />
+      </section>
+      {selectedId ? (
+        <TicketPanes
+          id={selectedId}
+          back={
+            <p className="inbox-back">
+              <Link href="/tickets">← Tickets</Link>
+            </p>
           }
-        >
-          <p>When a visitor asks for a human or the bot cannot answer, a ticket appears here.</p>
-        </Empty>
+        />
       ) : (
-        <>
-          <div className="table-wrap">
-            <table>
-              <caption className="sr-only">Tickets</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Ticket</th>
-                  <th scope="col">Priority</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Conversation</th>
-                  <th scope="col">Trigger</th>
-                  <th scope="col">Visitor's message</th>
-                  <th scope="col">Visitor</th>
-                  <th scope="col">Assignee</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                {rows.map((t) => (
-                  <tr key={t.id}>
-                    <td>
-                      <Link href={`/tickets/${t.id}`}>{t.ticket_number}</Link> <LanguageBadge language={t.language} />
-                      {t.channel === 'email' && <Badge tone="info">E-mail</Badge>}
-                      {t.unread_count > 0 && (
-                        <span className="unread">
-                          <Badge tone="warn">
-                            {t.unread_count} unread<span className="sr-only"> message{t.unread_count === 1 ? '' : 's'} from the visitor</span>
-                          </Badge>
-                        </span>
-                      )}
-                    </td>
-                    <td>
-                      <PriorityBadge priority={t.priority} />
-                    </td>
-                    <td>
-                      <StatusBadge ticket={t} /> {isReopened(t) && <Badge tone="warn">Reopened</Badge>}
-                    </td>
-                    <td>
-                      <OwnerBadge owner={t.owner} name={t.assignee_name} /> {t.visitor_gone && <Badge tone="neutral">Visitor left</Badge>}
-                    </td>
-                    <td>{TRIGGER_WORDS[t.trigger] ?? t.trigger}</td>
-                    <td className="cell-clip" title={t.user_note ?? t.primary_question}>
-                      {/* an e-mail's subject is its title; what the visitor left at the hand-off says more than the earlier question to the bot */}
-                      {t.subject && <strong className="ticket-subject">{t.subject} </strong>}
-                      {t.user_note ? (
-                        <>
-                          <span className="queue-note-label">Note: </span>
-                          {t.user_note}
-                        </>
-                      ) : (
-                        withoutSubject(t.primary_question, t.subject)
-                      )}
-                    </td>
-                    <td>
-                      <Visitor t={t} />
-                    </td>
-                    <td>
-                      <AssigneeName id={t.assignee_user_id} members={members.data?.items} />
-                    </td>
-                    <td>
-                      <When at={t.created_at} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
-          <Pager label="Ticket pages" offset={offset} limit={LIMIT} total={list.data.total} onChange={setOffset} />
-        </>
+        <section className="inbox-conversation inbox-none" aria-label="No ticket open">
+          <Empty title="Open a ticket from the list">
+            <p>Its conversation opens here, the customer and the ticket beside it. Press j or k to move through the list.</p>
+          </Empty>
+        </section>
       )}
-    </>
+    </div>
   )
-}
-
-const STATUS_WORDS: Record<Ticket['status'], string> = { open: 'Open', in_progress: 'In progress', resolved: 'Resolved' }
-
-/** "1 match in Resolved", "3 matches: 2 in Open, 1 in Resolved" (the page's tickets; the total from the service). */
-export function searchWords(total: number, tickets: Pick<Ticket, 'status'>[]): string {
-  if (total === 0) return 'No matches in any status'
-  const by = new Map<string, number>()
-  for (const t of tickets) by.set(STATUS_WORDS[t.status], (by.get(STATUS_WORDS[t.status]) ?? 0) + 1)
-  const parts = [...by].map(([s, n]) => `${n} in ${s}`)
-  const head = `${total} ${total === 1 ? 'match' : 'matches'}`
-  return parts.length === 1 && total === tickets.length ? `${head} in ${[...by.keys()][0]}` : `${head}: ${parts.join(', ')}`
 }

@@ -93,6 +93,7 @@ export function createChatService(deps: ChatServiceDeps) {
         ticket_number: ticket,
         owner: owner?.owner ?? s.owner,
         assignee_name: owner?.assignee_name ?? null,
+        language: s.language ?? null,
       }
     },
 

@@ -98,9 +98,10 @@ export function createEscalationsRepo(db: Db) {
   return {
     list(tenantId: string, f: Filter & { limit: number; offset: number }) {
       const query = applyTicketFilter(ticketQuery(db, tenantId, f.scope), f)
-      // the default view is a queue: who waits longest first, visitors who left after everyone still there
+      // the default view is a queue: visitors who left after everyone still there, a visitor who asked for a person
+      // before the automatic hand-offs (#52), then who waits longest first
       const ordered = f.needsPerson
-        ? query.orderBy('t.visitor_gone').orderBy('t.created_at').orderBy('t.seq')
+        ? query.orderBy('t.visitor_gone').orderBy(sql`(t.trigger <> 'user_request')`).orderBy('t.created_at').orderBy('t.seq')
         : query.orderBy('t.created_at', 'desc').orderBy('t.seq', 'desc')
       return ordered.limit(f.limit).offset(f.offset).execute()
     },
@@ -155,7 +156,12 @@ export function createEscalationsRepo(db: Db) {
     async setAssignee(tenantId: string, ticketId: string, userId: string | null, now: Date, trx: Db): Promise<void> {
       await trx
         .updateTable('escalation_tickets')
-        .set({ assignee_user_id: userId, updated_at: now })
+        // a taken ticket is being worked on (viewing it no longer says so, #52)
+        .set({
+          assignee_user_id: userId,
+          updated_at: now,
+          ...(userId ? { status: sql<'in_progress'>`CASE WHEN status = 'open' THEN 'in_progress' ELSE status END` } : {}),
+        })
         .where('tenant_id', '=', tenantId)
         .where('id', '=', ticketId)
         .execute()
@@ -169,17 +175,6 @@ export function createEscalationsRepo(db: Db) {
         .where('tenant_id', '=', tenantId)
         .where('id', '=', userId)
         .executeTakeFirst()
-    },
-
-    /** An operator opened an open ticket: it is being worked on. */
-    async markInProgress(tenantId: string, ticketId: string, now: Date): Promise<void> {
-      await db
-        .updateTable('escalation_tickets')
-        .set({ status: 'in_progress', updated_at: now })
-        .where('tenant_id', '=', tenantId)
-        .where('id', '=', ticketId)
-        .where('status', '=', 'open')
-        .execute()
     },
 
     async resolve(tenantId: string, ticketId: string, text: string, now: Date, trx: Db): Promise<void> {

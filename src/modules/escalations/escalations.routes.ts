@@ -58,7 +58,8 @@ export const escalationsRoutes =
         schema: {
           ...base,
           operationId: 'getEscalation',
-          description: 'Opening an open ticket marks it in_progress. include_original=true is audited as original_viewed.',
+          description:
+            'Viewing changes nothing (the first operator reply or a take moves an open ticket to in_progress). include_original=true is audited as original_viewed.',
           params: TicketParams,
           querystring: TicketQuery,
           response: { 200: EscalationTicket, ...errors },

@@ -216,13 +216,12 @@ export function createEscalationsService(deps: {
       return { tickets, total, ...(gone === undefined ? {} : { visitor_gone_total: gone }) }
     },
 
-    /** The ticket; an operator opening an open ticket moves it to in_progress. */
+    /**
+     * The ticket. Viewing changes nothing (#52, as in Chatwoot and Zendesk): an agent moving through the inbox's
+     * panes must not leave tickets "In progress" with nobody on them; the first reply or a take does that.
+     */
     async get(tenantId: string, ticketId: string, opts: { includeOriginal: boolean }, viewer: Viewer) {
-      let t = await ticketOr404(tenantId, ticketId, viewer.scope)
-      if (t.status === 'open') {
-        await repo.markInProgress(tenantId, ticketId, clock.now())
-        t = await ticketOr404(tenantId, ticketId)
-      }
+      const t = await ticketOr404(tenantId, ticketId, viewer.scope)
       // the transcript is the conversation to date (what the visitor wrote after the hand-off too), not the copy
       // taken when the ticket opened; a ticket without a session keeps its copy
       const [notes, conversation] = t.session_id

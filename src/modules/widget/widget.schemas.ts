@@ -70,6 +70,8 @@ export const HistoryResponse = Type.Object({
   ticket_number: Nullable(Type.String()),
   owner: Owner,
   assignee_name: Nullable(Type.String()),
+  /** the session's language once known (#40, #52): after a reload the widget's texts and greeting follow it */
+  language: Type.Optional(Nullable(Type.String())),
 })
 
 const labels = (keys: readonly string[]) => Type.Object(Object.fromEntries(keys.map((k) => [k, Type.String()])))

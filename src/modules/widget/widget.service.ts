@@ -51,6 +51,8 @@ export interface ChatPort {
     ticket_number?: string | null
     owner: 'bot' | 'queue' | 'human' | 'closed'
     assignee_name: string | null
+    /** the session's language once known (#40) */
+    language?: string | null
   }>
   escalate(
     tenantId: string,
@@ -221,6 +223,8 @@ export function createWidgetService(deps: {
         ticket_number: h.ticket_number ?? null,
         owner: h.owner,
         assignee_name: h.assignee_name,
+        // a reload keeps the conversation's language (#52): the widget's texts and greeting follow it
+        language: h.language ?? null,
       }
     },
 
