@@ -32,7 +32,7 @@ function TranscriptOnly({ t }: { t: Ticket }) {
   return (
     <section className="card live-chat" aria-labelledby="thread-title">
       <h2 id="thread-title">Conversation</h2>
-      {lines.length === 0 ? <Empty title="No messages yet" /> : <Thread lines={lines} handedAt={t.created_at} />}
+      {lines.length === 0 ? <Empty title="No messages yet" /> : <Thread lines={lines} handedAt={t.created_at} note={t.user_note} />}
     </section>
   )
 }

@@ -82,7 +82,7 @@ export function createAssistService(deps: {
       let tokens = 0
       let found: Awaited<ReturnType<RetrievalService['search']>> | null = null
       try {
-        found = await deps.retrieval.search(tenantId, searchQuery(lines, t.primary_question), {
+        found = await deps.retrieval.search(tenantId, searchQuery(lines, t.primary_question, t.user_note), {
           apiKey: t.apiKey,
           k: settings.topK,
           budgetTokens: settings.sourceTokens,
@@ -100,6 +100,7 @@ export function createAssistService(deps: {
         sources: prompt,
         conversation: transcript(lines, t.botName),
         instruction,
+        note: t.user_note,
       })
       const out = await callModel(t.apiKey, messages, settings.maxTokens)
       tokens += out.tokens
