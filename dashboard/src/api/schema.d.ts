@@ -1281,6 +1281,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/escalations/{id}/draft": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The bot's unsent draft waiting on the ticket
+         * @description An e-mail bot in `mode: draft` does not send its answer: it waits here, in POST /escalations/{id}/suggest's shape, for a person to insert, edit and send (post it with `suggestion_id`). `draft` is null when there is none or it was used.
+         */
+        get: operations["getEscalationDraft"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/escalations/{id}/summary": {
         parameters: {
             query?: never;
@@ -10928,7 +10948,7 @@ export interface operations {
                             bot_public_id: string | null;
                             status: "open" | "in_progress" | "resolved";
                             priority: "low" | "medium" | "high" | "critical";
-                            trigger: "user_request" | "answer_rejected" | "llm_unavailable" | "low_similarity" | "no_documents";
+                            trigger: "user_request" | "answer_rejected" | "llm_unavailable" | "low_similarity" | "no_documents" | "email_draft";
                             primary_question: string;
                             primary_question_original: string | null;
                             primary_question_original_available: boolean;
@@ -11093,7 +11113,7 @@ export interface operations {
                         bot_public_id: string | null;
                         status: "open" | "in_progress" | "resolved";
                         priority: "low" | "medium" | "high" | "critical";
-                        trigger: "user_request" | "answer_rejected" | "llm_unavailable" | "low_similarity" | "no_documents";
+                        trigger: "user_request" | "answer_rejected" | "llm_unavailable" | "low_similarity" | "no_documents" | "email_draft";
                         primary_question: string;
                         primary_question_original: string | null;
                         primary_question_original_available: boolean;
@@ -11260,7 +11280,7 @@ export interface operations {
                         bot_public_id: string | null;
                         status: "open" | "in_progress" | "resolved";
                         priority: "low" | "medium" | "high" | "critical";
-                        trigger: "user_request" | "answer_rejected" | "llm_unavailable" | "low_similarity" | "no_documents";
+                        trigger: "user_request" | "answer_rejected" | "llm_unavailable" | "low_similarity" | "no_documents" | "email_draft";
                         primary_question: string;
                         primary_question_original: string | null;
                         primary_question_original_available: boolean;
@@ -11426,7 +11446,7 @@ export interface operations {
                         bot_public_id: string | null;
                         status: "open" | "in_progress" | "resolved";
                         priority: "low" | "medium" | "high" | "critical";
-                        trigger: "user_request" | "answer_rejected" | "llm_unavailable" | "low_similarity" | "no_documents";
+                        trigger: "user_request" | "answer_rejected" | "llm_unavailable" | "low_similarity" | "no_documents" | "email_draft";
                         primary_question: string;
                         primary_question_original: string | null;
                         primary_question_original_available: boolean;
@@ -11905,7 +11925,7 @@ export interface operations {
                         bot_public_id: string | null;
                         status: "open" | "in_progress" | "resolved";
                         priority: "low" | "medium" | "high" | "critical";
-                        trigger: "user_request" | "answer_rejected" | "llm_unavailable" | "low_similarity" | "no_documents";
+                        trigger: "user_request" | "answer_rejected" | "llm_unavailable" | "low_similarity" | "no_documents" | "email_draft";
                         primary_question: string;
                         primary_question_original: string | null;
                         primary_question_original_available: boolean;
@@ -12081,7 +12101,7 @@ export interface operations {
                         bot_public_id: string | null;
                         status: "open" | "in_progress" | "resolved";
                         priority: "low" | "medium" | "high" | "critical";
-                        trigger: "user_request" | "answer_rejected" | "llm_unavailable" | "low_similarity" | "no_documents";
+                        trigger: "user_request" | "answer_rejected" | "llm_unavailable" | "low_similarity" | "no_documents" | "email_draft";
                         primary_question: string;
                         primary_question_original: string | null;
                         primary_question_original_available: boolean;
@@ -12695,6 +12715,155 @@ export interface operations {
                         }[];
                         language: string;
                         based_on_message_id: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+        };
+    };
+    getEscalationDraft: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        draft: {
+                            /** Format: uuid */
+                            id: string;
+                            text: string;
+                            cited: {
+                                n: number;
+                                document_id: string | null;
+                                title: string;
+                                url: string | null;
+                            }[];
+                            language: string;
+                            based_on_message_id: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                        } | null;
                     };
                 };
             };
@@ -20075,6 +20244,8 @@ export interface operations {
                         inbound_address: string;
                         /** @description read-only: the provider webhook URL with its secret token */
                         inbound_url: string;
+                        /** @description read-only: an SMTP listener for the inbound address runs here (INBOUND_SMTP_PORT is set); false: mail arrives by the webhook only */
+                        inbound_smtp?: boolean;
                     };
                 };
             };
@@ -20184,6 +20355,8 @@ export interface operations {
                         inbound_address: string;
                         /** @description read-only: the provider webhook URL with its secret token */
                         inbound_url: string;
+                        /** @description read-only: an SMTP listener for the inbound address runs here (INBOUND_SMTP_PORT is set); false: mail arrives by the webhook only */
+                        inbound_smtp?: boolean;
                     };
                 };
             };
@@ -20284,6 +20457,8 @@ export interface operations {
                         inbound_address: string;
                         /** @description read-only: the provider webhook URL with its secret token */
                         inbound_url: string;
+                        /** @description read-only: an SMTP listener for the inbound address runs here (INBOUND_SMTP_PORT is set); false: mail arrives by the webhook only */
+                        inbound_smtp?: boolean;
                     };
                 };
             };
@@ -20384,6 +20559,8 @@ export interface operations {
                         inbound_address: string;
                         /** @description read-only: the provider webhook URL with its secret token */
                         inbound_url: string;
+                        /** @description read-only: an SMTP listener for the inbound address runs here (INBOUND_SMTP_PORT is set); false: mail arrives by the webhook only */
+                        inbound_smtp?: boolean;
                     };
                 };
             };

@@ -67,7 +67,7 @@ function ReplyForm({ initial, id, onDone }: { initial: Draft; id?: string; onDon
         onChange={set('shortcut')}
         onBlur={() => setD((prev) => ({ ...prev, shortcut: slugShortcut(prev.shortcut) || prev.shortcut }))}
         error={errs.shortcut}
-        hint="Typed after / in the reply box: lower-case letters, digits and hyphens, e.g. refund-time (\"Refund Time\" becomes refund-time)."
+        hint={'Typed after / in the reply box: lower-case letters, digits and hyphens, e.g. refund-time ("Refund Time" becomes refund-time).'}
       />
       <TextArea
         label="Text"
