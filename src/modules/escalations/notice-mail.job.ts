@@ -9,12 +9,12 @@ import type { EscalationsRepo, TicketView } from './escalations.repo.js'
 import type { NotifyKind } from './handoff.js'
 
 /** How long a new ticket's notice waits for the address a visitor who asked for a person is about to leave. */
-export const NOTICE_EMAIL_WAIT_MS = 8_000
+export const NOTICE_EMAIL_WAIT_MS = 15_000
 
 /**
  * The job `escalations.notify`: the support address learns of a new ticket, or of the e-mail a visitor left, once
  * per ticket and kind (claimed in the mail's transaction). One hand-off makes one notice (issue 52, item 5): a
- * notice that names the visitor's address stands for the 'email_added' one, and a visitor who asked for a person
+ * notice that names the visitor's address stands for the 'email_added' one, and a widget visitor who asked for a person
  * without an address yet is waited for NOTICE_EMAIL_WAIT_MS (the widget's offline form sends it just after). The
  * notice's Reply-To is the ticket's own reply address when its bot answers mail, so a member's reply threads in.
  */
@@ -42,7 +42,7 @@ export function createNoticeSender(deps: {
     // one notice for one hand-off (issue 52, item 5): a visitor who asked for a person without an address yet (the
     // widget's offline form sends it a moment after the hand-off) is waited for a little, so the notice carries it
     const age = clock.now().getTime() - t.created_at.getTime()
-    if (p.kind === 'opened' && !visitorEmail && t.trigger === 'user_request' && age < NOTICE_EMAIL_WAIT_MS) {
+    if (p.kind === 'opened' && !visitorEmail && t.trigger === 'user_request' && t.session_channel === 'widget' && age < NOTICE_EMAIL_WAIT_MS) {
       await queue.enqueue('escalations.notify', p, {
         tenantId: p.tenantId,
         dedupeKey: `ticket-notify:opened-later:${t.id}`,
