@@ -218,6 +218,10 @@ describe('guards', () => {
     )
     const r = await chatApi(t, owner).post('/chat', { question: 'Write me a poem about the sea' })
     expect(r.body.text).toMatch(/can only help with questions about/)
+    // the bot is named as the bot, not as the company whose products it answers for (issue 52, item 12)
+    const name = (await owner.api.get(`/bots/${owner.bot.id}`)).body.name as string
+    expect(r.body.text).toContain(`I'm ${name},`)
+    expect(r.body.text).not.toContain(`about ${name} and its products`)
     expect(r.body).not.toHaveProperty('ticket_number')
   })
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { agentName, fillReply, insertReply, matchReplies, slashQuery } from '../dashboard/src/ui/saved-replies.fns.js'
+import { agentName, fillReply, insertReply, matchReplies, slashQuery, slugShortcut } from '../dashboard/src/ui/saved-replies.fns.js'
 
 const R = (shortcut: string, title: string) => ({ id: shortcut, shortcut, title, content: `${title}.` })
 
@@ -28,7 +28,23 @@ describe('saved replies in the composer', () => {
   it('fills the three variables; an unknown value is empty; other braces stay', () => {
     const text = 'Hi {{visitor.name}}, {{ agent.name }} here about {{ticket.number}}. {{other}}'
     expect(fillReply(text, { 'visitor.name': 'Ada', 'agent.name': 'Kim', 'ticket.number': 'T-7' })).toBe('Hi Ada, Kim here about T-7. {{other}}')
-    expect(fillReply(text, { 'visitor.name': null, 'agent.name': '  ' })).toBe('Hi , ' + ' here about . {{other}}')
+    // an unknown value is left out with the spaces before it (issue 52, item 8)
+    expect(fillReply(text, { 'visitor.name': null, 'agent.name': '  ' })).toBe('Hi, here about. {{other}}')
+  })
+
+  it('drops the empty part: "Hi {{visitor.name}}, this is {{agent.name}}" for an anonymous visitor reads "Hi, this is Kim"', () => {
+    expect(fillReply('Hi {{visitor.name}}, this is {{agent.name}}', { 'visitor.name': null, 'agent.name': 'Kim' })).toBe('Hi, this is Kim')
+    expect(fillReply('Hi {{visitor.name}}, this is {{agent.name}}', { 'visitor.name': 'Ada', 'agent.name': 'Kim' })).toBe('Hi Ada, this is Kim')
+    // at the start of a line, the spaces after it go
+    expect(fillReply('{{visitor.name}} thanks!\n{{ agent.name }} here', {})).toBe('thanks!\nhere')
+  })
+
+  it('slugs a shortcut as the service takes it: "Refund Time" is refund-time', () => {
+    expect(slugShortcut('Refund Time')).toBe('refund-time')
+    expect(slugShortcut('  Rückgabe / Umtausch!  ')).toBe('ruckgabe-umtausch')
+    expect(slugShortcut('x'.repeat(40))).toBe('x'.repeat(32))
+    expect(slugShortcut('already-ok-1')).toBe('already-ok-1')
+    expect(slugShortcut('***')).toBe('')
   })
 
   it('replaces the /query with the reply and puts the caret after it', () => {

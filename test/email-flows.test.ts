@@ -113,6 +113,9 @@ describe('never a loop', () => {
     expect(rest.every((m) => m.status === 'handed_off' && m.reason === 'sender_rate_limited' && /^ESC-/.test(m.ticket_number))).toBe(true)
     await until('the answers are out', async () => t.smtp.to(from).length >= 5)
     expect(t.smtp.to(from)).toHaveLength(5)
+    // answered from an uploaded document (no page address): a "Sources:" line names it by its title (issue 52)
+    const answer = t.smtp.to(from)[0]!
+    expect(answer.text).toMatch(/Sources:\r?\n\[1\] Refund/)
   })
 })
 
@@ -191,6 +194,33 @@ describe('hand-off and people', () => {
     expect(t.smtp.to(from)).toHaveLength(0)
     const stranger = await createTenant(t)
     expect((await stranger.api.get(`/escalations/${ticket.id}/email`)).status).toBe(404)
+
+    // issue 52, item 4: the ticket says why (draft mode), with no note made up and the evidence the draft cited
+    const one = (await owner.api.get(`/escalations/${ticket.id}`)).body
+    expect(one.trigger).toBe('email_draft')
+    expect(one.user_note).toBeNull()
+    expect(one.evidence.length).toBeGreaterThan(0)
+    expect(one.evidence[0]).toMatchObject({ document_id: expect.any(String) })
+    expect(JSON.stringify(one.evidence)).toContain('Refunds')
+    // nothing the bot did not send is in the thread: no bot draft, no "handed over" notice
+    const stored = await t.ctx.db.selectFrom('chat_messages').select(['role', 'content']).where('session_id', '=', ticket.session_id).execute()
+    expect(stored.map((m) => m.role)).toEqual(['user'])
+    expect(JSON.stringify(one.transcript)).not.toMatch(/handed over|5 business days/)
+    // the draft waits as a suggested reply in /suggest's shape, for the team only
+    const waiting = await owner.api.get(`/escalations/${ticket.id}/draft`)
+    expect(waiting.status, waiting.text).toBe(200)
+    expect(waiting.body.draft).toMatchObject({
+      id: expect.any(String),
+      text: item.draft,
+      language: 'en',
+      cited: [expect.objectContaining({ n: 1, title: expect.stringContaining('Refunds') })],
+    })
+    expect((await stranger.api.get(`/escalations/${ticket.id}/draft`)).status).toBe(404)
+    // a person sends it: mailed at once in the thread, and the draft counts as used (no longer waiting)
+    const sent = await owner.api.post(`/escalations/${ticket.id}/messages`, { content: waiting.body.draft.text, suggestion_id: waiting.body.draft.id })
+    expect(sent.status, sent.text).toBe(201)
+    await t.smtp.waitFor((m) => m.to.includes(from) && m.text.includes('5 business days'))
+    expect((await owner.api.get(`/escalations/${ticket.id}/draft`)).body.draft).toBeNull()
   })
 })
 

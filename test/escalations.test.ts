@@ -26,7 +26,7 @@ async function ticketByNumber(owner: Tenant, number: string) {
   return found
 }
 
-const notification = (t: TestApp, to: string, number: string) => t.smtp.waitFor((m) => m.to.includes(to) && m.subject.includes(number))
+const notification = (t: TestApp, to: string, number: string) => t.smtp.waitFor((m) => m.to.includes(to) && m.subject.includes(number), 60_000)
 
 /** One widget turn: the whole event stream, or the plain HTTP error before it. */
 async function widgetTurn(api: Api, bot: string, sessionId: string, message: string) {
@@ -231,7 +231,8 @@ describe('after the hand-off', () => {
   })
 })
 
-describe('operator replies', () => {
+// a widget visitor's notice waits up to 15 s for the address they may leave (NOTICE_EMAIL_WAIT_MS, issue 52)
+describe('operator replies', { timeout: 120_000 }, () => {
   /** A widget visitor with a ticket and, optionally, an e-mail left after the hand-off. */
   async function ticketWithVisitor(owner: Tenant, email: string | null) {
     const bot = owner.bot.public_id

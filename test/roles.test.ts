@@ -167,6 +167,7 @@ const RULES: Record<string, readonly Role[]> = {
   getChatHistory: TICKETS,
   // operator assist (#39): who may post messages may ask for suggestions and summaries
   suggestEscalationReply: TICKETS,
+  getEscalationDraft: TICKETS,
   summarizeEscalation: TICKETS,
   getTicketEmail: TICKETS,
   getAttachment: TICKETS,

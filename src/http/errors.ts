@@ -67,6 +67,11 @@ function foldUnions(errors: AjvError[]): AjvError[] {
   })
 }
 
+/** Patterns said in words (a person reads the 422, not a regular expression); others are named as they are. */
+const PATTERN_WORDS: Record<string, string> = {
+  '^[a-z0-9-]{1,32}$': 'Use only lower-case letters, digits and hyphens, at most 32 characters, e.g. "refund-time" (no spaces or capitals)',
+}
+
 export function ajvToValidationItems(errors: AjvError[], context: string | undefined): ValidationItem[] {
   const root = CONTEXT_LOC[context ?? 'body'] ?? context ?? 'body'
   return foldUnions(errors).map((e) => {
@@ -108,7 +113,11 @@ export function ajvToValidationItems(errors: AjvError[], context: string | undef
       case 'additionalProperties':
         return { loc: [...loc, String(p.additionalProperty)], msg: 'Extra inputs are not permitted', type: 'extra_forbidden' }
       case 'pattern':
-        return { loc, msg: `String should match pattern '${p.pattern}'`, type: 'string_pattern_mismatch' }
+        return {
+          loc,
+          msg: PATTERN_WORDS[String(p.pattern)] ?? `String should match pattern '${p.pattern}'`,
+          type: 'string_pattern_mismatch',
+        }
       default:
         return { loc, msg: e.message ?? 'Invalid input', type: e.keyword }
     }

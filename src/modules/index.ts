@@ -109,6 +109,8 @@ export function wireModules(ctx: AppContext): Modules {
     live: live.port,
     // a person's answer that resolved a question becomes an FAQ candidate (assist is wired below; called later)
     onResolved: (tenantId, r, trx) => assist.learn(tenantId, r, trx),
+    // a team notice's Reply-To: the ticket's own reply address when its bot answers mail (e-mail channel, wired below)
+    ticketReplyTo: (tenantId, botId, ticketId) => emailChannel.service.ticketReplyTo(tenantId, botId, ticketId),
     // the files of a ticket's messages (attachments is wired below; called later)
     attachments: { byMessages: (tenantId, ids) => attachments.port.byMessages(tenantId, ids) },
   })
@@ -137,7 +139,14 @@ export function wireModules(ctx: AppContext): Modules {
     attachments: attachments.port,
   })
   const assist = wireAssist(ctx, guards, { retrieval: chat.retrieval, addCandidates: knowledge.knowledge.addCandidates })
-  const emailChannel = wireEmailChannel(ctx, guards, { bots: bots.service, botsRepo, chat: chat.service, email })
+  const emailChannel = wireEmailChannel(ctx, guards, {
+    bots: bots.service,
+    botsRepo,
+    chat: chat.service,
+    email,
+    keepDraft: assist.service.keepBotDraft,
+    postAsMember: live.service.postMessage,
+  })
   const widget = wireWidget(ctx, {
     repo: widgetRepo,
     bots: botsRepo,

@@ -178,13 +178,18 @@ suite('widget in Chromium', { timeout: 60_000 }, () => {
     await page.locator(`${W} >> button.human`).click()
     await page.locator(`${W} >> .escalate textarea`).fill('Please call me back')
     await page.locator(`${W} >> .escalate .btn:not(.ghost)`).click()
-    const note = page.locator(`${W} >> .system`, { hasText: /ESC-\d{4}/ })
-    await note.waitFor({ timeout: 10_000 })
-    expect(await note.textContent()).toMatch(/Ticket ESC-\d{4} has been opened/)
-    const tickets = await tenant.api.get('/escalations')
-    if (tickets.status === 200) expect(JSON.stringify(tickets.body)).toContain('Please call me back')
     // The chat goes on with a person (the live conversation): the visitor may keep writing.
     await page.locator(`${W} >> .system`, { hasText: 'Waiting for a person' }).waitFor({ timeout: 10_000 })
+    // one line says the hand-off and its number, not two saying the same (issue 52, item 12)
+    const saying = page
+      .locator(`${W} >> .msg.assistant`)
+      .or(page.locator(`${W} >> .system`))
+      .filter({ hasText: /ESC-\d{4}/ })
+    await saying.first().waitFor({ timeout: 10_000 })
+    expect(await saying.count()).toBe(1)
+    expect(await saying.first().textContent()).toMatch(/ESC-\d{4}/)
+    const tickets = await tenant.api.get('/escalations')
+    if (tickets.status === 200) expect(JSON.stringify(tickets.body)).toContain('Please call me back')
     expect(await page.locator(`${W} >> form textarea`).isVisible()).toBe(true)
   })
 

@@ -377,7 +377,9 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
       if (m.role === 'assistant') addSources(el, session?.src?.[m.id])
     }
     ticket = hist.ticket_number ?? null
-    if (ticket) addSystem(fill(ui.ticket_opened, { ticket }))
+    // one line for one hand-off: the bot's own words already name the ticket (issue 52)
+    const named = ticket !== null && hist.messages.some((m) => m.role === 'assistant' && m.content.includes(ticket!))
+    if (ticket && !named) addSystem(fill(ui.ticket_opened, { ticket }))
     const owner = hist.owner ?? (hist.chat_ended ? 'closed' : 'bot')
     liveChat.owner = owner
     if (owner === 'queue') addSystem(lx.waiting)
@@ -570,7 +572,8 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
       announce(e.text)
       if (e.ticket_number) {
         ticket = e.ticket_number
-        addSystem(fill(ui.ticket_opened, { ticket }))
+        // the answer that hands off already says the number: no second line saying the same
+        if (!e.text.includes(ticket)) addSystem(fill(ui.ticket_opened, { ticket }))
       }
       if (e.owner) liveChat.setOwner(e.owner, null)
       else if (e.chat_ended) setEnded(true)

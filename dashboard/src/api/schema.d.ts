@@ -1281,6 +1281,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/escalations/{id}/draft": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The bot's unsent draft waiting on the ticket
+         * @description An e-mail bot in `mode: draft` does not send its answer: it waits here, in POST /escalations/{id}/suggest's shape, for a person to insert, edit and send (post it with `suggestion_id`). `draft` is null when there is none or it was used.
+         */
+        get: operations["getEscalationDraft"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/escalations/{id}/summary": {
         parameters: {
             query?: never;
@@ -10929,7 +10949,7 @@ export interface operations {
                             bot_public_id: string | null;
                             status: "open" | "in_progress" | "resolved";
                             priority: "low" | "medium" | "high" | "critical";
-                            trigger: "user_request" | "answer_rejected" | "llm_unavailable" | "low_similarity" | "no_documents";
+                            trigger: "user_request" | "answer_rejected" | "llm_unavailable" | "low_similarity" | "no_documents" | "email_draft";
                             primary_question: string;
                             primary_question_original: string | null;
                             primary_question_original_available: boolean;
@@ -11094,7 +11114,7 @@ export interface operations {
                         bot_public_id: string | null;
                         status: "open" | "in_progress" | "resolved";
                         priority: "low" | "medium" | "high" | "critical";
-                        trigger: "user_request" | "answer_rejected" | "llm_unavailable" | "low_similarity" | "no_documents";
+                        trigger: "user_request" | "answer_rejected" | "llm_unavailable" | "low_similarity" | "no_documents" | "email_draft";
                         primary_question: string;
                         primary_question_original: string | null;
                         primary_question_original_available: boolean;
@@ -11261,7 +11281,7 @@ export interface operations {
                         bot_public_id: string | null;
                         status: "open" | "in_progress" | "resolved";
                         priority: "low" | "medium" | "high" | "critical";
-                        trigger: "user_request" | "answer_rejected" | "llm_unavailable" | "low_similarity" | "no_documents";
+                        trigger: "user_request" | "answer_rejected" | "llm_unavailable" | "low_similarity" | "no_documents" | "email_draft";
                         primary_question: string;
                         primary_question_original: string | null;
                         primary_question_original_available: boolean;
@@ -11427,7 +11447,7 @@ export interface operations {
                         bot_public_id: string | null;
                         status: "open" | "in_progress" | "resolved";
                         priority: "low" | "medium" | "high" | "critical";
-                        trigger: "user_request" | "answer_rejected" | "llm_unavailable" | "low_similarity" | "no_documents";
+                        trigger: "user_request" | "answer_rejected" | "llm_unavailable" | "low_similarity" | "no_documents" | "email_draft";
                         primary_question: string;
                         primary_question_original: string | null;
                         primary_question_original_available: boolean;
@@ -11906,7 +11926,7 @@ export interface operations {
                         bot_public_id: string | null;
                         status: "open" | "in_progress" | "resolved";
                         priority: "low" | "medium" | "high" | "critical";
-                        trigger: "user_request" | "answer_rejected" | "llm_unavailable" | "low_similarity" | "no_documents";
+                        trigger: "user_request" | "answer_rejected" | "llm_unavailable" | "low_similarity" | "no_documents" | "email_draft";
                         primary_question: string;
                         primary_question_original: string | null;
                         primary_question_original_available: boolean;
@@ -12082,7 +12102,7 @@ export interface operations {
                         bot_public_id: string | null;
                         status: "open" | "in_progress" | "resolved";
                         priority: "low" | "medium" | "high" | "critical";
-                        trigger: "user_request" | "answer_rejected" | "llm_unavailable" | "low_similarity" | "no_documents";
+                        trigger: "user_request" | "answer_rejected" | "llm_unavailable" | "low_similarity" | "no_documents" | "email_draft";
                         primary_question: string;
                         primary_question_original: string | null;
                         primary_question_original_available: boolean;
@@ -12696,6 +12716,155 @@ export interface operations {
                         }[];
                         language: string;
                         based_on_message_id: string | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+        };
+    };
+    getEscalationDraft: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        draft: {
+                            /** Format: uuid */
+                            id: string;
+                            text: string;
+                            cited: {
+                                n: number;
+                                document_id: string | null;
+                                title: string;
+                                url: string | null;
+                            }[];
+                            language: string;
+                            based_on_message_id: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                        } | null;
                     };
                 };
             };
@@ -20076,6 +20245,8 @@ export interface operations {
                         inbound_address: string;
                         /** @description read-only: the provider webhook URL with its secret token */
                         inbound_url: string;
+                        /** @description read-only: an SMTP listener for the inbound address runs here (INBOUND_SMTP_PORT is set); false: mail arrives by the webhook only */
+                        inbound_smtp?: boolean;
                     };
                 };
             };
@@ -20185,6 +20356,8 @@ export interface operations {
                         inbound_address: string;
                         /** @description read-only: the provider webhook URL with its secret token */
                         inbound_url: string;
+                        /** @description read-only: an SMTP listener for the inbound address runs here (INBOUND_SMTP_PORT is set); false: mail arrives by the webhook only */
+                        inbound_smtp?: boolean;
                     };
                 };
             };
@@ -20285,6 +20458,8 @@ export interface operations {
                         inbound_address: string;
                         /** @description read-only: the provider webhook URL with its secret token */
                         inbound_url: string;
+                        /** @description read-only: an SMTP listener for the inbound address runs here (INBOUND_SMTP_PORT is set); false: mail arrives by the webhook only */
+                        inbound_smtp?: boolean;
                     };
                 };
             };
@@ -20385,6 +20560,8 @@ export interface operations {
                         inbound_address: string;
                         /** @description read-only: the provider webhook URL with its secret token */
                         inbound_url: string;
+                        /** @description read-only: an SMTP listener for the inbound address runs here (INBOUND_SMTP_PORT is set); false: mail arrives by the webhook only */
+                        inbound_smtp?: boolean;
                     };
                 };
             };

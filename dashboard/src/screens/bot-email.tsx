@@ -5,6 +5,16 @@ import { useRole } from '../session'
 import { Badge, Button, Check, CopyButton, ErrorBox, Field, fieldError, Loading, Select, TextArea, When } from '../ui/kit'
 import { useToast } from '../ui/toast'
 
+/** A URL no mail provider can reach: localhost, a loopback address or a bare host name without a dot. */
+function isLocalUrl(url: string): boolean {
+  try {
+    const h = new URL(url).hostname.toLowerCase()
+    return h === 'localhost' || h.endsWith('.localhost') || h.startsWith('127.') || h === '[::1]' || h === '0.0.0.0' || !h.includes('.')
+  } catch {
+    return false
+  }
+}
+
 const MODES = [
   ['answer', 'Answer: the bot mails its answer in the thread'],
   ['draft', 'Draft: the answer waits on a ticket for a person'],
@@ -134,12 +144,24 @@ export function BotEmail({ botId }: { botId: string }) {
           <p>
             <code className="secret-value">{q.data.inbound_address}</code> <CopyButton text={q.data.inbound_address} label="Copy address" />
           </p>
+          {q.data.inbound_smtp === false && (
+            <p className="hint" data-testid="smtp-hint">
+              Nothing here receives mail for this address yet: set <code>INBOUND_SMTP_PORT</code> (port 25 for mail from the internet) and point the domain's MX
+              record at this server, or forward the mail through a provider to the webhook URL below.
+            </p>
+          )}
           <p>
             <code className="secret-value">{q.data.inbound_url}</code> <CopyButton text={q.data.inbound_url} label="Copy webhook URL" />{' '}
             <Button small busy={rotate.isPending} onClick={() => confirm('Make a new webhook URL? The old one stops working at once.') && rotate.mutate()}>
               New URL
             </Button>
           </p>
+          {isLocalUrl(q.data.inbound_url) && (
+            <p className="hint" data-testid="public-url-hint">
+              This webhook URL points at this machine ({new URL(q.data.inbound_url).host}): a mail provider cannot reach it. Set <code>PUBLIC_BASE_URL</code> to
+              the service's public address.
+            </p>
+          )}
           <form
             onSubmit={(e) => {
               e.preventDefault()
@@ -234,7 +256,13 @@ export function BotEmail({ botId }: { botId: string }) {
                       <Badge tone={tone}>{label}</Badge>
                       {m.reason ? <span className="hint"> {m.reason.replaceAll('_', ' ')}</span> : null}
                       {m.ticket_number ? <span> {m.ticket_number}</span> : null}
-                      {m.reply || m.draft ? <pre>{m.reply ?? m.draft}</pre> : null}
+                      {m.reply ? <pre>{m.reply}</pre> : null}
+                      {m.draft ? (
+                        <>
+                          <span className="hint"> draft, not sent</span>
+                          <pre>{m.draft}</pre>
+                        </>
+                      ) : null}
                       {m.confirmation_link ? (
                         <p>
                           Gmail asks to confirm forwarding to this bot (the bot never answers it):{' '}

@@ -10,7 +10,7 @@ import { useToast } from '../ui/toast'
 import { ConnectHelpCentre, LastSync } from './knowledge-connect'
 
 const PARALLEL_UPLOADS = 3
-const ACCEPT = '.pdf,.md,.mdx,.docx,.doc,.txt,.json,.yaml,.yml'
+const ACCEPT = '.pdf,.md,.mdx,.docx,.doc,.txt,.json,.yaml,.yml,.html,.htm'
 
 type Sources = { documents: DocumentItem[]; url_sources: UrlSource[] }
 

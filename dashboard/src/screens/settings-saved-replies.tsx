@@ -5,6 +5,7 @@ import { api, ApiError, call } from '../api/client'
 import { useRole } from '../session'
 import { Button, Empty, ErrorBox, Field, fieldError, Loading, PageHeader, TextArea } from '../ui/kit'
 import { SAVED_REPLIES_KEY, type SavedReply, useSavedReplies } from '../ui/saved-replies'
+import { slugShortcut } from '../ui/saved-replies.fns'
 import { useToast } from '../ui/toast'
 
 interface Draft {
@@ -16,7 +17,7 @@ const EMPTY: Draft = { title: '', shortcut: '', content: '' }
 
 /** The shortcut's error: the 422 naming it, or the 409 `shortcut_exists` of a shortcut another reply has. */
 function shortcutError(err: unknown, shortcut: string, taken: (s: string) => boolean): string | undefined {
-  if (err instanceof ApiError && err.status === 409 && (err.code === 'shortcut_exists' || taken(shortcut.trim())))
+  if (err instanceof ApiError && err.status === 409 && (err.code === 'shortcut_exists' || taken(slugShortcut(shortcut) || shortcut.trim())))
     return 'Another saved reply has this shortcut.'
   return fieldError(err, 'shortcut')
 }
@@ -30,7 +31,8 @@ function ReplyForm({ initial, id, onDone }: { initial: Draft; id?: string; onDon
   const taken = (s: string) => (list.data?.items ?? []).some((r) => r.shortcut === s && r.id !== id)
   const save = useMutation({
     mutationFn: () => {
-      const body = { title: d.title.trim(), shortcut: d.shortcut.trim(), content: d.content }
+      // "Refund Time" is saved as refund-time (the field shows it so on leaving it)
+      const body = { title: d.title.trim(), shortcut: slugShortcut(d.shortcut) || d.shortcut.trim(), content: d.content }
       return id ? call(api.PATCH('/tenants/me/saved-replies/{id}', { params: { path: { id } }, body })) : call(api.POST('/tenants/me/saved-replies', { body }))
     },
     onSuccess: async (r) => {
@@ -63,8 +65,9 @@ function ReplyForm({ initial, id, onDone }: { initial: Draft; id?: string; onDon
         maxLength={32}
         value={d.shortcut}
         onChange={set('shortcut')}
+        onBlur={() => setD((prev) => ({ ...prev, shortcut: slugShortcut(prev.shortcut) || prev.shortcut }))}
         error={errs.shortcut}
-        hint="Typed after / in the reply box: lowercase letters, digits and hyphens, e.g. refund-time."
+        hint={'Typed after / in the reply box: lower-case letters, digits and hyphens, e.g. refund-time ("Refund Time" becomes refund-time).'}
       />
       <TextArea
         label="Text"

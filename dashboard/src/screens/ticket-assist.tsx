@@ -1,7 +1,7 @@
-import { useMutation } from '@tanstack/react-query'
+import { useMutation, useQuery } from '@tanstack/react-query'
 import { useState } from 'react'
 import { api, ApiError, call } from '../api/client'
-import { Button, ErrorBox, Field, When } from '../ui/kit'
+import { Badge, Button, ErrorBox, Field, When } from '../ui/kit'
 
 /** A suggested reply as POST /escalations/{id}/suggest answers it. */
 export interface Suggestion {
@@ -35,6 +35,13 @@ export function SuggestReply({ ticketId, headId, onInsert }: { ticketId: string;
     onSuccess: (s) => setDraft({ s, head: headId }),
   })
   const outdated = draft !== null && draft.head !== headId
+  // an e-mail bot in draft mode: its answer, never sent, waits here (issue 52, item 4)
+  const waiting = useQuery({
+    queryKey: ['ticket-draft', ticketId],
+    queryFn: () => call(api.GET('/escalations/{id}/draft', { params: { path: { id: ticketId } } })),
+  })
+  const [dismissed, setDismissed] = useState<string | null>(null)
+  const botDraft = !draft && waiting.data?.draft && waiting.data.draft.id !== dismissed ? waiting.data.draft : null
   return (
     <aside className="assist-panel" aria-label="Suggested reply">
       <div className="assist-ask">
@@ -55,25 +62,34 @@ export function SuggestReply({ ticketId, headId, onInsert }: { ticketId: string;
         </p>
       )}
       {!isStale(suggest.error) && <ErrorBox error={suggest.error} />}
+      {botDraft && (
+        <div className="assist-draft" data-testid="bot-draft">
+          <p className="assist-label">
+            <strong>The bot's answer</strong> <Badge tone="warn">draft, not sent</Badge>
+          </p>
+          <p className="assist-text">{botDraft.text}</p>
+          <Sources cited={botDraft.cited} label="Sources of the draft" />
+          <div className="row">
+            <Button
+              small
+              variant="primary"
+              onClick={() => {
+                onInsert(botDraft)
+                setDismissed(botDraft.id)
+              }}
+            >
+              Insert into reply
+            </Button>
+            <Button small onClick={() => setDismissed(botDraft.id)}>
+              Dismiss
+            </Button>
+          </div>
+        </div>
+      )}
       {draft && (
         <div className="assist-draft" data-testid="suggestion">
           <p className="assist-text">{draft.s.text}</p>
-          {draft.s.cited.length > 0 && (
-            <ol className="assist-sources" aria-label="Sources of the suggestion">
-              {draft.s.cited.map((c) => (
-                <li key={c.n}>
-                  [{c.n}]{' '}
-                  {c.url ? (
-                    <a href={c.url} target="_blank" rel="noreferrer noopener">
-                      {c.title}
-                    </a>
-                  ) : (
-                    c.title
-                  )}
-                </li>
-              ))}
-            </ol>
-          )}
+          <Sources cited={draft.s.cited} label="Sources of the suggestion" />
           {outdated ? (
             <p className="assist-stale" role="alert">
               {MOVED_ON}
@@ -98,6 +114,26 @@ export function SuggestReply({ ticketId, headId, onInsert }: { ticketId: string;
         </div>
       )}
     </aside>
+  )
+}
+
+function Sources({ cited, label }: { cited: Suggestion['cited']; label: string }) {
+  if (cited.length === 0) return null
+  return (
+    <ol className="assist-sources" aria-label={label}>
+      {cited.map((c) => (
+        <li key={c.n}>
+          [{c.n}]{' '}
+          {c.url ? (
+            <a href={c.url} target="_blank" rel="noreferrer noopener">
+              {c.title}
+            </a>
+          ) : (
+            c.title
+          )}
+        </li>
+      ))}
+    </ol>
   )
 }
 

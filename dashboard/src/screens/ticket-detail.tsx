@@ -32,7 +32,7 @@ function TranscriptOnly({ t }: { t: Ticket }) {
   return (
     <section className="card live-chat" aria-labelledby="thread-title">
       <h2 id="thread-title">Conversation</h2>
-      {lines.length === 0 ? <Empty title="No messages yet" /> : <Thread lines={lines} handedAt={t.created_at} />}
+      {lines.length === 0 ? <Empty title="No messages yet" /> : <Thread lines={lines} handedAt={t.created_at} note={t.user_note} />}
     </section>
   )
 }
@@ -134,7 +134,8 @@ function Evidence({ t }: { t: Ticket }) {
       {t.evidence.length === 0 ? (
         <p className="muted">No knowledge was found for this question.</p>
       ) : (
-        <div className="table-wrap">
+        // focusable: on a phone the table scrolls sideways, and a keyboard must be able to scroll it
+        <div className="table-wrap" role="region" aria-label="Retrieval evidence" tabIndex={0}>
           <table>
             <caption className="sr-only">What the search found for the question</caption>
             <thead>

@@ -203,7 +203,7 @@ export function LiveChat({ t }: { t: Ticket }) {
       ) : log.isPending ? (
         <p className="muted">Loading the conversation…</p>
       ) : (
-        <Thread lines={shown} handedAt={t.created_at} label="Conversation" />
+        <Thread lines={shown} handedAt={t.created_at} label="Conversation" note={t.user_note} />
       )}
       <p className="muted typing-line" role="status" aria-live="polite">
         {visitorTyping ? 'The visitor is typing…' : ''}

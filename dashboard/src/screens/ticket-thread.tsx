@@ -68,7 +68,18 @@ function Line({ m }: { m: ThreadLine }) {
  * hand-off, then the live messages and the team's internal notes, all in time order. Follows the newest
  * line while the reader is at the bottom.
  */
-export function Thread({ lines, handedAt, label = 'Conversation' }: { lines: ThreadLine[]; handedAt: string; label?: string }) {
+export function Thread({
+  lines,
+  handedAt,
+  label = 'Conversation',
+  note,
+}: {
+  lines: ThreadLine[]
+  handedAt: string
+  label?: string
+  /** the visitor's hand-off note (why they asked for a person), shown at the divider */
+  note?: string | null
+}) {
   const list = useRef<HTMLOListElement>(null)
   const sorted = [...lines].sort((a, b) => a.created_at.localeCompare(b.created_at) || Number(a.internal) - Number(b.internal))
   const at = new Date(handedAt).getTime()
@@ -82,6 +93,7 @@ export function Thread({ lines, handedAt, label = 'Conversation' }: { lines: Thr
     <li className="handoff-divider" key="handoff">
       <span>
         Handed to the team · <When at={handedAt} />
+        {note?.trim() && <span className="handoff-note">Visitor's note: “{note.trim()}”</span>}
       </span>
     </li>
   )

@@ -16,6 +16,7 @@ export const TRIGGER_WORDS: Record<string, string> = {
   llm_unavailable: 'Model unavailable',
   low_similarity: 'No good match in the knowledge',
   no_documents: 'No documentation yet',
+  email_draft: 'E-mail in draft mode',
 }
 
 export function PriorityBadge({ priority }: { priority: string }) {

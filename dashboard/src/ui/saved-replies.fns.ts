@@ -52,9 +52,62 @@ export function matchReplies<T extends SavedReplyLike>(items: readonly T[], quer
     .map((x) => x.r)
 }
 
-/** `{{visitor.name}}`, `{{agent.name}}`, `{{ticket.number}}` filled in (spaces inside the braces allowed); a value not known: empty. */
+/**
+ * `{{visitor.name}}`, `{{agent.name}}`, `{{ticket.number}}` filled in (spaces inside the braces allowed). A value not
+ * known is left out with the spaces before it (or, at the start of a line, after it): "Hi {{visitor.name}}, this is
+ * Kim" for an anonymous visitor reads "Hi, this is Kim", not "Hi , this is Kim".
+ */
 export function fillReply(content: string, vars: ReplyVars): string {
-  return content.replace(/\{\{\s*(visitor\.name|agent\.name|ticket\.number)\s*\}\}/g, (_, name: keyof ReplyVars) => vars[name]?.trim() ?? '')
+  const re = /\{\{\s*(visitor\.name|agent\.name|ticket\.number)\s*\}\}/g
+  let out = ''
+  let last = 0
+  let skipSpaces = false
+  for (let m = re.exec(content); m; m = re.exec(content)) {
+    let piece = content.slice(last, m.index)
+    if (skipSpaces) piece = trimStartSpaces(piece)
+    skipSpaces = false
+    const value = vars[m[1] as keyof ReplyVars]?.trim() ?? ''
+    if (value) out += piece + value
+    else {
+      const kept = trimEndSpaces(piece)
+      out += kept
+      // at the start of a line (or of the text) the spaces after it go instead
+      const lineStart = kept.length === 0 ? out.length === 0 || out.endsWith('\n') : kept.endsWith('\n')
+      skipSpaces = lineStart
+    }
+    last = m.index + m[0].length
+  }
+  const rest = content.slice(last)
+  return out + (skipSpaces ? trimStartSpaces(rest) : rest)
+}
+
+const isSpace = (c: string | undefined) => c === ' ' || c === '\t'
+function trimEndSpaces(s: string): string {
+  let e = s.length
+  while (e > 0 && isSpace(s[e - 1])) e--
+  return s.slice(0, e)
+}
+function trimStartSpaces(s: string): string {
+  let b = 0
+  while (b < s.length && isSpace(s[b])) b++
+  return s.slice(b)
+}
+
+/**
+ * A shortcut as the service takes it (`^[a-z0-9-]{1,32}$`): "Refund Time" becomes "refund-time" (lower-cased,
+ * spaces and other characters made one hyphen, at most 32 characters).
+ */
+export function slugShortcut(text: string): string {
+  let out = ''
+  for (const ch of text.normalize('NFKD').toLowerCase()) {
+    if ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')) out += ch
+    else if (/\p{M}/u.test(ch)) continue
+    else if (out && !out.endsWith('-')) out += '-'
+  }
+  while (out.endsWith('-')) out = out.slice(0, -1)
+  out = out.slice(0, 32)
+  while (out.endsWith('-')) out = out.slice(0, -1)
+  return out
 }
 
 /** The composer's text with `/query` (from `start` to the caret) replaced by the reply, and where the caret goes. */

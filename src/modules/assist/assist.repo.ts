@@ -122,6 +122,34 @@ export function createAssistRepo(db: Db) {
         .executeTakeFirst()
     },
 
+    /** The newest ticket of a conversation (an e-mail draft's: the ticket its turn just opened). */
+    ticketOfSession(tenantId: string, sessionId: string) {
+      return db
+        .selectFrom('escalation_tickets')
+        .select(['id', 'bot_id'])
+        .where('tenant_id', '=', tenantId)
+        .where('session_id', '=', sessionId)
+        .orderBy('created_at', 'desc')
+        .limit(1)
+        .executeTakeFirst()
+    },
+
+    /** The bot's draft waiting on a ticket (an e-mail bot in draft mode; no member asked for it), newest, not yet used. */
+    waitingDraft(tenantId: string, ticketId: string) {
+      return db
+        .selectFrom('assist_drafts')
+        .select(['id', 'text', 'cited', 'language', 'based_on_message_id', 'created_at'])
+        .where('tenant_id', '=', tenantId)
+        .where('ticket_id', '=', ticketId)
+        .where('kind', '=', 'suggestion')
+        .where('user_id', 'is', null)
+        .where('used_at', 'is', null)
+        .where('stale', '=', false)
+        .orderBy('created_at', 'desc')
+        .limit(1)
+        .executeTakeFirst()
+    },
+
     /** A suggestion of this ticket, for the message that uses it (locked: two sends count it once). */
     suggestionOf(tenantId: string, ticketId: string, suggestionId: string, trx: Db) {
       return trx

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { bearerSecurity, viewerOf, type Guards } from '../../http/auth.js'
 import { ErrorBody, commonErrors } from '../../http/schemas.js'
-import { AssistTicketParams, SuggestBody, SuggestResponse, SummaryResponse } from './assist.schemas.js'
+import { AssistTicketParams, SuggestBody, SuggestResponse, SummaryResponse, WaitingDraftResponse } from './assist.schemas.js'
 import type { AssistService } from './assist.service.js'
 
 /** Operator assist on a ticket: who may post messages on it may ask (owners, admins, agents; not analysts). */
@@ -28,6 +28,22 @@ export const assistRoutes =
         },
       },
       async (req) => assist.suggest(req.tenantId!, req.params.id, req.body ?? {}, viewerOf(req)),
+    )
+
+    app.get(
+      '/escalations/:id/draft',
+      {
+        ...pre,
+        schema: {
+          ...base,
+          operationId: 'getEscalationDraft',
+          summary: "The bot's unsent draft waiting on the ticket",
+          description:
+            "An e-mail bot in `mode: draft` does not send its answer: it waits here, in POST /escalations/{id}/suggest's shape, for a person to insert, edit and send (post it with `suggestion_id`). `draft` is null when there is none or it was used.",
+          response: { 200: WaitingDraftResponse, ...errors },
+        },
+      },
+      async (req) => assist.waitingDraft(req.tenantId!, req.params.id, viewerOf(req)),
     )
 
     app.post(

@@ -19,6 +19,20 @@ export const SuggestResponse = Type.Object({
   based_on_message_id: Nullable(Uuid),
 })
 
+/** GET /escalations/{id}/draft: the answer an e-mail bot in draft mode wrote and did not send, or null. */
+export const WaitingDraftResponse = Type.Object({
+  draft: Nullable(
+    Type.Object({
+      id: Uuid,
+      text: Type.String(),
+      cited: Type.Array(Type.Object({ n: Type.Integer(), document_id: Nullable(Uuid), title: Type.String(), url: Nullable(Type.String()) })),
+      language: Type.String(),
+      based_on_message_id: Nullable(Uuid),
+      created_at: DateTime,
+    }),
+  ),
+})
+
 export const SummaryResponse = Type.Object({
   summary: Type.String(),
   language: Type.String(),

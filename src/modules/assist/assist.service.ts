@@ -32,6 +32,8 @@ export interface AssistSettings {
   minScore: number
 }
 
+type CitedSource = { n: number; documentId: string | null; title: string; url: string | null }
+
 const sameHead = (a: ConversationHead, b: ConversationHead) => a.latestId === b.latestId && a.count === b.count
 const stale = () => new AppError(409, 'stale', 'The conversation moved on while this was written: ask again', { coded: true })
 const providerDown = () => unavailable('The language-model provider is unavailable; please try again later', 'llm_unavailable')
@@ -82,7 +84,7 @@ export function createAssistService(deps: {
       let tokens = 0
       let found: Awaited<ReturnType<RetrievalService['search']>> | null = null
       try {
-        found = await deps.retrieval.search(tenantId, searchQuery(lines, t.primary_question), {
+        found = await deps.retrieval.search(tenantId, searchQuery(lines, t.primary_question, t.user_note), {
           apiKey: t.apiKey,
           k: settings.topK,
           budgetTokens: settings.sourceTokens,
@@ -100,6 +102,7 @@ export function createAssistService(deps: {
         sources: prompt,
         conversation: transcript(lines, t.botName),
         instruction,
+        note: t.user_note,
       })
       const out = await callModel(t.apiKey, messages, settings.maxTokens)
       tokens += out.tokens
@@ -187,6 +190,54 @@ export function createAssistService(deps: {
       if (!s) throw notFound('Suggestion not found')
       if (s.used_at) return
       await repo.markUsed(tenantId, s.id, { messageId: u.messageId, unedited: sentUnedited(s.text, u.content), now: clock.now() }, trx)
+    },
+
+    /**
+     * An e-mail bot in draft mode (issue 52): its answer, not sent, kept as the ticket's suggested reply (no member
+     * asked for it, no model call of its own: the turn's tokens are counted with the turn).
+     */
+    async keepBotDraft(tenantId: string, d: { sessionId: string; text: string; cited: CitedSource[]; language: string }): Promise<string | null> {
+      const ticket = await repo.ticketOfSession(tenantId, d.sessionId)
+      if (!ticket) return null
+      const head = await repo.head(tenantId, d.sessionId)
+      const id = randomUUID()
+      await repo.insert(tenantId, {
+        id,
+        kind: 'suggestion',
+        ticketId: ticket.id,
+        sessionId: d.sessionId,
+        botId: ticket.bot_id,
+        userId: null,
+        text: d.text,
+        language: d.language,
+        cited: d.cited.map((s) => ({ n: s.n, document_id: s.documentId, title: s.title, url: s.url })),
+        head,
+        instruction: null,
+        tokens: 0,
+        modelMs: null,
+        stale: false,
+        now: clock.now(),
+      })
+      return id
+    },
+
+    /** The bot's draft waiting on the ticket (GET /escalations/{id}/draft): the suggestion panel offers it. */
+    async waitingDraft(tenantId: string, ticketId: string, viewer: Viewer) {
+      const t = await repo.ticket(tenantId, ticketId, viewer.scope)
+      if (!t) throw notFound('Ticket not found')
+      const d = await repo.waitingDraft(tenantId, ticketId)
+      return {
+        draft: d
+          ? {
+              id: d.id,
+              text: d.text,
+              cited: d.cited as AssistCitation[],
+              language: d.language,
+              based_on_message_id: d.based_on_message_id,
+              created_at: d.created_at.toISOString(),
+            }
+          : null,
+      }
     },
 
     figures: repo.figures,

@@ -48,6 +48,11 @@ export interface TurnInput {
    * event or action call).
    */
   evaluation?: EvaluationTrace
+  /**
+   * An e-mail bot in draft mode (issue 52): an answer is not stored as the bot's, a ticket (`email_draft`) opens, and
+   * the answer comes back as `draft` for the ticket's suggested reply. Hand-offs and refusals go as usual.
+   */
+  draft?: boolean
 }
 
 /** What a dry run is given (the earlier turns, the visitor's claims) and what its stages record. */
@@ -80,6 +85,10 @@ export interface TurnResult {
   delivered?: boolean
   /** The session's language once known (#40). */
   language?: string
+  /** The answer's cited sources, those without a page (an uploaded document) too: title and URL or null. */
+  cited?: { title: string; url: string | null }[]
+  /** With `draft`: the answer the bot wrote and did not send, with what it cited (stages/10-persist-draft.ts). */
+  draft?: { text: string; cited: CitableSource[] }
 }
 
 export type ChatConfig = Pick<

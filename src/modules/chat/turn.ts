@@ -191,6 +191,7 @@ const turnParts = ({ tenantId, bot, session, question, stored, input, lang }: Tu
   question: stored ?? question,
   evaluation: input.evaluation,
   language: lang?.store,
+  draft: input.draft,
 })
 
 function readProfile(deps: Pick<TurnDeps, 'profileFor'>, tenantId: string): Promise<BusinessProfile | null> {

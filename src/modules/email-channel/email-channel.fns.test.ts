@@ -74,4 +74,22 @@ describe('renderReply', () => {
     expect(r.html).toContain('<ol><li><a href="https://acme.test/refunds">Refunds</a></li></ol>')
     expect(r.html).toContain('Acme &lt;b&gt;Support&lt;/b&gt;')
   })
+
+  it('names an uploaded document without a page by its title; the footer goes before the "-- " signature (issue 52)', () => {
+    const r = renderReply({
+      text: 'Refunds take 5 days [1][2].',
+      sources: [
+        { title: 'Refund policy', url: null },
+        { title: 'Refunds', url: 'https://acme.test/refunds' },
+        { title: 'Refund policy', url: null },
+      ],
+      signature: 'The Acme team',
+      footer: 'Reply "human" to reach a person.',
+    })
+    expect(r.text).toBe(
+      'Refunds take 5 days [1][2].\n\nSources:\n[1] Refund policy\n[2] Refunds: https://acme.test/refunds\n\nReply "human" to reach a person.\n\n-- \nThe Acme team',
+    )
+    expect(r.html.indexOf('reach a person')).toBeLessThan(r.html.indexOf('-- <br>'))
+    expect(r.html).toContain('<li>Refund policy</li>')
+  })
 })

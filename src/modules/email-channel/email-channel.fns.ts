@@ -186,7 +186,8 @@ export function threadIds(inReplyTo: string | null | undefined, references: stri
 
 export interface Cited {
   title: string
-  url: string
+  /** null: an uploaded document without a page, named by its title (issue 52, item 12) */
+  url: string | null
 }
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
@@ -204,11 +205,19 @@ export function renderReply(input: {
   lang?: string | null
 }): { text: string; html: string } {
   const heading = message(input.lang ?? 'en', 'email.sources_heading')
-  const sources = input.sources.filter((s) => /^https?:\/\//i.test(s.url)).slice(0, 10)
+  const seen = new Set<string>()
+  const sources = input.sources
+    .filter((s) => (s.url === null ? s.title.trim() !== '' : /^https?:\/\//i.test(s.url)))
+    .filter((s) => {
+      const k = s.url ?? `title:${s.title}`
+      return seen.has(k) ? false : (seen.add(k), true)
+    })
+    .slice(0, 10)
   const parts = [input.text.trim()]
-  if (sources.length) parts.push([heading, ...sources.map((s, i) => `[${i + 1}] ${s.title}: ${s.url}`)].join('\n'))
-  if (input.signature?.trim()) parts.push(`-- \n${input.signature.trim()}`)
+  if (sources.length) parts.push([heading, ...sources.map((s, i) => `[${i + 1}] ${s.title}${s.url ? `: ${s.url}` : ''}`)].join('\n'))
+  // the footer before the signature: mail clients fold away what follows "-- " (issue 52, item 12)
   if (input.footer) parts.push(input.footer)
+  if (input.signature?.trim()) parts.push(`-- \n${input.signature.trim()}`)
   const paragraphs = (s: string) =>
     s
       .split(/\n{2,}/)
@@ -216,11 +225,11 @@ export function renderReply(input: {
       .join('')
   let html = paragraphs(input.text.trim())
   if (sources.length) {
-    const items = sources.map((s) => `<li><a href="${escapeHtml(s.url)}">${escapeHtml(s.title)}</a></li>`).join('')
+    const items = sources.map((s) => `<li>${s.url ? `<a href="${escapeHtml(s.url)}">${escapeHtml(s.title)}</a>` : escapeHtml(s.title)}</li>`).join('')
     html += `<p>${escapeHtml(heading)}</p><ol>${items}</ol>`
   }
-  if (input.signature?.trim()) html += `<p>-- <br>${escapeHtml(input.signature.trim()).replace(/\n/g, '<br>')}</p>`
   if (input.footer) html += `<p style="color:#666;font-size:smaller">${escapeHtml(input.footer)}</p>`
+  if (input.signature?.trim()) html += `<p>-- <br>${escapeHtml(input.signature.trim()).replace(/\n/g, '<br>')}</p>`
   return { text: parts.join('\n\n'), html: `<!doctype html><html><body>${html}</body></html>` }
 }
 

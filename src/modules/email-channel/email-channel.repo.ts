@@ -1,3 +1,4 @@
+import { sql } from 'kysely'
 import type { Db } from '../../db/client.js'
 import type { EmailAttachment, EmailMode, EmailStatus } from '../../db/schema/email-channel.js'
 import { createCapsRepo } from './email-channel.caps.repo.js'
@@ -341,10 +342,36 @@ export function createEmailChannelRepo(db: Db) {
     },
 
     /** The ticket of a session (for the ticket's e-mail facts). */
+    /** The channel of a ticket's bot (a ticket reply address, its MAC already checked, names the ticket only). */
+    channelOfTicket(ticketId: string) {
+      return db
+        .selectFrom('escalation_tickets as t')
+        .innerJoin('email_channels as c', (j) => j.onRef('c.bot_id', '=', 't.bot_id').onRef('c.tenant_id', '=', 't.tenant_id'))
+        .selectAll('c')
+        .where('t.id', '=', ticketId)
+        .executeTakeFirst()
+    },
+
+    /**
+     * The workspace's member whose login address is `address` and who may answer tickets of the bot (a notice's
+     * reply is posted as theirs): owners, admins and agents, within their bots. Undefined for anyone else.
+     */
+    async ticketMember(tenantId: string, address: string, botId: string) {
+      const u = await db
+        .selectFrom('users')
+        .select(['id', 'role', 'bot_ids', 'can_view_original'])
+        .where('tenant_id', '=', tenantId)
+        .where(sql`lower(email)`, '=', address.trim().toLowerCase())
+        .executeTakeFirst()
+      if (!u || !['owner', 'admin', 'agent'].includes(u.role)) return undefined
+      if (u.bot_ids && !u.bot_ids.includes(botId)) return undefined
+      return u
+    },
+
     ticketSession(tenantId: string, ticketId: string) {
       return db
         .selectFrom('escalation_tickets')
-        .select(['id', 'session_id', 'bot_id'])
+        .select(['id', 'session_id', 'bot_id', 'ticket_number'])
         .where('tenant_id', '=', tenantId)
         .where('id', '=', ticketId)
         .executeTakeFirst()

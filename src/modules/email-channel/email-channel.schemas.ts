@@ -15,6 +15,12 @@ export const EmailSettings = Type.Object({
   signature: Nullable(Type.String()),
   inbound_address: Type.String({ description: "read-only: the bot's address, <local>@INBOUND_EMAIL_DOMAIN" }),
   inbound_url: Type.String({ description: 'read-only: the provider webhook URL with its secret token' }),
+  /** beyond the contract: whether this service listens for the inbound address's mail itself (INBOUND_SMTP_PORT) */
+  inbound_smtp: Type.Optional(
+    Type.Boolean({
+      description: 'read-only: an SMTP listener for the inbound address runs here (INBOUND_SMTP_PORT is set); false: mail arrives by the webhook only',
+    }),
+  ),
 })
 
 export const EmailSettingsUpdate = Type.Object({

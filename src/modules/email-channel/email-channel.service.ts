@@ -13,6 +13,7 @@ import type { EmailService } from '../email/email.service.js'
 import type { BotScope } from '../shared/bot-scope.js'
 import { bareAddress, hashToken, headerLoopReason, loopReason, newLocalPart, newToken, senderHash, senderOf, showSender } from './email-channel.fns.js'
 import { confirmSenderMail } from './email-channel.sender.js'
+import { isTicketReplyAddress, ticketAddressesIn, ticketOfReplyAddress, ticketReplyAddress, ticketReplyKey } from './email-channel.ticket-reply.js'
 import { type InboundMail, MailTooComplex, parseInbound } from './email-channel.parse.js'
 import type { EmailChannelRepo } from './email-channel.repo.js'
 
@@ -24,12 +25,20 @@ export interface EmailChannelDeps {
   cipher: Cipher
   queue: Pick<JobQueue, 'enqueue'>
   repo: EmailChannelRepo
-  config: Pick<Config, 'INBOUND_EMAIL_DOMAIN' | 'INBOUND_EMAIL_MAX_BYTES' | 'EMAIL_FROM' | 'PUBLIC_BASE_URL' | 'PORT' | 'ENCRYPTION_KEY'>
+  config: Pick<Config, 'INBOUND_EMAIL_DOMAIN' | 'INBOUND_EMAIL_MAX_BYTES' | 'EMAIL_FROM' | 'PUBLIC_BASE_URL' | 'PORT' | 'ENCRYPTION_KEY' | 'INBOUND_SMTP_PORT'>
   bots: { get(tenantId: string, botId: string, scope?: BotScope): Promise<BotRow> }
   /** the confirmation link to a new reply_from */
   email: Pick<EmailService, 'queue'>
   /** The bot's inbound rate at the door (INBOUND_EMAIL_PER_BOT_PER_MINUTE): throws a 429 beyond it. */
   admit?: (botId: string) => Promise<void>
+  /**
+   * A member's reply to a ticket's notice (its Reply-To, the ticket's reply address): posted on the ticket as that
+   * member's message, which goes on to the customer; a reason when it is not (not a member, a closed ticket).
+   */
+  memberReply?: (
+    tenantId: string,
+    r: { ticketId: string; botId: string; sender: string; text: string },
+  ) => Promise<{ ticketNumber: string } | { ignored: string }>
 }
 
 /** How long a reply_from confirmation link works. */
@@ -57,6 +66,7 @@ export function createEmailChannelService(deps: EmailChannelDeps) {
   const { repo, cipher, clock, config } = deps
   const base = () => config.PUBLIC_BASE_URL || `http://localhost:${config.PORT}`
   const key = senderKey(config)
+  const replyKey = ticketReplyKey(config.ENCRYPTION_KEY)
 
   const channelOf = async (tenantId: string, botId: string, scope: BotScope) => (await channelAndBot(tenantId, botId, scope)).row
 
@@ -84,6 +94,7 @@ export function createEmailChannelService(deps: EmailChannelDeps) {
       signature: row.signature,
       inbound_address: inboundAddress(row, config.INBOUND_EMAIL_DOMAIN),
       inbound_url: `${base()}/inbound/email/${cipher.decrypt(row.token_enc)}`,
+      inbound_smtp: config.INBOUND_SMTP_PORT !== undefined,
     }
   }
 
@@ -102,6 +113,48 @@ export function createEmailChannelService(deps: EmailChannelDeps) {
     const url = `${base()}/email/verify-sender?token=${encodeURIComponent(token)}`
     await deps.email.queue(confirmSenderMail(parsed.address, { url, botName, inbound: inboundAddress(row, config.INBOUND_EMAIL_DOMAIN) }), { tenantId }, trx)
     return updated
+  }
+
+  /**
+   * A mail to a ticket's reply address: recorded once (its Message-ID), then posted as the member's message when
+   * the address checks out and the sender is a member who may answer the ticket (their own login address); else
+   * recorded `ignored` with the reason (`unknown_ticket`, `not_a_member`, ...). Nothing is ever mailed back here.
+   */
+  async function memberReply(
+    channel: ChannelRow,
+    m: { mail: InboundMail; messageId: string; sender: string | null; ticketId: string | null; now: Date },
+  ): Promise<ReceiveResult> {
+    const row = {
+      botId: channel.bot_id,
+      messageId: m.messageId.slice(0, 998),
+      senderEnc: m.sender ? cipher.encrypt(m.sender) : null,
+      senderHash: m.sender ? senderHash(key, m.sender) : null,
+      subject: redactOperatorText(m.mail.subject ?? '', null),
+      status: 'ignored' as const,
+      reason: 'member_reply',
+      rawEnc: null,
+      attachments: m.mail.attachments ?? [],
+      draftEnc: null,
+      now: m.now,
+    }
+    const inserted = await repo.insertInbound(channel.tenant_id, row)
+    if (!inserted) return { id: (await repo.findByMessageId(channel.tenant_id, channel.bot_id, row.messageId))?.id ?? '', status: 'duplicate' }
+    const text = m.mail.question.trim()
+    const out = !m.ticketId
+      ? { ignored: 'unknown_ticket' }
+      : !m.sender
+        ? { ignored: 'no_sender' }
+        : !text
+          ? { ignored: 'empty_reply' }
+          : deps.memberReply
+            ? await deps.memberReply(channel.tenant_id, { ticketId: m.ticketId, botId: channel.bot_id, sender: m.sender, text })
+            : { ignored: 'unknown_ticket' }
+    if ('ignored' in out) {
+      await repo.finish(channel.tenant_id, inserted.id, { status: 'ignored', reason: out.ignored, now: clock.now() })
+      return { id: inserted.id, status: 'ignored', reason: out.ignored }
+    }
+    await repo.finish(channel.tenant_id, inserted.id, { status: 'delivered', reason: 'member_reply', ticketNumber: out.ticketNumber, now: clock.now() })
+    return { id: inserted.id, status: 'queued' }
   }
 
   return {
@@ -201,11 +254,22 @@ export function createEmailChannelService(deps: EmailChannelDeps) {
 
     /** Resolves the webhook's token to its channel (null: unknown, a 404). */
     byToken: (token: string) => (token.length > 200 ? Promise.resolve(undefined) : repo.byTokenHash(hashToken(token))),
-    /** Resolves an SMTP recipient to its channel (null: unknown, a 550). */
+    /** Resolves an SMTP recipient to its channel (null: unknown, a 550); a ticket's reply address to its bot's. */
     async byAddress(address: string) {
       const [local, domain] = address.toLowerCase().split('@')
       if (!local || domain !== config.INBOUND_EMAIL_DOMAIN.toLowerCase()) return undefined
+      if (isTicketReplyAddress(address, config.INBOUND_EMAIL_DOMAIN)) {
+        const ticketId = ticketOfReplyAddress(replyKey, address, config.INBOUND_EMAIL_DOMAIN)
+        return ticketId ? repo.channelOfTicket(ticketId) : undefined
+      }
       return repo.byLocalPart(local)
+    },
+
+    /** The Reply-To of a ticket's team notice: its reply address when its bot answers mail, else null. */
+    async ticketReplyTo(tenantId: string, botId: string | null, ticketId: string): Promise<string | null> {
+      if (!botId) return null
+      const row = await repo.settings(tenantId, botId)
+      return row?.enabled ? ticketReplyAddress(replyKey, ticketId, config.INBOUND_EMAIL_DOMAIN) : null
     },
 
     /**
@@ -241,6 +305,12 @@ export function createEmailChannelService(deps: EmailChannelDeps) {
       const messageId = mail?.messageId ?? `<sha256.${createHash('sha256').update(raw).digest('hex')}@synthetic>`
       const sender = mail?.sender ?? null
       const now = clock.now()
+      // a reply to a ticket's notice (issue 52, item 5): a member's message on the ticket, never a question for the bot
+      const named = mail && !reason ? ticketAddressesIn(mail.headerLines, config.INBOUND_EMAIL_DOMAIN) : []
+      if (mail && named.length) {
+        const ticketId = named.map((a) => ticketOfReplyAddress(replyKey, a, config.INBOUND_EMAIL_DOMAIN)).find((x) => x) ?? null
+        return memberReply(channel, { mail, messageId, sender, ticketId, now })
+      }
       const row = {
         botId: channel.bot_id,
         messageId: messageId.slice(0, 998),

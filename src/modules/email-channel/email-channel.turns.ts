@@ -30,6 +30,8 @@ export interface EmailTurnDeps {
   bots: Pick<BotsRepo, 'find'>
   email: Pick<EmailService, 'queue'>
   config: Pick<Config, 'INBOUND_EMAIL_DOMAIN' | 'EMAIL_FROM' | 'EMAIL_BOT_HOURLY_CAP'>
+  /** Draft mode: the answer kept as the ticket's suggested reply (the assist module's). */
+  keepDraft?: (tenantId: string, d: { sessionId: string; text: string; cited: NonNullable<TurnResult['draft']>['cited']; language: string }) => Promise<unknown>
 }
 
 /** The keyed hashes of a sender: the exact address (the thread's correspondent) and the mailbox (the caps). */
@@ -39,7 +41,13 @@ export interface SenderHashes {
 }
 
 type Outcome =
-  | { status: 'answered' | 'handed_off'; text: string; sources: { title: string; url: string }[]; kind: 'answer' | 'notice'; ticketNumber?: string | null }
+  | {
+      status: 'answered' | 'handed_off'
+      text: string
+      sources: { title: string; url: string | null }[]
+      kind: 'answer' | 'notice'
+      ticketNumber?: string | null
+    }
   | { status: 'delivered' | 'drafted' | 'ignored' | 'failed' | 'handed_off'; reason?: string; ticketNumber?: string | null; draft?: string }
 
 /**
@@ -154,7 +162,8 @@ export function createEmailTurns(deps: EmailTurnDeps, hashes: SenderHashes) {
 
     let result: TurnResult
     try {
-      result = await deps.chat.runTurn({ tenantId, bot, sessionId: session.id, message: question, channel: 'email' })
+      // draft mode: an answer is kept for a person, never stored or mailed as the bot's (issue 52, item 4)
+      result = await deps.chat.runTurn({ tenantId, bot, sessionId: session.id, message: question, channel: 'email', draft: channel.mode === 'draft' })
     } catch (err) {
       if (job.attempt < PROCESS_ATTEMPTS) throw err
       // the model stayed down: a person answers, and the sender is told the ticket's number
@@ -179,15 +188,22 @@ export function createEmailTurns(deps: EmailTurnDeps, hashes: SenderHashes) {
   }
 
   async function outcomeOf(tenantId: string, sessionId: string, mode: string, r: TurnResult): Promise<Outcome & { reason?: string }> {
+    if (r.draft) {
+      // the answer waits on the ticket its turn opened (trigger email_draft) as a suggested reply; nothing goes out
+      const language = r.language ?? (await deps.chat.getSession(tenantId, sessionId))?.language ?? 'en'
+      await deps.keepDraft?.(tenantId, { sessionId, text: r.draft.text, cited: r.draft.cited, language })
+      return { status: 'drafted', draft: r.draft.text, ticketNumber: r.ticket_number ?? null }
+    }
     if (r.delivered) return { status: 'delivered', ticketNumber: (await deps.chat.getSession(tenantId, sessionId))?.ticket_number ?? null }
     if (r.ticket_number) return { status: 'handed_off', text: r.text, sources: [], kind: 'notice', ticketNumber: r.ticket_number }
+    // draft mode whose turn said something other than an answer (a refusal, a greeting): a person decides, nothing is sent
     if (mode === 'draft') {
-      // the answer waits on a ticket as a suggested reply; nothing goes out
-      const t = await deps.chat.escalate(tenantId, sessionId, { trigger: 'user_request', user_note: 'E-mail channel in draft mode: the bot suggests a reply.' })
+      const t = await deps.chat.escalate(tenantId, sessionId, { trigger: 'user_request' })
       return { status: 'drafted', draft: r.text, ticketNumber: t.ticket_number }
     }
     if (!r.text.trim()) return { status: 'failed', reason: 'empty_answer' }
-    return { status: 'answered', text: r.text, sources: r.sources, kind: 'answer' }
+    // every cited source, an uploaded document without a page by its title (issue 52, item 12)
+    return { status: 'answered', text: r.text, sources: r.cited ?? r.sources, kind: 'answer' }
   }
 
   /** The last step, once: the message marked, the mail queued (or the reservation given back) in one transaction. */

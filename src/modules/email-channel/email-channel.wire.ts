@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { AppContext } from '../../context.js'
 import type { Db } from '../../db/client.js'
-import type { Guards } from '../../http/auth.js'
+import type { Guards, Viewer } from '../../http/auth.js'
 import { decryptOrNull } from '../../lib/crypto.js'
 import { createRateLimitStore, rateLimitMessage } from '../../http/rate-limit.js'
 import { AppError, notFound } from '../../lib/errors.js'
@@ -16,7 +16,7 @@ import { createThreadedReplies } from './email-channel.mails.js'
 import { createEmailChannelRepo } from './email-channel.repo.js'
 import { emailChannelRoutes } from './email-channel.routes.js'
 import { createEmailChannelService, senderKey } from './email-channel.service.js'
-import { createEmailTurns } from './email-channel.turns.js'
+import { createEmailTurns, type EmailTurnDeps } from './email-channel.turns.js'
 
 /**
  * The mailer as the escalations module sees it: a mail that names an e-mail session (an operator's message, a
@@ -73,14 +73,45 @@ export function wireEmailChannel(
     botsRepo: Pick<BotsRepo, 'find'>
     chat: Pick<ChatService, 'runTurn' | 'createSession' | 'getSession' | 'escalate'>
     email: Pick<EmailService, 'queue'>
+    /** draft mode: the bot's answer kept as the ticket's suggested reply (assist) */
+    keepDraft?: EmailTurnDeps['keepDraft']
+    /** a member's mailed reply to a notice, posted on the ticket as theirs (live's operator message) */
+    postAsMember?: (tenantId: string, ticketId: string, body: { content: string; internal: boolean }, viewer: Viewer) => Promise<unknown>
   },
 ) {
   const { db, clock, cipher, config, queue } = ctx
   const repo = createEmailChannelRepo(db)
-  const service = createEmailChannelService({ db, clock, cipher, queue, repo, config, bots: deps.bots, email: deps.email, admit: inboundRate(ctx) })
+  /** A notice's reply from a member's own login address, posted on the ticket as that member's message. */
+  async function memberReply(tenantId: string, r: { ticketId: string; botId: string; sender: string; text: string }) {
+    const ticket = await repo.ticketSession(tenantId, r.ticketId)
+    if (!ticket || !deps.postAsMember) return { ignored: 'unknown_ticket' }
+    const member = ticket.bot_id ? await repo.ticketMember(tenantId, r.sender, ticket.bot_id) : undefined
+    if (!member) return { ignored: 'not_a_member' }
+    const viewer: Viewer = { userId: member.id, ip: null, role: member.role, scope: member.bot_ids, canViewOriginal: member.can_view_original }
+    try {
+      await deps.postAsMember(tenantId, r.ticketId, { content: r.text, internal: false }, viewer)
+    } catch (err) {
+      // a resolved ticket, a closed conversation: said as the reason, the mail kept
+      if (err instanceof AppError && err.status < 500) return { ignored: err.code ?? 'refused' }
+      throw err
+    }
+    return { ticketNumber: ticket.ticket_number }
+  }
+  const service = createEmailChannelService({
+    db,
+    clock,
+    cipher,
+    queue,
+    repo,
+    config,
+    bots: deps.bots,
+    email: deps.email,
+    admit: inboundRate(ctx),
+    memberReply,
+  })
   const key = senderKey(config)
   const turns = createEmailTurns(
-    { db, clock, cipher, repo, chat: deps.chat, bots: deps.botsRepo, email: deps.email, config },
+    { db, clock, cipher, repo, chat: deps.chat, bots: deps.botsRepo, email: deps.email, config, keepDraft: deps.keepDraft },
     {
       sender: (a) => senderHash(key, a),
       mailbox: (a) => mailboxHash(key, a),

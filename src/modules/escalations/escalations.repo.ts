@@ -385,6 +385,18 @@ export function createEscalationsRepo(db: Db) {
         .execute()
     },
 
+    /** Whether a ticket mail of this kind was queued already. */
+    async notificationSent(tenantId: string, ticketId: string, kind: string): Promise<boolean> {
+      const row = await db
+        .selectFrom('ticket_notifications')
+        .select('ticket_id')
+        .where('tenant_id', '=', tenantId)
+        .where('ticket_id', '=', ticketId)
+        .where('kind', '=', kind)
+        .executeTakeFirst()
+      return !!row
+    },
+
     /** Marks a ticket mail as queued; false when it already was (so a job run twice queues it once). */
     async claimNotification(tenantId: string, ticketId: string, kind: string, now: Date, trx: Db): Promise<boolean> {
       const row = await trx

@@ -78,6 +78,8 @@ export const EscalationTicket = Type.Object({
     Type.Literal('llm_unavailable'),
     Type.Literal('low_similarity'),
     Type.Literal('no_documents'),
+    // an e-mail bot in draft mode: its answer waits on the ticket as a suggested reply (issue 52)
+    Type.Literal('email_draft'),
   ]),
   primary_question: Type.String(),
   primary_question_original: Nullable(Type.String()),

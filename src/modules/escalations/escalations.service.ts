@@ -23,6 +23,7 @@ import { visibleMemberName } from '../shared/member-name.js'
 import { emailAddedMail, emailReplyMail, mailLanguage, notificationMail } from './escalations.fns.js'
 import type { EscalationsRepo, TicketView } from './escalations.repo.js'
 import type { NotifyKind } from './handoff.js'
+import { createNoticeSender } from './notice-mail.job.js'
 import { createReplyMailDecider } from './reply-mail.job.js'
 import { searchedEmail } from './ticket-search.fns.js'
 import { ticketEvent } from './tickets.fns.js'
@@ -51,6 +52,8 @@ export function createEscalationsService(deps: {
   onResolved?: (tenantId: string, r: { ticketId: string; sessionId: string | null; question: string; reply: string; since: Date }, trx: Db) => Promise<void>
   /** the files of the visitor's messages, in the ticket's thread */
   attachments?: Pick<AttachmentsPort, 'byMessages'>
+  /** A team notice's Reply-To: the ticket's own reply address (its bot answers mail), else null. */
+  ticketReplyTo?: (tenantId: string, botId: string | null, ticketId: string) => Promise<string | null>
 }) {
   const { db, clock, cipher, repo, privacy, email, queue, tenants, audit } = deps
 
@@ -380,46 +383,8 @@ export function createEscalationsService(deps: {
       })
     },
 
-    /** Job: the support address learns of a new ticket (or of the e-mail a visitor left), once. */
-    async sendNotification(p: { tenantId: string; ticketId: string; kind: NotifyKind }) {
-      const t = await repo.find(p.tenantId, p.ticketId)
-      if (!t) return
-      const to = await tenants.notificationAddress(p.tenantId)
-      if (!to) return
-      const visitorEmail = decryptOrNull(t.user_email_enc) ?? decryptOrNull(t.session_email_enc)
-      if (p.kind === 'email_added' && !visitorEmail) return
-      const language = mailLanguage((await repo.tenantPrivacy(p.tenantId))?.escalation_language)
-      const identity = identityOf(t)
-      const link = dashboardLink(t.id)
-      const mail =
-        p.kind === 'opened'
-          ? notificationMail(
-              {
-                ticket_number: t.ticket_number,
-                priority: t.priority,
-                trigger: t.trigger,
-                primary_question: t.primary_question,
-                transcript: t.transcript ?? [],
-                user_note: t.user_note,
-                user_email: visitorEmail,
-                user_name: t.user_name ?? identity?.name ?? null,
-                user_id: t.user_id,
-                plan: identity?.plan ?? null,
-                bot_name: t.bot_name ?? null,
-                evidence: Array.isArray(t.evidence) ? (t.evidence as { title?: unknown; confidence?: unknown }[]) : [],
-              },
-              { language, link },
-            )
-          : emailAddedMail(t, { language, link })
-      await db.transaction().execute(async (trx) => {
-        if (!(await repo.claimNotification(p.tenantId, p.ticketId, p.kind, clock.now(), trx))) return
-        await email.queue(
-          { to, ...mail, ...(visitorEmail ? { replyTo: visitorEmail } : {}) },
-          { tenantId: p.tenantId, dedupeKey: `ticket-mail:${p.kind}:${p.ticketId}` },
-          trx,
-        )
-      })
-    },
+    /** Job: the support address learns of a new ticket (or of the e-mail a visitor left), once (notice-mail.job.ts). */
+    sendNotification: createNoticeSender({ db, clock, cipher, repo, email, queue, tenants, dashboardLink, identityOf, ticketReplyTo: deps.ticketReplyTo }),
 
     decideReplyMail: createReplyMailDecider({ db, clock, cipher, repo, email, tenants }),
 

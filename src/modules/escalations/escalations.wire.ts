@@ -33,6 +33,8 @@ export function wireEscalations(
     onResolved?: Parameters<typeof createEscalationsService>[0]['onResolved']
     /** the files of the visitor's messages, in a ticket's thread */
     attachments?: Parameters<typeof createEscalationsService>[0]['attachments']
+    /** the Reply-To of a team notice: the ticket's own reply address (e-mail channel), null without one */
+    ticketReplyTo?: Parameters<typeof createEscalationsService>[0]['ticketReplyTo']
   },
 ) {
   const { config, db, clock, cipher, queue } = ctx
@@ -66,6 +68,7 @@ export function wireEscalations(
     live: deps.live,
     onResolved: deps.onResolved,
     attachments: deps.attachments,
+    ticketReplyTo: deps.ticketReplyTo,
   })
   return {
     service: escalations,

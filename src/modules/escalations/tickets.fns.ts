@@ -11,6 +11,8 @@ const BASE: Record<TicketTrigger, TicketPriority> = {
   llm_unavailable: 'high',
   low_similarity: 'low',
   no_documents: 'low',
+  // every mail of a bot in draft mode waits for a person to send its answer
+  email_draft: 'medium',
 }
 
 const ORDER: TicketPriority[] = ['low', 'medium', 'high', 'critical']

@@ -7,6 +7,7 @@ import { piiEvents } from '../../shared/pii-events.js'
 import type { Redaction } from '../../shared/redaction.js'
 import type { ChatRepo, SessionRow } from '../chat.repo.js'
 import type { EvaluationTrace, TurnDeps, TurnResult } from '../turn.context.js'
+import { isDraftAnswer, persistDraft } from './10-persist-draft.js'
 
 /**
  * Stage 10: both messages, the session's summary, PII events, the question log and any ticket, in one
@@ -100,6 +101,8 @@ export interface Finish {
   evaluation?: EvaluationTrace
   /** The session's language settled this turn (stage 1b), stored with the turn. */
   language?: SessionLanguage | null
+  /** An e-mail bot in draft mode: an answer becomes a ticket's suggested reply (10-persist-draft.ts). */
+  draft?: boolean
 }
 
 /** A session's language as stage 1b settled it, written by the turn's own statement (turn-write.ts). */
@@ -141,6 +144,7 @@ const questionMessage = (id: string, sessionId: string, q: Redaction, createdAt:
 
 export async function persistTurn(deps: PersistDeps, f: Finish): Promise<TurnResult> {
   if (f.evaluation) return dryRunFinish(f, f.evaluation)
+  if (isDraftAnswer(f)) return persistDraft(deps, f)
   const { tenantId, session } = f
   const userId = f.question.messageId ?? randomUUID()
   const assistantId = randomUUID()
@@ -288,6 +292,7 @@ export async function persistTurn(deps: PersistDeps, f: Finish): Promise<TurnRes
     delivered_to_operator: delivered,
     source_documents: documentIds(cited),
     sources: sourceRefs(cited),
+    cited: cited.map((c) => ({ title: c.title.split(' — ')[0]!.slice(0, 300), url: c.url })),
     tokens_used: f.tokens,
     owner,
   }

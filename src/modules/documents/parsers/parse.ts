@@ -2,6 +2,7 @@ import { publicAddress } from './public-address.fns.js'
 import type { DocumentFileType } from '../../../db/schema/ingestion.js'
 import { parseDoc } from './doc.js'
 import { parseDocx } from './docx.js'
+import { extractHtml } from './html-extract.js'
 import { ParseFailure, UnsupportedFile } from './errors.js'
 import { normalizeMarkdown, normalizeMdx } from './markdown.js'
 import { parsePdf } from './pdf.js'
@@ -54,6 +55,13 @@ export async function parseUpload(filename: string, bytes: Uint8Array, limits: P
     case 'mdx': {
       const raw = decodeText(bytes)
       result = { fileType: 'markdown', ...normalizeMdx(raw), url: publicAddress(raw) }
+      break
+    }
+    case 'html': {
+      // the crawler's extraction (main content, title); its canonical link, when absolute, is its public address
+      const raw = decodeText(bytes)
+      const page = extractHtml(raw, 'https://upload.invalid/')
+      result = { fileType: 'markdown', text: page.markdown, title: page.title, url: publicAddress(raw) }
       break
     }
     case 'plaintext': {

@@ -5,9 +5,9 @@
  * binary format its bytes contradict is a parse error.
  */
 
-export type UploadKind = 'pdf' | 'docx' | 'doc' | 'markdown' | 'mdx' | 'plaintext' | 'json' | 'yaml'
+export type UploadKind = 'pdf' | 'docx' | 'doc' | 'markdown' | 'mdx' | 'plaintext' | 'json' | 'yaml' | 'html'
 
-export const ACCEPTED_EXTENSIONS = ['pdf', 'md', 'mdx', 'docx', 'doc', 'txt', 'json', 'yaml', 'yml'] as const
+export const ACCEPTED_EXTENSIONS = ['pdf', 'md', 'mdx', 'docx', 'doc', 'txt', 'json', 'yaml', 'yml', 'html', 'htm'] as const
 
 const BY_EXTENSION: Record<string, UploadKind> = {
   pdf: 'pdf',
@@ -20,6 +20,9 @@ const BY_EXTENSION: Record<string, UploadKind> = {
   json: 'json',
   yaml: 'yaml',
   yml: 'yaml',
+  // an exported help centre's pages (issue 52): read as the crawler reads a page, stored as Markdown
+  html: 'html',
+  htm: 'html',
 }
 
 export type SniffResult = { ok: true; kind: UploadKind } | { ok: false; status: 400 | 422; message: string }
@@ -109,4 +112,4 @@ export function sniffUpload(filename: string, bytes: Uint8Array): SniffResult {
   return { ok: true, kind: claimed }
 }
 
-const isTextKind = (k: UploadKind) => k === 'markdown' || k === 'mdx' || k === 'plaintext' || k === 'json' || k === 'yaml'
+const isTextKind = (k: UploadKind) => k === 'markdown' || k === 'mdx' || k === 'plaintext' || k === 'json' || k === 'yaml' || k === 'html'

@@ -1,8 +1,8 @@
 import type { Catalogue } from './catalogue.js'
 
 export const de: Catalogue = {
-  'chat.refuse_injection': 'Dabei kann ich nicht helfen. Ich beantworte Fragen zu {bot} und seinen Produkten und Leistungen.',
-  'chat.refuse_off_topic': 'Ich kann nur Fragen zu {bot} und seinen Produkten und Leistungen beantworten. Kann ich Ihnen dabei helfen?',
+  'chat.refuse_injection': 'Dabei kann ich nicht helfen. Ich bin {bot} und beantworte Fragen zu unseren Produkten und Leistungen.',
+  'chat.refuse_off_topic': 'Ich bin {bot} und kann nur Fragen zu unseren Produkten und Leistungen beantworten. Kann ich Ihnen dabei helfen?',
   'chat.greeting': 'Hallo! Wie kann ich Ihnen helfen?',
   'chat.thanks': 'Gern geschehen! Kann ich Ihnen sonst noch helfen?',
   'chat.chat_ended': 'Dieses Gespräch ist beendet. Bitte starten Sie einen neuen Chat, wenn Sie weitere Hilfe brauchen.',

@@ -1,8 +1,8 @@
 /** The visitor's fixed texts in English: the reference every other language has the keys and placeholders of (messages.test.ts). */
 export const en = {
-  'chat.refuse_injection': "I can't help with that. I'm here to answer questions about {bot} and its products and services.",
+  'chat.refuse_injection': "I can't help with that. I'm {bot}, here to answer questions about our products and services.",
   'chat.refuse_off_topic':
-    'I can only help with questions about {bot} and its products and services. Is there something along those lines I can help you with?',
+    "I'm {bot}, and I can only help with questions about our products and services. Is there something along those lines I can help you with?",
   'chat.greeting': 'Hello! How can I help you today?',
   'chat.thanks': "You're welcome! Is there anything else I can help you with?",
   'chat.chat_ended': 'This conversation has ended. Please start a new chat if you need more help.',

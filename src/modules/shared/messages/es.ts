@@ -1,8 +1,8 @@
 import type { Catalogue } from './catalogue.js'
 
 export const es: Catalogue = {
-  'chat.refuse_injection': 'No puedo ayudar con eso. Respondo preguntas sobre {bot} y sus productos y servicios.',
-  'chat.refuse_off_topic': 'Solo puedo responder preguntas sobre {bot} y sus productos y servicios. ¿Puedo ayudarle con algo de eso?',
+  'chat.refuse_injection': 'No puedo ayudar con eso. Soy {bot} y respondo preguntas sobre nuestros productos y servicios.',
+  'chat.refuse_off_topic': 'Soy {bot} y solo puedo responder preguntas sobre nuestros productos y servicios. ¿Puedo ayudarle con algo de eso?',
   'chat.greeting': '¡Hola! ¿En qué puedo ayudarle?',
   'chat.thanks': '¡De nada! ¿Puedo ayudarle con algo más?',
   'chat.chat_ended': 'Esta conversación ha terminado. Inicie un nuevo chat si necesita más ayuda.',

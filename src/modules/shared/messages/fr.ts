@@ -1,8 +1,8 @@
 import type { Catalogue } from './catalogue.js'
 
 export const fr: Catalogue = {
-  'chat.refuse_injection': 'Je ne peux pas vous aider avec cela. Je réponds aux questions sur {bot} et ses produits et services.',
-  'chat.refuse_off_topic': "Je ne peux répondre qu'aux questions sur {bot} et ses produits et services. Puis-je vous aider à ce sujet ?",
+  'chat.refuse_injection': 'Je ne peux pas vous aider avec cela. Je suis {bot} et je réponds aux questions sur nos produits et services.',
+  'chat.refuse_off_topic': "Je suis {bot} et je ne peux répondre qu'aux questions sur nos produits et services. Puis-je vous aider à ce sujet ?",
   'chat.greeting': 'Bonjour ! Comment puis-je vous aider ?',
   'chat.thanks': 'Avec plaisir ! Puis-je vous aider pour autre chose ?',
   'chat.chat_ended': "Cette conversation est terminée. Démarrez une nouvelle discussion si vous avez besoin d'aide.",

@@ -1,8 +1,8 @@
 import type { Catalogue } from './catalogue.js'
 
 export const it: Catalogue = {
-  'chat.refuse_injection': 'Non posso aiutarla con questo. Rispondo a domande su {bot} e sui suoi prodotti e servizi.',
-  'chat.refuse_off_topic': 'Posso rispondere solo a domande su {bot} e sui suoi prodotti e servizi. Posso aiutarla con qualcosa di questo tipo?',
+  'chat.refuse_injection': 'Non posso aiutarla con questo. Sono {bot} e rispondo a domande sui nostri prodotti e servizi.',
+  'chat.refuse_off_topic': 'Sono {bot} e posso rispondere solo a domande sui nostri prodotti e servizi. Posso aiutarla con qualcosa di questo tipo?',
   'chat.greeting': 'Salve! Come posso aiutarla?',
   'chat.thanks': "Prego! Posso aiutarla con qualcos'altro?",
   'chat.chat_ended': 'Questa conversazione è terminata. Avvii una nuova chat se ha bisogno di altro aiuto.',

@@ -1,8 +1,8 @@
 import type { Catalogue } from './catalogue.js'
 
 export const nl: Catalogue = {
-  'chat.refuse_injection': 'Daar kan ik niet mee helpen. Ik beantwoord vragen over {bot} en zijn producten en diensten.',
-  'chat.refuse_off_topic': 'Ik kan alleen vragen over {bot} en zijn producten en diensten beantwoorden. Kan ik u daarmee helpen?',
+  'chat.refuse_injection': 'Daar kan ik niet mee helpen. Ik ben {bot} en beantwoord vragen over onze producten en diensten.',
+  'chat.refuse_off_topic': 'Ik ben {bot} en kan alleen vragen over onze producten en diensten beantwoorden. Kan ik u daarmee helpen?',
   'chat.greeting': 'Hallo! Waarmee kan ik u helpen?',
   'chat.thanks': 'Graag gedaan! Kan ik u nog ergens anders mee helpen?',
   'chat.chat_ended': 'Dit gesprek is beëindigd. Start een nieuwe chat als u meer hulp nodig hebt.',

@@ -1,8 +1,8 @@
 import type { Catalogue } from './catalogue.js'
 
 export const pt: Catalogue = {
-  'chat.refuse_injection': 'Não posso ajudar com isso. Respondo a perguntas sobre {bot} e os seus produtos e serviços.',
-  'chat.refuse_off_topic': 'Só posso responder a perguntas sobre {bot} e os seus produtos e serviços. Posso ajudar com algo deste tipo?',
+  'chat.refuse_injection': 'Não posso ajudar com isso. Sou {bot} e respondo a perguntas sobre os nossos produtos e serviços.',
+  'chat.refuse_off_topic': 'Sou {bot} e só posso responder a perguntas sobre os nossos produtos e serviços. Posso ajudar com algo deste tipo?',
   'chat.greeting': 'Olá! Como posso ajudar?',
   'chat.thanks': 'De nada! Posso ajudar com mais alguma coisa?',
   'chat.chat_ended': 'Esta conversa terminou. Inicie um novo chat se precisar de mais ajuda.',
