@@ -139,10 +139,13 @@ async function main() {
       `change upstream -> answerable with a sync every minute: at most 60 s + ${s(t1, reindexed).toFixed(1)} s = ${(60 + s(t1, reindexed)).toFixed(1)} s`,
     )
     console.log(`requests to the fake help centre: ${z.requests.length}`)
-    const failedUrls = await sql<{ failed_urls: unknown }>`SELECT failed_urls FROM crawl_runs WHERE source_id = ${source.id} ORDER BY created_at`.execute(ctx.db)
+    const failedUrls = await sql<{ failed_urls: unknown }>`SELECT failed_urls FROM crawl_runs WHERE source_id = ${source.id} ORDER BY created_at`.execute(
+      ctx.db,
+    )
     for (const [i, r] of failedUrls.rows.entries()) {
       const list = (typeof r.failed_urls === 'string' ? JSON.parse(r.failed_urls) : r.failed_urls) as { url: string; reason: string }[]
-      if (list.length) console.log(`run ${i + 1}: ${list.length} articles skipped, first reasons: ${[...new Set(list.map((f) => f.reason))].slice(0, 3).join('; ')}`)
+      if (list.length)
+        console.log(`run ${i + 1}: ${list.length} articles skipped, first reasons: ${[...new Set(list.map((f) => f.reason))].slice(0, 3).join('; ')}`)
     }
   } finally {
     await worker.stop(2000)
