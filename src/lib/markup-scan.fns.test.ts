@@ -39,8 +39,20 @@ const WS = [' ', '\t', '\n', '\r', '\u2028', '\u00a0']
 describe('markup scans give what their patterns gave', () => {
   it('links and images', () => {
     const a = ['!', '[', ']', '(', ')', 'a', ' ', '\n']
-    same(20_000, a, 16, (s) => linkLabels(s, true), (s) => s.replace(/!\[([^\]]*)\]\([^)]*\)/g, '$1'))
-    same(20_000, a, 16, (s) => linkLabels(s, false), (s) => s.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1'))
+    same(
+      20_000,
+      a,
+      16,
+      (s) => linkLabels(s, true),
+      (s) => s.replace(/!\[([^\]]*)\]\([^)]*\)/g, '$1'),
+    )
+    same(
+      20_000,
+      a,
+      16,
+      (s) => linkLabels(s, false),
+      (s) => s.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1'),
+    )
   })
   it('tags, attribute blocks, template markup, blanks before a line break', () => {
     same(20_000, ['<', '>', 'a', ' '], 12, withoutTags, (s) => s.replace(/<[^>]+>/g, ''))
@@ -49,10 +61,10 @@ describe('markup scans give what their patterns gave', () => {
     same(20_000, [' ', '\t', '\n', 'a', '\r'], 14, withoutBlanksBeforeNewline, (s) => s.replace(/[ \t]+\n/g, '\n'))
   })
   it('fences and headings', () => {
-    const ref = (m: RegExpExecArray | null) => (m ? [m[1], m[2]] : null)
+    const ref = (m: RegExpExecArray | null) => (m ? ([m[1]!, m[2]] as [string, string | undefined]) : null)
     same(30_000, [' ', '`', '~', 'a', '\u2028'], 9, fenceOf, (s) => ref(/^ {0,3}(`{3,}|~{3,})(.*)$/.exec(s)))
     same(60_000, [' ', '\t', '#', 'a', '\r'], 12, atxOf, (s) => ref(/^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/.exec(s)))
-    same(60_000, ['#', 'a', ...WS], 11, headingOf, (s) => ref(/^(#{1,6})\s+(.+?)\s*#*\s*$/.exec(s)))
+    same(60_000, ['#', 'a', ...WS], 11, headingOf, (s) => ref(/^(#{1,6})\s+(.+?)\s*#*\s*$/.exec(s)) as [string, string] | null)
   })
   it('code spans', () => {
     const ref = (s: string) => [...s.matchAll(/(`+)(?!`)(?:(?!\n[ \t]*\n)[\s\S])*?(?<!`)\1(?!`)/g)].map((m) => [m.index, m.index + m[0].length])

@@ -37,10 +37,7 @@ export function plainText(text: string): string {
   // patterns were quadratic on a long run (issue 50)
   return withoutBlanksBeforeNewline(
     outsideCode(text, (prose) =>
-      withoutTemplateTags(linkLabels(prose, true).replace(/\[([^\]]+)\]\((?:[^()\s]|\([^)]*\))*(?:\s+"[^"]*")?\)/g, '$1')).replace(
-        /<\/?[a-zA-Z][^<>]*>/g,
-        '',
-      ),
+      withoutTemplateTags(linkLabels(prose, true).replace(/\[([^\]]+)\]\((?:[^()\s]|\([^)]*\))*(?:\s+"[^"]*")?\)/g, '$1')).replace(/<\/?[a-zA-Z][^<>]*>/g, ''),
     ),
   )
     .replace(/\n{3,}/g, '\n\n')
