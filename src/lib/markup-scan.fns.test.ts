@@ -87,3 +87,11 @@ describe('markup scans give what their patterns gave', () => {
     for (const [name, f] of cases) expect(cpuMs(f), name).toBeLessThan(250)
   })
 })
+
+describe('markdown comments', () => {
+  it('withoutComments gives what /<!--[\\s\\S]*?-->/g gave, and reads a line of openers once', async () => {
+    const { withoutComments } = await import('../modules/documents/parsers/markdown.js')
+    same(30_000, ['<', '!', '-', '>', 'a', '\n'], 16, withoutComments, (s) => s.replace(/<!--[\s\S]*?-->/g, ''))
+    expect(cpuMs(() => withoutComments('<!--'.repeat(50_000)))).toBeLessThan(250)
+  })
+})
