@@ -15,7 +15,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
@@ -45,22 +45,26 @@ const RATE = Number(process.env.BENCH_RATE ?? 0)
  */
 const HOSTILE = process.env.BENCH_HOSTILE === '1'
 
-function hostileMail(i: number, to: string): string {
+/**
+ * The hostile shapes' bodies, built once: the bench posts from the service's own process, so building a 10 MB string
+ * every second would stall the event loop it measures (the headers, with a fresh Message-ID, are built per mail).
+ */
+const HOSTILE_SHAPES: { subject: string; body: string; headers?: string }[] = [
+  { subject: 'on at', body: `Question?\n${' on at'.repeat(2000)}` },
+  { subject: 'blank lines', body: `${'\n'.repeat(10_000)}How long do refunds take?` },
+  { subject: '6 MB', body: `How long do refunds take?\n${'lorem ipsum dolor sit amet\n'.repeat((6 * 1024 * 1024) / 27)}` },
+  { subject: '9.9 MB', body: `How long do refunds take?\n${'x'.repeat(99)}\n`.repeat(Math.floor((9.9 * 1024 * 1024) / 126)) },
+  { subject: 'NUL \u0000 subject', body: 'How long \u0000 do refunds take?' },
+  { subject: 'list', body: 'Refunds?', headers: `Reply-To: <${Array.from({ length: 30 }, (_, k) => `v${k}@victims.test`).join(',')}>` },
+]
+const hostileBodies = HOSTILE_SHAPES.map((s) => new TextEncoder().encode(`${s.body}\r\n`))
+
+function hostileMail(i: number, to: string): Blob {
+  const shape = HOSTILE_SHAPES[i % HOSTILE_SHAPES.length]!
   const from = `hostile-${i}@example.test`
   const id = `<h${i}.${randomBytes(4).toString('hex')}@mail.example.test>`
-  const shapes = [
-    () => mail({ to, from, id, subject: 'on at', body: `Question?\n${' on at'.repeat(2000)}` }),
-    () => mail({ to, from, id, subject: 'blank lines', body: `${'\n'.repeat(10_000)}How long do refunds take?` }),
-    () => mail({ to, from, id, subject: '6 MB', body: `How long do refunds take?\n${'lorem ipsum dolor sit amet\n'.repeat((6 * 1024 * 1024) / 27)}` }),
-    () => mail({ to, from, id, subject: '9.9 MB', body: `How long do refunds take?\n${'x'.repeat(99)}\n`.repeat(Math.floor((9.9 * 1024 * 1024) / 126)) }),
-    () => mail({ to, from, id, subject: 'NUL \u0000 subject', body: 'How long \u0000 do refunds take?' }),
-    () =>
-      mail({ to, from, id, subject: 'list', body: 'Refunds?' }).replace(
-        '\r\n\r\n',
-        `\r\nReply-To: <${Array.from({ length: 30 }, (_, k) => `v${k}@victims.test`).join(',')}>\r\n\r\n`,
-      ),
-  ]
-  return shapes[i % shapes.length]!()
+  const head = mail({ to, from, id, subject: shape.subject, body: '' }).split('\r\n\r\n')[0]!
+  return new Blob([`${head}${shape.headers ? `\r\n${shape.headers}` : ''}\r\n\r\n`, hostileBodies[i % HOSTILE_SHAPES.length]!])
 }
 
 const REFUNDS = `# Refunds\n\nRefunds are processed within 5 business days after we receive the returned item.\n\n## Shipping back\n\nReturn the parcel with the prepaid label within 30 days.\n`
@@ -177,6 +181,18 @@ async function main(): Promise<void> {
       )
     }
 
+    // /health's baseline in this run, before any mail: the machine is shared, so the stall is read against it
+    const askHealth = async () => {
+      const t0 = performance.now()
+      await (await fetch(`${url}/health`)).arrayBuffer()
+      return performance.now() - t0
+    }
+    const baseline: number[] = []
+    const loadBefore = loadavg()[0]!
+    for (const until = Date.now() + 5000; Date.now() < until; ) {
+      baseline.push(await askHealth())
+      await new Promise((r) => setTimeout(r, 50))
+    }
     const started = Date.now()
     let next = 0
     const statuses: Record<string, number> = {}
@@ -188,14 +204,17 @@ async function main(): Promise<void> {
     }
     // /health every 50 ms, and (BENCH_HOSTILE) one hostile mail a second, for as long as the ordinary ones are posted
     let maxHealth = 0
+    const during: number[] = []
+    const loads: number[] = []
     let posting = true
     const hostileStatuses: Record<string, number> = {}
     let hostileSent = 0
     const health = (async () => {
       while (posting) {
-        const t0 = performance.now()
-        await (await fetch(`${url}/health`)).arrayBuffer()
-        maxHealth = Math.max(maxHealth, performance.now() - t0)
+        const ms = await askHealth()
+        during.push(ms)
+        maxHealth = Math.max(maxHealth, ms)
+        if (during.length % 20 === 0) loads.push(loadavg()[0]!)
         await new Promise((r) => setTimeout(r, 50))
       }
     })()
@@ -241,6 +260,13 @@ async function main(): Promise<void> {
         `hostile mix: ${hostileSent} hostile mails at 1/s beside the ordinary ones, outcomes ${JSON.stringify(hostileStatuses)}; slowest /health ${Math.round(maxHealth)} ms; worker crashes ${workerCrashes}; service process alive`,
       )
     } else console.log(`slowest /health during the posts: ${Math.round(maxHealth)} ms`)
+    const r1 = (x: number) => Math.round(x * 10) / 10
+    const stats = (xs: number[]) => `p50 ${r1(pct(xs, 50))} ms, p99 ${r1(pct(xs, 99))} ms, max ${r1(Math.max(...xs))} ms (n=${xs.length})`
+    console.log(`/health baseline (5 s before any mail): ${stats(baseline)}; load average ${loadBefore.toFixed(1)}`)
+    console.log(
+      `/health during the posts: ${stats(during)}; load average ${Math.min(...loads, loadBefore).toFixed(1)}-${Math.max(...loads, loadBefore).toFixed(1)} (2 cores); ` +
+        `p99 ${r1(pct(during, 99) / pct(baseline, 99))}x and max ${r1(Math.max(...during) / Math.max(...baseline))}x the baseline's`,
+    )
     console.log(
       `posted ${MESSAGES} messages in ${((posted - started) / 1000).toFixed(1)} s (${RATE > 0 ? `${RATE}/s, steady` : `${CONCURRENCY} at a time`}): ${JSON.stringify(statuses)}`,
     )

@@ -1,7 +1,7 @@
 import { request } from 'node:http'
 import { connect, type Socket } from 'node:net'
 import nodemailer from 'nodemailer'
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { MAIL_PARSE } from '../src/modules/email-channel/email-channel.parse.js'
 import { createEmailChannelRepo } from '../src/modules/email-channel/email-channel.repo.js'
 import { createEmailChannelService } from '../src/modules/email-channel/email-channel.service.js'
@@ -14,12 +14,26 @@ import { until } from './helpers/wait.js'
 
 /*
  * Issue 50: one mail must never stall or crash the service. Each hostile shape of the issue is sent while /health
- * is polled; the slowest /health answer must stay under HEALTH_MS. On main the 12 KB ' on at' body alone held the
- * event loop 12.7 s (and 13.3 s more in the worker's second parse). The bound is 2 s, not the issue's 200 ms: this
- * machine's two cores are shared with other suites (load average 28 to 34 while this was written), where a tiny
- * mail over SMTP already saw a 1.27 s /health on PostgreSQL; 2 s stays far below what main does.
+ * is polled, and the slowest /health answer is held to healthBound(): ten times the slowest of forty /health answers
+ * this same process gave a moment before, with no mail at all, and never less than 500 ms. The issue's 200 ms is a
+ * figure for a quiet machine; this one's two cores are shared with other suites (load average 15 to 34 while this
+ * was written), where an idle /health alone took up to 75 ms and a fixed bound either fails on load or means nothing.
+ * Read against its own baseline the bound still catches a stall: on main the 12 KB ' on at' body held the event loop
+ * 12.7 s (over 150 times such a baseline), and sealing a 10 MB mail on the event loop took 1.5-2.7 s under load.
  */
-const HEALTH_MS = 2000
+let bound: number | null = null
+async function healthBound(): Promise<number> {
+  if (bound !== null) return bound
+  let slowest = 0
+  for (let i = 0; i < 40; i++) {
+    const t0 = performance.now()
+    await (await fetch(`${t.url}/health`)).arrayBuffer()
+    slowest = Math.max(slowest, performance.now() - t0)
+    await new Promise((r) => setTimeout(r, 25))
+  }
+  bound = Math.max(500, 10 * slowest)
+  return bound
+}
 const PER_MINUTE = 40
 
 vi.setConfig({ hookTimeout: 600_000, testTimeout: 300_000 })
@@ -29,6 +43,8 @@ let t: TestApp
 
 appWithFakeLlm({ INBOUND_EMAIL_DOMAIN: 'inbound.test', INBOUND_EMAIL_PER_BOT_PER_MINUTE: String(PER_MINUTE) }, (started) => ({ fake, t } = started))
 afterEach(() => fake.reset())
+// the baseline before any mail is sent
+beforeAll(() => healthBound(), 120_000)
 
 async function emailBot(owner: Tenant, body: Record<string, unknown> = {}) {
   const r = await owner.api.put(`/bots/${owner.bot.id}/email`, { enabled: true, mode: 'answer', reply_from: 'Acme Support <support@acme.test>', ...body })
@@ -92,7 +108,7 @@ describe('hostile bodies: /health stays fast, the process survives, nothing stay
     expect(r.body.status).toBe('queued')
     const m = await settled(owner, r.body.id)
     expect(['answered', 'handed_off'], `${m.status} ${m.reason}`).toContain(m.status)
-    expect(maxMs, `slowest /health ${Math.round(maxMs)} ms`).toBeLessThan(HEALTH_MS)
+    expect(maxMs, `slowest /health ${Math.round(maxMs)} ms`).toBeLessThan(await healthBound())
     expect((await fetch(`${t.url}/health`)).status).toBe(200)
   })
 
@@ -102,7 +118,7 @@ describe('hostile bodies: /health stays fast, the process survives, nothing stay
     const raw = rawMail({ to: ch.inbound_address, from: uniqueEmail('off'), body: ' on at'.repeat(4000) })
     const { value: r, maxMs } = await whileHealthPolled(() => post(ch.inbound_url, raw))
     expect(r.body).toMatchObject({ status: 'ignored', reason: 'channel_disabled' })
-    expect(maxMs).toBeLessThan(HEALTH_MS)
+    expect(maxMs).toBeLessThan(await healthBound())
   })
 
   it('NUL and lone surrogates in the subject, an attachment name and the body: stored, answered, never a 500', async () => {
@@ -359,7 +375,7 @@ describe('SMTP: one client cannot hold the listener (finding 7)', () => {
         client.sendMail({ envelope: { from, to: [ch.inbound_address] }, raw: rawMail({ to: ch.inbound_address, from, body: `Q?\n${' on at'.repeat(2000)}` }) }),
       )
       expect(sent.accepted).toEqual([ch.inbound_address])
-      expect(maxMs).toBeLessThan(HEALTH_MS)
+      expect(maxMs).toBeLessThan(await healthBound())
       client.close()
     } finally {
       await listener.close()

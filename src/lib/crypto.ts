@@ -64,6 +64,27 @@ export function createCipher(hexKey: string): Cipher {
   }
 }
 
+/**
+ * Bytes sealed under a hex key in the cipher's stored form (`v1.<iv>.<tag>.<ciphertext>`, the plaintext taken as
+ * bytes, not UTF-8 text): for a thread that holds no Cipher (the mail parse worker seals a raw mail off the event
+ * loop, issue 50). `Cipher.decrypt` of a sealed UTF-8 text gives that text back, and `openBytes` reads both.
+ */
+export function sealBytes(hexKey: string, bytes: Uint8Array): string {
+  const iv = randomBytes(12)
+  const cipher = createCipheriv('aes-256-gcm', Buffer.from(hexKey, 'hex'), iv)
+  const data = Buffer.concat([cipher.update(bytes), cipher.final()])
+  return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), data.toString('base64url')].join('.')
+}
+
+/** The bytes of a value sealed by `sealBytes` (or by `Cipher.encrypt`); throws when the key or the value is wrong. */
+export function openBytes(hexKey: string, stored: string): Buffer {
+  const [version, iv, tag, data] = stored.split('.')
+  if (version !== 'v1' || !iv || !tag || data === undefined) throw new Error('unknown ciphertext format')
+  const decipher = createDecipheriv('aes-256-gcm', Buffer.from(hexKey, 'hex'), Buffer.from(iv, 'base64url'))
+  decipher.setAuthTag(Buffer.from(tag, 'base64url'))
+  return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()])
+}
+
 /** Last `n` characters, for hints such as "…a1b2". */
 export const lastChars = (value: string, n = 4): string => value.slice(-n)
 

@@ -1,4 +1,5 @@
 import type { DocumentFileType } from '../../db/schema/ingestion.js'
+import { atxOf, fenceOf, linkLabels, withoutTags, withoutTrailingAttributes } from '../../lib/markup-scan.fns.js'
 import { regconfigFor, type Regconfig } from './language.fns.js'
 
 /**
@@ -76,13 +77,15 @@ export interface Block {
   title?: string
 }
 
-const FENCE = /^ {0,3}(`{3,}|~{3,})(.*)$/
-const ATX = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/
+// a fence line and an ATX heading are read by scans (lib/markup-scan.fns.ts): their patterns were quadratic on a long line
+const FENCE = { exec: fenceOf, test: (l: string) => fenceOf(l) !== null }
+const ATX = { exec: atxOf, test: (l: string) => atxOf(l) !== null }
 const SETEXT_H1 = /^ {0,3}=+[ \t]*$/
 const SETEXT_H2 = /^ {0,3}-+[ \t]*$/
 const THEMATIC = /^ {0,3}(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$/
 const LIST_ITEM = /^( {0,3})(?:[-*+]|\d{1,9}[.)])(?:[ \t]+|$)/
-const TABLE_DELIM = /^ {0,3}\|?[ \t]*:?-{1,}:?[ \t]*(?:\|[ \t]*:?-{1,}:?[ \t]*)*\|?[ \t]*$/
+// the same rows as `^ {0,3}\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*$`, regrouped so no two blank runs meet (linear)
+const TABLE_DELIM = /^ {0,3}\|?[ \t]*:?-+:?(?:[ \t]*\|[ \t]*:?-+:?)*(?:[ \t]*\|)?[ \t]*$/
 const QUOTE = /^ {0,3}>/
 const BLANK = /^[ \t]*$/
 
@@ -90,16 +93,10 @@ const BLANK = /^[ \t]*$/
 /**
  * A heading's attribute block at its end, as kramdown, Pandoc and MkDocs write anchors and classes
  * ("## Is it available outside the U.S.? {#pir-outside-us}", "{: .note}"): markup, not part of the title a
- * citation shows.
+ * citation shows. It, images, links and tags go by scans (lib/markup-scan.fns.ts), linear on any line.
  */
-const HEADING_ATTRIBUTES = /\s*\{:?\s*[#.][^{}]*\}\s*$/
-
 export function plainHeading(raw: string): string {
-  return raw
-    .replace(HEADING_ATTRIBUTES, '')
-    .replace(/!\[([^\]]*)\]\([^)]*\)/g, '$1')
-    .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
-    .replace(/<[^>]+>/g, '')
+  return withoutTags(linkLabels(linkLabels(withoutTrailingAttributes(raw), true), false))
     .replace(/[*_`~]+/g, '')
     .replace(/\s+/g, ' ')
     .trim()
@@ -121,8 +118,8 @@ export function scanBlocks(markdown: string): Block[] {
       continue
     }
     const fence = FENCE.exec(line)
-    if (fence && !(fence[1]![0] === '`' && fence[2]!.includes('`'))) {
-      const marker = fence[1]!
+    if (fence && !(fence[0][0] === '`' && fence[1].includes('`'))) {
+      const marker = fence[0]
       const close = new RegExp(`^ {0,3}${marker[0] === '`' ? '`' : '~'}{${marker.length},}[ \\t]*$`)
       let j = i + 1
       while (j < n && !close.test(lines[j]!)) j++
@@ -134,8 +131,8 @@ export function scanBlocks(markdown: string): Block[] {
     }
     const atx = ATX.exec(line)
     if (atx) {
-      const title = plainHeading(atx[2] ?? '')
-      if (title) blocks.push({ type: 'heading', level: atx[1]!.length, title, text: `${atx[1]} ${title}` })
+      const title = plainHeading(atx[1] ?? '')
+      if (title) blocks.push({ type: 'heading', level: atx[0].length, title, text: `${atx[0]} ${title}` })
       i++
       continue
     }

@@ -1,18 +1,29 @@
 import { parentPort } from 'node:worker_threads'
 import { type InboundMail, type ParseStage, parseMime } from './email-channel.mime.js'
+import { openRaw, sealRaw } from './email-channel.raw.fns.js'
 
-/** Runs inside a worker thread (email-channel.parse.ts): mailparser and the reply cutter off the event loop. */
+/**
+ * Runs inside a worker thread (email-channel.parse.ts): mailparser, the reply cutter, and everything else that is
+ * O(size) on a raw mail (its deflate and sealing for the row, the opening of a stored one) off the event loop.
+ */
 export interface MailTask {
   id: number
   stage: ParseStage
-  raw: Uint8Array
+  /** the mail's bytes, or `sealed`: its stored form (email-channel.raw.fns.ts), opened here under `key` */
+  raw?: Uint8Array
+  sealed?: string
+  key?: string
+  /** the stored form of `raw` wanted back, sealed under `key` */
+  seal?: boolean
 }
-export type MailReply = { id: number; ok: true; mail: InboundMail | null } | { id: number; ok: false; message: string }
+export type MailReply = { id: number; ok: true; mail: InboundMail | null; sealed: string | null } | { id: number; ok: false; message: string }
 
 parentPort?.on('message', async (task: MailTask) => {
   let reply: MailReply
   try {
-    reply = { id: task.id, ok: true, mail: await parseMime(task.raw, task.stage) }
+    const raw = task.raw ?? openRaw(task.key!, task.sealed!)
+    const mail = await parseMime(raw, task.stage)
+    reply = { id: task.id, ok: true, mail, sealed: task.seal && mail ? sealRaw(task.key!, raw) : null }
   } catch (err) {
     reply = { id: task.id, ok: false, message: String((err as Error)?.message ?? err).slice(0, 300) }
   }

@@ -28,9 +28,15 @@ export class MailTooComplex extends Error {
  */
 export const MAIL_PARSE = { workers: 2, deadlineMs: 30_000, maxMemoryMb: 256, maxQueued: 256, maxQueuedBytes: 64 * 1024 * 1024, idleMs: 30_000 }
 
+/** What one parse gives: the mail (null: not a message) and, when asked for, its stored form. */
+export interface ParseResult {
+  mail: InboundMail | null
+  sealed: string | null
+}
+
 interface Pending {
   task: MailTask
-  resolve: (m: InboundMail | null) => void
+  resolve: (r: ParseResult) => void
   reject: (e: Error) => void
   timer?: NodeJS.Timeout
 }
@@ -71,7 +77,7 @@ function createMailParser() {
       if (!t || t.task.id !== m.id) return
       if (t.timer) clearTimeout(t.timer)
       slot.task = null
-      if (m.ok) t.resolve(m.mail)
+      if (m.ok) t.resolve({ mail: m.mail, sealed: m.sealed })
       else t.reject(new MailTooComplex(`The mail could not be read: ${m.message}`))
       idle(slot)
       pump()
@@ -128,20 +134,21 @@ function createMailParser() {
       if (slot.idle) clearTimeout(slot.idle)
       slot.task = t
       if (slot.ready) startClock(slot, t)
-      slot.worker.postMessage(t.task, [t.task.raw.buffer as ArrayBuffer])
+      slot.worker.postMessage(t.task, t.task.raw ? [t.task.raw.buffer as ArrayBuffer] : [])
     }
   }
 
-  return (raw: Uint8Array, stage: ParseStage): Promise<InboundMail | null> => {
+  const size = (t: MailTask) => t.raw?.byteLength ?? t.sealed?.length ?? 0
+  return (task: Omit<MailTask, 'id'>): Promise<ParseResult> => {
     // bounded by count and by bytes: a few big mails waiting must not refuse the small ones behind them (bench:email
     // refused 56 of 150 ordinary mails when the bound was 64 mails of any size), nor hold gigabytes
-    const bytes = queue.reduce((n, t) => n + t.task.raw.byteLength, 0)
-    if (queue.length >= MAIL_PARSE.maxQueued || bytes + raw.byteLength > MAIL_PARSE.maxQueuedBytes)
+    const bytes = queue.reduce((n, t) => n + size(t.task), 0)
+    if (queue.length >= MAIL_PARSE.maxQueued || bytes + size(task as MailTask) > MAIL_PARSE.maxQueuedBytes)
       return Promise.reject(new MailTooComplex('Too many mails being read; try again later', true))
     // a private copy handed over (transferred) to the worker; the caller's buffer stays whole
-    const copy = new Uint8Array(raw)
+    const own = task.raw ? { ...task, raw: new Uint8Array(task.raw) } : task
     return new Promise((resolve, reject) => {
-      queue.push({ task: { id: nextId++, stage, raw: copy }, resolve, reject })
+      queue.push({ task: { ...own, id: nextId++ }, resolve, reject })
       pump()
     })
   }
@@ -154,8 +161,23 @@ let shared: ReturnType<typeof createMailParser> | null = null
  * header block (64 KB at most): the door's loop guard and channel_disabled run on it before any body is parsed.
  * Rejects with MailTooComplex; resolves null for what is not a message.
  */
-export function parseInbound(raw: Buffer | string, stage: ParseStage = 'full'): Promise<InboundMail | null> {
+export async function parseInbound(raw: Buffer | string, stage: ParseStage = 'full'): Promise<InboundMail | null> {
   shared ??= createMailParser()
   const bytes = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw
-  return shared(stage === 'headers' ? bytes.subarray(0, 64 * 1024) : bytes, stage)
+  return (await shared({ stage, raw: stage === 'headers' ? bytes.subarray(0, 64 * 1024) : bytes })).mail
+}
+
+/**
+ * The whole mail parsed, and its stored form made in the same worker (deflated and sealed under `hexKey`,
+ * email-channel.raw.fns.ts): nothing of the mail's size is copied, encoded or encrypted on the event loop.
+ */
+export function parseAndSeal(raw: Buffer, hexKey: string): Promise<ParseResult> {
+  shared ??= createMailParser()
+  return shared({ stage: 'full', raw, key: hexKey, seal: true })
+}
+
+/** A stored mail (its row's `raw_enc`) opened and parsed in the worker, as parseInbound parses a raw one. */
+export async function parseStored(sealed: string, hexKey: string): Promise<InboundMail | null> {
+  shared ??= createMailParser()
+  return (await shared({ stage: 'full', sealed, key: hexKey })).mail
 }

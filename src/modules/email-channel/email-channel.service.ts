@@ -14,7 +14,7 @@ import type { BotScope } from '../shared/bot-scope.js'
 import { bareAddress, hashToken, headerLoopReason, loopReason, newLocalPart, newToken, senderHash, senderOf, showSender } from './email-channel.fns.js'
 import { confirmSenderMail } from './email-channel.sender.js'
 import { isTicketReplyAddress, ticketAddressesIn, ticketOfReplyAddress, ticketReplyAddress, ticketReplyKey } from './email-channel.ticket-reply.js'
-import { type InboundMail, MailTooComplex, parseInbound } from './email-channel.parse.js'
+import { type InboundMail, MailTooComplex, parseAndSeal, parseInbound } from './email-channel.parse.js'
 import type { EmailChannelRepo } from './email-channel.repo.js'
 
 type ChannelRow = NonNullable<Awaited<ReturnType<EmailChannelRepo['settings']>>>
@@ -284,13 +284,20 @@ export function createEmailChannelService(deps: EmailChannelDeps) {
     async receive(channel: ChannelRow, raw: Buffer): Promise<ReceiveResult> {
       if (raw.length > config.INBOUND_EMAIL_MAX_BYTES) throw new AppError(413, 'too_large', `The message is over ${config.INBOUND_EMAIL_MAX_BYTES} bytes`)
       await deps.admit?.(channel.bot_id)
-      const head = await parsed(raw, 'headers')
+      const head = await parsed(() => parseInbound(raw, 'headers'))
       if (head === null) throw new ValidationError(['body'], 'Not an e-mail message (no headers)', 'not_a_message')
       let reason: string | null =
         head === 'too_complex' ? 'too_complex' : !channel.enabled ? 'channel_disabled' : headerLoopReason(head.headerLines, head.subject)
       let mail: InboundMail | null = head === 'too_complex' ? null : head
+      // the raw mail's stored form, deflated and sealed in the parse worker with the full parse (issue 50: sealing
+      // 10 MB here held the event loop for seconds under load)
+      let sealed: string | null = null
       if (!reason) {
-        const full = await parsed(raw, 'full')
+        const full = await parsed(async () => {
+          const r = await parseAndSeal(raw, config.ENCRYPTION_KEY)
+          sealed = r.sealed
+          return r.mail
+        })
         if (full === null) throw new ValidationError(['body'], 'Not an e-mail message (no From and no body)', 'not_a_message')
         if (full === 'too_complex') reason = 'too_complex'
         else {
@@ -302,7 +309,7 @@ export function createEmailChannelService(deps: EmailChannelDeps) {
         }
       }
       // a synthetic id when the sender's is missing or malformed: the same bytes are still handled once
-      const messageId = mail?.messageId ?? `<sha256.${createHash('sha256').update(raw).digest('hex')}@synthetic>`
+      const messageId = mail?.messageId ?? `<sha256.${await sha256Off(raw)}@synthetic>`
       const sender = mail?.sender ?? null
       const now = clock.now()
       // a reply to a ticket's notice (issue 52, item 5): a member's message on the ticket, never a question for the bot
@@ -321,8 +328,7 @@ export function createEmailChannelService(deps: EmailChannelDeps) {
         subject: redactOperatorText(mail?.subject ?? '', null),
         status: reason ? ('ignored' as const) : ('queued' as const),
         reason,
-        // latin1 maps each byte to one character: V8 keeps it one byte a character, and decrypt gives the bytes back
-        rawEnc: reason ? null : cipher.encrypt(raw.toString('latin1')),
+        rawEnc: reason ? null : sealed,
         attachments: mail?.attachments ?? [],
         // the forwarding confirmation's link, for the lead (encrypted as the bot's words are)
         draftEnc: reason === 'forwarding_confirmation' && mail?.confirmationLink ? cipher.encrypt(mail.confirmationLink) : null,
@@ -353,14 +359,19 @@ export function createEmailChannelService(deps: EmailChannelDeps) {
  * One parse in the mail worker: a mail beyond its deadline or memory is `too_complex` (stored, never a crash);
  * a full parser queue is a 503 the sender retries (SMTP 451).
  */
-async function parsed(raw: Buffer, stage: 'headers' | 'full'): Promise<InboundMail | null | 'too_complex'> {
+async function parsed(parse: () => Promise<InboundMail | null>): Promise<InboundMail | null | 'too_complex'> {
   try {
-    return await parseInbound(raw, stage)
+    return await parse()
   } catch (err) {
     if (err instanceof MailTooComplex && err.busy) throw new AppError(503, 'busy', err.message, { headers: { 'retry-after': '30' } })
     if (err instanceof MailTooComplex) return 'too_complex'
     throw err
   }
+}
+
+/** SHA-256 in hex by WebCrypto, which hashes in libuv's thread pool: a 10 MB mail is not hashed on the event loop. */
+async function sha256Off(bytes: Uint8Array): Promise<string> {
+  return Buffer.from(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>)).toString('hex')
 }
 
 /** Attempts of one inbound message's turn before a person gets it (the model down, say). */

@@ -10,7 +10,7 @@ import type { EmailService } from '../email/email.service.js'
 import { isPlainAddress } from '../email/address.fns.js'
 import { ourMessageId, replySubject } from './email-channel.fns.js'
 import { threadMail } from './email-channel.mails.js'
-import { parseInbound, type InboundMail } from './email-channel.parse.js'
+import { parseStored, type InboundMail } from './email-channel.parse.js'
 import type { EmailChannelRepo } from './email-channel.repo.js'
 import { PROCESS_ATTEMPTS } from './email-channel.service.js'
 import { message } from '../shared/messages/catalogue.js'
@@ -29,7 +29,7 @@ export interface EmailTurnDeps {
   chat: Pick<ChatService, 'runTurn' | 'createSession' | 'getSession' | 'escalate'>
   bots: Pick<BotsRepo, 'find'>
   email: Pick<EmailService, 'queue'>
-  config: Pick<Config, 'INBOUND_EMAIL_DOMAIN' | 'EMAIL_FROM' | 'EMAIL_BOT_HOURLY_CAP'>
+  config: Pick<Config, 'INBOUND_EMAIL_DOMAIN' | 'EMAIL_FROM' | 'EMAIL_BOT_HOURLY_CAP' | 'ENCRYPTION_KEY'>
   /** Draft mode: the answer kept as the ticket's suggested reply (the assist module's). */
   keepDraft?: (tenantId: string, d: { sessionId: string; text: string; cited: NonNullable<TurnResult['draft']>['cited']; language: string }) => Promise<unknown>
 }
@@ -108,8 +108,9 @@ export function createEmailTurns(deps: EmailTurnDeps, hashes: SenderHashes) {
     const { tenantId } = p
     const row = await repo.findInbound(tenantId, p.id)
     if (!row || row.status !== 'queued' || !row.raw_enc) return
-    // in the mail worker, as at the door; a mail beyond its limits here is settled unreadable, never retried for ever
-    const mail = await parseInbound(Buffer.from(cipher.decrypt(row.raw_enc), 'latin1')).catch(() => null)
+    // opened and parsed in the mail worker, as at the door (nothing of its size on the event loop); a mail beyond its
+    // limits here is settled unreadable, never retried for ever
+    const mail = await parseStored(row.raw_enc, deps.config.ENCRYPTION_KEY).catch(() => null)
     const channel = await repo.settings(tenantId, row.bot_id)
     const bot = await deps.bots.find(tenantId, row.bot_id)
     const sender = mail?.sender

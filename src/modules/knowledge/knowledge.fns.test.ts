@@ -121,3 +121,18 @@ paths:
     expect(faqScore(q, 'What does shipping cost?')).toBe(0)
   })
 })
+
+describe('deprecatedMarked', () => {
+  it('says what /(^|·)\\s*Deprecated\\s*$/m says, and reads a run of line breaks once', async () => {
+    const { deprecatedMarked } = await import('./knowledge.fns.js')
+    let seed = 50
+    const pick = (xs: string[]) => xs[(seed = (seed * 1103515245 + 12345) & 0x7fffffff) % xs.length]!
+    for (let i = 0; i < 30_000; i++) {
+      const s = Array.from({ length: seed % 7 }, () => pick(['Deprecated', '·', ' ', '\n', '\r', 'a', '\u2028'])).join('')
+      expect(deprecatedMarked(s), JSON.stringify(s)).toBe(/(^|·)\s*Deprecated\s*$/m.test(s))
+    }
+    const t0 = performance.now()
+    expect(deprecatedMarked(`${'\n'.repeat(200_000)}x`)).toBe(false)
+    expect(performance.now() - t0).toBeLessThan(1000)
+  })
+})

@@ -1,6 +1,7 @@
 import type { GlossaryEntry, ProfileField } from '../../db/schema/knowledge.js'
 import { oneLine, setCosine, termKey, terms } from './text.fns.js'
-import { trimEndOf } from '../../lib/trim-run.fns.js'
+import { headingOf } from '../../lib/markup-scan.fns.js'
+import { isSpace, trimEndOf } from '../../lib/trim-run.fns.js'
 
 /**
  * Pure parts of the knowledge profile and FAQ candidates: bounding what a model returned, merging an
@@ -147,10 +148,11 @@ export function sections(markdown: string): Section[] {
   let inCode = false
   for (const line of markdown.split('\n')) {
     if (/^\s*(```|~~~)/.test(line)) inCode = !inCode
-    const m = inCode ? null : /^(#{1,6})\s+(.+?)\s*#*\s*$/.exec(line)
+    // `^(#{1,6})\s+(.+?)\s*#*\s*$` by a scan (lib/markup-scan.fns.ts): the pattern was quartic on a line of spaces
+    const m = inCode ? null : headingOf(line)
     if (m) {
       if (cur) out.push({ level: cur.level, heading: cur.heading, body: cur.lines.join('\n').trim() })
-      cur = { level: m[1]!.length, heading: m[2]!.trim(), lines: [] }
+      cur = { level: m[0].length, heading: m[1].trim(), lines: [] }
     } else if (cur) {
       cur.lines.push(line)
     }
@@ -245,6 +247,22 @@ export function sanitizeFaqPairs(raw: Record<string, unknown> | null | undefined
   return out
 }
 
+const isLineEnd = (c: string) => c === '\n' || c === '\r' || c === '\u2028' || c === '\u2029'
+
+/** `/(^|·)\s*Deprecated\s*$/m.test(text)` by a scan (the pattern is quadratic on a run of line breaks). */
+export function deprecatedMarked(text: string): boolean {
+  const n = text.length
+  for (let i = text.indexOf('Deprecated'); i >= 0; i = text.indexOf('Deprecated', i + 1)) {
+    let y = i + 10
+    while (y < n && isSpace(text[y]!) && !isLineEnd(text[y]!)) y++
+    if (y < n && !isLineEnd(text[y]!)) continue
+    let w = i
+    while (w > 0 && isSpace(text[w - 1]!) && !isLineEnd(text[w - 1]!)) w--
+    if (w === 0 || isLineEnd(text[w - 1]!) || text[w - 1] === '·') return true
+  }
+  return false
+}
+
 const OP_HEADING = /^##\s+(GET|POST|PUT|PATCH|DELETE)\s+(\/\S*)\s*$/
 
 /** Lower-cases the first letter unless the first word is an acronym ("Create a user" -> "create a user"). */
@@ -296,7 +314,7 @@ export function swaggerFaqs(markdown: string, max = 50): FaqDraft[] {
   for (const op of ops) {
     if (!op.method) continue
     const text = op.body.join('\n')
-    if (/(^|·)\s*Deprecated\s*$/m.test(text)) continue
+    if (deprecatedMarked(text)) continue
     const found = /^\*\*Summary:\*\*\s*(.+)$/m.exec(text)?.[1]?.trim()
     const summary = found === undefined ? undefined : trimEndOf(found, '.!')
     const opId = /Operation ID: `([^`]+)`/.exec(text)?.[1]

@@ -1,3 +1,4 @@
+import { codeSpans, linkLabels, withoutBlanksBeforeNewline, withoutTemplateTags } from '../../lib/markup-scan.fns.js'
 import type { TermStat } from './bm25.fns.js'
 import { capPerDocument } from './fusion.fns.js'
 import { foldText, lexemeMatcher, termWeight, type LexemeMatcher } from './relevance.fns.js'
@@ -32,21 +33,18 @@ const tokensOf = (text: string) => Math.ceil(text.length / 4)
  * ("Add `<script src=...>` before the closing body tag" lost its tag, and the bot handed the question off).
  */
 export function plainText(text: string): string {
-  return outsideCode(text, (prose) =>
-    prose
-      .replace(/!\[([^\]]*)\]\([^)]*\)/g, '$1')
-      .replace(/\[([^\]]+)\]\((?:[^()\s]|\([^)]*\))*(?:\s+"[^"]*")?\)/g, '$1')
-      .replace(/\{\{[^}]*\}\}|\{%[^%]*%\}/g, '')
-      .replace(/<\/?[a-zA-Z][^<>]*>/g, ''),
+  // images, template markup, blanks before a line break and code spans by scans (lib/markup-scan.fns.ts): their
+  // patterns were quadratic on a long run (issue 50)
+  return withoutBlanksBeforeNewline(
+    outsideCode(text, (prose) =>
+      withoutTemplateTags(linkLabels(prose, true).replace(/\[([^\]]+)\]\((?:[^()\s]|\([^)]*\))*(?:\s+"[^"]*")?\)/g, '$1')).replace(/<\/?[a-zA-Z][^<>]*>/g, ''),
+    ),
   )
-    .replace(/[ \t]+\n/g, '\n')
     .replace(/\n{3,}/g, '\n\n')
     .trim()
 }
 
 const FENCE_LINE = /^ {0,3}(?:```|~~~)/
-// a code span ends at the same run of backticks, within its paragraph
-const CODE_SPAN = /(`+)(?!`)(?:(?!\n[ \t]*\n)[\s\S])*?(?<!`)\1(?!`)/g
 
 /** `f` applied to the text outside fenced code blocks and inline code spans; the code is kept as it is. */
 function outsideCode(text: string, f: (prose: string) => string): string {
@@ -58,9 +56,10 @@ function outsideCode(text: string, f: (prose: string) => string): string {
     const block = prose.join('\n')
     let last = 0
     let done = ''
-    for (const m of block.matchAll(CODE_SPAN)) {
-      done += f(block.slice(last, m.index)) + m[0]
-      last = m.index + m[0].length
+    // a code span ends at the same run of backticks, within its paragraph
+    for (const [start, end] of codeSpans(block)) {
+      done += f(block.slice(last, start)) + block.slice(start, end)
+      last = end
     }
     out.push(done + f(block.slice(last)))
     prose = []

@@ -88,3 +88,70 @@ describe('links', () => {
     expect(c.push('.')).toBe('.')
   })
 })
+
+describe('the scans give what the patterns they replaced gave (issue 50)', () => {
+  let seed = 50
+  const pick = (xs: string[]) => xs[(seed = (seed * 1103515245 + 12345) & 0x7fffffff) % xs.length]!
+  const texts = (alphabet: string[], n: number, max: number) =>
+    Array.from({ length: n }, () => Array.from({ length: seed % max }, () => pick(alphabet)).join(''))
+  it('safeEnd', async () => {
+    const { openLinkAt, openUrlAt, linkBeforeUrlAt } = await import('./links.js')
+    for (const s of texts(['[', ']', '(', ')', '!', 'a', '\n', ' ', '<'], 40_000, 12)) {
+      expect(openLinkAt(s), JSON.stringify(s)).toBe(/!?\[[^\]\n]{0,500}(?:\](?:\([^)\n]*)?)?$/.exec(s)?.index ?? -1)
+      expect(linkBeforeUrlAt(s), JSON.stringify(s)).toBe(/!?\[[^\]\n]{0,500}\](?:\(\s*<?)?$/.exec(s)?.index ?? -1)
+    }
+    const url = /(?:\(?<?\b(?:https?:\/\/|www\.)[^\s<>"'`]*|(?:^|[\s(<])(?:h(?:t(?:t(?:p(?:s?(?::(?:\/\/?)?)?)?)?)?)?|w(?:w(?:w)?)?))$/i
+    for (const s of texts(['http://', 'https:', 'H', 't', 'p', 's', ':', '/', 'www.', 'w', '(', '<', ' ', 'a', '_', '"'], 40_000, 8)) {
+      expect(openUrlAt(s), JSON.stringify(s)).toBe(url.exec(s)?.index ?? -1)
+    }
+  })
+  it('cleanAnswer', async () => {
+    const { cleanAnswer } = await import('./links.js')
+    const policy = { sourceUrls: new Set(['a.test/x']), allowedDomains: [] }
+    // the patterns as they were, the callbacks as they are
+    const before = (text: string) => {
+      const removed: string[] = []
+      const cited: number[] = []
+      const links: string[] = []
+      let out = text.replace(
+        /([ \t]*)(!?)\[([^\]\n]{0,500})\]\(\s*<?([^()\s>]*(?:\([^()\s]*\)[^()\s>]*)*)>?(?:\s+"[^"\n]*")?\s*\)/g,
+        (whole, space, bang, label, url) => {
+          if (url === 'https://a.test/x' || url === '/rel') {
+            links.push(whole.slice(space.length))
+            return `${space}\u0000${links.length - 1}\u0000`
+          }
+          removed.push(url)
+          return bang ? '' : space + label
+        },
+      )
+      out = out.replace(/[ \t]*\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]/g, (_m, nums: string) => {
+        for (const n of nums.split(',')) cited.push(Number(n.trim()))
+        return ''
+      })
+      out = out.replace(/\u0000(\d+)\u0000/g, (_m, i: string) => links[Number(i)]!)
+      return { text: out, removed, cited }
+    }
+    const alphabet = ['[', ']', '(', ')', '!', 'a', ' ', '\t', '\n', '"', '<', '>', '1', ',', 'https://a.test/x', '/rel']
+    for (const s of texts(alphabet, 30_000, 14)) {
+      const got = cleanAnswer(s, policy)
+      expect(got, JSON.stringify(s)).toEqual(before(s))
+    }
+  })
+  it('reads a long run once', async () => {
+    const { cleanAnswer, safeEnd } = await import('./links.js')
+    const policy = { sourceUrls: new Set<string>(), allowedDomains: [] }
+    const n = 100_000
+    for (const s of [
+      `${'\t'.repeat(n)}\u0000[0]`,
+      `${'[\t'.repeat(n / 2)}`,
+      `[](${' '.repeat(n)}x`,
+      `S${':WWW.a'.repeat(n / 6)}\tH`,
+      `${'\t'.repeat(n)}\nWWW.0`,
+    ]) {
+      const t0 = performance.now()
+      cleanAnswer(s, policy)
+      safeEnd(s)
+      expect(performance.now() - t0, JSON.stringify(s.slice(0, 20))).toBeLessThan(1500)
+    }
+  })
+})

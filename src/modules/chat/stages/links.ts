@@ -1,5 +1,5 @@
 import { hostAllowed } from '../../bots/bots.fns.js'
-import { trimEndOf } from '../../../lib/trim-run.fns.js'
+import { isSpace, trimEndOf } from '../../../lib/trim-run.fns.js'
 
 /**
  * Stage 9b: no invented link reaches a visitor. A link stays only when its URL appears in the sources
@@ -68,18 +68,51 @@ export function isAllowedUrl(raw: string, policy: LinkPolicy): boolean {
 
 /** A URL found in prose ends before trailing punctuation, and before a ")" it did not open. */
 function trimUrl(raw: string): { url: string; rest: string } {
-  let url = raw
-  for (;;) {
-    const last = url.slice(-1)
-    if (/[.,;:!?'"*_]/.test(last)) url = url.slice(0, -1)
-    else if (last === ')' && (url.match(/\(/g)?.length ?? 0) < (url.match(/\)/g)?.length ?? 0)) url = url.slice(0, -1)
-    else break
+  // the parentheses counted once, not again for each character taken off (a run of `)` was quadratic)
+  let opens = 0
+  let closes = 0
+  for (const c of raw) {
+    if (c === '(') opens++
+    else if (c === ')') closes++
   }
-  return { url, rest: raw.slice(url.length) }
+  let end = raw.length
+  for (;;) {
+    const last = raw[end - 1]
+    if (last !== undefined && '.,;:!?\'"*_'.includes(last)) end--
+    else if (last === ')' && opens < closes) {
+      end--
+      closes--
+    } else break
+  }
+  return { url: raw.slice(0, end), rest: raw.slice(end) }
 }
 
-const MD_LINK = /([ \t]*)(!?)\[([^\]\n]{0,500})\]\(\s*<?([^()\s>]*(?:\([^()\s]*\)[^()\s>]*)*)>?(?:\s+"[^"\n]*")?\s*\)/g
-const CITATION = /[ \t]*\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]/g
+/*
+ * The patterns below once began with `([ \t]*)` (the blanks before a link, a URL or a marker go with it): that made
+ * each quadratic on a run of blanks, since every start read the run to its end (issue 50). The blanks are now taken
+ * by looking back from each match (withBlanks). MD_LINK's `\(\s*<?…>?(?:\s+"…")?\s*\)` let three blank runs share one
+ * run of spaces; `\s*(?!\s)` takes the run whole, and the second branch is the one way a shorter take could match
+ * (an empty URL, then a title): the same matches, each run read a bounded number of times.
+ */
+const MD_LINK = /(!?)\[([^\]\n]{0,500})\]\((?:\s*(?!\s)<?([^()\s>]*(?:\([^()\s]*\)[^()\s>]*)*)>?(?:\s+"[^"\n]*")?\s*\)|\s+"[^"\n]*"\s*\))/g
+const CITATION = /\[(\d{1,3}(?:\s*,\s*\d{1,3})*)\]/g
+const BARE_URL = /(\(?)(<?)(\b(?:https?:\/\/|www\.)[^\s<>"'`]+)(>?)/gi
+
+/** `text.replace(/([ \t]*)CORE/g, fn)`, the blanks before each match of `core` found by looking back from it. */
+function withBlanks(text: string, core: RegExp, fn: (whole: string, space: string, ...groups: (string | undefined)[]) => string): string {
+  let out = ''
+  let last = 0
+  core.lastIndex = 0
+  for (let m = core.exec(text); m; m = core.exec(text)) {
+    let p = m.index
+    while (p > last && (text[p - 1] === ' ' || text[p - 1] === '\t')) p--
+    const space = text.slice(p, m.index)
+    out += text.slice(last, p) + fn(space + m[0], space, ...m.slice(1))
+    last = m.index + m[0].length
+    if (m[0] === '') core.lastIndex++
+  }
+  return out + text.slice(last)
+}
 
 /** Cleans a complete piece of text (see the module comment). */
 export function cleanAnswer(text: string, policy: LinkPolicy): CleanResult {
@@ -87,7 +120,8 @@ export function cleanAnswer(text: string, policy: LinkPolicy): CleanResult {
   const cited: number[] = []
   // markdown links and images first, so their URLs are not seen as bare URLs
   const links: string[] = []
-  let out = text.replace(MD_LINK, (whole, space: string, bang: string, label: string, url: string) => {
+  let out = withBlanks(text, MD_LINK, (whole, space, bang, label, found) => {
+    const url = found ?? ''
     if (isAllowedUrl(url, policy)) {
       links.push(whole.slice(space.length))
       return `${space}\u0000${links.length - 1}\u0000`
@@ -95,41 +129,108 @@ export function cleanAnswer(text: string, policy: LinkPolicy): CleanResult {
     removed.push(url)
     return bang ? '' : space + label
   })
-  out = out.replace(
-    /([ \t]*)(\(?)(<?)(\b(?:https?:\/\/|www\.)[^\s<>"'`]+)(>?)/gi,
-    (whole, space: string, paren: string, lt: string, raw: string, gt: string) => {
-      const { url, rest } = trimUrl(raw)
-      if (isAllowedUrl(url, policy)) return whole
-      removed.push(url)
-      // the URL goes with the space before it; an autolink's brackets and a "(url)" wrapper go too
-      const tail = rest + (lt ? '' : gt)
-      if (paren) return tail.startsWith(')') ? tail.slice(1) : space + paren + tail
-      return tail
-    },
-  )
-  out = out.replace(CITATION, (_m, nums: string) => {
-    for (const n of nums.split(',')) cited.push(Number(n.trim()))
+  out = withBlanks(out, BARE_URL, (whole, space, paren, lt, raw, gt) => {
+    const { url, rest } = trimUrl(raw!)
+    if (isAllowedUrl(url, policy)) return whole
+    removed.push(url)
+    // the URL goes with the space before it; an autolink's brackets and a "(url)" wrapper go too
+    const tail = rest + (lt ? '' : gt)
+    if (paren) return tail.startsWith(')') ? tail.slice(1) : space + paren + tail
+    return tail
+  })
+  out = withBlanks(out, CITATION, (_m, _space, nums) => {
+    for (const n of nums!.split(',')) cited.push(Number(n.trim()))
     return ''
   })
   out = out.replace(/\u0000(\d+)\u0000/g, (_m, i: string) => links[Number(i)]!)
   return { text: out, removed, cited }
 }
 
-/** Where the still-open tail begins: nothing before it can change with more text. */
+/**
+ * Where the still-open tail begins: nothing before it can change with more text. Three end-anchored searches, each
+ * by a scan (they were patterns that read the text from every start: quadratic, issue 50); the pattern each
+ * replaces is in its comment, and the unit tests compare them.
+ */
 export function safeEnd(s: string): number {
   let end = s.length
   // a markdown link or citation marker still open: "[", "[label", "[label]", "[label](url"
-  const open = /!?\[[^\]\n]{0,500}(?:\](?:\([^)\n]*)?)?$/.exec(s)
-  if (open) end = Math.min(end, open.index)
+  const open = openLinkAt(s)
+  if (open >= 0) end = Math.min(end, open)
   // a URL not yet ended by whitespace, or the start of a scheme
-  const url = /(?:\(?<?\b(?:https?:\/\/|www\.)[^\s<>"'`]*|(?:^|[\s(<])(?:h(?:t(?:t(?:p(?:s?(?::(?:\/\/?)?)?)?)?)?)?|w(?:w(?:w)?)?))$/i.exec(s)
-  if (url) end = Math.min(end, url.index)
+  const url = openUrlAt(s)
+  if (url >= 0) end = Math.min(end, url)
   // a URL held inside a markdown link holds the whole link
-  const inLink = /!?\[[^\]\n]{0,500}\](?:\(\s*<?)?$/.exec(s.slice(0, end))
-  if (inLink) end = inLink.index
+  const inLink = linkBeforeUrlAt(s.slice(0, end))
+  if (inLink >= 0) end = inLink
   // whitespace right before the held tail (or at the very end) goes with it: a removed marker takes it along
   while (end > 0 && /[ \t]/.test(s[end - 1]!)) end--
   return end
+}
+
+const bang = (s: string, b: number) => (b > 0 && s[b - 1] === '!' ? b - 1 : b)
+
+/** `/!?\[[^\]\n]{0,500}(?:\](?:\([^)\n]*)?)?$/.exec(s)?.index ?? -1` */
+export function openLinkAt(s: string): number {
+  const n = s.length
+  const lastParen = s.lastIndexOf(')')
+  let close = -2
+  for (let b = s.indexOf('[', s.lastIndexOf('\n') + 1); b >= 0; b = s.indexOf('[', b + 1)) {
+    if (close < b + 1 && close !== -1) close = s.indexOf(']', b + 1)
+    if (close < 0) {
+      if (n - (b + 1) <= 500) return bang(s, b)
+      continue
+    }
+    if (close - (b + 1) > 500) continue
+    if (close + 1 === n || (s[close + 1] === '(' && lastParen < close + 2)) return bang(s, b)
+  }
+  return -1
+}
+
+/** `/!?\[[^\]\n]{0,500}\](?:\(\s*<?)?$/.exec(s)?.index ?? -1` */
+export function linkBeforeUrlAt(s: string): number {
+  let w = s.length
+  if (s[w - 1] === '<') w--
+  while (w > 0 && isSpace(s[w - 1]!)) w--
+  let r: number
+  if (w === s.length && s[w - 1] === ']') r = w - 1
+  else if (s[w - 1] === '(' && s[w - 2] === ']') r = w - 2
+  else return -1
+  let k = r - 1
+  while (k >= 0 && k >= r - 501 && s[k] !== ']' && s[k] !== '\n') k--
+  for (let b = k + 1; b < r; b++) if (s[b] === '[') return bang(s, b)
+  return -1
+}
+
+const SCHEME_PARTS = ['https://', 'https:/', 'https:', 'https', 'http://', 'http:/', 'http:', 'http', 'htt', 'ht', 'h', 'www', 'ww', 'w']
+const isWordChar = (c: string | undefined) => c !== undefined && /\w/.test(c)
+const inUrl = (c: string) => !isSpace(c) && !'<>"\'`'.includes(c)
+
+/**
+ * `/(?:\(?<?\b(?:https?:\/\/|www\.)[^\s<>"'`]*|(?:^|[\s(<])(?:h(?:t(?:t(?:p(?:s?(?::(?:\/\/?)?)?)?)?)?)?|w(?:w(?:w)?)?))$/i`'s
+ * index, or -1: a URL running to the end, or the start of a scheme at the end.
+ */
+export function openUrlAt(s: string): number {
+  const n = s.length
+  let found = -1
+  let t = n
+  while (t > 0 && inUrl(s[t - 1]!)) t--
+  for (let q = t; q < n; q++) {
+    if (isWordChar(s[q - 1])) continue
+    const head = s.slice(q, q + 8).toLowerCase()
+    if (!head.startsWith('http://') && !head.startsWith('https://') && !head.startsWith('www.')) continue
+    found = q
+    if (s[q - 1] === '<') found = s[q - 2] === '(' ? q - 2 : q - 1
+    else if (s[q - 1] === '(') found = q - 1
+    break
+  }
+  const tail = s.slice(-9).toLowerCase()
+  for (const part of SCHEME_PARTS) {
+    if (!tail.endsWith(part)) continue
+    const at = n - part.length
+    const p = at === 0 ? 0 : isSpace(s[at - 1]!) || s[at - 1] === '(' || s[at - 1] === '<' ? at - 1 : -1
+    if (p >= 0 && (found < 0 || p < found)) found = p
+  }
+  return found
 }
 
 export interface StreamCleaner {

@@ -43,7 +43,7 @@ export function normalizeMarkdown(source: string): ParsedMarkdown {
       l = l.slice(end + 3)
       inComment = false
     }
-    l = l.replace(/<!--[\s\S]*?-->/g, '')
+    l = withoutComments(l)
     const open = l.indexOf('<!--')
     if (open >= 0) {
       l = l.slice(0, open)
@@ -54,6 +54,22 @@ export function normalizeMarkdown(source: string): ParsedMarkdown {
   }
   const text = cleanText(out.join('\n'))
   return { text, title: title ?? firstH1(text) }
+}
+
+/**
+ * `l.replace(/<!--[\s\S]*?-->/g, '')` by indexOf: the pattern read the rest of the line from every `<!--` that no
+ * `-->` followed (3 s on 100 KB of `<!--`, issue 50).
+ */
+export function withoutComments(l: string): string {
+  let out = ''
+  let last = 0
+  for (let i = l.indexOf('<!--'); i >= 0; i = l.indexOf('<!--', last)) {
+    const end = l.indexOf('-->', i + 4)
+    if (end < 0) break
+    out += l.slice(last, i)
+    last = end + 3
+  }
+  return out + l.slice(last)
 }
 
 /** Front matter (`---` YAML or `+++` TOML) at the very start. Its title is the document's title. */

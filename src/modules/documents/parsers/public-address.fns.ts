@@ -16,7 +16,7 @@ export function publicAddress(source: string): string | null {
       if (url) return url
     }
   }
-  for (const tag of head.match(/<link\b[^>]*>/gi) ?? []) {
+  for (const tag of linkTags(head)) {
     if (!/\brel\s*=\s*["']?canonical["'\s>/]/i.test(tag)) continue
     const href = /\bhref\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s>]+))/i.exec(tag)
     const url = absoluteHttp(href?.[1] ?? href?.[2] ?? href?.[3])
@@ -51,4 +51,20 @@ function absoluteHttp(value: unknown): string | null {
   } catch {
     return null
   }
+}
+
+/**
+ * `head.match(/<link\b[^>]*>/gi)`: each `<link` to the next `>`, by a scan (the pattern read the rest of the text
+ * from every `<link` when no `>` followed: 1.2 s on 64 KB, issue 50).
+ */
+function linkTags(head: string): string[] {
+  const out: string[] = []
+  const start = /<link\b/gi
+  for (let m = start.exec(head); m; m = start.exec(head)) {
+    const end = head.indexOf('>', m.index + 5)
+    if (end < 0) break
+    out.push(head.slice(m.index, end + 1))
+    start.lastIndex = end + 1
+  }
+  return out
 }

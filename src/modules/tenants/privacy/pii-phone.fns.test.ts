@@ -135,3 +135,18 @@ describe('phone numbers found with libphonenumber-js', () => {
     expect(phones(text)).toEqual(['030 901820', '+44 7911 123456'])
   })
 })
+
+describe('extensionAt', () => {
+  it('finds what /\\s*(?:x|ext\\.?|extension|#)\\s*\\d{1,6}$/i found, and reads a run of spaces once', async () => {
+    const { extensionAt } = await import('./pii-phone.fns.js')
+    let seed = 50
+    const pick = (xs: string[]) => xs[(seed = (seed * 1103515245 + 12345) & 0x7fffffff) % xs.length]!
+    for (let i = 0; i < 30_000; i++) {
+      const s = Array.from({ length: seed % 9 }, () => pick(['x', 'X', 'ext', 'Ext.', 'extension', '#', ' ', '\t', '1', '2', 'a', '.'])).join('')
+      expect(extensionAt(s), JSON.stringify(s)).toBe(/\s*(?:x|ext\.?|extension|#)\s*\d{1,6}$/i.exec(s)?.index ?? -1)
+    }
+    const t0 = performance.now()
+    expect(extensionAt(`${'\t'.repeat(200_000)}\t0`)).toBe(-1)
+    expect(performance.now() - t0).toBeLessThan(1000)
+  })
+})

@@ -75,7 +75,28 @@ const CURRENCY_BEFORE_RE = /(?:[$€£¥₹]|\b(?:usd|eur|gbp|chf|jpy|inr|rs\.?|
 const CURRENCY_AFTER_RE = /^\s*(?:[$€£¥₹]|(?:usd|eur|gbp|chf|jpy|inr|cad|aud|dollars?|euros?|pounds?|yen)\b)/i
 /** "0172 5551234 here, ...": someone giving their number (taken only for a number the matcher found possible). */
 const HERE_RE = /^\s*here\b/i
-const EXTENSION_RE = /\s*(?:x|ext\.?|extension|#)\s*\d{1,6}$/i
+/**
+ * Where an extension at the end starts (`/\s*(?:x|ext\.?|extension|#)\s*\d{1,6}$/i`, its match's index), or -1: by
+ * a scan, since that pattern is quadratic on a run of spaces and a candidate's run may be long (issue 50).
+ */
+export function extensionAt(s: string): number {
+  let d = s.length
+  while (d > 0 && s.charCodeAt(d - 1) >= 48 && s.charCodeAt(d - 1) <= 57) d--
+  if (d === s.length || s.length - d > 6) return -1
+  let w = d
+  while (w > 0 && isSpace(s[w - 1]!)) w--
+  const ends = (word: string) => w >= word.length && s.slice(w - word.length, w).toLowerCase() === word
+  const word = s[w - 1] === '#' ? '#' : ['extension', 'ext.', 'ext', 'x'].find(ends)
+  if (!word) return -1
+  let p = w - word.length
+  while (p > 0 && isSpace(s[p - 1]!)) p--
+  return p
+}
+/** `s` without its extension (what `s.replace(EXTENSION_RE, '')` gave). */
+const withoutExtension = (s: string) => {
+  const at = extensionAt(s)
+  return at < 0 ? s : s.slice(0, at)
+}
 
 /** A calendar date (year-month-day or day/month/year in either order, "31 01 2026" too) at the start, with valid fields. */
 function startsWithDate(s: string): boolean {
@@ -123,7 +144,7 @@ function notAPhone(main: string, intl: boolean, before: string, after: string, w
 /** Written as the region writes its numbers: the same digit groups as the national format (trunk prefix included). */
 function nationalLayout(main: string, phone: PhoneNumber): boolean {
   const mine = groupsOf(main)
-  return mine.length >= 2 && mine.join(' ') === groupsOf(phone.formatNational().replace(EXTENSION_RE, '')).join(' ')
+  return mine.length >= 2 && mine.join(' ') === groupsOf(withoutExtension(phone.formatNational())).join(' ')
 }
 
 function keep(text: string, start: number, end: number, phone: PhoneNumber): boolean {
@@ -131,8 +152,7 @@ function keep(text: string, start: number, end: number, phone: PhoneNumber): boo
   // the matcher at POSSIBLE leniency does not look at the neighbours: a number glued to a word or code is part of it
   if (/[\p{L}\p{N}_@#/\\.-]/u.test(text[start - 1] ?? '') && !/^[+(]/.test(cand)) return false
   if (/[\p{L}\p{N}_@]/u.test(text[end] ?? '')) return false
-  const ext = EXTENSION_RE.exec(cand)
-  const main = ext ? cand.slice(0, ext.index) : cand
+  const main = withoutExtension(cand)
   const intl = /^(?:\+|\(\s?\+|00[1-9])/.test(main)
   const digits = main.replace(/\D/g, '')
   const before = text.slice(Math.max(0, start - 30), start)
@@ -202,8 +222,7 @@ export function findPhones(text: string, add: (start: number, end: number) => vo
       }
       // a window that is a date, an amount, a series ... as a whole costs no matcher call (nor does such junk at any length)
       const before = text.slice(Math.max(0, start - 30), start)
-      if (notAPhone(win.replace(EXTENSION_RE, ''), /^(?:\+|\(\s?\+|00[1-9])/.test(win), before, text.slice(start + win.length, start + win.length + 24)))
-        continue
+      if (notAPhone(withoutExtension(win), /^(?:\+|\(\s?\+|00[1-9])/.test(win), before, text.slice(start + win.length, start + win.length + 24))) continue
       const seen = new Set<string>()
       for (const region of regions) {
         budget -= win.length
@@ -265,8 +284,7 @@ function splitAt(run: string, sep: string): Array<readonly [number, string]> {
 
 function shapedPhone(text: string, start: number, end: number): boolean {
   const cand = text.slice(start, end)
-  const ext = EXTENSION_RE.exec(cand)
-  const main = ext ? cand.slice(0, ext.index) : cand
+  const main = withoutExtension(cand)
   const intl = /^(?:\+|\(\+|00[1-9])/.test(main)
   const digits = main.replace(/\D/g, '').replace(/^00/, '').length
   if (digits < 6 || digits > 15 || /^\(?[^(]*\)$/.test(main)) return false
@@ -274,7 +292,13 @@ function shapedPhone(text: string, start: number, end: number): boolean {
   if (digits === 6 && (intl || identifierBefore(text, start) || !phoneLabelAdjacent(text, start, end))) return false
   const before = text.slice(Math.max(0, start - 30), start)
   const after = text.slice(end, end + 24)
-  const layout = main.replace(/\s*\/\s*/, ' ')
+  // the first slash and the spaces around it as one space (`/\s*\/\s*/`, quadratic on a run of spaces, by a scan)
+  const slash = main.indexOf('/')
+  let from = slash
+  let to = slash + 1
+  while (slash >= 0 && from > 0 && isSpace(main[from - 1]!)) from--
+  while (slash >= 0 && to < main.length && isSpace(main[to]!)) to++
+  const layout = slash < 0 ? main : `${main.slice(0, from)} ${main.slice(to)}`
   // the layout checks first, as leniently as a phone word would have them: most runs end there, before any word is read
   if (notAPhone(layout, intl, before, after, true)) return false
   const worded = !identifierBefore(text, start) && (phoneWordBefore(text, start) || phoneWordAfter(text, end))

@@ -1,0 +1,256 @@
+import { isSpace } from './trim-run.fns.js'
+
+/**
+ * Markup taken out of outside text (uploaded documents, crawled pages, chunks) by scans instead of the patterns
+ * they replace (issue 50, the ReDoS class): each pattern below was quadratic, because every start position
+ * re-read the same unbounded run (`![](` repeated with no `)`, `<` with no `>`, blanks before no `{`). Each
+ * function gives exactly what the pattern in its comment gives (unit tests compare them on generated text), and
+ * reads the text a bounded number of times.
+ */
+
+/** `s.replace(/!\[([^\]]*)\]\([^)]*\)/g, '$1')` (image: true) or `s.replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')`. */
+export function linkLabels(s: string, image: boolean): string {
+  const open = image ? '![' : '['
+  let out = ''
+  let last = 0
+  let i = 0
+  for (;;) {
+    const p = s.indexOf(open, i)
+    if (p < 0) break
+    const r = s.indexOf(']', p + open.length)
+    // no `]` after this start: none after any later one either
+    if (r < 0) break
+    if (s[r + 1] !== '(') {
+      // every start before `r` meets the same `]` and fails the same way
+      i = r
+      continue
+    }
+    const c = s.indexOf(')', r + 2)
+    if (c < 0) break
+    out += s.slice(last, p) + s.slice(p + open.length, r)
+    last = i = c + 1
+  }
+  return out + s.slice(last)
+}
+
+/** `s.replace(/<[^>]+>/g, '')`. */
+export function withoutTags(s: string): string {
+  let out = ''
+  let last = 0
+  let i = 0
+  for (;;) {
+    const p = s.indexOf('<', i)
+    if (p < 0) break
+    const g = s.indexOf('>', p + 1)
+    if (g < 0) break
+    if (g === p + 1) {
+      i = p + 1
+      continue
+    }
+    out += s.slice(last, p)
+    last = i = g + 1
+  }
+  return out + s.slice(last)
+}
+
+/** `s.replace(/\s*\{:?\s*[#.][^{}]*\}\s*$/, '')`: an attribute block (`{#anchor}`, `{: .note}`) at the end. */
+export function withoutTrailingAttributes(s: string): string {
+  let e = s.length
+  while (e > 0 && isSpace(s[e - 1]!)) e--
+  if (e === 0 || s[e - 1] !== '}') return s
+  const r = e - 1
+  let q = r - 1
+  while (q >= 0 && s[q] !== '{' && s[q] !== '}') q--
+  if (q < 0 || s[q] !== '{') return s
+  let k = q + 1
+  if (s[k] === ':') k++
+  while (k < r && isSpace(s[k]!)) k++
+  if (k >= r || (s[k] !== '#' && s[k] !== '.')) return s
+  let p = q
+  while (p > 0 && isSpace(s[p - 1]!)) p--
+  return s.slice(0, p)
+}
+
+/** The line terminators of `.` and `$` (JavaScript). */
+const isTerminator = (c: string | undefined) => c === '\n' || c === '\r' || c === '\u2028' || c === '\u2029'
+const hasTerminator = (s: string) => /[\n\r\u2028\u2029]/.test(s)
+
+/** `/^ {0,3}(`{3,}|~{3,})(.*)$/.exec(line)`: a fence line's marker and what follows it. */
+export function fenceOf(line: string): [marker: string, rest: string] | null {
+  let k = 0
+  while (k < line.length && line[k] === ' ') k++
+  if (k > 3) return null
+  const c = line[k]
+  if (c !== '`' && c !== '~') return null
+  let e = k
+  while (line[e] === c) e++
+  if (e - k < 3 || hasTerminator(line)) return null
+  return [line.slice(k, e), line.slice(e)]
+}
+
+const isBlank = (c: string | undefined) => c === ' ' || c === '\t'
+
+/**
+ * `/^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/.exec(line)`: an ATX heading's `#`s and its text (undefined
+ * for a bare `#`), the closing `#`s and the blanks around them left out.
+ */
+export function atxOf(line: string): [hashes: string, title: string | undefined] | null {
+  const n = line.length
+  let k = 0
+  while (k < n && line[k] === ' ') k++
+  if (k > 3) return null
+  let a = k
+  while (line[a] === '#') a++
+  if (a === k || a - k > 6 || hasTerminator(line)) return null
+  const hashes = line.slice(k, a)
+  if (a === n) return [hashes, undefined]
+  if (!isBlank(line[a])) return null
+  let b = a
+  while (isBlank(line[b])) b++
+  // the text: up to the closing `#`s that follow a blank, else up to the trailing blanks
+  let e = n
+  while (e > b && isBlank(line[e - 1])) e--
+  let end = e
+  if (e > b && line[e - 1] === '#') {
+    let h = e
+    while (h > b && line[h - 1] === '#') h--
+    if (h > b && isBlank(line[h - 1])) {
+      let w = h
+      while (w > b && isBlank(line[w - 1])) w--
+      end = w
+    }
+  }
+  return [hashes, line.slice(b, end)]
+}
+
+/**
+ * `/^(#{1,6})\s+(.+?)\s*#*\s*$/.exec(line)` (knowledge's sections): the `#`s and the heading's text as the
+ * pattern captures it (closing `#`s and the spaces around them left out).
+ */
+export function headingOf(line: string): [hashes: string, text: string] | null {
+  const n = line.length
+  let a = 0
+  while (line[a] === '#') a++
+  if (a === 0 || a > 6) return null
+  let b = a
+  while (b < n && isSpace(line[b]!)) b++
+  if (b === a) return null
+  if (b === n) {
+    // only spaces after the `#`s: the pattern gives back its last space that `.` can match, if one is left
+    for (let j = n - 1; j > a; j--) if (!isTerminator(line[j])) return [line.slice(0, a), line[j]!]
+    return null
+  }
+  // the tail `\s*#*\s*` from `tail` to the end
+  let tail = n
+  while (tail > b && isSpace(line[tail - 1]!)) tail--
+  while (tail > b && line[tail - 1] === '#') tail--
+  while (tail > b && isSpace(line[tail - 1]!)) tail--
+  const end = Math.max(b + 1, tail)
+  for (let j = b; j < end; j++) if (isTerminator(line[j])) return null
+  return [line.slice(0, a), line.slice(b, end)]
+}
+
+/** `s.replace(/\{\{[^}]*\}\}|\{%[^%]*%\}/g, '')`: template markup (`{{ site.baseurl }}`, `{% include %}`). */
+export function withoutTemplateTags(s: string): string {
+  let out = ''
+  let last = 0
+  // the next `}` and `%` from where the last search began: a later start finds the same one (each read once)
+  let brace = -2
+  let percent = -2
+  const next = (ch: string, from: number, known: number) => (known >= from || known === -1 ? known : s.indexOf(ch, from))
+  for (let i = s.indexOf('{'); i >= 0 && i < s.length - 1; i = s.indexOf('{', i + 1)) {
+    if (i < last) continue
+    const kind = s[i + 1]
+    if (kind === '{') {
+      brace = next('}', i + 2, brace)
+      if (brace >= 0 && s[brace + 1] === '}') {
+        out += s.slice(last, i)
+        last = brace + 2
+        i = brace + 1
+      }
+    } else if (kind === '%') {
+      percent = next('%', i + 2, percent)
+      if (percent >= 0 && s[percent + 1] === '}') {
+        out += s.slice(last, i)
+        last = percent + 2
+        i = percent + 1
+      }
+    }
+  }
+  return out + s.slice(last)
+}
+
+/** `s.replace(/[ \t]+\n/g, '\n')`: blanks at the end of each line that a `\n` ends. */
+export function withoutBlanksBeforeNewline(s: string): string {
+  let out = ''
+  let last = 0
+  for (let nl = s.indexOf('\n'); nl >= 0; nl = s.indexOf('\n', nl + 1)) {
+    let b = nl
+    while (b > last && (s[b - 1] === ' ' || s[b - 1] === '\t')) b--
+    if (b < nl) {
+      out += s.slice(last, b)
+      last = nl
+    }
+  }
+  return out + s.slice(last)
+}
+
+/**
+ * The matches of /(`+)(?!`)(?:(?!\n[ \t]*\n)[\s\S])*?(?<!`)\1(?!`)/g (a code span: a run of backticks, then the
+ * first run of exactly as many within its paragraph), as [start, end) pairs. One pass from the end keeps, for
+ * each run length, the next run of that length before the next blank line; one pass from the start takes them.
+ */
+export function codeSpans(s: string): Array<[number, number]> {
+  const runs: Array<[number, number]> = []
+  for (let i = 0; i < s.length; ) {
+    if (s[i] !== '`') {
+      i++
+      continue
+    }
+    let e = i
+    while (s[e] === '`') e++
+    runs.push([i, e])
+    i = e
+  }
+  if (runs.length < 2) return []
+  // the blank-line boundaries: a `\n`, blanks, a `\n` (content may not start at that first `\n`)
+  const boundaries: number[] = []
+  for (let nl = s.indexOf('\n'); nl >= 0; nl = s.indexOf('\n', nl + 1)) {
+    let k = nl + 1
+    while (s[k] === ' ' || s[k] === '\t') k++
+    if (s[k] === '\n') boundaries.push(nl)
+  }
+  // for each run, from the end: the first start in it whose closing run exists (the closing's index), or -1
+  const close = new Array<[number, number]>(runs.length)
+  let nextOfLength = new Map<number, number>()
+  let bi = boundaries.length - 1
+  for (let r = runs.length - 1; r >= 0; r--) {
+    const [a, e] = runs[r]!
+    // a boundary at or after this run's end cuts it off from every run after the boundary
+    let cut = false
+    while (bi >= 0 && boundaries[bi]! >= e) {
+      cut = true
+      bi--
+    }
+    if (cut) nextOfLength = new Map()
+    close[r] = [-1, -1]
+    for (let p = a; p < e; p++) {
+      const c = nextOfLength.get(e - p)
+      if (c !== undefined) {
+        close[r] = [p, c]
+        break
+      }
+    }
+    nextOfLength.set(e - a, r)
+  }
+  const out: Array<[number, number]> = []
+  let from = 0
+  for (let r = 0; r < runs.length; r++) {
+    if (runs[r]![0] < from) continue
+    const [p, c] = close[r]!
+    if (p < 0) continue
+    out.push([p, runs[c]![1]])
+    from = runs[c]![1]
+  }
+  return out
+}
