@@ -137,7 +137,7 @@ export function wireModules(ctx: AppContext): Modules {
     attachments: attachments.port,
   })
   const assist = wireAssist(ctx, guards, { retrieval: chat.retrieval, addCandidates: knowledge.knowledge.addCandidates })
-  const emailChannel = wireEmailChannel(ctx, guards, { bots: bots.service, botsRepo, chat: chat.service, email })
+  const emailChannel = wireEmailChannel(ctx, guards, { bots: bots.service, botsRepo, chat: chat.service, email, attachments: attachments.service })
   const widget = wireWidget(ctx, {
     repo: widgetRepo,
     bots: botsRepo,

@@ -20501,6 +20501,11 @@ export interface operations {
                                 name: string;
                                 type: string;
                                 size: number;
+                                /**
+                                 * Format: uuid
+                                 * @description stored with the message (an accepted type within the caps): GET /attachments/{id}; absent: listed only
+                                 */
+                                attachment_id?: string;
                             }[];
                             draft: string | null;
                             reply: string | null;
@@ -20606,6 +20611,11 @@ export interface operations {
                                 name: string;
                                 type: string;
                                 size: number;
+                                /**
+                                 * Format: uuid
+                                 * @description stored with the message (an accepted type within the caps): GET /attachments/{id}; absent: listed only
+                                 */
+                                attachment_id?: string;
                             }[];
                             draft: string | null;
                             /** Format: date-time */

@@ -86,6 +86,21 @@ export function createAttachmentsRepo(db: Db) {
         .execute()
     },
 
+    /** Those of `ids` that are still this session's and unsent (a retried mail's files, stored by its first attempt). */
+    async unsent(tenantId: string, sessionId: string, ids: readonly string[]): Promise<string[]> {
+      if (!ids.length) return []
+      const rows = await db
+        .selectFrom('attachments')
+        .select('id')
+        .where('tenant_id', '=', tenantId)
+        .where('session_id', '=', sessionId)
+        .where('id', 'in', [...ids])
+        .where('message_id', 'is', null)
+        .execute()
+      const left = new Set(rows.map((r) => r.id))
+      return ids.filter((id) => left.has(id))
+    },
+
     async release(tenantId: string, messageId: string): Promise<void> {
       await db.updateTable('attachments').set({ message_id: null }).where('tenant_id', '=', tenantId).where('message_id', '=', messageId).execute()
     },

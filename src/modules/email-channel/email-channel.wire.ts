@@ -5,6 +5,7 @@ import type { Guards } from '../../http/auth.js'
 import { decryptOrNull } from '../../lib/crypto.js'
 import { createRateLimitStore, rateLimitMessage } from '../../http/rate-limit.js'
 import { AppError, notFound } from '../../lib/errors.js'
+import type { AttachmentsService } from '../attachments/attachments.service.js'
 import type { BotsRepo } from '../bots/bots.repo.js'
 import type { BotRow } from '../bots/bots.service.js'
 import type { ChatService } from '../chat/chat.service.js'
@@ -73,6 +74,8 @@ export function wireEmailChannel(
     botsRepo: Pick<BotsRepo, 'find'>
     chat: Pick<ChatService, 'runTurn' | 'createSession' | 'getSession' | 'escalate'>
     email: Pick<EmailService, 'queue'>
+    /** the attachments module: a mail's files stored with its message (issue 54) */
+    attachments?: Pick<AttachmentsService, 'storeMailFiles' | 'unsent'>
   },
 ) {
   const { db, clock, cipher, config, queue } = ctx
@@ -80,7 +83,7 @@ export function wireEmailChannel(
   const service = createEmailChannelService({ db, clock, cipher, queue, repo, config, bots: deps.bots, email: deps.email, admit: inboundRate(ctx) })
   const key = senderKey(config)
   const turns = createEmailTurns(
-    { db, clock, cipher, repo, chat: deps.chat, bots: deps.botsRepo, email: deps.email, config },
+    { db, clock, cipher, repo, chat: deps.chat, bots: deps.botsRepo, email: deps.email, config, attachments: deps.attachments },
     {
       sender: (a) => senderHash(key, a),
       mailbox: (a) => mailboxHash(key, a),
