@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { FakeLlm } from './fakes/fake-llm.js'
 import { appWithFakeLlm, type TestApp } from './helpers/app.js'
-import { makePng } from './helpers/attachments.js'
+import { makePng, widgetSession } from './helpers/attachments.js'
 import { callsSince, isAnswer, REFUNDS_MD, withDocs } from './helpers/chat.js'
 import { newMessageId } from './helpers/email.js'
 import { createTenant, uniqueEmail, type Tenant } from './helpers/factories.js'
@@ -11,7 +11,8 @@ import { makePdf } from './fixtures/files.js'
 /**
  * An inbound mail's attachments (issue 54, contract "Attachments": E-mail): those of the accepted types within the
  * caps are stored with its message, so the model sees them in the turn and the team in the thread; the rest are
- * listed by name and size only. Typed by their bytes, stripped of metadata, as a widget upload is.
+ * listed by name and size only. Typed by their bytes, stripped of metadata, as a widget upload is. And an
+ * operator's files on a reply (beyond the contract, docs/attachments.md): to the widget and by e-mail.
  */
 
 vi.setConfig({ hookTimeout: 600_000, testTimeout: 300_000 })
@@ -125,5 +126,85 @@ describe('an inbound mail with attachments', () => {
     // another workspace does not see it
     const other = await createTenant(t)
     expect((await fetch(`${t.url}/attachments/${stored['error.png']}`, { headers: { authorization: `Bearer ${other.token}` } })).status).toBe(404)
+  })
+})
+
+/** POST /escalations/{id}/attachments with one file, as a member. */
+async function operatorUpload(owner: Tenant, ticketId: string, bytes: Uint8Array, name: string) {
+  const form = new FormData()
+  form.append('file', new Blob([new Uint8Array(bytes)], { type: 'application/octet-stream' }), name)
+  return owner.api.post(`/escalations/${ticketId}/attachments`, form)
+}
+
+describe("an operator's files on a reply", () => {
+  it('reach the visitor in the widget (history and download), stay in the bot scope, and are checked as uploads are', async () => {
+    const owner = await createTenant(t)
+    const api = t.api()
+    const sid = await widgetSession(api, owner.bot.public_id)
+    const esc = await api.post(`/widget/escalate?bot_id=${owner.bot.public_id}&session_id=${sid}`, {})
+    expect(esc.status, esc.text).toBe(200)
+    const ticket = (await owner.api.get('/escalations')).body.tickets.find((x: { ticket_number: string }) => x.ticket_number === esc.body.ticket_number)
+
+    const up = await operatorUpload(owner, ticket.id, makePng({ width: 5, height: 5, meta: GPS }), 'steps.png')
+    expect(up.status, up.text).toBe(201)
+    expect(up.body).toMatchObject({ name: 'steps.png', content_type: 'image/png', kind: 'image' })
+    // the same type checks as a visitor's, and another workspace's ticket is not found
+    expect((await operatorUpload(owner, ticket.id, Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"/>'), 'x.svg')).status).toBe(415)
+    expect((await operatorUpload(owner, ticket.id, makePng({ padBytes: 100 * 1024 }), 'big.png')).status).toBe(413)
+    const other = await createTenant(t)
+    expect((await operatorUpload(other, ticket.id, makePng(), 'a.png')).status).toBe(404)
+
+    // a note cannot carry files; a reply of files alone can
+    const note = await owner.api.post(`/escalations/${ticket.id}/messages`, { content: 'see file', internal: true, attachment_ids: [up.body.id] })
+    expect(note.status, note.text).toBe(422)
+    const sent = await owner.api.post(`/escalations/${ticket.id}/messages`, { content: '', attachment_ids: [up.body.id] })
+    expect(sent.status, sent.text).toBe(201)
+    expect(sent.body.attachments).toEqual([up.body])
+    // sent once
+    expect((await owner.api.post(`/escalations/${ticket.id}/messages`, { content: 'again', attachment_ids: [up.body.id] })).status).toBe(422)
+
+    const history = await api.get(`/widget/history?bot_id=${owner.bot.public_id}&session_id=${sid}`)
+    const mine = history.body.messages.find((m: { from_operator: boolean }) => m.from_operator)
+    expect(mine.attachments).toEqual([up.body])
+    const file = await fetch(`${t.url}/widget/attachments/${up.body.id}?bot_id=${owner.bot.public_id}&session_id=${sid}`)
+    expect(file.status).toBe(200)
+    expect(Buffer.from(await file.arrayBuffer()).includes('GPSLatitude')).toBe(false)
+    // the team's thread shows it under the operator's message
+    const detail = await owner.api.get(`/escalations/${ticket.id}`)
+    expect(detail.body.transcript.find((m: { role: string; attachments: unknown[] }) => m.attachments.length)?.attachments).toEqual([up.body])
+  })
+
+  it('reach an e-mail customer as attachments of the reply mail', async () => {
+    const owner = await createTenant(t)
+    const ch = await emailBot(owner)
+    const from = uniqueEmail('mailfiles')
+    // nothing in the knowledge: the mail is handed to a person, the sender told the ticket number
+    const r = await fetch(ch.inbound_url, {
+      method: 'POST',
+      headers: { 'content-type': 'message/rfc822' },
+      body: mailWith({ to: ch.inbound_address, from, text: 'Where is the setup guide for the zebracorn model?', parts: [] }),
+    })
+    expect(r.status).toBe(202)
+    const item = await until(
+      'the mail handled',
+      async () => {
+        const l = await owner.api.get(`/bots/${owner.bot.id}/email/messages?limit=10`)
+        const m = l.body.items[0]
+        return m && m.status !== 'queued' ? m : null
+      },
+      120_000,
+    )
+    expect(item.ticket_number, JSON.stringify(item)).toMatch(/^ESC-/)
+    const ticket = (await owner.api.get('/escalations')).body.tickets.find((x: { ticket_number: string }) => x.ticket_number === item.ticket_number)
+    const pdf = Buffer.from(await makePdf({ pages: 1, marker: 'guide' }))
+    const up = await operatorUpload(owner, ticket.id, pdf, 'setup-guide.pdf')
+    expect(up.status, up.text).toBe(201)
+    const sent = await owner.api.post(`/escalations/${ticket.id}/messages`, { content: 'Here is the guide.', attachment_ids: [up.body.id] })
+    expect(sent.status, sent.text).toBe(201)
+    const mail = await until('the reply mailed', async () => t.smtp.to(from).find((m) => m.raw.text?.includes('Here is the guide.')) ?? null, 60_000)
+    expect(mail.raw.text).toContain('Here is the guide.')
+    const att = mail.raw.attachments.find((a) => a.filename === 'setup-guide.pdf')
+    expect(att?.contentType).toBe('application/pdf')
+    expect(Buffer.compare(att!.content, pdf)).toBe(0)
   })
 })

@@ -113,6 +113,18 @@ export function createAttachmentsService(deps: {
       }
       return stored
     },
+    /** An operator's file for their reply (issue 54): the ticket's conversation, within the member's bots (404 otherwise). */
+    async operatorUpload(tenantId: string, ticketId: string, scope: BotScope, file: { filename: string | undefined; bytes: Uint8Array }) {
+      const t = await repo.ticketSession(tenantId, ticketId, scope)
+      if (!t) throw notFound('Ticket not found')
+      if (!t.session_id || !t.bot_id) throw new AppError(409, 'no_conversation', 'This ticket has no conversation', { coded: true })
+      return store(tenantId, t.bot_id, t.session_id, file)
+    },
+    /** The files these messages sent, decrypted, as a mail attaches them (the mailer reads them when it sends). */
+    async mailAttachments(tenantId: string, messageIds: readonly string[]) {
+      const rows = await repo.filesOfMessages(tenantId, messageIds)
+      return rows.map((r) => ({ filename: r.name, contentType: r.content_type, content: files.open(r.data) }))
+    },
     /** The file for the visitor (their session) or a member (bots in scope); 404 otherwise. */
     async file(tenantId: string, id: string, where: { sessionId: string } | { scope: BotScope }) {
       const row = await repo.findFile(tenantId, id, where)
