@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { startFakeLlm, type FakeLlm } from './fakes/fake-llm.js'
 import { startApp, type TestApp } from './helpers/app.js'
 import { makeJpeg, makePng, uploadAttachment, widgetChat, widgetSession } from './helpers/attachments.js'
@@ -10,6 +10,9 @@ import { makePdf, makeZipBombDocx } from './fixtures/files.js'
  * Attachments (issue 54, contract "Attachments"): a visitor's files typed by their bytes, stripped of metadata,
  * refused when hostile, claimed once by a message, and given to the model as image parts or as text.
  */
+
+// a loaded machine (the suite's other files, four engineers) makes a turn with a model's refusal take over 30 s
+vi.setConfig({ testTimeout: 120_000 })
 
 let t: TestApp
 let fake: FakeLlm

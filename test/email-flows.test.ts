@@ -183,7 +183,8 @@ describe('hand-off and people', () => {
     const [item] = await handled(owner, 1)
     expect(item).toMatchObject({ status: 'drafted', ticket_number: expect.stringMatching(/^ESC-/) })
     expect(item.draft).toMatch(/5 business days/)
-    expect(item.attachments).toEqual([{ name: 'invoice-4711.pdf', type: 'application/pdf', size: expect.any(Number) }])
+    // a PDF by its bytes: stored with the message (issue 54), so the listing carries its id
+    expect(item.attachments).toEqual([{ name: 'invoice-4711.pdf', type: 'application/pdf', size: expect.any(Number), attachment_id: expect.any(String) }])
     const tickets = await owner.api.get('/escalations')
     const ticket = tickets.body.tickets.find((x: any) => x.ticket_number === item.ticket_number)
     const facts = await owner.api.get(`/escalations/${ticket.id}/email`)

@@ -171,6 +171,7 @@ const RULES: Record<string, readonly Role[]> = {
   summarizeEscalation: TICKETS,
   getTicketEmail: TICKETS,
   getAttachment: TICKETS,
+  uploadEscalationAttachment: TICKETS,
   // saved replies: owners, admins and editors manage them, agents use them
   listSavedReplies: ['owner', 'admin', 'editor', 'agent'],
   createSavedReply: KNOWLEDGE,
@@ -211,6 +212,11 @@ const BODIES: Record<string, () => unknown> = {
   importEvalCases: () => {
     const form = new FormData()
     form.append('file', new Blob(['question,expected_outcome\nMatrix?,answered\n']), 'cases.csv')
+    return form
+  },
+  uploadEscalationAttachment: () => {
+    const form = new FormData()
+    form.append('file', new Blob(['A log the operator attaches.'], { type: 'text/plain' }), 'log.txt')
     return form
   },
   uploadDocument: () => {

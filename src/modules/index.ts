@@ -95,6 +95,8 @@ export function wireModules(ctx: AppContext): Modules {
     events,
     audit,
     onOperatorMessage: (tenantId, m, trx) => escalations.service.queueReplyMail(tenantId, m, trx),
+    // an operator's files claimed by their reply (the attachments module is wired later; reached when called)
+    operatorFiles: { claim: (tenantId, sessionId, ids, messageId, trx) => attachments.operatorFiles.claim(tenantId, sessionId, ids, messageId, trx) },
     // a message sent from a suggested reply counts it as used (assist is wired after the chat, whose retrieval it uses)
     onSuggestionUsed: (tenantId, u, trx) => assist.service.used(tenantId, u, trx),
     translateForVisitor: languages.translateForVisitor,
@@ -146,6 +148,7 @@ export function wireModules(ctx: AppContext): Modules {
     email,
     keepDraft: assist.service.keepBotDraft,
     postAsMember: live.service.postMessage,
+    attachments: attachments.service,
   })
   const widget = wireWidget(ctx, {
     repo: widgetRepo,
@@ -227,7 +230,7 @@ export function wireModules(ctx: AppContext): Modules {
       dashboardRoutes(),
     ],
     jobs: [
-      ...emailJobs({ cipher, mailer: ctx.mailer }),
+      ...emailJobs({ cipher, mailer: ctx.mailer, files: (tenantId, ids) => attachments.service.mailAttachments(tenantId, ids) }),
       ...urlSources.jobs,
       ...documents.jobs,
       ...chat.jobs,

@@ -126,6 +126,8 @@ export function createClient(apiBase: string, botId: string) {
         { trigger: 'user_request', user_note: note || undefined },
       ),
     typing: (sessionId: string, on: boolean) => call<unknown>('POST', '/widget/typing', { session_id: sessionId }, { on }),
+    /** A file of the conversation, as a download (GET /widget/attachments/{id}): the visitor's own or a person's. */
+    fileUrl: (sessionId: string, id: string) => url(`/widget/attachments/${encodeURIComponent(id)}`, { session_id: sessionId }),
     /** The session's live event stream, for an EventSource. */
     eventsUrl: (sessionId: string) => url('/widget/events', { session_id: sessionId }),
     /** A file for the conversation (typed by the service from its bytes): its stored form, or an ApiError (413, 415). */

@@ -1,3 +1,4 @@
+import type { Attached } from './attachments.js'
 import type { Client } from './api.js'
 import type { Availability } from './availability.js'
 import { fill, type UiLabels } from './labels.js'
@@ -20,6 +21,8 @@ export interface LiveChatHost {
   lx(): LiveLabels
   addMessage(role: 'operator', content: string, id: string, author: string | null | undefined): HTMLElement
   addSystem(text: string): HTMLElement
+  /** A message's files, as downloads */
+  addFiles(el: HTMLElement, files: Attached[] | undefined): void
   announce(text: string): void
   markRead(): void
   setEnded(value: boolean): void
@@ -69,7 +72,7 @@ export function createLiveChat(host: LiveChatHost) {
     if (!s) return
     try {
       for (const m of (await host.client.history(s.id)).messages) {
-        if (m.from_operator && !shown(m.id)) host.addMessage('operator', m.content, m.id, m.author_name)
+        if (m.from_operator && !shown(m.id)) host.addFiles(host.addMessage('operator', m.content, m.id, m.author_name), m.attachments)
       }
       host.markRead()
     } catch {
@@ -90,8 +93,11 @@ export function createLiveChat(host: LiveChatHost) {
       // the visitor's own messages are on screen already; a bot answer comes with its own stream
       if (e.role === 'user' || !e.from_operator || shown(e.id)) return
       host.typingEl.hidden = true
-      host.addMessage('operator', e.content, e.id, e.author_name)
-      host.announce(`${e.author_name ? fill(host.lx().operator_suffix, { name: e.author_name }) : host.ui().operator}: ${e.content}`)
+      host.addFiles(host.addMessage('operator', e.content, e.id, e.author_name), e.attachments)
+      const names = (e.attachments ?? []).map((f) => f.name).join(', ')
+      host.announce(
+        `${e.author_name ? fill(host.lx().operator_suffix, { name: e.author_name }) : host.ui().operator}: ${[e.content, names].filter(Boolean).join(' ')}`,
+      )
       host.markRead()
     }
   }

@@ -1,3 +1,4 @@
+import type { Attached } from './attachments.js'
 import { FALLBACK_LABELS } from './labels.js'
 
 /**
@@ -17,6 +18,8 @@ export interface LiveMessage {
   from_operator?: boolean
   author_name?: string | null
   session_id?: string
+  /** a person's files sent with the message */
+  attachments?: Attached[]
 }
 
 export type LiveEvent =

@@ -452,6 +452,7 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     lx: () => lx,
     addMessage,
     addSystem,
+    addFiles,
     announce,
     markRead,
     setEnded,
@@ -492,10 +493,12 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     )
   }
 
-  /** The files under a visitor's message: their names (the team and the model see the files themselves). */
+  /** The files under a message (the visitor's or a person's), each a download of the conversation's file. */
   function addFiles(el: HTMLElement, sent: Attached[] | undefined): void {
     if (!sent?.length) return
-    el.append(h('ul', { class: 'files' }, ...sent.map((f) => h('li', {}, `📎 ${f.name}`))))
+    const link = (f: Attached) =>
+      session ? h('a', { href: client.fileUrl(session.id, f.id), download: f.name, target: '_blank', rel: 'noopener' }, `📎 ${f.name}`) : `📎 ${f.name}`
+    el.append(h('ul', { class: 'files' }, ...sent.map((f) => h('li', {}, link(f)))))
   }
 
   async function turn(text: string, mayRetrySession: boolean, attachmentIds: string[] = []): Promise<void> {

@@ -698,6 +698,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/escalations/{ticket_id}/attachments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description An operator's file for a reply (multipart field `file`), checked as a visitor's is: PNG, JPEG, WebP, GIF, PDF, DOCX or plain text (others 415), at most 10 MB (413), image metadata removed. Send it with the reply: `attachment_ids` of POST /escalations/{ticket_id}/messages. The member's bots only (404 otherwise). */
+        post: operations["uploadEscalationAttachment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/widget/attachments/{id}": {
         parameters: {
             query?: never;
@@ -7626,6 +7643,171 @@ export interface operations {
             };
         };
     };
+    uploadEscalationAttachment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                ticket_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /** Format: binary */
+                    file: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        id: string;
+                        name: string;
+                        content_type: string;
+                        size: number;
+                        kind: "image" | "document";
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: string;
+                    } | {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+        };
+    };
     widgetGetAttachment: {
         parameters: {
             query: {
@@ -11782,6 +11964,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description may be empty when `attachment_ids` are sent (a reply of files alone) */
                     content: string;
                     /**
                      * @description a note for the team only: never reaches the visitor
@@ -11790,6 +11973,8 @@ export interface operations {
                     internal: boolean;
                     /** Format: uuid */
                     suggestion_id?: string;
+                    /** @description files uploaded to this ticket (POST /escalations/{ticket_id}/attachments) and not yet sent; not with internal */
+                    attachment_ids?: string[];
                     /** @description send the workspace model's translation into the session's language (#40); the original stays with the team as a note beside it. 409 visitor_language_unknown before the language is known, 502 translation_failed (nothing sent) */
                     translate?: boolean;
                 };
@@ -11814,6 +11999,14 @@ export interface operations {
                         content: string;
                         /** Format: date-time */
                         created_at: string;
+                        attachments?: {
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            content_type: string;
+                            size: number;
+                            kind: "image" | "document";
+                        }[];
                         mailed_at?: string | null;
                         original?: string;
                         language?: string;
@@ -11896,6 +12089,13 @@ export interface operations {
                             msg: string;
                             type: string;
                         }[];
+                    } | {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
                     };
                 };
             };
@@ -20679,6 +20879,11 @@ export interface operations {
                                 name: string;
                                 type: string;
                                 size: number;
+                                /**
+                                 * Format: uuid
+                                 * @description stored with the message (an accepted type within the caps): GET /attachments/{id}; absent: listed only
+                                 */
+                                attachment_id?: string;
                             }[];
                             draft: string | null;
                             reply: string | null;
@@ -20784,6 +20989,11 @@ export interface operations {
                                 name: string;
                                 type: string;
                                 size: number;
+                                /**
+                                 * Format: uuid
+                                 * @description stored with the message (an accepted type within the caps): GET /attachments/{id}; absent: listed only
+                                 */
+                                attachment_id?: string;
                             }[];
                             draft: string | null;
                             /** Format: date-time */

@@ -96,7 +96,10 @@ export function fileSize(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(1)} MB`
 }
 
-/** An e-mail ticket's attachments, by name and size, from the mails of its thread (GET /escalations/{id}/email). */
+/**
+ * An e-mail ticket's attachments, by name and size, from the mails of its thread (GET /escalations/{id}/email): those
+ * stored with their message open as downloads (they are in the thread too); the rest are listed only.
+ */
 function MailAttachments({ t }: { t: Ticket }) {
   const q = useQuery({
     queryKey: ['ticket-email', t.id],
@@ -118,7 +121,17 @@ function MailAttachments({ t }: { t: Ticket }) {
         <ul className="attachments" aria-label="Attachments">
           {files.map((f) => (
             <li key={f.key}>
-              {f.name} <span className="muted">({fileSize(f.size)})</span>
+              {f.attachment_id ? (
+                <a href={`/attachments/${f.attachment_id}`} download={f.name}>
+                  {f.name}
+                </a>
+              ) : (
+                f.name
+              )}{' '}
+              <span className="muted">
+                ({fileSize(f.size)}
+                {f.attachment_id ? ', in the thread' : ', listed only'})
+              </span>
             </li>
           ))}
         </ul>

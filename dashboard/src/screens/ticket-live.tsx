@@ -6,6 +6,7 @@ import { Badge, Button, Check, ErrorBox, fieldError, TextArea } from '../ui/kit'
 import { useTeamEvents } from '../ui/team-events'
 import { useToast, useToastDismiss } from '../ui/toast'
 import { AssistSummary, SuggestReply } from './ticket-assist'
+import { useReplyFiles } from './reply-files'
 import { useReplyPicker } from './ticket-reply-picker'
 import { clockTime, Thread, type ThreadLine } from './ticket-thread'
 
@@ -72,6 +73,8 @@ export function LiveChat({ t }: { t: Ticket }) {
   const typing = useTypingSignal(t.id)
   const area = useRef<HTMLTextAreaElement>(null)
   const picker = useReplyPicker({ t, text, setText, area })
+  // the reply's files (not a note's): uploaded as they are picked, sent as attachment_ids
+  const files = useReplyFiles(t.id)
   const dismissToast = useToastDismiss()
   // a "resolved" toast is no longer true once the ticket is reopened (the visitor wrote again)
   useEffect(() => {
@@ -98,6 +101,7 @@ export function LiveChat({ t }: { t: Ticket }) {
         from_operator: Boolean(e.from_operator),
         author_name: e.author_name ?? null,
         internal: Boolean(e.internal),
+        ...(Array.isArray(e.attachments) ? { attachments: e.attachments } : {}),
       })
       if (e.role === 'user') {
         setVisitorTyping(false)
@@ -139,6 +143,7 @@ export function LiveChat({ t }: { t: Ticket }) {
             internal,
             ...(suggestionId && !internal ? { suggestion_id: suggestionId } : {}),
             ...(translate && !internal && t.language ? { translate: true } : {}),
+            ...(!internal && files.ids.length ? { attachment_ids: files.ids } : {}),
           },
         }),
       ),
@@ -146,6 +151,7 @@ export function LiveChat({ t }: { t: Ticket }) {
       typing.stop()
       setText('')
       setSuggestionId(null)
+      files.clear()
       add({ ...m, internal: m.internal })
       if (m.mailed_at && byEmail) toast(`Mailed to ${t.user_email} at ${clockTime(m.mailed_at)}`, 'ok')
     },
@@ -189,6 +195,8 @@ export function LiveChat({ t }: { t: Ticket }) {
   if (!sid) return null
   const err = fieldError(send.error, 'content') ?? fieldError(resolve.error, 'resolution_text')
   const resolvable = !internal && t.status !== 'resolved'
+  // a reply may be files alone; nothing goes while a file is still uploading
+  const sendable = !files.uploading && (Boolean(text.trim()) || (!internal && files.ids.length > 0))
   return (
     <section className="card live-chat" aria-labelledby="live-chat-title">
       <div className="row live-head">
@@ -213,7 +221,7 @@ export function LiveChat({ t }: { t: Ticket }) {
           className={internal ? 'composer composer-note' : 'composer'}
           onSubmit={(e) => {
             e.preventDefault()
-            if (text.trim()) send.mutate()
+            if (sendable) send.mutate()
           }}
           noValidate
         >
@@ -240,7 +248,7 @@ export function LiveChat({ t }: { t: Ticket }) {
             onBlur={() => picker.close()}
             onKeyDown={(e) => {
               if (picker.onKey(e)) return
-              if (e.key === 'Enter' && (e.ctrlKey || e.metaKey) && text.trim()) {
+              if (e.key === 'Enter' && (e.ctrlKey || e.metaKey) && sendable) {
                 e.preventDefault()
                 send.mutate()
               }
@@ -248,6 +256,7 @@ export function LiveChat({ t }: { t: Ticket }) {
             error={err}
           />
           {picker.list}
+          {!internal && files.node}
           {!internal && (
             <SuggestReply
               ticketId={t.id}
@@ -279,7 +288,7 @@ export function LiveChat({ t }: { t: Ticket }) {
           />
           <ErrorBox error={(send.error ?? resolve.error) && !err ? (send.error ?? resolve.error) : null} />
           <div className="row">
-            <Button type="submit" variant="primary" busy={send.isPending} disabled={!text.trim()}>
+            <Button type="submit" variant="primary" busy={send.isPending} disabled={!sendable}>
               {internal ? 'Add note' : 'Send'}
             </Button>
             {resolvable && (

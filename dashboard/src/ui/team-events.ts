@@ -12,6 +12,8 @@ export type TeamEvent =
       from_operator?: boolean
       author_name?: string | null
       internal?: boolean
+      /** an operator's files sent with the message (issue 54) */
+      attachments?: { id: string; name: string; content_type: string; size: number; kind: 'image' | 'document' }[]
     }
   | { type: 'owner'; session_id: string; owner: 'bot' | 'queue' | 'human' | 'closed'; assignee_name: string | null }
   | { type: 'typing'; session_id: string; from: 'visitor' | 'operator'; on: boolean }

@@ -13,6 +13,8 @@ export interface EmailAttachment {
   name: string
   type: string
   size: number
+  /** stored as an attachment of the mail's message (issue 54): GET /attachments/{id}; absent: listed only */
+  attachment_id?: string
 }
 
 export interface EmailChannelsTable {

@@ -20,7 +20,16 @@ export interface AttachmentsPort {
   byMessages(tenantId: string, messageIds: readonly string[]): Promise<Map<string, AttachmentMeta[]>>
 }
 
-/** Messages (with their ids), each of a visitor's with the files it sent, without the ids (a ticket's thread). */
+/** Messages (with their ids), each with the files it sent (a visitor's or an operator's), without the ids (a ticket's thread). */
+/** What the live module reaches the attachments module through: an operator's files claimed by their reply (issue 54). */
+export interface OperatorFilesPort {
+  /**
+   * Gives the operator's message `messageId` the conversation's unsent files among `ids`, in the reply's
+   * transaction; all of them or a 422 attachments_unavailable (nothing claimed: the transaction rolls back).
+   */
+  claim(tenantId: string, sessionId: string, ids: readonly string[], messageId: string, trx: unknown): Promise<AttachmentMeta[]>
+}
+
 export async function withFiles<M extends { id: string; role: string }>(
   port: Pick<AttachmentsPort, 'byMessages'> | undefined,
   tenantId: string,
@@ -29,7 +38,7 @@ export async function withFiles<M extends { id: string; role: string }>(
   const files = port
     ? await port.byMessages(
         tenantId,
-        messages.filter((m) => m.role === 'user').map((m) => m.id),
+        messages.map((m) => m.id),
       )
     : new Map<string, AttachmentMeta[]>()
   return messages.map(({ id, ...m }) => ({ ...m, attachments: files.get(id) ?? [] }))

@@ -73,9 +73,9 @@ export function createAttachmentsRepo(db: Db) {
      * Gives the message `messageId` the session's unused attachments among `ids`, at most once (a second message
      * naming them gets none): their metadata, text and, for images, the encrypted bytes, in no particular order.
      */
-    claim(tenantId: string, sessionId: string, ids: readonly string[], messageId: string) {
+    claim(tenantId: string, sessionId: string, ids: readonly string[], messageId: string, trx: Db = db) {
       if (!ids.length) return Promise.resolve([])
-      return db
+      return trx
         .updateTable('attachments')
         .set({ message_id: messageId })
         .where('tenant_id', '=', tenantId)
@@ -83,6 +83,45 @@ export function createAttachmentsRepo(db: Db) {
         .where('id', 'in', [...ids])
         .where('message_id', 'is', null)
         .returning([...META, 'text', sql<Uint8Array | null>`CASE WHEN kind = 'image' THEN data END`.as('data')])
+        .execute()
+    },
+
+    /** Those of `ids` that are still this session's and unsent (a retried mail's files, stored by its first attempt). */
+    async unsent(tenantId: string, sessionId: string, ids: readonly string[]): Promise<string[]> {
+      if (!ids.length) return []
+      const rows = await db
+        .selectFrom('attachments')
+        .select('id')
+        .where('tenant_id', '=', tenantId)
+        .where('session_id', '=', sessionId)
+        .where('id', 'in', [...ids])
+        .where('message_id', 'is', null)
+        .execute()
+      const left = new Set(rows.map((r) => r.id))
+      return ids.filter((id) => left.has(id))
+    },
+
+    /** A ticket's conversation and bot, within the member's bots; undefined otherwise (an operator's upload). */
+    ticketSession(tenantId: string, ticketId: string, scope: BotScope) {
+      return db
+        .selectFrom('escalation_tickets')
+        .select(['session_id', 'bot_id'])
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', ticketId)
+        .$if(scope !== null, (q) => q.where('bot_id', 'in', scopeIds(scope!)))
+        .executeTakeFirst()
+    },
+
+    /** The files (with their encrypted bytes) these messages sent, in upload order: a mail carries them. */
+    filesOfMessages(tenantId: string, messageIds: readonly string[]) {
+      if (!messageIds.length) return Promise.resolve([])
+      return db
+        .selectFrom('attachments')
+        .select(['name', 'content_type', 'data'])
+        .where('tenant_id', '=', tenantId)
+        .where('message_id', 'in', [...messageIds])
+        .orderBy('created_at')
+        .orderBy('id')
         .execute()
     },
 

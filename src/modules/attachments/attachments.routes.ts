@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { bearerSecurity, scopeOf, type Guards } from '../../http/auth.js'
 import { rateLimits } from '../../http/rate-limit.js'
-import { ErrorBody, RateLimitBody, commonErrors } from '../../http/schemas.js'
+import { ErrorBody, RateLimitBody, Uuid, commonErrors } from '../../http/schemas.js'
 import { AppError, ValidationError } from '../../lib/errors.js'
 import type { BotRow } from '../bots/bots.service.js'
 import { contentDisposition } from './attachments.fns.js'
@@ -71,19 +71,33 @@ export const attachmentsRoutes =
         const bot = await visitor.botFor(req, reply, req.query.bot_id)
         const session = await visitor.session(bot, req.query.session_id)
         if (session.owner === 'closed') throw new AppError(409, 'session_closed', 'This chat has ended; start a new session', { coded: true })
-        if (!req.isMultipart()) throw new ValidationError(['body', 'file'], 'Field required', 'missing')
-        let bytes: Buffer
-        let filename: string | undefined
-        try {
-          const file = await req.file()
-          if (!file || file.fieldname !== 'file') throw new ValidationError(['body', 'file'], 'Field required', 'missing')
-          filename = file.filename
-          bytes = await file.toBuffer()
-        } catch (err) {
-          throw uploadError(err, maxBytes)
-        }
+        const { filename, bytes } = await readFile(req, maxBytes)
         const meta = await attachments.upload(bot.tenant_id, bot.id, req.query.session_id, { filename, bytes })
         return reply.code(201).send(meta)
+      },
+    )
+
+    app.post(
+      '/escalations/:ticket_id/attachments',
+      {
+        preHandler: deps.guards.can('tickets'),
+        preValidation: async (req) => {
+          ;(req as { body?: unknown }).body = { file: '' }
+        },
+        schema: {
+          tags: ['attachments'],
+          security: bearerSecurity,
+          operationId: 'uploadEscalationAttachment',
+          description: `An operator's file for a reply (multipart field \`file\`), checked as a visitor's is: PNG, JPEG, WebP, GIF, PDF, DOCX or plain text (others 415), at most ${Math.round(maxBytes / 1048576)} MB (413), image metadata removed. Send it with the reply: \`attachment_ids\` of POST /escalations/{ticket_id}/messages. The member's bots only (404 otherwise).`,
+          consumes: ['multipart/form-data'],
+          params: Type.Object({ ticket_id: Uuid }),
+          body: Type.Object({ file: Type.String({ format: 'binary' }) }),
+          response: { 201: AttachmentMetaSchema, ...commonErrors, ...errors },
+        },
+      },
+      async (req, reply) => {
+        const file = await readFile(req, maxBytes)
+        return reply.code(201).send(await attachments.operatorUpload(req.tenantId!, req.params.ticket_id, scopeOf(req), file))
       },
     )
 
@@ -122,6 +136,18 @@ export const attachmentsRoutes =
       async (req, reply) => sendFile(reply, await attachments.file(req.tenantId!, req.params.id, { scope: scopeOf(req) }), false),
     )
   }
+
+/** The one multipart file of an upload, cut at the limit while it streams (never buffered past it). */
+async function readFile(req: FastifyRequest, maxBytes: number): Promise<{ filename: string | undefined; bytes: Buffer }> {
+  if (!req.isMultipart()) throw new ValidationError(['body', 'file'], 'Field required', 'missing')
+  try {
+    const file = await req.file()
+    if (!file || file.fieldname !== 'file') throw new ValidationError(['body', 'file'], 'Field required', 'missing')
+    return { filename: file.filename, bytes: await file.toBuffer() }
+  } catch (err) {
+    throw uploadError(err, maxBytes)
+  }
+}
 
 /** Multipart failures in the contract's words: too large 413, anything else unreadable 422. */
 function uploadError(err: unknown, maxBytes: number): Error {

@@ -56,37 +56,75 @@ export function createAttachmentsService(deps: {
     return redactMessage(bounded, await deps.piiTypes(tenantId), deps.cipher).text
   }
 
+  async function store(tenantId: string, botId: string, sessionId: string, file: { filename: string | undefined; bytes: Uint8Array }): Promise<AttachmentMeta> {
+    let bytes = file.bytes
+    if (bytes.length > settings.maxBytes) throw tooLarge(`The file is larger than ${Math.round(settings.maxBytes / 1048576)} MB`)
+    const s = sniffAttachment(bytes)
+    if (!s.ok) throw unsupported(s.why)
+    if (s.kind === 'image') {
+      // a bomb: the header's size is checked before anything could decode it
+      if (s.width < 1 || s.height < 1) throw unsupported('an image without a size')
+      if (s.width * s.height > settings.maxPixels) {
+        throw new AppError(413, 'image_too_large', `The image is too large (${s.width} x ${s.height} pixels)`, { coded: true })
+      }
+      const stripped = stripImageMetadata(bytes, s.contentType)
+      if (!stripped) throw unsupported('a damaged image')
+      bytes = stripped
+    } else if (s.contentType === DOCX_TYPE) {
+      const zip = await checkDocxZip(bytes, settings.zip)
+      if (!zip.ok && zip.why === 'too_large') throw tooLarge('The document expands to too much data')
+      if (!zip.ok) throw unsupported(zip.why === 'not_docx' ? 'a zip archive that is not a Word document' : 'a damaged zip archive')
+    }
+    if ((await repo.countForSession(tenantId, sessionId)) >= settings.perSession) {
+      throw new AppError(429, 'attachment_limit', `This conversation already has ${settings.perSession} files`, { coded: true })
+    }
+    const text = s.kind === 'document' ? await documentText(tenantId, s.contentType, bytes) : null
+    const fallback = s.kind === 'image' ? `image.${s.contentType.slice(6)}` : 'document'
+    const meta: AttachmentMeta = { id: randomUUID(), name: cleanName(file.filename, fallback), content_type: s.contentType, size: bytes.length, kind: s.kind }
+    await repo.insert(tenantId, { ...meta, botId, sessionId, data: files.seal(bytes), text, createdAt: deps.clock.now() })
+    return meta
+  }
+
   return {
     /** A visitor's file: typed by its bytes, refused when not accepted or a bomb, metadata stripped, stored encrypted. */
-    async upload(tenantId: string, botId: string, sessionId: string, file: { filename: string | undefined; bytes: Uint8Array }): Promise<AttachmentMeta> {
-      let bytes = file.bytes
-      if (bytes.length > settings.maxBytes) throw tooLarge(`The file is larger than ${Math.round(settings.maxBytes / 1048576)} MB`)
-      const s = sniffAttachment(bytes)
-      if (!s.ok) throw unsupported(s.why)
-      if (s.kind === 'image') {
-        // a bomb: the header's size is checked before anything could decode it
-        if (s.width < 1 || s.height < 1) throw unsupported('an image without a size')
-        if (s.width * s.height > settings.maxPixels) {
-          throw new AppError(413, 'image_too_large', `The image is too large (${s.width} x ${s.height} pixels)`, { coded: true })
-        }
-        const stripped = stripImageMetadata(bytes, s.contentType)
-        if (!stripped) throw unsupported('a damaged image')
-        bytes = stripped
-      } else if (s.contentType === DOCX_TYPE) {
-        const zip = await checkDocxZip(bytes, settings.zip)
-        if (!zip.ok && zip.why === 'too_large') throw tooLarge('The document expands to too much data')
-        if (!zip.ok) throw unsupported(zip.why === 'not_docx' ? 'a zip archive that is not a Word document' : 'a damaged zip archive')
-      }
-      if ((await repo.countForSession(tenantId, sessionId)) >= settings.perSession) {
-        throw new AppError(429, 'attachment_limit', `This conversation already has ${settings.perSession} files`, { coded: true })
-      }
-      const text = s.kind === 'document' ? await documentText(tenantId, s.contentType, bytes) : null
-      const fallback = s.kind === 'image' ? `image.${s.contentType.slice(6)}` : 'document'
-      const meta: AttachmentMeta = { id: randomUUID(), name: cleanName(file.filename, fallback), content_type: s.contentType, size: bytes.length, kind: s.kind }
-      await repo.insert(tenantId, { ...meta, botId, sessionId, data: files.seal(bytes), text, createdAt: deps.clock.now() })
-      return meta
+    upload(tenantId: string, botId: string, sessionId: string, file: { filename: string | undefined; bytes: Uint8Array }): Promise<AttachmentMeta> {
+      return store(tenantId, botId, sessionId, file)
     },
-
+    /**
+     * An inbound mail's files (issue 54), each through the same checks as a widget upload (type by bytes, caps,
+     * bombs, metadata, the conversation's limit, redacted text), one at a time so that at most one file's copies
+     * are held at once. What passes is stored for the mail's conversation, unsent (the turn claims it for the
+     * mail's message); what does not is only listed (the mail's listing keeps name and size), its reason logged.
+     */
+    async storeMailFiles(
+      tenantId: string,
+      botId: string,
+      sessionId: string,
+      mailFiles: { index: number; name: string; bytes: Uint8Array }[],
+    ): Promise<{ index: number; meta: AttachmentMeta }[]> {
+      const stored: { index: number; meta: AttachmentMeta }[] = []
+      for (const f of mailFiles) {
+        try {
+          stored.push({ index: f.index, meta: await store(tenantId, botId, sessionId, { filename: f.name, bytes: f.bytes }) })
+        } catch (err) {
+          if (!(err instanceof AppError)) throw err
+          deps.log.warn({ tenant_id: tenantId, code: err.code, status: err.status }, 'mail attachment listed only')
+        }
+      }
+      return stored
+    },
+    /** An operator's file for their reply (issue 54): the ticket's conversation, within the member's bots (404 otherwise). */
+    async operatorUpload(tenantId: string, ticketId: string, scope: BotScope, file: { filename: string | undefined; bytes: Uint8Array }) {
+      const t = await repo.ticketSession(tenantId, ticketId, scope)
+      if (!t) throw notFound('Ticket not found')
+      if (!t.session_id || !t.bot_id) throw new AppError(409, 'no_conversation', 'This ticket has no conversation', { coded: true })
+      return store(tenantId, t.bot_id, t.session_id, file)
+    },
+    /** The files these messages sent, decrypted, as a mail attaches them (the mailer reads them when it sends). */
+    async mailAttachments(tenantId: string, messageIds: readonly string[]) {
+      const rows = await repo.filesOfMessages(tenantId, messageIds)
+      return rows.map((r) => ({ filename: r.name, contentType: r.content_type, content: files.open(r.data) }))
+    },
     /** The file for the visitor (their session) or a member (bots in scope); 404 otherwise. */
     async file(tenantId: string, id: string, where: { sessionId: string } | { scope: BotScope }) {
       const row = await repo.findFile(tenantId, id, where)
@@ -95,6 +133,7 @@ export function createAttachmentsService(deps: {
     },
 
     byMessages: repo.byMessages,
+    unsent: repo.unsent,
     usage: repo.usage,
     deleteExpired: (retentionDays: number) => repo.deleteExpired(deps.clock.now(), retentionDays),
   }

@@ -2,7 +2,9 @@ import type { AppContext } from '../../context.js'
 import type { Guards } from '../../http/auth.js'
 import { createFileCipher } from './attachments.crypto.js'
 import { attachmentsJobs } from './attachments.jobs.js'
-import type { AttachmentsPort } from './attachments.port.js'
+import type { Db } from '../../db/client.js'
+import { AppError } from '../../lib/errors.js'
+import type { AttachmentsPort, OperatorFilesPort } from './attachments.port.js'
 import { createAttachmentsRepo } from './attachments.repo.js'
 import { attachmentsRoutes, type WidgetVisitorPort } from './attachments.routes.js'
 import { createAttachmentsService, type ParseText } from './attachments.service.js'
@@ -47,9 +49,23 @@ export function wireAttachments(ctx: AppContext, guards: Guards, deps: { parse: 
     release: repo.release,
     byMessages: repo.byMessages,
   }
+  const operatorFiles: OperatorFilesPort = {
+    async claim(tenantId, sessionId, ids, messageId, trx) {
+      const rows = await repo.claim(tenantId, sessionId, ids, messageId, trx as Db)
+      if (rows.length !== ids.length) {
+        throw new AppError(422, 'attachments_unavailable', 'An attachment is not available: upload it to this ticket and send it once', { coded: true })
+      }
+      const byId = new Map(rows.map((r) => [r.id, r]))
+      return ids.map((id) => {
+        const r = byId.get(id)!
+        return { id: r.id, name: r.name, content_type: r.content_type, size: Number(r.size), kind: r.kind }
+      })
+    },
+  }
   return {
     service,
     port,
+    operatorFiles,
     routes: attachmentsRoutes({
       guards,
       attachments: service,

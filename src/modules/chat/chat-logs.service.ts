@@ -122,7 +122,7 @@ export function createChatLogsService(deps: {
         deps.attachments
           ? deps.attachments.byMessages(
               tenantId,
-              rows.filter((m) => m.role === 'user').map((m) => m.id),
+              rows.map((m) => m.id),
             )
           : new Map(),
       ])

@@ -95,7 +95,8 @@ export function createThreadedReplies(deps: {
         },
         trx,
       )
-      return threaded
+      // an operator's files go with the threaded mail too
+      return mail.files ? { ...threaded, files: mail.files } : threaded
     },
   }
 }

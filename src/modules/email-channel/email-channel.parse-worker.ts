@@ -27,7 +27,8 @@ parentPort?.on('message', async (task: MailTask) => {
   } catch (err) {
     reply = { id: task.id, ok: false, message: String((err as Error)?.message ?? err).slice(0, 300) }
   }
-  parentPort!.postMessage(reply)
+  // the files' bytes are moved to the main thread, not copied (each is its own buffer: mailFiles)
+  parentPort!.postMessage(reply, reply.ok && reply.mail?.files ? reply.mail.files.map((f) => f.bytes.buffer as ArrayBuffer) : [])
 })
 
 // mailparser loaded before the worker says it is ready: the pool starts a task's clock from there, so a cold start

@@ -177,7 +177,7 @@ export function parseAndSeal(raw: Buffer, hexKey: string): Promise<ParseResult> 
 }
 
 /** A stored mail (its row's `raw_enc`) opened and parsed in the worker, as parseInbound parses a raw one. */
-export async function parseStored(sealed: string, hexKey: string): Promise<InboundMail | null> {
+export async function parseStored(sealed: string, hexKey: string, stage: ParseStage = 'full'): Promise<InboundMail | null> {
   shared ??= createMailParser()
-  return (await shared({ stage: 'full', sealed, key: hexKey })).mail
+  return (await shared({ stage, sealed, key: hexKey })).mail
 }

@@ -170,6 +170,16 @@ export function createEmailChannelRepo(db: Db) {
       return trx.updateTable('email_messages').set({ session_id: sessionId }).where('tenant_id', '=', tenantId).where('id', '=', id).execute()
     },
 
+    /** An inbound message's listing, its stored files marked (issue 54). */
+    async setAttachments(tenantId: string, id: string, attachments: EmailAttachment[]): Promise<void> {
+      await db
+        .updateTable('email_messages')
+        .set({ attachments: JSON.stringify(attachments) })
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', id)
+        .execute()
+    },
+
     findInbound(tenantId: string, id: string, trx: Executor = db) {
       return trx
         .selectFrom('email_messages')

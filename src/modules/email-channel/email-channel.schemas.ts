@@ -41,7 +41,14 @@ export const InboundAccepted = Type.Object({
   reason: Type.Optional(Type.String()),
 })
 
-export const Attachment = Type.Object({ name: Type.String(), type: Type.String(), size: Type.Integer() })
+export const Attachment = Type.Object({
+  name: Type.String(),
+  type: Type.String(),
+  size: Type.Integer(),
+  attachment_id: Type.Optional(
+    Type.String({ format: 'uuid', description: 'stored with the message (an accepted type within the caps): GET /attachments/{id}; absent: listed only' }),
+  ),
+})
 
 export const EmailMessageStatus = Type.Union(
   ['queued', 'answered', 'handed_off', 'delivered', 'drafted', 'ignored', 'failed'].map((s) => Type.Literal(s)),

@@ -1,9 +1,11 @@
 import type { Config } from '../../config.js'
 import type { Db } from '../../db/client.js'
 import type { JobContext } from '../../jobs/types.js'
+import type { EmailAttachment } from '../../db/schema/email-channel.js'
 import type { Clock } from '../../lib/clock.js'
 import type { Cipher } from '../../lib/crypto.js'
 import type { BotsRepo } from '../bots/bots.repo.js'
+import type { AttachmentsService } from '../attachments/attachments.service.js'
 import type { ChatService } from '../chat/chat.service.js'
 import type { TurnResult } from '../chat/turn.context.js'
 import type { EmailService } from '../email/email.service.js'
@@ -32,6 +34,8 @@ export interface EmailTurnDeps {
   config: Pick<Config, 'INBOUND_EMAIL_DOMAIN' | 'EMAIL_FROM' | 'EMAIL_BOT_HOURLY_CAP' | 'ENCRYPTION_KEY'>
   /** Draft mode: the answer kept as the ticket's suggested reply (the assist module's). */
   keepDraft?: (tenantId: string, d: { sessionId: string; text: string; cited: NonNullable<TurnResult['draft']>['cited']; language: string }) => Promise<unknown>
+  /** the attachments module: a mail's files stored with its message (issue 54) */
+  attachments?: Pick<AttachmentsService, 'storeMailFiles' | 'unsent'>
 }
 
 /** The keyed hashes of a sender: the exact address (the thread's correspondent) and the mailbox (the caps). */
@@ -110,7 +114,7 @@ export function createEmailTurns(deps: EmailTurnDeps, hashes: SenderHashes) {
     if (!row || row.status !== 'queued' || !row.raw_enc) return
     // opened and parsed in the mail worker, as at the door (nothing of its size on the event loop); a mail beyond its
     // limits here is settled unreadable, never retried for ever
-    const mail = await parseStored(row.raw_enc, deps.config.ENCRYPTION_KEY).catch(() => null)
+    const mail = await parseStored(row.raw_enc, deps.config.ENCRYPTION_KEY, 'files').catch(() => null)
     const channel = await repo.settings(tenantId, row.bot_id)
     const bot = await deps.bots.find(tenantId, row.bot_id)
     const sender = mail?.sender
@@ -155,16 +159,25 @@ export function createEmailTurns(deps: EmailTurnDeps, hashes: SenderHashes) {
         const held = await deps.chat.getSession(tenantId, room.held)
         // the held conversation's first capped mail may still be opening its ticket: escalating again joins it
         if (held?.owner === 'bot') await deps.chat.escalate(tenantId, room.held, { trigger: 'user_request' })
-        return deliverCapped(tenantId, row.id, room.held, bot, mail, room.reason)
+        return deliverCapped(tenantId, row, room.held, bot, mail, room.reason)
       }
     } else if (session.capped) {
-      return deliverCapped(tenantId, row.id, session.id, bot, mail, session.capped)
+      return deliverCapped(tenantId, row, session.id, bot, mail, session.capped)
     }
 
     let result: TurnResult
     try {
       // draft mode: an answer is kept for a person, never stored or mailed as the bot's (issue 52, item 4)
-      result = await deps.chat.runTurn({ tenantId, bot, sessionId: session.id, message: question, channel: 'email', draft: channel.mode === 'draft' })
+      const attachmentIds = await storeFiles(tenantId, row, session.id, mail)
+      result = await deps.chat.runTurn({
+        tenantId,
+        bot,
+        sessionId: session.id,
+        message: question,
+        channel: 'email',
+        draft: channel.mode === 'draft',
+        attachmentIds,
+      })
     } catch (err) {
       if (job.attempt < PROCESS_ATTEMPTS) throw err
       // the model stayed down: a person answers, and the sender is told the ticket's number
@@ -181,9 +194,40 @@ export function createEmailTurns(deps: EmailTurnDeps, hashes: SenderHashes) {
     return settle(tenantId, row.id, outcome, session.id, { channel, sender, messageId, answering: mail.messageId, hash, mailbox })
   }
 
+  /**
+   * The mail's files that pass the attachments' checks, stored for its conversation for the turn to claim with its
+   * message (the model sees them, the team sees them in the thread); the mail's listing marks them, the rest stay
+   * listed by name and size. The bytes are let go as soon as they are stored. A retried job reuses what its first
+   * attempt stored and no message took.
+   */
+  async function storeFiles(
+    tenantId: string,
+    row: { id: string; bot_id: string; attachments: EmailAttachment[] | null },
+    sessionId: string,
+    mail: InboundMail,
+  ): Promise<string[]> {
+    const files = mail.files ?? []
+    mail.files = undefined
+    if (!deps.attachments) return []
+    const before = (row.attachments ?? []).flatMap((a) => (a.attachment_id ? [a.attachment_id] : []))
+    if (before.length) return deps.attachments.unsent(tenantId, sessionId, before)
+    if (!files.length) return []
+    const stored = await deps.attachments.storeMailFiles(tenantId, row.bot_id, sessionId, files)
+    if (!stored.length) return []
+    const ids = new Map(stored.map((s) => [s.index, s.meta.id]))
+    await repo.setAttachments(
+      tenantId,
+      row.id,
+      mail.attachments.map((a, i) => (ids.has(i) ? { ...a, attachment_id: ids.get(i)! } : a)),
+    )
+    return stored.map((s) => s.meta.id)
+  }
+
   /** A capped sender's mail, into the conversation a person has (the turn delivers it there; no bot mail). */
-  async function deliverCapped(tenantId: string, id: string, sessionId: string, bot: BotRowOf, mail: InboundMail, reason: CapReason) {
-    const r = await deps.chat.runTurn({ tenantId, bot, sessionId, message: questionOf(mail, false), channel: 'email' })
+  async function deliverCapped(tenantId: string, row: InboundRow, sessionId: string, bot: BotRowOf, mail: InboundMail, reason: CapReason) {
+    const id = row.id
+    const attachmentIds = await storeFiles(tenantId, row, sessionId, mail)
+    const r = await deps.chat.runTurn({ tenantId, bot, sessionId, message: questionOf(mail, false), channel: 'email', attachmentIds })
     const ticketNumber = r.ticket_number ?? (await deps.chat.getSession(tenantId, sessionId))?.ticket_number ?? null
     return settle(tenantId, id, { status: 'handed_off', reason, ticketNumber }, sessionId)
   }
@@ -274,6 +318,7 @@ export function createEmailTurns(deps: EmailTurnDeps, hashes: SenderHashes) {
 }
 
 type CapReason = 'sender_rate_limited' | 'bot_rate_limited'
+type InboundRow = { id: string; bot_id: string; attachments: EmailAttachment[] | null }
 type BotRowOf = NonNullable<Awaited<ReturnType<EmailTurnDeps['bots']['find']>>>
 
 /** The visitor's question: a new thread's subject leads its first message (often the question itself). */

@@ -5,6 +5,7 @@ import type { Guards, Viewer } from '../../http/auth.js'
 import { decryptOrNull } from '../../lib/crypto.js'
 import { createRateLimitStore, rateLimitMessage } from '../../http/rate-limit.js'
 import { AppError, notFound } from '../../lib/errors.js'
+import type { AttachmentsService } from '../attachments/attachments.service.js'
 import type { BotsRepo } from '../bots/bots.repo.js'
 import type { BotRow } from '../bots/bots.service.js'
 import type { ChatService } from '../chat/chat.service.js'
@@ -77,6 +78,8 @@ export function wireEmailChannel(
     keepDraft?: EmailTurnDeps['keepDraft']
     /** a member's mailed reply to a notice, posted on the ticket as theirs (live's operator message) */
     postAsMember?: (tenantId: string, ticketId: string, body: { content: string; internal: boolean }, viewer: Viewer) => Promise<unknown>
+    /** the attachments module: a mail's files stored with its message (issue 54) */
+    attachments?: Pick<AttachmentsService, 'storeMailFiles' | 'unsent'>
   },
 ) {
   const { db, clock, cipher, config, queue } = ctx
@@ -111,7 +114,7 @@ export function wireEmailChannel(
   })
   const key = senderKey(config)
   const turns = createEmailTurns(
-    { db, clock, cipher, repo, chat: deps.chat, bots: deps.botsRepo, email: deps.email, config, keepDraft: deps.keepDraft },
+    { db, clock, cipher, repo, chat: deps.chat, bots: deps.botsRepo, email: deps.email, config, keepDraft: deps.keepDraft, attachments: deps.attachments },
     {
       sender: (a) => senderHash(key, a),
       mailbox: (a) => mailboxHash(key, a),

@@ -21,6 +21,15 @@ export interface MailMessage {
   inReplyTo?: string
   references?: string[]
   headers?: Record<string, string>
+  /** the files these chat messages sent (an operator's reply, issue 54), attached when the mail is sent: never in the queue's payload */
+  files?: { tenantId: string; messageIds: string[] }
+}
+
+/** A mail's attachment as nodemailer takes it. */
+export interface MailFile {
+  filename: string
+  contentType: string
+  content: Buffer
 }
 
 /**
@@ -28,7 +37,7 @@ export interface MailMessage {
  * address of the From we send (ours unless reply_from is confirmed), RCPT TO is `to` and nothing else, so no
  * header or address list can widen who receives it. A `to` that is not one plain address is never mailed.
  */
-const envelope = (from: string, m: MailMessage) => {
+const envelope = (from: string, m: MailMessage, files?: MailFile[]) => {
   if (!isPlainAddress(m.to)) throw new PermanentJobError('The recipient is not one plain e-mail address: not mailed')
   const sender = m.from ?? from
   const mailFrom = typeof sender === 'string' ? addressOf(sender) : sender.address
@@ -44,20 +53,24 @@ const envelope = (from: string, m: MailMessage) => {
     ...(m.inReplyTo ? { inReplyTo: m.inReplyTo } : {}),
     ...(m.references?.length ? { references: m.references } : {}),
     ...(m.headers ? { headers: m.headers } : {}),
+    ...(files?.length
+      ? { attachments: files.map((f) => ({ filename: f.filename, contentType: f.contentType, content: f.content, contentDisposition: 'attachment' as const })) }
+      : {}),
   }
 }
 
 /** The edge to the mail system. SMTP when SMTP_URL is set; otherwise .eml files in DATA_DIR/outbox. */
 export interface Mailer {
-  send(message: MailMessage): Promise<void>
+  /** `attachments`: the message's `files`, read by the send job */
+  send(message: MailMessage, attachments?: MailFile[]): Promise<void>
   close(): void
 }
 
 export function createSmtpMailer(smtpUrl: string, from: string): Mailer {
   const transport = nodemailer.createTransport(smtpUrl)
   return {
-    async send(m) {
-      await transport.sendMail(envelope(from, m))
+    async send(m, files) {
+      await transport.sendMail(envelope(from, m, files))
     },
     close: () => transport.close(),
   }
@@ -71,9 +84,9 @@ export function createSmtpMailer(smtpUrl: string, from: string): Mailer {
 export function createOutboxMailer(dir: string, from: string, log: FastifyBaseLogger, logLinks: boolean): Mailer {
   const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' })
   return {
-    async send(m) {
+    async send(m, files) {
       mkdirSync(dir, { recursive: true })
-      const info = await transport.sendMail(envelope(from, m))
+      const info = await transport.sendMail(envelope(from, m, files))
       const file = join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-${info.messageId.replace(/[^a-zA-Z0-9]/g, '').slice(0, 16)}.eml`)
       writeFileSync(file, info.message as Buffer)
       const links = logLinks ? (m.text.match(/https?:\/\/\S+/g) ?? []) : undefined

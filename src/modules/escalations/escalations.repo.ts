@@ -334,7 +334,7 @@ export function createEscalationsRepo(db: Db) {
       return trx
         .selectFrom('operator_replies as r')
         .leftJoin('chat_messages as m', 'm.id', 'r.message_id')
-        .select(['r.id', 'm.content as text', 'm.created_at as at'])
+        .select(['r.id', 'm.content as text', 'm.created_at as at', 'r.message_id'])
         .where('r.tenant_id', '=', tenantId)
         .where('r.session_id', '=', sessionId)
         .where('r.mail_status', '=', 'pending')

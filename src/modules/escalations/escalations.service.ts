@@ -162,7 +162,7 @@ export function createEscalationsService(deps: {
     const byEmail = (await repo.sessionChannel(tenantId, m.sessionId, trx)) === 'email'
     const dueAt = byEmail ? now : addSeconds(now, deps.graceSeconds)
     const r = await repo.insertReply(tenantId, { ...m, dueAt, now }, trx)
-    if (byEmail) return { mailedAt: await mailAtOnce(tenantId, r.id, m.sessionId, m.actorUserId, trx) }
+    if (byEmail) return { mailedAt: await mailAtOnce(tenantId, r.id, m, trx) }
     await queue.enqueue(
       'escalations.reply_mail',
       { tenantId, replyId: r.id },
@@ -176,7 +176,8 @@ export function createEscalationsService(deps: {
    * An e-mail session's reply, as the member wrote it and signed with their name (the e-mail channel threads it
    * and adds the bot's signature): no chat notice around it. Null when no address is known for the session.
    */
-  async function mailAtOnce(tenantId: string, replyId: string, sessionId: string, actorUserId: string | null, trx: Db): Promise<Date | null> {
+  async function mailAtOnce(tenantId: string, replyId: string, m: { sessionId: string; messageId: string; actorUserId: string | null }, trx: Db) {
+    const { sessionId, actorUserId } = m
     const r = await repo.lockReply(tenantId, replyId, trx)
     if (!r || r.mail_status !== 'pending') return null
     const now = clock.now()
@@ -188,7 +189,9 @@ export function createEscalationsService(deps: {
     const author = await repo.replyAuthor(tenantId, sessionId, actorUserId, trx)
     await repo.decideReply(tenantId, replyId, 'sent', now, trx)
     const mail = emailReplyMail({ ticket_number: r.ticket_number, reply: r.reply_text, author })
-    await email.queue({ to, ...mail }, { tenantId, dedupeKey: `operator-reply-mail:${sessionId}:${replyId}`, sessionId }, trx)
+    // the reply's files (if any) are attached when the mail is sent
+    const files = { tenantId, messageIds: [m.messageId] }
+    await email.queue({ to, ...mail, files }, { tenantId, dedupeKey: `operator-reply-mail:${sessionId}:${replyId}`, sessionId }, trx)
     return now
   }
 

@@ -36,7 +36,7 @@ export function createReplyMailDecider(deps: {
       const r = await repo.lockReply(p.tenantId, p.replyId, trx)
       if (!r || r.mail_status !== 'pending') return
       const now = clock.now()
-      const replies = sessionId ? group : [{ id: r.id, text: r.reply_text, at: r.reply_at }]
+      const replies = sessionId ? group : [{ id: r.id, text: r.reply_text, at: r.reply_at, message_id: r.message_id }]
       const readAt = r.read_at ? new Date(r.read_at).getTime() : null
       const unseen = replies.filter((x) => x.at && x.text != null && !(readAt !== null && readAt >= new Date(x.at).getTime()))
       const decide = (ids: string[], status: 'read' | 'no_email' | 'sent') => Promise.all(ids.map((id) => repo.decideReply(p.tenantId, id, status, now, trx)))
@@ -63,7 +63,14 @@ export function createReplyMailDecider(deps: {
           : operatorReplyMail({ ticket_number: r.ticket_number, reply: text, question: r.primary_question, language })
       await decide([...unseenIds], 'sent')
       const dedupeKey = `operator-reply-mail:${sessionId ?? 'ticket'}:${unseen[0]!.id}`
-      await email.queue({ to, ...mail, ...(replyTo ? { replyTo } : {}) }, { tenantId: p.tenantId, dedupeKey, ...(sessionId ? { sessionId } : {}) }, trx)
+      // the replies' files (an operator's attachments) are attached when the mail is sent
+      const messageIds = unseen.flatMap((x) => (x.message_id ? [x.message_id] : []))
+      const files = messageIds.length ? { files: { tenantId: p.tenantId, messageIds } } : {}
+      await email.queue(
+        { to, ...mail, ...files, ...(replyTo ? { replyTo } : {}) },
+        { tenantId: p.tenantId, dedupeKey, ...(sessionId ? { sessionId } : {}) },
+        trx,
+      )
     })
   }
 }

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import { bearerSecurity, viewerOf, type Guards, type Viewer } from '../../http/auth.js'
 import { rateLimits } from '../../http/rate-limit.js'
-import { ErrorBody, commonErrors } from '../../http/schemas.js'
+import { ErrorBody, ValidationErrorBody, commonErrors } from '../../http/schemas.js'
 import { EscalationTicket } from '../escalations/escalations.schemas.js'
 import { LiveTicketParams, OperatorMessageBody, OperatorMessageResponse, TeamEventsQuery, TypingBody } from './live.schemas.js'
 import type { LiveService } from './live.service.js'
@@ -57,7 +57,8 @@ export const liveRoutes =
           description:
             "A message takes the conversation (owner human; the ticket's assignee, else the author) and reaches the visitor's stream at once; it is mailed after the grace period unless the widget's read receipt shows it was seen. An internal note reaches the team's stream only. 409 session_closed for a closed conversation, ticket_resolved for a resolved ticket (notes are always accepted).",
           body: OperatorMessageBody,
-          response: { 201: OperatorMessageResponse, ...errors },
+          // a validation list, or the coded attachments_unavailable (a file not of this ticket, or sent already)
+          response: { 201: OperatorMessageResponse, ...errors, 422: Type.Union([ValidationErrorBody, ErrorBody]) },
         },
       },
       async (req, reply) => {

@@ -1,13 +1,21 @@
 import { Type } from '@sinclair/typebox'
 import { DateTime, Nullable, Uuid } from '../../http/schemas.js'
+import { AttachmentList } from '../attachments/attachments.schemas.js'
 
 export const LiveTicketParams = Type.Object({ ticket_id: Uuid })
 
 export const OperatorMessageBody = Type.Object(
   {
-    content: Type.String({ minLength: 1, maxLength: 8000 }),
+    content: Type.String({ maxLength: 8000, description: 'may be empty when `attachment_ids` are sent (a reply of files alone)' }),
     internal: Type.Boolean({ default: false, description: 'a note for the team only: never reaches the visitor' }),
     suggestion_id: Type.Optional(Uuid),
+    attachment_ids: Type.Optional(
+      Type.Array(Uuid, {
+        maxItems: 5,
+        uniqueItems: true,
+        description: 'files uploaded to this ticket (POST /escalations/{ticket_id}/attachments) and not yet sent; not with internal',
+      }),
+    ),
     translate: Type.Optional(
       Type.Boolean({
         description:
@@ -26,6 +34,8 @@ export const OperatorMessageResponse = Type.Object({
   author_name: Nullable(Type.String()),
   content: Type.String(),
   created_at: DateTime,
+  /** the files sent with it */
+  attachments: Type.Optional(AttachmentList),
   /** Sent messages: when the mail carrying it left for the customer's inbox (an e-mail ticket: at once), null while not mailed */
   mailed_at: Type.Optional(Nullable(DateTime)),
   /** With `translate`: the message as the operator wrote it (kept for the team), and the language it was sent in. */

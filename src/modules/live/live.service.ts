@@ -5,7 +5,8 @@ import type { Db } from '../../db/client.js'
 import type { SessionOwner } from '../../db/schema/chat.js'
 import type { Viewer } from '../../http/auth.js'
 import type { Clock } from '../../lib/clock.js'
-import { AppError, conflict, notFound } from '../../lib/errors.js'
+import { AppError, conflict, notFound, ValidationError } from '../../lib/errors.js'
+import type { OperatorFilesPort } from '../attachments/attachments.port.js'
 import type { AuditPort } from '../shared/audit.port.js'
 import type { EventsPort, OutboundEvent } from '../shared/events.port.js'
 import type { LiveMessage, LivePort, OwnerChange } from '../shared/live.port.js'
@@ -64,6 +65,8 @@ export interface LiveServiceDeps {
   onVisitorMessage?: (tenantId: string, sessionId: string, trx: Db) => Promise<void>
   /** An operator's message put into the visitor's language (languages/operator-translate.ts); absent: `translate` is refused. */
   translateForVisitor?: (tenantId: string, sessionId: string, text: string) => Promise<{ text: string; language: string }>
+  /** An operator's files claimed by their reply (attachments module); absent: `attachment_ids` are refused. */
+  operatorFiles?: OperatorFilesPort
 }
 
 /**
@@ -252,13 +255,17 @@ export function createLiveService(deps: LiveServiceDeps) {
     async postMessage(
       tenantId: string,
       ticketId: string,
-      body: { content: string; internal: boolean; suggestion_id?: string; translate?: boolean },
+      body: { content: string; internal: boolean; suggestion_id?: string; translate?: boolean; attachment_ids?: string[] },
       viewer: Viewer,
     ) {
       const written = body.content.trim()
-      if (!written) throw new AppError(422, 'string_too_short', 'content must not be empty')
+      const fileIds = body.attachment_ids ?? []
+      if (fileIds.length && (body.internal || !deps.operatorFiles))
+        throw new ValidationError(['body', 'attachment_ids'], 'Files go with a reply, not an internal note', 'value_error')
+      if (!written && !fileIds.length) throw new ValidationError(['body', 'content'], 'content must not be empty', 'string_too_short')
+      let files: LiveMessage['attachments']
       // translated before the transaction (a model call never runs inside one); a failure sends nothing
-      const translated = body.translate && !body.internal ? await translateFor(tenantId, ticketId, viewer, written) : null
+      const translated = body.translate && !body.internal && written ? await translateFor(tenantId, ticketId, viewer, written) : null
       const content = translated?.text ?? written
       const id = randomUUID()
       const now = clock.now()
@@ -276,6 +283,7 @@ export function createLiveService(deps: LiveServiceDeps) {
         if (session.owner === 'closed') throw sessionClosed()
         if (ticket.status === 'resolved') throw conflict('This ticket is resolved', 'ticket_resolved')
         await repo.insertOperatorMessage(tenantId, { id, sessionId, content, authorUserId: viewer.userId, now }, trx)
+        if (fileIds.length) files = await deps.operatorFiles!.claim(tenantId, sessionId, fileIds, id, trx)
         if (translated) {
           // the original, for the team only: a note beside the message, a moment after it so the thread keeps the order
           const noteId = randomUUID()
@@ -306,7 +314,16 @@ export function createLiveService(deps: LiveServiceDeps) {
           { to: 'human', assigneeUserId: assignee, by: userActor(viewer), reason: 'operator_message', ticketId },
           trx,
         )
-        const m: LiveMessage = { id, sessionId, role: 'assistant', content, createdAt: now, fromOperator: true, authorUserId: viewer.userId }
+        const m: LiveMessage = {
+          id,
+          sessionId,
+          role: 'assistant',
+          content,
+          createdAt: now,
+          fromOperator: true,
+          authorUserId: viewer.userId,
+          attachments: files,
+        }
         await lockedMessagePosted(tenantId, m, session, author, trx)
         mailedAt = (await deps.onOperatorMessage?.(tenantId, { ticketId, sessionId, messageId: id, actorUserId: viewer.userId }, trx))?.mailedAt ?? null
         if (body.suggestion_id) await deps.onSuggestionUsed?.(tenantId, { ticketId, suggestionId: body.suggestion_id, messageId: id, content }, trx)
@@ -321,6 +338,7 @@ export function createLiveService(deps: LiveServiceDeps) {
         created_at: now.toISOString(),
         ...(body.internal ? {} : { mailed_at: mailedAt ? (mailedAt as Date).toISOString() : null }),
         ...(translated ? { original: written, language: translated.language } : {}),
+        ...(files ? { attachments: files } : {}),
       }
     },
 
@@ -400,6 +418,7 @@ function messageData(m: LiveMessage, author: string | null, internal: boolean) {
     from_operator: m.fromOperator,
     author_name: author,
     internal,
+    ...(m.attachments?.length ? { attachments: m.attachments } : {}),
   }
 }
 

@@ -25,6 +25,7 @@ export function wireLive(
     events: EventsPort
     audit: AuditPort
     onOperatorMessage?: LiveServiceDeps['onOperatorMessage']
+    operatorFiles?: LiveServiceDeps['operatorFiles']
     onSuggestionUsed?: LiveServiceDeps['onSuggestionUsed']
     translateForVisitor?: LiveServiceDeps['translateForVisitor']
   },
@@ -47,6 +48,7 @@ export function wireLive(
     events: deps.events,
     audit: deps.audit,
     onOperatorMessage: deps.onOperatorMessage,
+    operatorFiles: deps.operatorFiles,
     onSuggestionUsed: deps.onSuggestionUsed,
     translateForVisitor: deps.translateForVisitor,
     onVisitorMessage: (tenantId, sessionId, trx) => presence.seen(tenantId, [sessionId], trx),

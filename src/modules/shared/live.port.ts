@@ -54,6 +54,8 @@ export interface LiveMessage {
   createdAt: Date
   fromOperator: boolean
   authorUserId?: string | null
+  /** an operator's files sent with it (issue 54): in the message's event, for the visitor and the team */
+  attachments?: { id: string; name: string; content_type: string; size: number; kind: 'image' | 'document' }[]
 }
 
 export interface LivePort {

@@ -204,7 +204,7 @@ export function createWidgetService(deps: {
       const files = deps.attachments
         ? await deps.attachments.byMessages(
             bot.tenant_id,
-            h.messages.filter((m) => m.role === 'user').map((m) => m.id),
+            h.messages.map((m) => m.id),
           )
         : new Map()
       return {
