@@ -47,6 +47,8 @@ export const CONFIG_DOCS: { readonly [K in keyof Env]-?: string } = {
   ATTACHMENT_MAX_PIXELS: 'largest image a visitor may attach, in pixels (width x height) as its header declares (415 above it: a decompression bomb)',
   ATTACHMENTS_PER_SESSION: 'files one conversation may hold (429 beyond)',
   ATTACHMENT_UPLOADS_PER_HOUR: 'attachment uploads per visitor IP address and hour',
+  ATTACHMENT_UPLOADS_AT_ONCE:
+    'uploads (widget and operator) read and checked at once per process; up to 8 times as many wait their turn for 30 s, beyond that 503 busy with Retry-After (bounds the memory many 10 MB uploads at once take)',
   ATTACHMENT_RETENTION_DAYS: "days a conversation's attachments are kept; a daily job deletes older ones (and, after a day, those never sent)",
   MAX_CHUNKS_PER_DOCUMENT: 'chunks one document may make; beyond, the document is refused (status error, the message names the limit)',
   MAX_CHUNKS_PER_TENANT: 'chunks one tenant may hold; a document that would pass it is refused the same way',

@@ -62,6 +62,7 @@ const EnvSchema = Type.Object({
   ATTACHMENT_MAX_PIXELS: Type.Integer({ minimum: 1, maximum: 500_000_000, default: 40_000_000 }),
   ATTACHMENTS_PER_SESSION: Type.Integer({ minimum: 1, maximum: 1000, default: 30 }),
   ATTACHMENT_UPLOADS_PER_HOUR: Type.Integer({ minimum: 1, maximum: 100000, default: 60 }),
+  ATTACHMENT_UPLOADS_AT_ONCE: Type.Integer({ minimum: 1, maximum: 64, default: 2 }),
   ATTACHMENT_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 90 }),
   // --- ingestion (documents) ---
   /** Vector size asked of the embedding model; unset: 1536 for text-embedding-3 models, the model's own size otherwise. */

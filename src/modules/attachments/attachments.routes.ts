@@ -1,4 +1,5 @@
 import multipart from '@fastify/multipart'
+import { createGate } from '../../lib/gate.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from '@sinclair/typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
@@ -43,12 +44,25 @@ export const attachmentsRoutes =
     visitor: WidgetVisitorPort
     maxBytes: number
     uploadsPerHour: number
+    uploadsAtOnce: number
   }): FastifyPluginAsyncTypebox =>
   async (app) => {
     const { attachments, visitor, maxBytes } = deps
+    // a file is held whole while it is typed, cleaned and sealed: a few at once per process, the rest wait unread
+    const gate = createGate(deps.uploadsAtOnce, deps.uploadsAtOnce * 8, 30_000)
+    const busy = () =>
+      new AppError(503, 'busy', 'Too many files are being uploaded right now; try again in a moment', { coded: true, headers: { 'retry-after': '5' } })
     // the stream is cut at the limit, never buffered whole
     await app.register(multipart, { limits: { fileSize: maxBytes, files: 1, fields: 4, parts: 6, fieldSize: 1024, headerPairs: 100 } })
-    const errors = { 403: ErrorBody, 404: ErrorBody, 409: ErrorBody, 413: ErrorBody, 415: ErrorBody, 429: Type.Union([RateLimitBody, ErrorBody]) }
+    const errors = {
+      403: ErrorBody,
+      404: ErrorBody,
+      409: ErrorBody,
+      413: ErrorBody,
+      415: ErrorBody,
+      503: ErrorBody,
+      429: Type.Union([RateLimitBody, ErrorBody]),
+    }
 
     app.post(
       '/widget/attachments',
@@ -71,8 +85,10 @@ export const attachmentsRoutes =
         const bot = await visitor.botFor(req, reply, req.query.bot_id)
         const session = await visitor.session(bot, req.query.session_id)
         if (session.owner === 'closed') throw new AppError(409, 'session_closed', 'This chat has ended; start a new session', { coded: true })
-        const { filename, bytes } = await readFile(req, maxBytes)
-        const meta = await attachments.upload(bot.tenant_id, bot.id, req.query.session_id, { filename, bytes })
+        const meta = await gate.run(async () => {
+          const { filename, bytes } = await readFile(req, maxBytes)
+          return attachments.upload(bot.tenant_id, bot.id, req.query.session_id, { filename, bytes })
+        }, busy)
         return reply.code(201).send(meta)
       },
     )
@@ -96,8 +112,11 @@ export const attachmentsRoutes =
         },
       },
       async (req, reply) => {
-        const file = await readFile(req, maxBytes)
-        return reply.code(201).send(await attachments.operatorUpload(req.tenantId!, req.params.ticket_id, scopeOf(req), file))
+        const meta = await gate.run(
+          async () => attachments.operatorUpload(req.tenantId!, req.params.ticket_id, scopeOf(req), await readFile(req, maxBytes)),
+          busy,
+        )
+        return reply.code(201).send(meta)
       },
     )
 

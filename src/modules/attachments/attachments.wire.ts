@@ -72,6 +72,7 @@ export function wireAttachments(ctx: AppContext, guards: Guards, deps: { parse: 
       visitor: deps.visitor,
       maxBytes: config.ATTACHMENT_MAX_BYTES,
       uploadsPerHour: config.ATTACHMENT_UPLOADS_PER_HOUR,
+      uploadsAtOnce: config.ATTACHMENT_UPLOADS_AT_ONCE,
     }),
     jobs: attachmentsJobs({ attachments: service, retentionDays: config.ATTACHMENT_RETENTION_DAYS }),
   }
