@@ -23,7 +23,7 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 10)
 const MODEL_MS = Number(process.env.BENCH_MODEL_MS ?? 300)
 /** BENCH_PG: a PostgreSQL server URL; the service's database is a scratch one there (default: the embedded one in memory). */
 const PG = process.env.BENCH_PG || undefined
-const UPLOADS = 20
+const UPLOADS = Number(process.env.BENCH_UPLOADS ?? 20)
 const BIG = 10 * 1024 * 1024
 
 const REFUNDS = '# Refunds\n\nRefunds are processed within 5 business days after we receive the returned item. A refund error on checkout shows code E42.\n'
@@ -36,7 +36,16 @@ async function serve() {
     if (!sys.includes('=== Sources ===')) return undefined
     return { text: 'Refunds are processed within 5 business days after we receive the returned item. [1]', delayMs: MODEL_MS }
   })
-  const svc = await benchService('attachments', { LLM_BASE_URL: fake.url, ATTACHMENT_MAX_BYTES: String(BIG), ATTACHMENTS_PER_SESSION: '100' }, PG)
+  const svc = await benchService(
+    'attachments',
+    {
+      LLM_BASE_URL: fake.url,
+      ATTACHMENT_MAX_BYTES: String(BIG),
+      ATTACHMENTS_PER_SESSION: '100',
+      ATTACHMENT_UPLOADS_AT_ONCE: process.env.ATTACHMENT_UPLOADS_AT_ONCE,
+    },
+    PG,
+  )
   const ws = await benchWorkspace(svc.ctx, svc.url)
   const publicId = (await ws.http<{ public_id: string }>('POST', '/bots', { name: 'Bench Bot' })).public_id
   const form = new FormData()
