@@ -17,7 +17,7 @@ import { randomBytes } from 'node:crypto'
 import { loadavg } from 'node:os'
 import { startFakeLlm } from '../test/fakes/fake-llm.js'
 import { FakeSmtp, type ReceivedMail } from '../test/fakes/smtp.js'
-import { benchService, benchWorkspace } from './support.js'
+import { benchService, benchWorkspace, rawMail as mail } from './support.js'
 
 const REPLIES = Number(process.env.BENCH_REPLIES ?? 20)
 const PG = process.env.BENCH_PG === '1' ? (process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test') : undefined
@@ -28,20 +28,6 @@ const pct = (xs: number[], p: number) => {
 }
 const line = (what: string, xs: number[]) =>
   `${what.padEnd(44)} n=${xs.length}  p50 ${Math.round(pct(xs, 50))} ms  p95 ${Math.round(pct(xs, 95))} ms  max ${Math.round(Math.max(...xs))} ms`
-
-const mail = (v: { to: string; from: string; id: string; subject: string; body: string; inReplyTo?: string }) =>
-  [
-    `From: ${v.from}`,
-    `To: ${v.to}`,
-    `Subject: ${v.subject}`,
-    `Message-ID: ${v.id}`,
-    ...(v.inReplyTo ? [`In-Reply-To: ${v.inReplyTo}`, `References: ${v.inReplyTo}`] : []),
-    'MIME-Version: 1.0',
-    'Content-Type: text/plain; charset=utf-8',
-    '',
-    v.body,
-    '',
-  ].join('\r\n')
 
 async function waitFor<T>(what: string, fn: () => T | undefined | null | false | Promise<T | undefined | null | false>, ms = 60_000, every = 10): Promise<T> {
   const end = Date.now() + ms

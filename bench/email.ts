@@ -23,7 +23,7 @@ import { closeContext, createContext } from '../src/context.js'
 import { wireModules } from '../src/modules/index.js'
 import { startFakeLlm } from '../test/fakes/fake-llm.js'
 import { FakeSmtp } from '../test/fakes/smtp.js'
-import { benchWorkspace, scratchDatabase } from './support.js'
+import { benchWorkspace, rawMail as mail, scratchDatabase } from './support.js'
 
 const BASE_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test'
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 1000)
@@ -72,21 +72,6 @@ const REFUNDS = `# Refunds\n\nRefunds are processed within 5 business days after
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b)
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? Number.NaN
-}
-
-function mail(v: { to: string; from: string; id: string; subject: string; body: string; inReplyTo?: string }) {
-  return [
-    `From: ${v.from}`,
-    `To: ${v.to}`,
-    `Subject: ${v.subject}`,
-    `Message-ID: ${v.id}`,
-    ...(v.inReplyTo ? [`In-Reply-To: ${v.inReplyTo}`, `References: ${v.inReplyTo}`] : []),
-    'MIME-Version: 1.0',
-    'Content-Type: text/plain; charset=utf-8',
-    '',
-    v.body,
-    '',
-  ].join('\r\n')
 }
 
 async function main(): Promise<void> {

@@ -164,3 +164,19 @@ export function jsonCaller(base: string) {
     return { status: res.status, body: text ? JSON.parse(text) : null }
   }
 }
+
+/** A plain-text RFC 822 mail, as a sender's MTA hands it over (the e-mail benches). */
+export function rawMail(v: { to: string; from: string; id: string; subject: string; body: string; inReplyTo?: string }): string {
+  return [
+    `From: ${v.from}`,
+    `To: ${v.to}`,
+    `Subject: ${v.subject}`,
+    `Message-ID: ${v.id}`,
+    ...(v.inReplyTo ? [`In-Reply-To: ${v.inReplyTo}`, `References: ${v.inReplyTo}`] : []),
+    'MIME-Version: 1.0',
+    'Content-Type: text/plain; charset=utf-8',
+    '',
+    v.body,
+    '',
+  ].join('\r\n')
+}
