@@ -106,7 +106,10 @@ suite('attachments: widget to model to ticket thread in Chromium', { timeout: 30
       await visitor.locator(`${W} >> button.human`).click()
       await visitor.locator(`${W} >> .escalate .btn:not(.ghost)`).click()
       const number = (await visitor
-        .locator(`${W} >> .system`, { hasText: /ESC-\d{4}/ })
+        // one line names the hand-off's ticket: the bot's words or, failing them, the widget's (issue 52, item 12)
+        .locator(`${W} >> .msg.assistant`)
+        .or(visitor.locator(`${W} >> .system`))
+        .filter({ hasText: /ESC-\d{4}/ })
         .first()
         .textContent(LIVE))!.match(/ESC-\d{4}/)![0]
       const ticket = await until(

@@ -62,7 +62,7 @@ suite('drafts, notes and shortcuts in the dashboard', { timeout: 300_000 }, () =
       const w = await watchedPage(env, { width: viewport.width, height: viewport.height })
       const page = w.page
       await openScreen(page, env, `/tickets/${draftTicket}`, 'Refund question')
-      await page.getByText('E-mail in draft mode').first().waitFor(LIVE)
+      await page.getByText('E-mail in draft mode').filter({ visible: true }).first().waitFor(LIVE)
       const panel = page.getByTestId('bot-draft')
       await panel.getByText('draft, not sent').waitFor(LIVE)
       expect(await panel.textContent()).toContain('5 business days')

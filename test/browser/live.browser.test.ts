@@ -54,7 +54,13 @@ suite('live conversation: widget and dashboard in Chromium', { timeout: 180_000 
     await visitor.locator(`${W} >> button.human`).click()
     await visitor.locator(`${W} >> .escalate textarea`).fill('My order never arrived')
     await visitor.locator(`${W} >> .escalate .btn:not(.ghost)`).click()
-    await visitor.locator(`${W} >> .system`, { hasText: /ESC-\d{4}/ }).waitFor(LIVE)
+    // one line names the hand-off's ticket: the bot's words or, failing them, the widget's (issue 52, item 12)
+    await visitor
+      .locator(`${W} >> .msg.assistant`)
+      .or(visitor.locator(`${W} >> .system`))
+      .filter({ hasText: /ESC-\d{4}/ })
+      .first()
+      .waitFor(LIVE)
     await visitor.locator(`${W} >> .system`, { hasText: 'Waiting for a person' }).first().waitFor(LIVE)
 
     const list = await tenant.api.get('/escalations')
