@@ -1,4 +1,4 @@
-import { htmlTokens } from '../../../lib/markup-scan.fns.js'
+import { htmlTokens } from '../../../lib/document-scan.fns.js'
 import { trimBothOf } from '../../../lib/trim-run.fns.js'
 
 /**

@@ -6,7 +6,7 @@ import { frontmatter } from 'micromark-extension-frontmatter'
 import { gfm } from 'micromark-extension-gfm'
 import { mdxjs } from 'micromark-extension-mdxjs'
 import { parse as parseYaml } from 'yaml'
-import { firstH1Of, tomlTitleOf, withoutJsxTags, withoutMdxComments } from '../../../lib/markup-scan.fns.js'
+import { firstH1Of, tomlTitleOf, withoutJsxTags, withoutMdxComments } from '../../../lib/document-scan.fns.js'
 import { plainHeading } from '../chunking.fns.js'
 import { cleanText } from './text.fns.js'
 
