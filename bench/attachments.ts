@@ -43,6 +43,8 @@ async function serve() {
       ATTACHMENT_MAX_BYTES: String(BIG),
       ATTACHMENTS_PER_SESSION: '100',
       ATTACHMENT_UPLOADS_AT_ONCE: process.env.ATTACHMENT_UPLOADS_AT_ONCE,
+      // the turn's log line carries its stage timings (the parent reads them)
+      LOG_LEVEL: 'info',
     },
     PG,
   )
@@ -64,6 +66,8 @@ async function serve() {
   })
   await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()))
   const probePort = (probe.address() as { port: number }).port
+  // a normal exit, so that `--cpu-prof` (BENCH_NODE_ARGS) writes its profile
+  process.once('SIGTERM', () => process.exit(0))
   process.stdout.write(`${JSON.stringify({ url: svc.url, publicId, probe: `http://127.0.0.1:${probePort}` })}\n`)
 }
 
@@ -108,16 +112,21 @@ async function chat(url: string, botId: string, sid: string, ids: string[]): Pro
 }
 
 async function main() {
-  const child: ChildProcess = spawn(process.execPath, ['--max-old-space-size=320', '--import', 'tsx', 'bench/attachments.ts', '--serve'], {
+  const child: ChildProcess = spawn(process.execPath, ['--max-old-space-size=320', ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', 'bench/attachments.ts', '--serve'], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, LOG_LEVEL: 'warn' },
   })
+  // the service's "chat turn" log lines: each turn's stage timings
+  const turns: Record<string, number>[] = []
   const ready = await new Promise<{ url: string; publicId: string; probe: string }>((resolve, reject) => {
     let buf = ''
     child.stdout!.on('data', (d: Buffer) => {
       buf += d.toString()
-      for (const line of buf.split('\n')) {
-        if (line.startsWith('{"url"')) return resolve(JSON.parse(line))
+      const lines = buf.split('\n')
+      buf = lines.pop()!
+      for (const line of lines) {
+        if (line.startsWith('{"url"')) resolve(JSON.parse(line))
+        else if (line.includes('"chat turn"')) turns.push((JSON.parse(line) as { timings: Record<string, number> }).timings)
       }
     })
     child.once('exit', (code) => reject(new Error(`the service exited (${code})`)))
@@ -128,23 +137,41 @@ async function main() {
     // 1. latency
     const png = makePng({ width: 1280, height: 800, padBytes: 2 * 1024 * 1024 - 200 })
     const totals: number[] = []
+    const uploads: number[] = []
+    const plain: number[] = []
     for (let i = 0; i < RUNS + 1; i++) {
+      // the same question without a file: the turn's own time before any attachment
+      const sid0 = await session(url, publicId)
+      const p0 = performance.now()
+      if ((await chat(url, publicId, sid0, [])) !== 'done') throw new Error('the turn without a file failed')
+      if (i > 0) plain.push(performance.now() - p0)
       const sid = await session(url, publicId)
       const t0 = performance.now()
       const up = await upload(url, publicId, sid, png, `error-${i}.png`)
+      const t1 = performance.now()
       const last = await chat(url, publicId, sid, [up.id])
       const ms = performance.now() - t0
       if (last !== 'done') throw new Error(`turn ended with ${last}`)
-      if (i > 0) totals.push(ms) // the first warms the process up
+      if (i > 0) {
+        // the first warms the process up
+        totals.push(ms)
+        uploads.push(t1 - t0)
+      }
     }
     const probe = (await (await fetch(ready.probe)).json()) as { answers: number; withImages: number }
     const own = totals.map((x) => x - MODEL_MS)
     console.log(`upload-to-answer, 2 MB PNG (${(png.length / 1048576).toFixed(2)} MB), ${RUNS} runs; fake vision model ${MODEL_MS} ms a call`)
     console.log(`  total  p50 ${pct(totals, 50).toFixed(0)} ms  p95 ${pct(totals, 95).toFixed(0)} ms`)
     console.log(`  ours   p50 ${pct(own, 50).toFixed(0)} ms  p95 ${pct(own, 95).toFixed(0)} ms  (goal: at most 100 ms)`)
-    console.log(`  answer calls with the image as an image part: ${probe.withImages} of ${probe.answers}`)
+    console.log(`  answer calls with the image as an image part: ${probe.withImages} of ${probe.answers - plain.length - 1}`)
+    console.log(`  of which the upload p50 ${pct(uploads, 50).toFixed(0)} ms; the same question without a file: ours p50 ${pct(plain, 50) - MODEL_MS > 0 ? (pct(plain, 50) - MODEL_MS).toFixed(0) : '?'} ms`)
+    // the turns with a file (every other one, after the first pair), their stages' medians as the service timed them
+    const withFile = turns.filter((t) => 'attachments' in t).slice(1)
+    const stages = Object.keys(withFile[0] ?? {}).filter((k) => k !== 'total')
+    console.log(`  the turn with the file, stages p50 (ms): ${stages.map((k) => `${k} ${pct(withFile.map((t) => t[k] ?? 0), 50).toFixed(0)}`).join(', ')}`)
 
-    // 2. memory: 20 uploads of 10 MB at once
+    // 2. memory: 20 uploads of 10 MB at once (BENCH_UPLOADS=0: the latency alone)
+    if (!UPLOADS) return
     if (global.gc) global.gc()
     await new Promise((r) => setTimeout(r, 1000))
     const before = rssKb(pid, 'VmRSS')

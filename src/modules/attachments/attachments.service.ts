@@ -7,6 +7,7 @@ import { redactMessage } from '../shared/redaction.js'
 import type { FileCipher } from './attachments.crypto.js'
 import { cleanName, DOCX_TYPE, sniffAttachment, stripImageMetadata } from './attachments.fns.js'
 import type { AttachmentMeta, AttachmentsRepo } from './attachments.repo.js'
+import type { RecentImages } from './attachments.recent.js'
 import { checkDocxZip } from './attachments.zip.js'
 
 export interface AttachmentSettings {
@@ -39,6 +40,8 @@ export function createAttachmentsService(deps: {
   piiTypes: (tenantId: string) => Promise<readonly string[]>
   settings: AttachmentSettings
   log: { warn: (o: object, msg: string) => void }
+  /** the images stored lately, kept for the turn that sends them (attachments.recent.ts) */
+  recent?: RecentImages
 }) {
   const { repo, files, settings } = deps
 
@@ -56,7 +59,13 @@ export function createAttachmentsService(deps: {
     return redactMessage(bounded, await deps.piiTypes(tenantId), deps.cipher).text
   }
 
-  async function store(tenantId: string, botId: string, sessionId: string, file: { filename: string | undefined; bytes: Uint8Array }): Promise<AttachmentMeta> {
+  async function store(
+    tenantId: string,
+    botId: string,
+    sessionId: string,
+    file: { filename: string | undefined; bytes: Uint8Array },
+    id: string = randomUUID(),
+  ): Promise<AttachmentMeta> {
     let bytes = file.bytes
     if (bytes.length > settings.maxBytes) throw tooLarge(`The file is larger than ${Math.round(settings.maxBytes / 1048576)} MB`)
     const s = sniffAttachment(bytes)
@@ -80,8 +89,9 @@ export function createAttachmentsService(deps: {
     }
     const text = s.kind === 'document' ? await documentText(tenantId, s.contentType, bytes) : null
     const fallback = s.kind === 'image' ? `image.${s.contentType.slice(6)}` : 'document'
-    const meta: AttachmentMeta = { id: randomUUID(), name: cleanName(file.filename, fallback), content_type: s.contentType, size: bytes.length, kind: s.kind }
+    const meta: AttachmentMeta = { id, name: cleanName(file.filename, fallback), content_type: s.contentType, size: bytes.length, kind: s.kind }
     await repo.insert(tenantId, { ...meta, botId, sessionId, data: files.seal(bytes), text, createdAt: deps.clock.now() })
+    if (s.kind === 'image') deps.recent?.put(meta.id, bytes)
     return meta
   }
 
@@ -95,17 +105,24 @@ export function createAttachmentsService(deps: {
      * bombs, metadata, the conversation's limit, redacted text), one at a time so that at most one file's copies
      * are held at once. What passes is stored for the mail's conversation, unsent (the turn claims it for the
      * mail's message); what does not is only listed (the mail's listing keeps name and size), its reason logged.
+     * Each file is stored under the id its mail job gives it (the same on every attempt): a retried job finds what
+     * an earlier attempt stored, whole, and stores only the rest, so nothing is stored twice.
      */
     async storeMailFiles(
       tenantId: string,
       botId: string,
       sessionId: string,
-      mailFiles: { index: number; name: string; bytes: Uint8Array }[],
+      mailFiles: { index: number; id: string; name: string; bytes: Uint8Array }[],
     ): Promise<{ index: number; meta: AttachmentMeta }[]> {
       const stored: { index: number; meta: AttachmentMeta }[] = []
       for (const f of mailFiles) {
+        const had = await repo.stored(tenantId, f.id)
+        if (had) {
+          stored.push({ index: f.index, meta: had })
+          continue
+        }
         try {
-          stored.push({ index: f.index, meta: await store(tenantId, botId, sessionId, { filename: f.name, bytes: f.bytes }) })
+          stored.push({ index: f.index, meta: await store(tenantId, botId, sessionId, { filename: f.name, bytes: f.bytes }, f.id) })
         } catch (err) {
           if (!(err instanceof AppError)) throw err
           deps.log.warn({ tenant_id: tenantId, code: err.code, status: err.status }, 'mail attachment listed only')
@@ -133,7 +150,7 @@ export function createAttachmentsService(deps: {
     },
 
     byMessages: repo.byMessages,
-    unsent: repo.unsent,
+    takeBack: repo.takeBack,
     usage: repo.usage,
     deleteExpired: (retentionDays: number) => repo.deleteExpired(deps.clock.now(), retentionDays),
   }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import type { Config } from '../../config.js'
 import type { Db } from '../../db/client.js'
 import type { JobContext } from '../../jobs/types.js'
@@ -35,7 +36,7 @@ export interface EmailTurnDeps {
   /** Draft mode: the answer kept as the ticket's suggested reply (the assist module's). */
   keepDraft?: (tenantId: string, d: { sessionId: string; text: string; cited: NonNullable<TurnResult['draft']>['cited']; language: string }) => Promise<unknown>
   /** the attachments module: a mail's files stored with its message (issue 54) */
-  attachments?: Pick<AttachmentsService, 'storeMailFiles' | 'unsent'>
+  attachments?: Pick<AttachmentsService, 'storeMailFiles' | 'takeBack'>
 }
 
 /** The keyed hashes of a sender: the exact address (the thread's correspondent) and the mailbox (the caps). */
@@ -197,8 +198,10 @@ export function createEmailTurns(deps: EmailTurnDeps, hashes: SenderHashes) {
   /**
    * The mail's files that pass the attachments' checks, stored for its conversation for the turn to claim with its
    * message (the model sees them, the team sees them in the thread); the mail's listing marks them, the rest stay
-   * listed by name and size. The bytes are let go as soon as they are stored. A retried job reuses what its first
-   * attempt stored and no message took.
+   * listed by name and size. The bytes are let go as soon as they are stored. Each file's id comes from the mail and
+   * its place in it, the same on every attempt: a retried job reuses what an earlier attempt stored (even one that
+   * died before marking the listing) and stores only the rest, and takes the files back from the message an earlier
+   * attempt's failed turn kept, so the retry's message sends them: each file stored once, none left behind.
    */
   async function storeFiles(
     tenantId: string,
@@ -206,12 +209,9 @@ export function createEmailTurns(deps: EmailTurnDeps, hashes: SenderHashes) {
     sessionId: string,
     mail: InboundMail,
   ): Promise<string[]> {
-    const files = mail.files ?? []
+    const files = (mail.files ?? []).map((f) => ({ ...f, id: mailFileId(row.id, f.index) }))
     mail.files = undefined
-    if (!deps.attachments) return []
-    const before = (row.attachments ?? []).flatMap((a) => (a.attachment_id ? [a.attachment_id] : []))
-    if (before.length) return deps.attachments.unsent(tenantId, sessionId, before)
-    if (!files.length) return []
+    if (!deps.attachments || !files.length) return []
     const stored = await deps.attachments.storeMailFiles(tenantId, row.bot_id, sessionId, files)
     if (!stored.length) return []
     const ids = new Map(stored.map((s) => [s.index, s.meta.id]))
@@ -220,7 +220,11 @@ export function createEmailTurns(deps: EmailTurnDeps, hashes: SenderHashes) {
       row.id,
       mail.attachments.map((a, i) => (ids.has(i) ? { ...a, attachment_id: ids.get(i)! } : a)),
     )
-    return stored.map((s) => s.meta.id)
+    return deps.attachments.takeBack(
+      tenantId,
+      sessionId,
+      stored.map((s) => s.meta.id),
+    )
   }
 
   /** A capped sender's mail, into the conversation a person has (the turn delivers it there; no bot mail). */
@@ -327,4 +331,11 @@ function questionOf(mail: InboundMail, newSession: boolean): string {
   const body = mail.question.trim()
   if (!newSession || !subject || replySubject(subject) === subject || body.toLowerCase().includes(subject.toLowerCase())) return body || subject
   return body ? `${subject}\n\n${body}` : subject
+}
+
+/** The id of a mail's file: from the mail and the file's place in it, so every attempt of its job names it alike. */
+export function mailFileId(mailId: string, index: number): string {
+  const h = createHash('sha256').update(`email-attachment:${mailId}:${index}`).digest('hex')
+  // a UUID's form (version 8: made by its application), its bits from the hash
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${((Number.parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`
 }

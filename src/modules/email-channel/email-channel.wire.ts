@@ -79,7 +79,7 @@ export function wireEmailChannel(
     /** a member's mailed reply to a notice, posted on the ticket as theirs (live's operator message) */
     postAsMember?: (tenantId: string, ticketId: string, body: { content: string; internal: boolean }, viewer: Viewer) => Promise<unknown>
     /** the attachments module: a mail's files stored with its message (issue 54) */
-    attachments?: Pick<AttachmentsService, 'storeMailFiles' | 'unsent'>
+    attachments?: Pick<AttachmentsService, 'storeMailFiles' | 'takeBack'>
   },
 ) {
   const { db, clock, cipher, config, queue } = ctx
