@@ -65,7 +65,13 @@ export async function serveInProcess(ctx: AppContext): Promise<{ app: FastifyIns
  * rate limit, the embedded database in memory, or with `pgServer` (a PostgreSQL URL) a scratch database there;
  * `env` adds to that and overrides it. `close` stops the service and removes the directory and the database.
  */
-export async function benchService(tag: string, env: Record<string, string | undefined>, pgServer?: string) {
+export async function benchService(
+  tag: string,
+  env: Record<string, string | undefined>,
+  pgServer?: string,
+  /** the embedded database in memory (the default) or on disk under the bench's DATA_DIR, as `npm start` keeps it */
+  embedded: 'memory' | 'disk' = 'memory',
+) {
   const scratch = pgServer ? await scratchDatabase(pgServer, tag) : null
   const dataDir = mkdtempSync(join(tmpdir(), `scb-bench-${tag}-`))
   const config = loadConfig(
@@ -79,7 +85,7 @@ export async function benchService(tag: string, env: Record<string, string | und
     },
     () => {},
   )
-  const ctx = await createContext(config, { pgliteDir: 'memory' })
+  const ctx = await createContext(config, embedded === 'memory' ? { pgliteDir: 'memory' } : {})
   const served = await serveInProcess(ctx)
   return {
     ...served,

@@ -17,8 +17,9 @@ const META = ['id', 'name', 'content_type', 'size', 'kind'] as const
 export interface NewAttachment extends AttachmentMeta {
   botId: string
   sessionId: string
-  /** encrypted bytes (attachments.crypto.ts) */
-  data: Uint8Array
+  /** the sealed file (attachments.crypto.ts `sealPieces`): its ciphertext in `pieceCount` pieces, then its head */
+  sealed: { pieces: Iterable<Uint8Array>; head(): Uint8Array }
+  pieceCount: number
   text: string | null
   createdAt: Date
 }
@@ -34,7 +35,6 @@ export function createAttachmentsRepo(db: Db) {
      * once every piece is stored; a row left by a process that died on the way is never claimed and goes by retention.
      */
     async insert(tenantId: string, a: NewAttachment): Promise<void> {
-      const pieces = splitBytes(a.data, CHUNK_BYTES)
       await db
         .insertInto('attachments')
         .values({
@@ -47,15 +47,19 @@ export function createAttachmentsRepo(db: Db) {
           kind: a.kind,
           size: a.size,
           data: new Uint8Array(0),
-          chunks: pieces.length,
+          // the head (seq 0) and the ciphertext's pieces
+          chunks: a.pieceCount + 1,
           text: a.text,
           created_at: a.createdAt,
         })
         .execute()
       try {
-        for (const [seq, data] of pieces.entries()) {
-          await db.insertInto('attachment_chunks').values({ attachment_id: a.id, tenant_id: tenantId, seq, data }).execute()
-        }
+        const piece = (seq: number, data: Uint8Array) =>
+          db.insertInto('attachment_chunks').values({ attachment_id: a.id, tenant_id: tenantId, seq, data }).execute()
+        let seq = 0
+        for (const data of a.sealed.pieces) await piece(++seq, data)
+        if (seq !== a.pieceCount) throw new Error(`attachment sealed in ${seq} pieces, not ${a.pieceCount}`)
+        await piece(0, a.sealed.head())
       } catch (err) {
         await db
           .deleteFrom('attachments')
@@ -241,11 +245,6 @@ export type AttachmentsRepo = ReturnType<typeof createAttachmentsRepo>
 /** The most of a file's bytes one statement writes or reads (attachment_chunks). */
 export const CHUNK_BYTES = 512 * 1024
 
-export function splitBytes(bytes: Uint8Array, size: number): Uint8Array[] {
-  const out: Uint8Array[] = []
-  for (let o = 0; o < bytes.length; o += size) out.push(bytes.subarray(o, Math.min(bytes.length, o + size)))
-  return out.length ? out : [bytes]
-}
 
 async function sealedBytes(db: Db, tenantId: string, id: string): Promise<Buffer | undefined> {
   const row = await db.selectFrom('attachments').select(['chunks']).where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()

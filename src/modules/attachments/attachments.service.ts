@@ -5,8 +5,8 @@ import { AppError, notFound } from '../../lib/errors.js'
 import type { BotScope } from '../shared/bot-scope.js'
 import { redactMessage } from '../shared/redaction.js'
 import type { FileCipher } from './attachments.crypto.js'
-import { cleanName, DOCX_TYPE, sniffAttachment, stripImageMetadata } from './attachments.fns.js'
-import type { AttachmentMeta, AttachmentsRepo } from './attachments.repo.js'
+import { cleanName, concat, DOCX_TYPE, imageWithoutMetadata, sniffAttachment } from './attachments.fns.js'
+import { CHUNK_BYTES, type AttachmentMeta, type AttachmentsRepo } from './attachments.repo.js'
 import type { RecentImages } from './attachments.recent.js'
 import { checkDocxZip } from './attachments.zip.js'
 
@@ -22,6 +22,9 @@ export interface AttachmentSettings {
 
 /** The documents' parsers (worker threads, a deadline and a memory limit each), reached by a file name they read. */
 export type ParseText = (filename: string, bytes: Uint8Array) => Promise<{ text: string }>
+
+/** The largest image kept in memory from its upload to its turn (attachments.recent.ts). */
+const RECENT_MAX_BYTES = 5 * 1024 * 1024
 
 const unsupported = (why: string) =>
   new AppError(415, 'unsupported_type', `This file type is not accepted (${why}). Accepted: PNG, JPEG, WebP, GIF, PDF, DOCX, plain text.`, { coded: true })
@@ -66,19 +69,21 @@ export function createAttachmentsService(deps: {
     file: { filename: string | undefined; bytes: Uint8Array },
     id: string = randomUUID(),
   ): Promise<AttachmentMeta> {
-    let bytes = file.bytes
+    const bytes = file.bytes
     if (bytes.length > settings.maxBytes) throw tooLarge(`The file is larger than ${Math.round(settings.maxBytes / 1048576)} MB`)
     const s = sniffAttachment(bytes)
     if (!s.ok) throw unsupported(s.why)
+    // the file as stored, in pieces (views of the upload: no copy of the whole)
+    let parts: Uint8Array[] = [bytes]
     if (s.kind === 'image') {
       // a bomb: the header's size is checked before anything could decode it
       if (s.width < 1 || s.height < 1) throw unsupported('an image without a size')
       if (s.width * s.height > settings.maxPixels) {
         throw new AppError(413, 'image_too_large', `The image is too large (${s.width} x ${s.height} pixels)`, { coded: true })
       }
-      const stripped = stripImageMetadata(bytes, s.contentType)
+      const stripped = imageWithoutMetadata(bytes, s.contentType)
       if (!stripped) throw unsupported('a damaged image')
-      bytes = stripped
+      parts = stripped
     } else if (s.contentType === DOCX_TYPE) {
       const zip = await checkDocxZip(bytes, settings.zip)
       if (!zip.ok && zip.why === 'too_large') throw tooLarge('The document expands to too much data')
@@ -89,9 +94,14 @@ export function createAttachmentsService(deps: {
     }
     const text = s.kind === 'document' ? await documentText(tenantId, s.contentType, bytes) : null
     const fallback = s.kind === 'image' ? `image.${s.contentType.slice(6)}` : 'document'
-    const meta: AttachmentMeta = { id, name: cleanName(file.filename, fallback), content_type: s.contentType, size: bytes.length, kind: s.kind }
-    await repo.insert(tenantId, { ...meta, botId, sessionId, data: files.seal(bytes), text, createdAt: deps.clock.now() })
-    if (s.kind === 'image') deps.recent?.put(meta.id, bytes)
+    const size = parts.reduce((n, p) => n + p.length, 0)
+    const meta: AttachmentMeta = { id, name: cleanName(file.filename, fallback), content_type: s.contentType, size, kind: s.kind }
+    // sealed a piece at a time as each is written: the event loop is never held for the whole file
+    const sealed = files.sealPieces(parts, CHUNK_BYTES)
+    const pieceCount = Math.ceil(size / CHUNK_BYTES)
+    await repo.insert(tenantId, { ...meta, botId, sessionId, sealed, pieceCount, text, createdAt: deps.clock.now() })
+    // an image the size of a screenshot is kept for the turn that sends it (one copy; a larger one is read back)
+    if (s.kind === 'image' && size <= RECENT_MAX_BYTES) deps.recent?.put(meta.id, parts.length === 1 ? parts[0]! : concat(parts))
     return meta
   }
 
