@@ -131,10 +131,14 @@ async function chat(url: string, botId: string, sid: string, ids: string[]): Pro
 }
 
 async function main() {
-  const child: ChildProcess = spawn(process.execPath, ['--max-old-space-size=320', ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', 'bench/attachments.ts', '--serve'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, LOG_LEVEL: 'warn' },
-  })
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['--max-old-space-size=320', ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', 'bench/attachments.ts', '--serve'],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, LOG_LEVEL: 'warn' },
+    },
+  )
   // the service's "chat turn" log lines: each turn's stage timings
   const turns: Record<string, number>[] = []
   const ready = await new Promise<{ url: string; publicId: string; probe: string }>((resolve, reject) => {
@@ -195,14 +199,26 @@ async function main() {
     console.log(`  total  p50 ${pct(totals, 50).toFixed(0)} ms  p95 ${pct(totals, 95).toFixed(0)} ms`)
     console.log(`  ours   p50 ${pct(own, 50).toFixed(0)} ms  p95 ${pct(own, 95).toFixed(0)} ms  (goal: at most 100 ms)`)
     console.log(`  answer calls with the image as an image part: ${probe.withImages} of ${probe.answers - plain.length - 1}`)
-    console.log(`  of which the upload p50 ${pct(uploads, 50).toFixed(0)} ms; the same question without a file: ours p50 ${pct(plain, 50) - MODEL_MS > 0 ? (pct(plain, 50) - MODEL_MS).toFixed(0) : '?'} ms`)
+    console.log(
+      `  of which the upload p50 ${pct(uploads, 50).toFixed(0)} ms; the same question without a file: ours p50 ${pct(plain, 50) - MODEL_MS > 0 ? (pct(plain, 50) - MODEL_MS).toFixed(0) : '?'} ms`,
+    )
     console.log(
       `  service CPU p50: upload and turn ${pct(cpuFile, 50).toFixed(0)} ms, the turn without a file ${pct(cpuPlain, 50).toFixed(0)} ms: the file's own ${(pct(cpuFile, 50) - pct(cpuPlain, 50)).toFixed(0)} ms`,
     )
     // the turns with a file (every other one, after the first pair), their stages' medians as the service timed them
     const withFile = turns.filter((t) => 'attachments' in t).slice(1)
     const stages = Object.keys(withFile[0] ?? {}).filter((k) => k !== 'total')
-    console.log(`  the turn with the file, stages p50 (ms): ${stages.map((k) => `${k} ${pct(withFile.map((t) => t[k] ?? 0), 50).toFixed(0)}`).join(', ')}`)
+    console.log(
+      `  the turn with the file, stages p50 (ms): ${stages
+        .map(
+          (k) =>
+            `${k} ${pct(
+              withFile.map((t) => t[k] ?? 0),
+              50,
+            ).toFixed(0)}`,
+        )
+        .join(', ')}`,
+    )
 
     // 2. memory: 20 uploads of 10 MB at once (BENCH_UPLOADS=0: the latency alone)
     if (!UPLOADS) return
@@ -235,7 +251,8 @@ async function main() {
     console.log(`  server RSS before ${mb(before)}, peak ${mb(peak)} (peak before the uploads ${mb(hwmBefore)}); slowest /health ${slowest.toFixed(0)} ms`)
     console.log(`  the service's event loop held at most ${loop.maxMs.toFixed(0)} ms at a time (p99 of its delays ${loop.p99Ms.toFixed(0)} ms)`)
     const refused = new Map<string, number>()
-    for (const r of results) if (r.status === 'rejected') refused.set((r.reason as Error).message.slice(0, 120), (refused.get((r.reason as Error).message.slice(0, 120)) ?? 0) + 1)
+    for (const r of results)
+      if (r.status === 'rejected') refused.set((r.reason as Error).message.slice(0, 120), (refused.get((r.reason as Error).message.slice(0, 120)) ?? 0) + 1)
     for (const [why, n] of refused) console.log(`  refused ${n}: ${why}`)
   } finally {
     child.kill('SIGTERM')

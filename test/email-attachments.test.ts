@@ -179,7 +179,12 @@ describe('a retried mail job', () => {
     expect([...kept][0]).not.toBeNull()
     // worse than a failed turn: as if the first attempt had died before marking the mail's listing, and after a turn
     // claimed one file for a message it never stored
-    await db.updateTable('email_messages').set({ attachments: JSON.stringify([]) }).where('tenant_id', '=', tenantId).where('id', '=', mail.id).execute()
+    await db
+      .updateTable('email_messages')
+      .set({ attachments: JSON.stringify([]) })
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', mail.id)
+      .execute()
     await db
       .updateTable('attachments')
       .set({ message_id: '00000000-0000-4000-8000-000000000001' })

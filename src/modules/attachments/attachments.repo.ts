@@ -245,7 +245,6 @@ export type AttachmentsRepo = ReturnType<typeof createAttachmentsRepo>
 /** The most of a file's bytes one statement writes or reads (attachment_chunks). */
 export const CHUNK_BYTES = 512 * 1024
 
-
 async function sealedBytes(db: Db, tenantId: string, id: string): Promise<Buffer | undefined> {
   const row = await db.selectFrom('attachments').select(['chunks']).where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()
   if (!row) return undefined
