@@ -57,7 +57,10 @@ export function createAttachmentsRepo(db: Db) {
         const piece = (seq: number, data: Uint8Array) =>
           db.insertInto('attachment_chunks').values({ attachment_id: a.id, tenant_id: tenantId, seq, data }).execute()
         let seq = 0
-        for (const data of a.sealed.pieces) await piece(++seq, data)
+        for (const data of a.sealed.pieces) {
+          await piece(++seq, data)
+          await turnOfTheLoop()
+        }
         if (seq !== a.pieceCount) throw new Error(`attachment sealed in ${seq} pieces, not ${a.pieceCount}`)
         await piece(0, a.sealed.head())
       } catch (err) {
@@ -242,6 +245,13 @@ export function createAttachmentsRepo(db: Db) {
 
 export type AttachmentsRepo = ReturnType<typeof createAttachmentsRepo>
 
+/**
+ * Between two pieces, the event loop's other work (a /health probe, another request's bytes): the embedded database
+ * answers a statement without a turn of the loop (its promises settle at once), so a file's pieces, awaited one after
+ * another, would otherwise run as one task as long as the whole file.
+ */
+const turnOfTheLoop = () => new Promise<void>((resolve) => setImmediate(resolve))
+
 /** The most of a file's bytes one statement writes or reads (attachment_chunks). */
 export const CHUNK_BYTES = 512 * 1024
 
@@ -265,6 +275,7 @@ async function sealedBytes(db: Db, tenantId: string, id: string): Promise<Buffer
     // a piece missing: the file was deleted while it was read, or its writer died on the way
     if (!p) return undefined
     pieces.push(p.data)
+    await turnOfTheLoop()
   }
   return Buffer.concat(pieces)
 }
