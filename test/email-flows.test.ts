@@ -6,6 +6,8 @@ import nodemailer from 'nodemailer'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createEmailChannelRepo } from '../src/modules/email-channel/email-channel.repo.js'
 import { createEmailChannelService } from '../src/modules/email-channel/email-channel.service.js'
+import { parseStored } from '../src/modules/email-channel/email-channel.parse.js'
+import { openRaw } from '../src/modules/email-channel/email-channel.raw.fns.js'
 import { startInboundSmtp } from '../src/modules/email-channel/email-channel.smtp.js'
 import type { FakeLlm } from './fakes/fake-llm.js'
 import { appWithFakeLlm, type TestApp } from './helpers/app.js'
@@ -343,6 +345,57 @@ describe('inbound over SMTP', () => {
       client.close()
     } finally {
       await listener.close()
+    }
+  })
+
+  it('a large mail to two bots over SMTP reaches each whole, and one over the webhook too (the bytes are handed to the parser, not copied, only when one bot takes them)', async () => {
+    const owner = await createTenant(t)
+    const other = await createTenant(t)
+    const a = await emailBot(owner)
+    const b = await emailBot(other)
+    const { db, clock, cipher, queue, config } = t.ctx
+    const service = createEmailChannelService({
+      db,
+      clock,
+      cipher,
+      queue,
+      repo: createEmailChannelRepo(db),
+      config,
+      bots: { get: () => Promise.reject(new Error('unused')) },
+      email: { queue: () => Promise.reject(new Error('unused')) },
+    })
+    const listener = await startInboundSmtp(service, { port: 0, host: '127.0.0.1', maxBytes: 1024 * 1024, log: { info: () => {}, warn: () => {} } })
+    // 200 KB: over the size from which the parser takes the bytes themselves
+    const body = `How long do refunds take?\n\n${'Order details follow.\n'.repeat(9000)}`
+    try {
+      const client = nodemailer.createTransport({ host: '127.0.0.1', port: listener.port, secure: false, ignoreTLS: true })
+      const from = uniqueEmail('big')
+      const sent = await client.sendMail({
+        envelope: { from, to: [a.inbound_address, b.inbound_address] },
+        raw: rawMail({ to: a.inbound_address, from, body }),
+      })
+      expect(sent.accepted.sort()).toEqual([a.inbound_address, b.inbound_address].sort())
+      client.close()
+      const hook = await post(a.inbound_url, rawMail({ to: a.inbound_address, from: uniqueEmail('hook'), body }))
+      expect(hook.status).toBe(202)
+      expect(hook.body.status).toBe('queued')
+    } finally {
+      await listener.close()
+    }
+    // each bot's copy was parsed and stored whole: the stored form opens to the full mail
+    const rows = await db
+      .selectFrom('email_messages')
+      .select(['tenant_id', 'status', 'raw_enc'])
+      .where('tenant_id', 'in', [owner.tenantId, other.tenantId])
+      .where('direction', '=', 'in')
+      .execute()
+    expect(rows.filter((r) => r.tenant_id === owner.tenantId)).toHaveLength(2)
+    expect(rows.filter((r) => r.tenant_id === other.tenantId)).toHaveLength(1)
+    for (const r of rows) {
+      expect(r.raw_enc).toBeTruthy()
+      const stored = await parseStored(r.raw_enc!, config.ENCRYPTION_KEY)
+      expect(stored?.question, "the stored mail's question").toContain('How long do refunds take?')
+      expect(openRaw(config.ENCRYPTION_KEY, r.raw_enc!).byteLength).toBeGreaterThan(190_000)
     }
   })
 })
