@@ -24,6 +24,7 @@ import { closeContext, createContext } from '../src/context.js'
 import { wireModules } from '../src/modules/index.js'
 import { startFakeLlm } from '../test/fakes/fake-llm.js'
 import { FakeSmtp } from '../test/fakes/smtp.js'
+import { freePort } from '../test/helpers/service-process.js'
 import { benchWorkspace, rawMail as mail, scratchDatabase } from './support.js'
 
 const BASE_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test'
@@ -86,9 +87,33 @@ async function main(): Promise<void> {
   }
   const config = loadConfig({ ...env, RUN_WORKER: 'false' }, () => {})
   const ctx = await createContext(config)
-  const app = await buildApp(ctx, wireModules(ctx))
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+  // BENCH_SERVICE=process: the service in a process of its own, as `npm start` runs it (320 MB heap, no worker in
+  // it), so its /health is measured apart from this bench's clients, fake model and SMTP server
+  const ownProcess = process.env.BENCH_SERVICE === 'process'
+  const app = ownProcess ? null : await buildApp(ctx, wireModules(ctx))
+  let service: ChildProcess | null = null
+  let url: string
+  if (app) {
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`
+  } else {
+    const port = await freePort()
+    service = spawn(process.execPath, ['--max-old-space-size=320', '--import', 'tsx', 'src/server.ts'], {
+      env: { ...process.env, ...env, RUN_WORKER: 'false', PORT: String(port), HOST: '127.0.0.1' },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    })
+    url = `http://127.0.0.1:${port}`
+    for (const until = Date.now() + 120_000; ; ) {
+      if (
+        (await fetch(`${url}/health`)
+          .then((r) => r.status)
+          .catch(() => 0)) === 200
+      )
+        break
+      if (Date.now() > until || service.exitCode !== null) throw new Error('the service did not start')
+      await new Promise((r) => setTimeout(r, 200))
+    }
+  }
   let workerCrashes = 0
   const startWorker = (): ChildProcess => {
     const w = spawn(process.execPath, ['--max-old-space-size=320', '--import', 'tsx', 'src/worker.ts'], {
@@ -265,12 +290,13 @@ async function main(): Promise<void> {
     if (hostileOut) {
       const { sent: hostileSent, statuses: hostileStatuses } = hostileOut
       console.log(
-        `hostile mix: ${hostileSent} hostile mails at 1/s beside the ordinary ones, outcomes ${JSON.stringify(hostileStatuses)}; slowest /health ${Math.round(maxHealth)} ms; worker crashes ${workerCrashes}; service process alive`,
+        `hostile mix: ${hostileSent} hostile mails at 1/s beside the ordinary ones, outcomes ${JSON.stringify(hostileStatuses)}; slowest /health ${Math.round(maxHealth)} ms; worker crashes ${workerCrashes}; ${service && service.exitCode !== null ? 'the service process DIED' : 'service process alive'}`,
       )
     } else console.log(`slowest /health during the posts: ${Math.round(maxHealth)} ms`)
-    console.log(
-      `event loop delay while posting: p99 ${Math.round(loopDelay.percentile(99) / 1e6)} ms, max ${Math.round(loopDelay.max / 1e6)} ms (10 ms resolution)`,
-    )
+    if (!ownProcess)
+      console.log(
+        `event loop delay while posting: p99 ${Math.round(loopDelay.percentile(99) / 1e6)} ms, max ${Math.round(loopDelay.max / 1e6)} ms (10 ms resolution)`,
+      )
     const r1 = (x: number) => Math.round(x * 10) / 10
     const stats = (xs: number[]) => `p50 ${r1(pct(xs, 50))} ms, p99 ${r1(pct(xs, 99))} ms, max ${r1(Math.max(...xs))} ms (n=${xs.length})`
     console.log(`/health baseline (5 s before any mail): ${stats(baseline)}; load average ${loadBefore.toFixed(1)}`)
@@ -316,7 +342,7 @@ async function main(): Promise<void> {
     // every ordinary mail handled, none mailed twice (the hostile ones are answered, handed off or ignored: never queued)
     const ordinary = inbound.filter((r) => !r.message_id.startsWith('<h'))
     const toCustomers = customerMails()
-    const ok = ordinary.length === MESSAGES && !byStatus.queued && twice === 0 && toCustomers === out.length && workerCrashes === 0
+    const ok = ordinary.length === MESSAGES && !byStatus.queued && twice === 0 && toCustomers === out.length && workerCrashes === 0 && (!service || service.exitCode === null)
     console.log(
       `handled: ${JSON.stringify(byStatus)}; mails sent ${smtp.mails.length} (to customers ${toCustomers}, recorded ${out.length}; the rest team notices), sent twice ${twice}, ordinary rows ${ordinary.length}/${MESSAGES}, hostile rows ${inbound.length - ordinary.length}`,
     )
@@ -328,7 +354,10 @@ async function main(): Promise<void> {
     if (!ok) process.exitCode = 1
   } finally {
     worker.kill('SIGKILL')
-    await app.close()
+    const serviceAlive = service ? service.exitCode === null : true
+    service?.kill('SIGTERM')
+    if (!serviceAlive) console.log('FAILED: the service process died')
+    await app?.close()
     await closeContext(ctx)
     await smtp.stop()
     await fake.close()
