@@ -334,11 +334,14 @@ export function questionInEnglish(text: string): string {
 export function toGerman(text: string): string {
   const whole = GERMAN_OF.get(norm(text))
   if (whole) return whole
-  let out = text
+  // a cited page is named by its title as it is ("API keys and server-to-server chat · Support Chatbot help (url)")
+  const kept: string[] = []
+  let out = text.replace(/[^\n.;:]* · [^\n(.]+(?: \([^)\s]*\))?/g, (title) => `\u0000${kept.push(title) - 1}\u0000`)
   for (const [en, de] of TO_GERMAN) {
     if (en.length < 12) continue
     if (out.includes(en)) out = out.split(en).join(de)
   }
+  out = out.replace(/\u0000(\d+)\u0000/g, (_, i: string) => kept[Number(i)]!)
   // a greeting or sign-off on a line of its own ("Hi Jane,", "Best regards,")
   out = out
     .split('\n')
