@@ -444,8 +444,9 @@ export function demoAnswer(messages: FakeMessage[]): string {
     for (const t of q) if (all.has(t)) coverage += weight(t)
     let heading = new Set<string>()
     const scored: { sentence: string; terms: Set<string>; score: number }[] = []
-    for (const line of s.text.split(/\n+/)) {
-      const h = /^\s*#{1,6}\s+(.*)$/.exec(line)
+    for (const [i, line] of s.text.split(/\n+/).entries()) {
+      // the source's first line is its title and address ("[1] Title (url)"): a heading, not a sentence to quote
+      const h = i === 0 ? /^(.*)$/.exec(line) : /^\s*#{1,6}\s+(.*)$/.exec(line)
       if (h) {
         heading = new Set(contentTerms(h[1]!))
         continue

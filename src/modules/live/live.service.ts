@@ -1,4 +1,5 @@
 import { redactOperatorText } from '../shared/redaction.js'
+import { languageName } from '../shared/language.js'
 import { randomUUID } from 'node:crypto'
 import type { ChangeFeed } from '../../db/change-feed.js'
 import type { Db } from '../../db/client.js'
@@ -435,4 +436,4 @@ export type LiveService = ReturnType<typeof createLiveService>
 export type { OwnerChange }
 
 /** The team's note beside a translated message: what the operator wrote (team-facing, not a visitor text). */
-const originalNote = (text: string, language: string) => `Original (sent translated into ${language}):\n${text}`
+const originalNote = (text: string, language: string) => `Original (sent translated into ${languageName(language)}):\n${text}`
