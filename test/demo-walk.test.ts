@@ -45,12 +45,22 @@ describe('the demo walk over HTTP', { timeout: 300_000 }, () => {
     // one the bot would hand to a person: a customer's mail opens a ticket, a test opens none
     const human = await owner.post(`/bots/${botUuid}/email/test`, { question: 'Hi,\n\nI want to talk to a human please.\n\nThanks,\nJane' })
     expect(human.status, human.text).toBe(202)
-    const done = await until('both test mails handled', async () => {
-      const items = await messages()
-      return items.length >= 2 && items.every((m) => m.status !== 'queued') ? items : null
-    }, 120_000)
+    const done = await until(
+      'both test mails handled',
+      async () => {
+        const items = await messages()
+        return items.length >= 2 && items.every((m) => m.status !== 'queued') ? items : null
+      },
+      120_000,
+    )
     const answered = done.find((m) => m.id === sent.body.id)
-    expect(answered).toMatchObject({ status: 'answered', reason: 'test_mail', from: 'demo@example.com', subject: 'Which file types can I upload?', ticket_number: null })
+    expect(answered).toMatchObject({
+      status: 'answered',
+      reason: 'test_mail',
+      from: 'demo@example.com',
+      subject: 'Which file types can I upload?',
+      ticket_number: null,
+    })
     expect(answered.reply).toMatch(/PDF, Markdown/)
     expect(answered.reply).toMatch(/Sources:\n\[1\] .*\/help\/knowledge\.html/)
     expect(done.find((m) => m.id === human.body.id)).toMatchObject({ status: 'handed_off', reason: 'test_mail_no_ticket', ticket_number: null })

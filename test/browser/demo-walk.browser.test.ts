@@ -43,7 +43,7 @@ suite('the demo, walked as a newcomer', { timeout: 600_000 }, () => {
     return page
   }
 
-  it('logs in with the banner\'s login and sends the bot page\'s test mail: answered, cited', async () => {
+  it("logs in with the banner's login and sends the bot page's test mail: answered, cited", async () => {
     expect(demo.out).toContain(`Dashboard    ${demo.api}/app/`)
     const page = await newPage({ width: 1280, height: 800 })
     await page.goto(`${demo.api}/app/login`)
@@ -57,7 +57,10 @@ suite('the demo, walked as a newcomer', { timeout: 600_000 }, () => {
     await card.getByRole('heading', { name: 'Send a test mail' }).waitFor(LIVE)
     await card.getByLabel('Question').fill('Which file types can I upload?')
     await card.getByRole('button', { name: 'Send test mail' }).click()
-    await page.locator('.toasts').getByText(/Test mail sent/).waitFor(LIVE)
+    await page
+      .locator('.toasts')
+      .getByText(/Test mail sent/)
+      .waitFor(LIVE)
     // the list under it says what happened: answered, in words, with the answer and its source
     const row = card.locator('tr', { hasText: 'Which file types can I upload?' })
     await row.getByText('answered', { exact: true }).waitFor(LIVE)
@@ -73,7 +76,7 @@ suite('the demo, walked as a newcomer', { timeout: 600_000 }, () => {
   })
 
   let ticketNumber = ''
-  it('asks the demo page\'s widget in German at phone width: a German answer from the English help centre, cited; then a person', async () => {
+  it("asks the demo page's widget in German at phone width: a German answer from the English help centre, cited; then a person", async () => {
     const page = await newPage({ width: 390, height: 844 })
     await page.goto(demo.page)
     await page.getByText('Welche Dateitypen kann ich hochladen?').waitFor(LIVE)
@@ -87,7 +90,11 @@ suite('the demo, walked as a newcomer', { timeout: 600_000 }, () => {
     expect(await page.locator(`${W} >> .msg.assistant .bubble`).last().textContent()).not.toMatch(/Embedding the chat widget/)
     await page.locator(`${W} >> .sources > span`, { hasText: 'Quellen' }).first().waitFor(LIVE)
     // the widget's own greeting above follows the conversation's language too
-    await page.locator(`${W} >> .msg.assistant .bubble`).first().filter({ hasText: de['widget.greeting'] as string }).waitFor(LIVE)
+    await page
+      .locator(`${W} >> .msg.assistant .bubble`)
+      .first()
+      .filter({ hasText: de['widget.greeting'] as string })
+      .waitFor(LIVE)
     await shot(page, '2-german-answer-phone')
     // the bot's name keeps its room on a phone; hand-off through the header's button
     await page.locator(`${W} >> button.human`).click()
@@ -130,7 +137,10 @@ suite('the demo, walked as a newcomer', { timeout: 600_000 }, () => {
     await chat.getByLabel('Translate into German').check()
     await chat.getByRole('button', { name: 'Send', exact: true }).click()
     await chat.locator('.msg-operator', { hasText: 'Kann ich Ihnen sonst noch helfen?' }).waitFor(LIVE)
-    await chat.getByText(/Original \(sent translated into German\)/).first().waitFor(LIVE)
+    await chat
+      .getByText(/Original \(sent translated into German\)/)
+      .first()
+      .waitFor(LIVE)
     await shot(page, '5-translated')
     await page.close()
   })

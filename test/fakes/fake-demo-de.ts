@@ -40,7 +40,10 @@ const SENTENCES: [string, string][] = [
     'Register with your e-mail address and a password of at least 8 characters with an upper-case letter, a digit and a special character.',
     'Registrieren Sie sich mit Ihrer E-Mail-Adresse und einem Passwort aus mindestens 8 Zeichen mit einem Großbuchstaben, einer Ziffer und einem Sonderzeichen.',
   ],
-  ['We send you a verification e-mail; the link in it is valid for 48 hours.', 'Wir senden Ihnen eine Bestätigungs-E-Mail; der Link darin ist 48 Stunden gültig.'],
+  [
+    'We send you a verification e-mail; the link in it is valid for 48 hours.',
+    'Wir senden Ihnen eine Bestätigungs-E-Mail; der Link darin ist 48 Stunden gültig.',
+  ],
   [
     'Verifying your e-mail creates your workspace, its first widget API key and a default bot.',
     'Die Bestätigung Ihrer E-Mail legt Ihren Arbeitsbereich, seinen ersten Widget-API-Schlüssel und einen Standard-Bot an.',

@@ -730,7 +730,11 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
     const q = questionOf(messages)
     // the demo's model translates as the one it stands for would, within the help centre's own words (fake-demo-de.ts)
     if (knowledge && !translations.length) {
-      const whole = [...messages].reverse().find((m) => m.role === 'user')?.content.trim() ?? q
+      const whole =
+        [...messages]
+          .reverse()
+          .find((m) => m.role === 'user')
+          ?.content.trim() ?? q
       return demoTranslation(messages, whole) ?? q
     }
     return translated(q) ?? q

@@ -32,7 +32,13 @@ export const freePort = () =>
 export async function startDemo(): Promise<DemoProcess> {
   const [port, pagePort] = [await freePort(), await freePort()]
   const dataDir = mkdtempSync(join(tmpdir(), 'scb-demo-walk-'))
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', DATA_DIR: dataDir, PORT: String(port), DEMO_PAGE_PORT: String(pagePort), LOG_LEVEL: 'warn' }
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    DEMO_PAGE_PORT: String(pagePort),
+    LOG_LEVEL: 'warn',
+  }
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'scripts/demo.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   child.stdout!.on('data', (d) => (out += d))

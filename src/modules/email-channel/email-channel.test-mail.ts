@@ -43,9 +43,7 @@ export function testMailRaw(p: { from: string; to: string; question: string; mes
       'Content-Type: text/plain; charset=utf-8',
       'Content-Transfer-Encoding: base64',
       '',
-      Buffer.from(p.question.replace(/\r?\n/g, '\r\n'), 'utf8')
-        .toString('base64')
-        .replace(/.{76}/g, '$&\r\n'),
+      Buffer.from(p.question.replace(/\r?\n/g, '\r\n'), 'utf8').toString('base64').replace(/.{76}/g, '$&\r\n'),
       '',
     ].join('\r\n'),
     'utf8',

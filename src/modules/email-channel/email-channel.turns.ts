@@ -340,9 +340,10 @@ export function createEmailTurns(deps: EmailTurnDeps, hashes: SenderHashes) {
     if (handedOff) return settle(tenantId, id, { status: 'handed_off', reason: 'test_mail_no_ticket' }, null)
     if (!r.text.trim()) return settle(tenantId, id, { status: 'failed', reason: 'empty_answer' }, null)
     const lang = r.language ?? 'en'
-    const shown = renderReply({ text: r.text, sources: r.sources, signature: null, lang }).text
+    const sources = r.cited ?? r.sources
+    const shown = renderReply({ text: r.text, sources, signature: null, lang }).text
     if (t.channel.mode === 'draft') return settle(tenantId, id, { status: 'drafted', draft: shown, reason: 'test_mail' }, null)
-    const body = renderReply({ text: r.text, sources: r.sources, signature: t.channel.signature, footer: message(lang, 'email.bot_footer'), lang })
+    const body = renderReply({ text: r.text, sources, signature: t.channel.signature, footer: message(lang, 'email.bot_footer'), lang })
     const mail = {
       to: t.sender,
       from: senderOf(t.channel, deps.config.EMAIL_FROM).from,
