@@ -209,7 +209,7 @@ const inboundRoutes =
         const found = channels.get(req)
         if (!found) throw notFound('Unknown inbound address')
         const raw = await rawMessage(req, maxBytes)
-        return reply.code(202).send(await channel.receive(found, raw))
+        return reply.code(202).send(await channel.receive(found, raw, { handOver: true }))
       },
     )
   }

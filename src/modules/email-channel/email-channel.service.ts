@@ -8,8 +8,8 @@ import type { Clock } from '../../lib/clock.js'
 import { decryptOrNull, type Cipher } from '../../lib/crypto.js'
 import { AppError, badRequest, conflict, notFound, ValidationError } from '../../lib/errors.js'
 import type { BotRow } from '../bots/bots.service.js'
-import { parseReplyFrom, REPLY_FROM_PROBLEMS } from '../email/address.fns.js'
-import type { EmailService } from '../email/email.service.js'
+import { parseReplyFrom, REPLY_FROM_PROBLEMS } from '../mailer/address.fns.js'
+import type { EmailService } from '../mailer/mailer.service.js'
 import type { BotScope } from '../shared/bot-scope.js'
 import { bareAddress, hashToken, headerLoopReason, loopReason, newLocalPart, newToken, senderHash, senderOf, showSender } from './email-channel.fns.js'
 import { confirmSenderMail } from './email-channel.sender.js'
@@ -299,7 +299,7 @@ export function createEmailChannelService(deps: EmailChannelDeps) {
      * is a `duplicate`; else the message is queued for the worker. The unique index decides between two
      * concurrent deliveries of one message.
      */
-    async receive(channel: ChannelRow, raw: Buffer): Promise<ReceiveResult> {
+    async receive(channel: ChannelRow, raw: Buffer, o: { handOver?: boolean } = {}): Promise<ReceiveResult> {
       if (raw.length > config.INBOUND_EMAIL_MAX_BYTES) throw new AppError(413, 'too_large', `The message is over ${config.INBOUND_EMAIL_MAX_BYTES} bytes`)
       await deps.admit?.(channel.bot_id)
       const head = await parsed(() => parseInbound(raw, 'headers'))
@@ -312,7 +312,9 @@ export function createEmailChannelService(deps: EmailChannelDeps) {
       let sealed: string | null = null
       if (!reason) {
         const full = await parsed(async () => {
-          const r = await parseAndSeal(raw, config.ENCRYPTION_KEY)
+          // a caller that will not read `raw` again hands its bytes to the worker instead of a 10 MB copy here; not
+          // when the synthetic id below would need them (no Message-ID in the header)
+          const r = await parseAndSeal(raw, config.ENCRYPTION_KEY, { handOver: o.handOver === true && Boolean(head !== 'too_complex' && head.messageId) })
           sealed = r.sealed
           return r.mail
         })
@@ -327,7 +329,8 @@ export function createEmailChannelService(deps: EmailChannelDeps) {
         }
       }
       // a synthetic id when the sender's is missing or malformed: the same bytes are still handled once
-      const messageId = mail?.messageId ?? `<sha256.${await sha256Off(raw)}@synthetic>`
+      // (after a hand-over `raw` is gone, but the header's Message-ID was there)
+      const messageId = mail?.messageId ?? (head !== 'too_complex' ? head.messageId : null) ?? `<sha256.${await sha256Off(raw)}@synthetic>`
       const sender = mail?.sender ?? null
       const now = clock.now()
       // a reply to a ticket's notice (issue 52, item 5): a member's message on the ticket, never a question for the bot
