@@ -13,6 +13,7 @@ import type { EmailService } from '../mailer/mailer.service.js'
 import type { BotScope } from '../shared/bot-scope.js'
 import { bareAddress, hashToken, headerLoopReason, loopReason, newLocalPart, newToken, senderHash, senderOf, showSender } from './email-channel.fns.js'
 import { confirmSenderMail } from './email-channel.sender.js'
+import { testMailRaw, testMessageId } from './email-channel.test-mail.js'
 import { isTicketReplyAddress, ticketAddressesIn, ticketOfReplyAddress, ticketReplyAddress, ticketReplyKey } from './email-channel.ticket-reply.js'
 import { type InboundMail, MailTooComplex, parseAndSeal, parseInbound } from './email-channel.parse.js'
 import type { EmailChannelRepo } from './email-channel.repo.js'
@@ -157,8 +158,25 @@ export function createEmailChannelService(deps: EmailChannelDeps) {
     return { id: inserted.id, status: 'queued' }
   }
 
-  return {
+  const service = {
     get: async (tenantId: string, botId: string, scope: BotScope) => present(await channelOf(tenantId, botId, scope)),
+
+    /**
+     * The bot page's test mail (issue 52, item 11): the question mailed from the member's own address to the bot,
+     * through the same door as a customer's; the worker answers it in the member's inbox as a dry run (no
+     * conversation, no ticket: email-channel.test-mail.ts).
+     */
+    async sendTest(tenantId: string, botId: string, scope: BotScope, p: { question: string; from: string }) {
+      const row = await channelOf(tenantId, botId, scope)
+      const raw = testMailRaw({
+        from: p.from,
+        to: inboundAddress(row, config.INBOUND_EMAIL_DOMAIN),
+        question: p.question.trim(),
+        messageId: testMessageId(config.ENCRYPTION_KEY, config.INBOUND_EMAIL_DOMAIN),
+        date: clock.now(),
+      })
+      return service.receive(row, raw)
+    },
 
     async update(
       tenantId: string,
@@ -356,6 +374,7 @@ export function createEmailChannelService(deps: EmailChannelDeps) {
       return reason ? { id: inserted.id, status: 'ignored', reason } : { id: inserted.id, status: 'queued' }
     },
   }
+  return service
 }
 
 /**
