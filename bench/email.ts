@@ -342,7 +342,13 @@ async function main(): Promise<void> {
     // every ordinary mail handled, none mailed twice (the hostile ones are answered, handed off or ignored: never queued)
     const ordinary = inbound.filter((r) => !r.message_id.startsWith('<h'))
     const toCustomers = customerMails()
-    const ok = ordinary.length === MESSAGES && !byStatus.queued && twice === 0 && toCustomers === out.length && workerCrashes === 0 && (!service || service.exitCode === null)
+    const ok =
+      ordinary.length === MESSAGES &&
+      !byStatus.queued &&
+      twice === 0 &&
+      toCustomers === out.length &&
+      workerCrashes === 0 &&
+      (!service || service.exitCode === null)
     console.log(
       `handled: ${JSON.stringify(byStatus)}; mails sent ${smtp.mails.length} (to customers ${toCustomers}, recorded ${out.length}; the rest team notices), sent twice ${twice}, ordinary rows ${ordinary.length}/${MESSAGES}, hostile rows ${inbound.length - ordinary.length}`,
     )
