@@ -42,7 +42,8 @@ export const startNodeFlags = (): string[] =>
 
 /** A fresh database on `server` (a PostgreSQL URL) named `scb_bench_<tag>_<random>`, and how to drop it. */
 export async function scratchDatabase(server: string, tag: string): Promise<{ name: string; url: string; drop: () => Promise<void> }> {
-  const name = `scb_bench_${tag}_${randomBytes(4).toString('hex')}`
+  // an identifier without quoting: a tag like 'email-tickets' is written with underscores
+  const name = `scb_bench_${tag.replace(/[^a-z0-9_]/gi, '_')}_${randomBytes(4).toString('hex')}`
   const admin = (q: string) => adminQuery(server, q).then(() => {})
   await admin(`CREATE DATABASE ${name}`)
   const url = new URL(server)

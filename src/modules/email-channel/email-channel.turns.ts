@@ -9,13 +9,14 @@ import type { BotsRepo } from '../bots/bots.repo.js'
 import type { AttachmentsService } from '../attachments/attachments.service.js'
 import type { ChatService } from '../chat/chat.service.js'
 import type { TurnResult } from '../chat/turn.context.js'
-import type { EmailService } from '../email/email.service.js'
-import { isPlainAddress } from '../email/address.fns.js'
-import { ourMessageId, replySubject } from './email-channel.fns.js'
+import type { EmailService } from '../mailer/mailer.service.js'
+import { isPlainAddress } from '../mailer/address.fns.js'
+import { ourMessageId, renderReply, replySubject, senderOf } from './email-channel.fns.js'
+import { isTestMail } from './email-channel.test-mail.js'
 import { threadMail } from './email-channel.mails.js'
 import { parseStored, type InboundMail } from './email-channel.parse.js'
 import type { EmailChannelRepo } from './email-channel.repo.js'
-import { PROCESS_ATTEMPTS } from './email-channel.service.js'
+import { inboundAddress, PROCESS_ATTEMPTS } from './email-channel.service.js'
 import { message } from '../shared/messages/catalogue.js'
 
 /**
@@ -122,6 +123,8 @@ export function createEmailTurns(deps: EmailTurnDeps, hashes: SenderHashes) {
     if (!mail || !sender || !channel || !bot) return settle(tenantId, row.id, { status: 'failed', reason: 'unreadable' }, null)
     // the bot answers one plain address or nobody: a list in angle brackets or a quoted local part is not a sender
     if (!isPlainAddress(sender)) return settle(tenantId, row.id, { status: 'ignored', reason: 'no_sender' }, null)
+    // the bot page's test mail: answered in the member's inbox, no conversation, no ticket (email-channel.test-mail.ts)
+    if (isTestMail(deps.config.ENCRYPTION_KEY, mail.messageId)) return answerTest(tenantId, row.id, { mail, sender, channel, bot }, job)
     const hash = hashes.sender(sender)
     const mailbox = hashes.mailbox(sender)
     const session = await sessionFor(tenantId, row, mail, sender, hash, mailbox)
@@ -318,8 +321,56 @@ export function createEmailTurns(deps: EmailTurnDeps, hashes: SenderHashes) {
     })
   }
 
+  /**
+   * A test mail's turn, as a dry run (the evaluations' switch: no session, message, ticket or event is stored): the
+   * answer is mailed in the thread to the member who sent it, with its sources; a turn that would hand off says
+   * so (`handed_off`, reason `test_mail_no_ticket`) and opens nothing; draft mode keeps the draft on the row only.
+   */
+  async function answerTest(
+    tenantId: string,
+    id: string,
+    t: { mail: InboundMail; sender: string; channel: ChannelOf; bot: BotRowOf },
+    job: Pick<JobContext, 'attempt'>,
+  ) {
+    const trace = { history: [], claims: null, offered: [], actions: [] }
+    let r: TurnResult
+    try {
+      r = await deps.chat.runTurn({ tenantId, bot: t.bot, message: questionOf(t.mail, true), channel: 'email', evaluation: trace })
+    } catch (err) {
+      if (job.attempt < PROCESS_ATTEMPTS) throw err
+      return settle(tenantId, id, { status: 'failed', reason: 'test_mail_model_unavailable' }, null)
+    }
+    const handedOff = r.delivered_to_operator || (trace as { finish?: { handedOff: boolean } }).finish?.handedOff
+    if (handedOff) return settle(tenantId, id, { status: 'handed_off', reason: 'test_mail_no_ticket' }, null)
+    if (!r.text.trim()) return settle(tenantId, id, { status: 'failed', reason: 'empty_answer' }, null)
+    const lang = r.language ?? 'en'
+    const sources = r.cited ?? r.sources
+    const shown = renderReply({ text: r.text, sources, signature: null, lang }).text
+    if (t.channel.mode === 'draft') return settle(tenantId, id, { status: 'drafted', draft: shown, reason: 'test_mail' }, null)
+    const body = renderReply({ text: r.text, sources, signature: t.channel.signature, footer: message(lang, 'email.bot_footer'), lang })
+    const mail = {
+      to: t.sender,
+      from: senderOf(t.channel, deps.config.EMAIL_FROM).from,
+      replyTo: inboundAddress(t.channel, deps.config.INBOUND_EMAIL_DOMAIN),
+      subject: replySubject(t.mail.subject),
+      text: body.text,
+      html: body.html,
+      messageId: ourMessageId('r', id, deps.config.INBOUND_EMAIL_DOMAIN),
+      ...(t.mail.messageId ? { inReplyTo: t.mail.messageId, references: [t.mail.messageId] } : {}),
+      headers: { 'Auto-Submitted': 'auto-replied', 'X-Auto-Response-Suppress': 'All' },
+    }
+    await deps.db.transaction().execute(async (trx) => {
+      const locked = await repo.lockInbound(tenantId, id, trx)
+      if (!locked || locked.status !== 'queued') return
+      await deps.email.queue(mail, { tenantId, dedupeKey: `email-out:${mail.messageId}` }, trx)
+      await repo.finish(tenantId, id, { status: 'answered', reason: 'test_mail', draftEnc: cipher.encrypt(shown), now: clock.now() }, trx)
+    })
+  }
+
   return { process }
 }
+
+type ChannelOf = NonNullable<Awaited<ReturnType<EmailChannelRepo['settings']>>>
 
 type CapReason = 'sender_rate_limited' | 'bot_rate_limited'
 type InboundRow = { id: string; bot_id: string; attachments: EmailAttachment[] | null }
