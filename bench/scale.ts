@@ -5,6 +5,10 @@
  *   npx tsx bench/scale.ts                      embedded database (PGlite with pgvector), sizes 3 and 20,000
  *   SCALE_SIZES=3,20000,200000 npx tsx bench/scale.ts
  *   DATABASE_URL=postgres://.../scratch npx tsx bench/scale.ts   a scratch database of its own (it is filled, not dropped)
+ *   SCALE_FILL=copy                 the large workspaces written in bulk (COPY; arrays on the embedded database): 1M in minutes
+ *   SCALE_REUSE=1 SCALE_ONE_BUILD=1 an earlier run's workspaces searched again; one index build over all of them
+ *   SCALE_EXACT_QUERIES, SCALE_RECALL_QUERIES, SCALE_EF_SEARCH, SCALE_BUILD_MB, SCALE_KEEP_INDEX=1, SCALE_PGLITE_DIR
+ *   (the 1M run and its settings: docs/performance.md, issue 51 session 24)
  *
  * What it measures is retrieval's share of a turn (the statistics, BM25, the vector search, fusion, chunk details:
  * everything of a turn that grows with the knowledge), through the retrieval service itself with an embedding fake
