@@ -254,3 +254,311 @@ export function codeSpans(s: string): Array<[number, number]> {
   }
   return out
 }
+
+/**
+ * `/^title\s*=\s*["']?(.*?)["']?\s*$/m.exec(s)?.[1] ?? null`: a TOML front matter's title as the pattern captured
+ * it (its quotes and trailing blanks left out). The pattern was quadratic on a long line (`title=` and blanks before
+ * no end): the lazy capture tried every length, and each try read the blanks to their end (24.5 s on 64 KB).
+ */
+export function tomlTitleOf(s: string): string | null {
+  const n = s.length
+  // each line start (`^` under the m flag: after any line terminator)
+  for (let start = 0; start <= n; ) {
+    if (s.startsWith('title', start)) {
+      let k = start + 5
+      // `\s` takes line breaks too: `title` and `=` may be lines apart, and so may `=` and the value
+      while (k < n && isSpace(s[k]!)) k++
+      if (s[k] === '=') {
+        k++
+        while (k < n && isSpace(s[k]!)) k++
+        if (s[k] === '"' || s[k] === "'") k++
+        let e = k
+        while (e < n && !isTerminator(s[e])) e++
+        while (e > k && isSpace(s[e - 1]!)) e--
+        if (e > k && (s[e - 1] === '"' || s[e - 1] === "'")) e--
+        return s.slice(k, e)
+      }
+    }
+    let j = start
+    while (j < n && !isTerminator(s[j])) j++
+    start = j + 1
+  }
+  return null
+}
+
+// by character code (NaN past the end is none of them)
+const isUpperAscii = (c: number) => c >= 65 && c <= 90
+const isLetterAscii = (c: number) => isUpperAscii(c) || (c >= 97 && c <= 122)
+const isAlnumAscii = (c: number) => isLetterAscii(c) || (c >= 48 && c <= 57)
+/** `[\w.]` */
+const isNameChar = (c: number) => isAlnumAscii(c) || c === 95 || c === 46
+
+/**
+ * The first `ch` at or after `from`, remembered between calls whose `from` only grows: a later start that finds the
+ * same one does not read the text again (each character read once).
+ */
+function nextFinder(s: string, ch: string): (from: number) => number {
+  let found = -2
+  return (from) => {
+    if (found === -1 || found >= from) return found
+    found = s.indexOf(ch, from)
+    return found
+  }
+}
+
+/**
+ * `s.replace(/<\/?[A-Z][\w.]*(?:\s[^>]*)?\/?>/g, '')`: JSX tags (`<Note>`, `</Tabs.Item>`, `<Card title="x" />`) out
+ * of a line of MDX. The pattern read the rest of the line from every `<A` and a blank that no `>` followed (9.4 s
+ * on 100 KB of `<A\t`).
+ */
+export function withoutJsxTags(s: string): string {
+  const n = s.length
+  const gt = nextFinder(s, '>')
+  let out = ''
+  let last = 0
+  for (let i = s.indexOf('<'); i >= 0; i = s.indexOf('<', i + 1)) {
+    let k = i + 1
+    if (s[k] === '/') k++
+    if (!isUpperAscii(s.charCodeAt(k))) continue
+    k++
+    while (isNameChar(s.charCodeAt(k))) k++
+    let end = -1
+    if (s[k] === '>') end = k + 1
+    else if (s[k] === '/' && s[k + 1] === '>') end = k + 2
+    else if (k < n && isSpace(s[k]!)) {
+      const g = gt(k)
+      // no `>` after this tag's blank: no later tag can end either
+      if (g < 0) break
+      end = g + 1
+    }
+    if (end < 0) continue
+    out += s.slice(last, i)
+    last = end
+    i = end - 1
+  }
+  return out + s.slice(last)
+}
+
+/**
+ * `s.replace(/\{\/\*.*?\*\/\}/g, '')`: MDX comments (`{/* note *\/}`) that open and close on one line (`.` stops at
+ * a line terminator). The pattern read to the end from every `{/*` that no `*\/}` followed (1.8 s on 100 KB).
+ */
+export function withoutMdxComments(s: string): string {
+  const close = nextFinder(s, '*/}')
+  let lineEnd = -2
+  const terminator = (from: number) => {
+    if (lineEnd === -1 || lineEnd >= from) return lineEnd
+    lineEnd = -1
+    for (let j = from; j < s.length; j++)
+      if (isTerminator(s[j])) {
+        lineEnd = j
+        break
+      }
+    return lineEnd
+  }
+  let out = ''
+  let last = 0
+  for (let i = s.indexOf('{/*'); i >= 0; ) {
+    const e = close(i + 3)
+    // no `*/}` after this start: none after any later one either
+    if (e < 0) break
+    const t = terminator(i + 3)
+    if (t >= 0 && t < e) {
+      // every start before the line break meets the same `*/}` past it
+      i = s.indexOf('{/*', t + 1)
+      continue
+    }
+    out += s.slice(last, i)
+    last = e + 3
+    i = s.indexOf('{/*', last)
+  }
+  return out + s.slice(last)
+}
+
+/** A token of the small HTML the Word reader writes: a start or end tag (its attributes as written), or text. */
+export type HtmlToken = { tag: string; close: boolean; attrs: string } | { text: string }
+
+/**
+ * The tokens of `/<(\/?)([a-zA-Z][a-zA-Z0-9]*)([^>]*)>|([^<]+)|(<)/g` over `s`: a tag runs to the first `>` after
+ * its name; a `<` that starts no tag (or that no `>` follows) is text of its own. The pattern read the rest of the
+ * text from every `<a` that no `>` followed (22.8 s on 100 KB of `<A` and digits).
+ */
+export function htmlTokens(s: string): HtmlToken[] {
+  const n = s.length
+  const gt = nextFinder(s, '>')
+  const out: HtmlToken[] = []
+  let i = 0
+  while (i < n) {
+    if (s[i] !== '<') {
+      const j = s.indexOf('<', i)
+      const e = j < 0 ? n : j
+      out.push({ text: s.slice(i, e) })
+      i = e
+      continue
+    }
+    let k = i + 1
+    const close = s[k] === '/'
+    if (close) k++
+    if (isLetterAscii(s.charCodeAt(k))) {
+      let e = k + 1
+      while (isAlnumAscii(s.charCodeAt(e))) e++
+      const g = gt(e)
+      if (g >= 0) {
+        out.push({ tag: s.slice(k, e), close, attrs: s.slice(e, g) })
+        i = g + 1
+        continue
+      }
+    }
+    out.push({ text: '<' })
+    i++
+  }
+  return out
+}
+
+/**
+ * `/^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$/.exec(line)?.[1] ?? null`: an ATX heading's text in a line of a source given to
+ * the model (`$` at the end only; the text may not hold a line terminator). The pattern's three blank runs could
+ * share one run of blanks, and its lazy text tried every length against them: 1 s on a line of 204 characters.
+ */
+export function sourceHeadingOf(line: string): string | null {
+  const n = line.length
+  let k = 0
+  while (k < n && k <= 3 && isSpace(line[k]!)) k++
+  if (k > 3 || line[k] !== '#') return null
+  let a = k
+  while (line[a] === '#') a++
+  if (a - k > 6 || a === n || !isSpace(line[a]!)) return null
+  let b = a
+  while (b < n && isSpace(line[b]!)) b++
+  // the closing `\s*#*\s*`: the shortest text before it ends where it begins, if not before the text does
+  let tail = n
+  while (tail > 0 && isSpace(line[tail - 1]!)) tail--
+  while (tail > 0 && line[tail - 1] === '#') tail--
+  while (tail > 0 && isSpace(line[tail - 1]!)) tail--
+  const end = Math.max(b, tail)
+  for (let j = b; j < end; j++) if (isTerminator(line[j])) return null
+  return line.slice(b, end)
+}
+
+/**
+ * `/^ {0,3}# +(.+?)\s*#*\s*$/m.exec(text)?.[1] ?? null`: the text of the first `# ` heading of a document (the
+ * closing `#`s and blanks left out). By lines: the blanks after the text may not cross into the next line's text,
+ * so what ends a heading is its own line's tail. The pattern was cubic on a heading line of spaces (over 60 s on 4 KB).
+ */
+export function firstH1Of(text: string): string | null {
+  const n = text.length
+  for (let st = 0; st <= n; ) {
+    let en = st
+    while (en < n && !isTerminator(text[en])) en++
+    let k = st
+    while (text[k] === ' ' && k < en) k++
+    if (k - st <= 3 && text[k] === '#' && k < en) {
+      const a = k + 1
+      let b = a
+      while (b < en && text[b] === ' ') b++
+      if (b > a && b < en) {
+        let tail = en
+        while (tail > st && isSpace(text[tail - 1]!)) tail--
+        while (tail > st && text[tail - 1] === '#') tail--
+        while (tail > st && isSpace(text[tail - 1]!)) tail--
+        return text.slice(b, Math.max(b + 1, tail))
+      }
+      // only spaces after the `#`: the pattern's text is the last of them, if `# +` can spare it
+      if (b === en && b - a >= 2) return ' '
+    }
+    st = en + 1
+  }
+  return null
+}
+
+/**
+ * `s.replace(/\[([^\]]+)\]\((?:[^()\s]|\([^)]*\))*(?:\s+"[^"]*")?\)/g, '$1')`: a markdown link's label for the link.
+ * The pattern read the label from every `[` before the same far `]` (and the target from every `](` to the same far
+ * `)` or `"`): quadratic. Here every start before one `]` shares what follows it, and the target's end from each
+ * position is computed once, from the end of the text.
+ */
+export function markdownLinkLabels(s: string): string {
+  const n = s.length
+  const close = nextFinder(s, ']')
+  let targetEnd: ((x: number) => number) | null = null
+  const target = () => {
+    // from each position: the first `)` and `"` at or after it, the end of its blank run, and where
+    // `(?:[^()\s]|\([^)]*\))*` stops
+    const paren = new Int32Array(n + 1).fill(-1)
+    const quote = new Int32Array(n + 1).fill(-1)
+    const blanks = new Int32Array(n + 1).fill(n)
+    const star = new Int32Array(n + 1).fill(n)
+    for (let i = n - 1; i >= 0; i--) {
+      const c = s[i]!
+      paren[i] = c === ')' ? i : paren[i + 1]!
+      quote[i] = c === '"' ? i : quote[i + 1]!
+      const space = isSpace(c)
+      blanks[i] = space ? blanks[i + 1]! : i
+      if (c === '(') star[i] = paren[i + 1]! < 0 ? i : star[paren[i + 1]! + 1]!
+      else star[i] = c === ')' || space ? i : star[i + 1]!
+    }
+    return (x: number) => {
+      const e = star[x]!
+      if (e < n && isSpace(s[e]!)) {
+        const w = blanks[e]!
+        const q = s[w] === '"' ? quote[w + 1]! : -1
+        if (q >= 0 && s[q + 1] === ')') return q + 2
+      }
+      return s[e] === ')' ? e + 1 : -1
+    }
+  }
+  let out = ''
+  let last = 0
+  let at = -1
+  let end = -1
+  for (let q = s.indexOf('['); q >= 0; q = s.indexOf('[', q + 1)) {
+    const r = close(q + 1)
+    if (r < 0) break
+    if (r === q + 1) continue
+    if (r !== at) {
+      at = r
+      end = s[r + 1] === '(' ? (targetEnd ??= target())(r + 2) : -1
+    }
+    // every start before `r` meets the same `]` and fails the same way
+    if (end < 0) {
+      q = r
+      continue
+    }
+    out += s.slice(last, q) + s.slice(q + 1, r)
+    last = end
+    q = end - 1
+  }
+  return out + s.slice(last)
+}
+
+/**
+ * `line.match(/[^.!?]+(?:[.!?]+(?=\s|$)|$)\s*\/g)`: a line's sentences, each with the blanks after it (null for none).
+ * The pattern read a run without `.!?` from each of its positions when the marks after it were not followed by a blank
+ * (3.9 s on 50,000 characters).
+ */
+export function sentencesOf(s: string): string[] | null {
+  const n = s.length
+  const isMark = (c: string) => c === '.' || c === '!' || c === '?'
+  const out: string[] = []
+  let p = 0
+  while (p < n) {
+    if (isMark(s[p]!)) {
+      p++
+      continue
+    }
+    let t = p
+    while (t < n && !isMark(s[t]!)) t++
+    let u = t
+    while (u < n && isMark(s[u]!)) u++
+    if (t < n && u < n && !isSpace(s[u]!)) {
+      // marks inside a word ("v1.2", "a!b"): no sentence starts before them
+      p = u
+      continue
+    }
+    let e = u
+    while (e < n && isSpace(s[e]!)) e++
+    out.push(s.slice(p, e))
+    p = e
+  }
+  return out.length ? out : null
+}

@@ -1,7 +1,18 @@
 import { describe, expect, it } from 'vitest'
 import { renderStructured, parseYamlText } from '../documents/parsers/structured.fns.js'
-import { dedupeFaqs, faqScore, headingQuestions, heuristicProfile, mergeExtracted, sanitizeFaqPairs, sanitizeProfile, swaggerFaqs } from './knowledge.fns.js'
+import {
+  dedupeFaqs,
+  emailsInText,
+  faqScore,
+  headingQuestions,
+  heuristicProfile,
+  mergeExtracted,
+  sanitizeFaqPairs,
+  sanitizeProfile,
+  swaggerFaqs,
+} from './knowledge.fns.js'
 import { stem, termKey, terms, termSimilarity } from './text.fns.js'
+import { linearAgainstBaseline, ofLength } from '../../../test/helpers/linear-time.js'
 
 describe('text', () => {
   it('reduces wordings to the same terms', () => {
@@ -134,5 +145,27 @@ describe('deprecatedMarked', () => {
     const t0 = performance.now()
     expect(deprecatedMarked(`${'\n'.repeat(200_000)}x`)).toBe(false)
     expect(performance.now() - t0).toBeLessThan(1000)
+  })
+})
+
+describe('support e-mail addresses by a scan (issue 50)', () => {
+  const PATTERN = /[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,24}/g
+  it('emailsInText finds what the pattern found', () => {
+    let seed = 50
+    const pick = (xs: string[]) => xs[(seed = (seed * 1103515245 + 12345) & 0x7fffffff) % xs.length]!
+    const alphabet = ['@', '.', 'a', 'B', 'co', '1', '-', '_', '%', '+', ' ', '..', 'x'.repeat(30), 'y'.repeat(20), '@support.example.com']
+    for (let i = 0; i < 80_000; i++) {
+      const s = Array.from({ length: seed % 12 }, () => pick(alphabet)).join('')
+      expect(emailsInText(s), JSON.stringify(s)).toEqual(s.match(PATTERN) ?? [])
+    }
+    expect(emailsInText('Write to help@acme.example.com. Or sales@acme.io')).toEqual(['help@acme.example.com', 'sales@acme.io'])
+  })
+  it('reads a document in linear time', () => {
+    // a document's first 40,000 characters (DOC_TEXT_CHARS)
+    const n = 40_000
+    const ordinary = ofLength('Contact support@acme.example.com or see https://acme.example.com/help for details. ', n)
+    linearAgainstBaseline(emailsInText, ofLength('%-', n), ordinary)
+    linearAgainstBaseline(emailsInText, ofLength(`${'a'.repeat(64)}@`, n), ordinary)
+    linearAgainstBaseline(emailsInText, ofLength('a@b.c0.d1.', n), ordinary)
   })
 })

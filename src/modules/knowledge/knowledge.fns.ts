@@ -187,7 +187,45 @@ export function headingQuestions(markdown: string, max = 20): FaqDraft[] {
   return out
 }
 
-const EMAIL_IN_TEXT = /[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,24}/g
+const isLetter = (c: string | undefined) => c !== undefined && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
+const isDigit = (c: string | undefined) => c !== undefined && c >= '0' && c <= '9'
+/** `[A-Za-z0-9-]`: a character of a domain's label */
+const isLabelChar = (c: string | undefined) => isLetter(c) || isDigit(c) || c === '-'
+/** `[A-Za-z0-9._%+-]`: a character of a local part */
+const isLocalChar = (c: string | undefined) => isLabelChar(c) || c === '.' || c === '_' || c === '%' || c === '+'
+
+/**
+ * What `/[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,24}/g` finds in `s`, by a scan: for
+ * each `@`, the local characters before it (at most 64, none taken by the last find), then its labels, ending in the
+ * letters (2 to 24) that begin the last label that has two. The pattern tried every start before an `@` and every
+ * way to split the labels: 74.5 ms at the 40,000 characters of a document (issue 50), a factor of 64 over a scan.
+ */
+export function emailsInText(s: string): string[] {
+  const out: string[] = []
+  let from = 0
+  for (let a = s.indexOf('@'); a >= 0; a = s.indexOf('@', a + 1)) {
+    let b = a
+    while (b > from && a - b < 64 && isLocalChar(s[b - 1])) b--
+    if (b === a) continue
+    // the first label, then each `.label` after it; the end: the letters that begin the last label with two
+    let k = a + 1
+    while (isLabelChar(s[k])) k++
+    if (k === a + 1) continue
+    let end = -1
+    while (s[k] === '.' && isLabelChar(s[k + 1])) {
+      const start = k + 1
+      let l = start
+      while (l < start + 24 && isLetter(s[l])) l++
+      if (l - start >= 2) end = l
+      k = start
+      while (isLabelChar(s[k])) k++
+    }
+    if (end < 0) continue
+    out.push(s.slice(b, end))
+    from = end
+  }
+  return out
+}
 const URL_IN_TEXT = /https?:\/\/[^\s<>()"'`\]]+/g
 const SUPPORTISH = /support|help|contact|faq|service|kundendienst|hilfe|aide|ayuda|soporte/i
 
@@ -209,8 +247,8 @@ export function heuristicProfile(docs: { title: string | null; text: string }[])
       e.n++
       headingCount.set(key, e)
     }
-    for (const m of d.text.matchAll(EMAIL_IN_TEXT)) {
-      const e = cleanEmail(m[0].replace(/\.$/, ''))
+    for (const found of emailsInText(d.text)) {
+      const e = cleanEmail(found.replace(/\.$/, ''))
       if (e) emails.set(e, (emails.get(e) ?? 0) + (SUPPORTISH.test(e) ? 10 : 1))
     }
     for (const m of d.text.matchAll(URL_IN_TEXT)) {

@@ -1,4 +1,4 @@
-import { codeSpans, linkLabels, withoutBlanksBeforeNewline, withoutTemplateTags } from '../../lib/markup-scan.fns.js'
+import { codeSpans, linkLabels, markdownLinkLabels, sentencesOf, withoutBlanksBeforeNewline, withoutTemplateTags } from '../../lib/markup-scan.fns.js'
 import type { TermStat } from './bm25.fns.js'
 import { capPerDocument } from './fusion.fns.js'
 import { foldText, lexemeMatcher, termWeight, type LexemeMatcher } from './relevance.fns.js'
@@ -33,12 +33,10 @@ const tokensOf = (text: string) => Math.ceil(text.length / 4)
  * ("Add `<script src=...>` before the closing body tag" lost its tag, and the bot handed the question off).
  */
 export function plainText(text: string): string {
-  // images, template markup, blanks before a line break and code spans by scans (lib/markup-scan.fns.ts): their
+  // images, links, template markup, blanks before a line break and code spans by scans (lib/markup-scan.fns.ts): their
   // patterns were quadratic on a long run (issue 50)
   return withoutBlanksBeforeNewline(
-    outsideCode(text, (prose) =>
-      withoutTemplateTags(linkLabels(prose, true).replace(/\[([^\]]+)\]\((?:[^()\s]|\([^)]*\))*(?:\s+"[^"]*")?\)/g, '$1')).replace(/<\/?[a-zA-Z][^<>]*>/g, ''),
-    ),
+    outsideCode(text, (prose) => withoutTemplateTags(markdownLinkLabels(linkLabels(prose, true))).replace(/<\/?[a-zA-Z][^<>]*>/g, '')),
   )
     .replace(/\n{3,}/g, '\n\n')
     .trim()
@@ -99,7 +97,7 @@ export function units(text: string, windowTokens: number): string[] {
       out.push(line)
       continue
     }
-    out.push(...(line.match(/[^.!?]+(?:[.!?]+(?=\s|$)|$)\s*/g) ?? [line]))
+    out.push(...(sentencesOf(line) ?? [line]))
   }
   return out
 }

@@ -33,7 +33,8 @@ const INJECTION_PATTERNS: RegExp[] = [
   /\b(?:reveal|show|print|repeat|output|display|leak|tell\s+me)\s+(?:me\s+)?(?:your|the)\s+(?:system\s+|initial\s+|hidden\s+|original\s+)?(?:prompt|instructions|rules)\b/i,
   /\byou\s+are\s+now\s+(?:in\s+)?(?:dan|developer\s+mode|jailbroken|unrestricted|an?\s+unfiltered)\b/i,
   /\b(?:enable|activate|enter)\s+(?:developer|god|jailbreak|dan)\s+mode\b/i,
-  /<\|(?:im_start|im_end|system|endoftext)\|>|\[\/?(?:INST|SYS)\]|<<SYS>>|^\s*#{2,}\s*system\s*:/im,
+  // a line's own blanks before `##` (`^\s*` read every blank line below each line start again: quadratic, issue 50)
+  /<\|(?:im_start|im_end|system|endoftext)\|>|\[\/?(?:INST|SYS)\]|<<SYS>>|^[^\S\n\r\u2028\u2029]*#{2,}\s*system\s*:/im,
   /\bignoriere\s+(?:alle\s+)?(?:vorherigen|bisherigen|obigen)\s+(?:anweisungen|instruktionen|regeln)\b/i,
   /\bignore[sz]?\s+(?:toutes\s+)?(?:les\s+)?instructions\s+(?:précédentes|precedentes|antérieures)\b/i,
   /\bignora\s+(?:todas\s+)?(?:las\s+)?instrucciones\s+(?:anteriores|previas)\b/i,
@@ -49,8 +50,9 @@ const HUMAN_PATTERNS: RegExp[] = [
   /\bhablar\s+con\s+(?:(?:un|una)\s+(?:humano|persona|agente|operador|asesor)|alguien)\b/i,
 ]
 
+// the closing class holds `\s`: a `\s*` before it shared its run of blanks (quadratic, issue 50)
 const SMALLTALK =
-  /^\s*(?:hi|hello|hey|hiya|yo|good\s+(?:morning|afternoon|evening)|thanks?(?:\s+you)?(?:\s+(?:so|very)\s+much)?|thx|ty|ok(?:ay)?|cool|great|perfect|bye|goodbye|see\s+you|hallo|guten\s+(?:morgen|tag|abend)|danke(?:\s+schön)?|tschüss|bonjour|salut|merci(?:\s+beaucoup)?|au\s+revoir|hola|gracias|adiós|adios|ciao|grazie)(?:\s+(?:there|bot|team|again|a\s+lot))?\s*[!.?,:;)\p{Extended_Pictographic}\s]*$/iu
+  /^\s*(?:hi|hello|hey|hiya|yo|good\s+(?:morning|afternoon|evening)|thanks?(?:\s+you)?(?:\s+(?:so|very)\s+much)?|thx|ty|ok(?:ay)?|cool|great|perfect|bye|goodbye|see\s+you|hallo|guten\s+(?:morgen|tag|abend)|danke(?:\s+schön)?|tschüss|bonjour|salut|merci(?:\s+beaucoup)?|au\s+revoir|hola|gracias|adiós|adios|ciao|grazie)(?:\s+(?:there|bot|team|again|a\s+lot))?[!.?,:;)\p{Extended_Pictographic}\s]*$/iu
 
 export const matchesInjection = (text: string) => INJECTION_PATTERNS.some((r) => r.test(text))
 export const matchesHuman = (text: string) => HUMAN_PATTERNS.some((r) => r.test(text))

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { linearAgainstBaseline, ofLength } from '../../../../test/helpers/linear-time.js'
 import { cleanAnswer, createStreamCleaner, isAllowedUrl, linkPolicy, normalizeUrl, safeEnd } from './links.js'
 
 const policy = linkPolicy(
@@ -153,5 +154,29 @@ describe('the scans give what the patterns they replaced gave (issue 50)', () =>
       safeEnd(s)
       expect(performance.now() - t0, JSON.stringify(s.slice(0, 20))).toBeLessThan(1500)
     }
+  })
+})
+
+describe('markdown links by a scan (issue 50: an unknown verdict that was super-linear)', () => {
+  const MD_LINK = /(!?)\[([^\]\n]{0,500})\]\((?:\s*(?!\s)<?([^()\s>]*(?:\([^()\s]*\)[^()\s>]*)*)>?(?:\s+"[^"\n]*")?\s*\)|\s+"[^"\n]*"\s*\))/g
+  it('mdLinks finds what MD_LINK found', async () => {
+    const { mdLinks } = await import('./links.js')
+    let seed = 97
+    const pick = (xs: string[]) => xs[(seed = (seed * 1103515245 + 12345) & 0x7fffffff) % xs.length]!
+    const alphabet = ['[', ']', '(', ')', '!', 'a', ' ', '\t', '\n', '"', '<', '>', '[a](', 'x)', 'a'.repeat(250)]
+    for (let i = 0; i < 60_000; i++) {
+      const s = Array.from({ length: seed % 14 }, () => pick(alphabet)).join('')
+      const want = Array.from(s.matchAll(MD_LINK), (m) => ({ index: m.index, parts: [...m] }))
+      expect(mdLinks(s), JSON.stringify(s)).toEqual(want)
+    }
+  })
+  it('reads an answer of brackets in linear time', async () => {
+    const { mdLinks } = await import('./links.js')
+    // an answer of CHAT_MAX_ANSWER_TOKENS (8,000 at most): about 32,000 characters
+    const n = 32_000
+    const ordinary = ofLength('See [the billing page](https://x.test/billing "Billing") and [1]. ', n)
+    linearAgainstBaseline(mdLinks, ofLength('[\t', n), ordinary)
+    linearAgainstBaseline(mdLinks, `${ofLength('[', n - 3)}](x`, ordinary)
+    linearAgainstBaseline(mdLinks, ofLength(`[${'a'.repeat(499)}`, n), ordinary)
   })
 })

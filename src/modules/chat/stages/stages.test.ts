@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { linearAgainstBaseline, ofLength } from '../../../../test/helpers/linear-time.js'
 import { LlmUnavailableError, type ChatOptions, type ChatStream, type LlmClient } from '../../llm/llm.js'
 import { formatTicketNumber, isPaidPlan, ticketPriority } from '../../escalations/tickets.fns.js'
 import { decide } from './06-decide.js'
@@ -342,5 +343,35 @@ describe('generate', () => {
     expect(err.partial).toBe('Partial')
     expect(isTransient(new LlmUnavailableError('x', 503, 'http'))).toBe(true)
     expect(isTransient(new LlmUnavailableError('x', undefined, 'aborted'))).toBe(false)
+  })
+})
+
+describe('guard patterns in linear time (issue 50: unknown verdicts that were quadratic)', () => {
+  const OLD_SMALLTALK =
+    /^\s*(?:hi|hello|hey|hiya|yo|good\s+(?:morning|afternoon|evening)|thanks?(?:\s+you)?(?:\s+(?:so|very)\s+much)?|thx|ty|ok(?:ay)?|cool|great|perfect|bye|goodbye|see\s+you|hallo|guten\s+(?:morgen|tag|abend)|danke(?:\s+schön)?|tschüss|bonjour|salut|merci(?:\s+beaucoup)?|au\s+revoir|hola|gracias|adiós|adios|ciao|grazie)(?:\s+(?:there|bot|team|again|a\s+lot))?\s*[!.?,:;)\p{Extended_Pictographic}\s]*$/iu
+  const OLD_MARKER = /<\|(?:im_start|im_end|system|endoftext)\|>|\[\/?(?:INST|SYS)\]|<<SYS>>|^\s*#{2,}\s*system\s*:/im
+  let seed = 50
+  const pick = (xs: string[]) => xs[(seed = (seed * 1103515245 + 12345) & 0x7fffffff) % xs.length]!
+  const texts = (alphabet: string[], n: number, max: number) =>
+    Array.from({ length: n }, () => Array.from({ length: seed % max }, () => pick(alphabet)).join(''))
+  it('decide as the patterns they replaced', () => {
+    for (const s of texts(['hi', 'thanks', 'you', 'there', ' ', '\t', '\n', '!', '😀', 'x', 'a lot', 'so', 'much'], 40_000, 8)) {
+      expect(isSmalltalk(s), JSON.stringify(s)).toBe(OLD_SMALLTALK.test(s))
+    }
+    // texts that only the marker alternative can match (the other injection patterns need their words)
+    for (const s of texts(['#', '##', ' ', '\t', '\n', '\r', '\u2028', 'system', 'SYSTEM', ':', 'x', '[SYS]', '<<SYS>>'], 40_000, 10)) {
+      expect(matchesInjection(s), JSON.stringify(s)).toBe(OLD_MARKER.test(s))
+    }
+  })
+  it('read a question of blank lines in linear time', () => {
+    // a mail's question (MAX_QUESTION, 4,000 characters) is the longest that reaches them
+    const n = 4000
+    const question = ofLength('How do I change the e-mail address of my account? I moved to a new provider. ', n)
+    // small talk read to its end: a greeting and its marks
+    const greeting = `thanks so much ${ofLength('!?.', n - 15)}`
+    linearAgainstBaseline(isSmalltalk, `yo\t${'\t'.repeat(n - 4)}n`, greeting)
+    linearAgainstBaseline(isSmalltalk, `thanks${'\t'.repeat(n - 7)}n`, greeting)
+    linearAgainstBaseline(matchesInjection, `M${ofLength('\n\t', n - 7)}:[SYS]`, question)
+    linearAgainstBaseline(matchesInjection, `##${ofLength('\n\t', n - 3)}x`, question)
   })
 })

@@ -1,3 +1,4 @@
+import { htmlTokens } from '../../../lib/markup-scan.fns.js'
 import { trimBothOf } from '../../../lib/trim-run.fns.js'
 
 /**
@@ -28,23 +29,21 @@ export const decodeEntities = (s: string) =>
 function parse(html: string): El {
   const root: El = { tag: 'root', attrs: '', children: [] }
   const stack: El[] = [root]
-  const re = /<(\/?)([a-zA-Z][a-zA-Z0-9]*)([^>]*)>|([^<]+)|(<)/g
-  let m: RegExpExecArray | null
-  while ((m = re.exec(html))) {
+  for (const t of htmlTokens(html)) {
     const top = stack[stack.length - 1]!
-    if (m[4] !== undefined || m[5] !== undefined) {
-      top.children.push(decodeEntities(m[4] ?? m[5]!))
+    if ('text' in t) {
+      top.children.push(decodeEntities(t.text))
       continue
     }
-    const tag = m[2]!.toLowerCase()
-    if (m[1]) {
+    const tag = t.tag.toLowerCase()
+    if (t.close) {
       const idx = stack.map((e) => e.tag).lastIndexOf(tag)
       if (idx > 0) stack.length = idx
       continue
     }
-    const el: El = { tag, attrs: m[3] ?? '', children: [] }
+    const el: El = { tag, attrs: t.attrs, children: [] }
     top.children.push(el)
-    if (!VOID.has(tag) && !m[3]!.trim().endsWith('/')) stack.push(el)
+    if (!VOID.has(tag) && !t.attrs.trim().endsWith('/')) stack.push(el)
   }
   return root
 }

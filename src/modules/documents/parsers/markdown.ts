@@ -6,6 +6,7 @@ import { frontmatter } from 'micromark-extension-frontmatter'
 import { gfm } from 'micromark-extension-gfm'
 import { mdxjs } from 'micromark-extension-mdxjs'
 import { parse as parseYaml } from 'yaml'
+import { firstH1Of, tomlTitleOf, withoutJsxTags, withoutMdxComments } from '../../../lib/markup-scan.fns.js'
 import { plainHeading } from '../chunking.fns.js'
 import { cleanText } from './text.fns.js'
 
@@ -85,14 +86,14 @@ export function splitFrontMatter(text: string): { body: string; title: string | 
       // not YAML after all; still front matter by its fences
     }
   } else {
-    title = /^title\s*=\s*["']?(.*?)["']?\s*$/m.exec(m[2]!)?.[1]?.trim() || null
+    title = tomlTitleOf(m[2]!)?.trim() || null
   }
   return { body: text.slice(m[0].length), title }
 }
 
 function firstH1(text: string): string | null {
-  const m = /^ {0,3}# +(.+?)\s*#*\s*$/m.exec(text)
-  return m ? plainHeading(m[1]!) || null : null
+  const h = firstH1Of(text)
+  return h !== null ? plainHeading(h) || null : null
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -224,7 +225,7 @@ export function stripMdxByLines(text: string): string {
       inTag = true // a tag whose attributes continue on the next lines
       continue
     }
-    out.push(line.replace(/<\/?[A-Z][\w.]*(?:\s[^>]*)?\/?>/g, '').replace(/\{\/\*.*?\*\/\}/g, ''))
+    out.push(withoutMdxComments(withoutJsxTags(line)))
   }
   return out.join('\n')
 }

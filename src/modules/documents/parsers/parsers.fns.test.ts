@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { htmlToMarkdown } from './html.fns.js'
 import { normalizeMarkdown, normalizeMdx, stripMdxByLines } from './markdown.js'
+import { publicAddress, tomlFields } from './public-address.fns.js'
+import { linearAgainstBaseline, ofLength } from '../../../../test/helpers/linear-time.js'
 import { sniffUpload } from './sniff.fns.js'
 import { isOpenApi, parseJsonText, parseYamlText, renderStructured, StructuredParseError } from './structured.fns.js'
 import { decodeText } from './text.fns.js'
@@ -172,5 +174,30 @@ describe('htmlToMarkdown (mammoth output)', () => {
     expect(md).toContain('| a | b |\n| --- | --- |\n| c |  |')
     expect(md).toContain('1. The note.')
     expect(md).not.toContain('↑')
+  })
+})
+
+describe('TOML front matter fields in linear time (issue 50: an unknown verdict that was quadratic)', () => {
+  const old = (text: string) => {
+    const out: Record<string, unknown> = {}
+    for (const m of text.matchAll(/^\s*(url|canonical|permalink)\s*=\s*["']([^"'\n]*)["']\s*$/gm)) out[m[1]!] ??= m[2]
+    return out
+  }
+  it('tomlFields gives what the pattern gave', () => {
+    let seed = 50
+    const pick = (xs: string[]) => xs[(seed = (seed * 1103515245 + 12345) & 0x7fffffff) % xs.length]!
+    const alphabet = ['url', 'canonical', '=', '"', "'", 'x', ' ', '\t', '\n', '\r', '\u2028', '\u00a0']
+    for (let i = 0; i < 60_000; i++) {
+      const s = Array.from({ length: seed % 14 }, () => pick(alphabet)).join('')
+      expect(tomlFields(s), JSON.stringify(s)).toEqual(old(s))
+    }
+    expect(publicAddress('+++\ntitle = "x"\n\n  canonical = "https://docs.example.com/a"\n+++\nbody')).toBe('https://docs.example.com/a')
+  })
+  it('reads front matter of blank lines in linear time', () => {
+    // front matter is looked for in the first 65,536 characters
+    const n = 65_536
+    const ordinary = ofLength('weight = 10\ndraft = false\ntags = ["setup", "install"]\n', n)
+    linearAgainstBaseline(tomlFields, `"${ofLength('\r\t', n - 10)}\r"\nurl=""`, ordinary)
+    linearAgainstBaseline(tomlFields, ofLength('\n \t', n), ordinary)
   })
 })
