@@ -10,7 +10,7 @@
  * 2. Memory: 20 uploads of 10 MB at once (one session each, ATTACHMENT_MAX_BYTES 10 MB), then the server's peak RSS
  *    (VmHWM of /proc/<pid>/status) against its RSS before, and /health's answer time during the uploads.
  * BENCH_PG=postgres://root@127.0.0.1:5432/test: the service on a scratch PostgreSQL database instead of the embedded
- * one. The machine is shared: figures move with its load.
+ * one; BENCH_EMBEDDED=disk: the embedded one in files (as `npm start`) rather than in memory. The machine is shared: figures move with its load.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -24,6 +24,11 @@ const MODEL_MS = Number(process.env.BENCH_MODEL_MS ?? 300)
 /** BENCH_PG: a PostgreSQL server URL; the service's database is a scratch one there (default: the embedded one in memory). */
 const PG = process.env.BENCH_PG || undefined
 const UPLOADS = Number(process.env.BENCH_UPLOADS ?? 20)
+/**
+ * BENCH_EMBEDDED=disk: the embedded database in files under DATA_DIR, as `npm start` keeps it; memory (the default, as
+ * the tests run it) keeps its files in the process's memory, where a growing file is copied whole each time it grows.
+ */
+const EMBEDDED = process.env.BENCH_EMBEDDED === 'disk' ? 'disk' : 'memory'
 const BIG = 10 * 1024 * 1024
 
 const REFUNDS = '# Refunds\n\nRefunds are processed within 5 business days after we receive the returned item. A refund error on checkout shows code E42.\n'
@@ -43,8 +48,11 @@ async function serve() {
       ATTACHMENT_MAX_BYTES: String(BIG),
       ATTACHMENTS_PER_SESSION: '100',
       ATTACHMENT_UPLOADS_AT_ONCE: process.env.ATTACHMENT_UPLOADS_AT_ONCE,
+      // the turn's log line carries its stage timings (the parent reads them)
+      LOG_LEVEL: 'info',
     },
     PG,
+    EMBEDDED,
   )
   const ws = await benchWorkspace(svc.ctx, svc.url)
   const publicId = (await ws.http<{ public_id: string }>('POST', '/bots', { name: 'Bench Bot' })).public_id
@@ -58,12 +66,27 @@ async function serve() {
   }
   // the fake's answer calls with image parts, for the parent to check
   const server = await import('node:http')
-  const probe = server.createServer((_req, res) => {
+  // the longest the service's event loop was held since the last reset (?reset)
+  const { monitorEventLoopDelay } = await import('node:perf_hooks')
+  const loop = monitorEventLoopDelay({ resolution: 10 })
+  loop.enable()
+  const probe = server.createServer((req, res) => {
+    if (req.url === '/cpu') {
+      const u = process.cpuUsage()
+      return res.end(JSON.stringify({ ms: (u.user + u.system) / 1000 }))
+    }
+    if (req.url?.startsWith('/loop')) {
+      res.end(JSON.stringify({ maxMs: loop.max / 1e6, p99Ms: loop.percentile(99) / 1e6 }))
+      if (req.url.includes('reset')) loop.reset()
+      return
+    }
     const calls = fake.chatCalls().filter((c) => JSON.stringify(c.messages?.[0]?.content ?? '').includes('=== Sources ==='))
     res.end(JSON.stringify({ answers: calls.length, withImages: calls.filter((c) => (c.messages.at(-1)?.images?.length ?? 0) > 0).length }))
   })
   await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()))
   const probePort = (probe.address() as { port: number }).port
+  // a normal exit, so that `--cpu-prof` (BENCH_NODE_ARGS) writes its profile
+  process.once('SIGTERM', () => process.exit(0))
   process.stdout.write(`${JSON.stringify({ url: svc.url, publicId, probe: `http://127.0.0.1:${probePort}` })}\n`)
 }
 
@@ -108,16 +131,25 @@ async function chat(url: string, botId: string, sid: string, ids: string[]): Pro
 }
 
 async function main() {
-  const child: ChildProcess = spawn(process.execPath, ['--max-old-space-size=320', '--import', 'tsx', 'bench/attachments.ts', '--serve'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, LOG_LEVEL: 'warn' },
-  })
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['--max-old-space-size=320', ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', 'bench/attachments.ts', '--serve'],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, LOG_LEVEL: 'warn' },
+    },
+  )
+  // the service's "chat turn" log lines: each turn's stage timings
+  const turns: Record<string, number>[] = []
   const ready = await new Promise<{ url: string; publicId: string; probe: string }>((resolve, reject) => {
     let buf = ''
     child.stdout!.on('data', (d: Buffer) => {
       buf += d.toString()
-      for (const line of buf.split('\n')) {
-        if (line.startsWith('{"url"')) return resolve(JSON.parse(line))
+      const lines = buf.split('\n')
+      buf = lines.pop()!
+      for (const line of lines) {
+        if (line.startsWith('{"url"')) resolve(JSON.parse(line))
+        else if (line.includes('"chat turn"')) turns.push((JSON.parse(line) as { timings: Record<string, number> }).timings)
       }
     })
     child.once('exit', (code) => reject(new Error(`the service exited (${code})`)))
@@ -128,23 +160,68 @@ async function main() {
     // 1. latency
     const png = makePng({ width: 1280, height: 800, padBytes: 2 * 1024 * 1024 - 200 })
     const totals: number[] = []
+    const uploads: number[] = []
+    const plain: number[] = []
+    // the service process's CPU time (its fake model's included), which the machine's load does not stretch
+    const cpu = async () => ((await (await fetch(`${ready.probe}/cpu`)).json()) as { ms: number }).ms
+    const cpuPlain: number[] = []
+    const cpuFile: number[] = []
     for (let i = 0; i < RUNS + 1; i++) {
+      // the same question without a file: the turn's own time before any attachment
+      const sid0 = await session(url, publicId)
+      const c0 = await cpu()
+      const p0 = performance.now()
+      if ((await chat(url, publicId, sid0, [])) !== 'done') throw new Error('the turn without a file failed')
+      const p1 = performance.now()
+      const c1 = await cpu()
       const sid = await session(url, publicId)
+      const c2 = await cpu()
       const t0 = performance.now()
       const up = await upload(url, publicId, sid, png, `error-${i}.png`)
+      const t1 = performance.now()
       const last = await chat(url, publicId, sid, [up.id])
       const ms = performance.now() - t0
+      const c3 = await cpu()
       if (last !== 'done') throw new Error(`turn ended with ${last}`)
-      if (i > 0) totals.push(ms) // the first warms the process up
+      if (i > 0) {
+        // the first warms the process up
+        plain.push(p1 - p0)
+        totals.push(ms)
+        uploads.push(t1 - t0)
+        cpuPlain.push(c1 - c0)
+        cpuFile.push(c3 - c2)
+      }
     }
     const probe = (await (await fetch(ready.probe)).json()) as { answers: number; withImages: number }
     const own = totals.map((x) => x - MODEL_MS)
+    console.log(`database: ${PG ? 'PostgreSQL' : `embedded, ${EMBEDDED === 'disk' ? 'on disk' : 'in memory'}`}`)
     console.log(`upload-to-answer, 2 MB PNG (${(png.length / 1048576).toFixed(2)} MB), ${RUNS} runs; fake vision model ${MODEL_MS} ms a call`)
     console.log(`  total  p50 ${pct(totals, 50).toFixed(0)} ms  p95 ${pct(totals, 95).toFixed(0)} ms`)
     console.log(`  ours   p50 ${pct(own, 50).toFixed(0)} ms  p95 ${pct(own, 95).toFixed(0)} ms  (goal: at most 100 ms)`)
-    console.log(`  answer calls with the image as an image part: ${probe.withImages} of ${probe.answers}`)
+    console.log(`  answer calls with the image as an image part: ${probe.withImages} of ${probe.answers - plain.length - 1}`)
+    console.log(
+      `  of which the upload p50 ${pct(uploads, 50).toFixed(0)} ms; the same question without a file: ours p50 ${pct(plain, 50) - MODEL_MS > 0 ? (pct(plain, 50) - MODEL_MS).toFixed(0) : '?'} ms`,
+    )
+    console.log(
+      `  service CPU p50: upload and turn ${pct(cpuFile, 50).toFixed(0)} ms, the turn without a file ${pct(cpuPlain, 50).toFixed(0)} ms: the file's own ${(pct(cpuFile, 50) - pct(cpuPlain, 50)).toFixed(0)} ms`,
+    )
+    // the turns with a file (every other one, after the first pair), their stages' medians as the service timed them
+    const withFile = turns.filter((t) => 'attachments' in t).slice(1)
+    const stages = Object.keys(withFile[0] ?? {}).filter((k) => k !== 'total')
+    console.log(
+      `  the turn with the file, stages p50 (ms): ${stages
+        .map(
+          (k) =>
+            `${k} ${pct(
+              withFile.map((t) => t[k] ?? 0),
+              50,
+            ).toFixed(0)}`,
+        )
+        .join(', ')}`,
+    )
 
-    // 2. memory: 20 uploads of 10 MB at once
+    // 2. memory: 20 uploads of 10 MB at once (BENCH_UPLOADS=0: the latency alone)
+    if (!UPLOADS) return
     if (global.gc) global.gc()
     await new Promise((r) => setTimeout(r, 1000))
     const before = rssKb(pid, 'VmRSS')
@@ -161,16 +238,22 @@ async function main() {
         await new Promise((r) => setTimeout(r, 50))
       }
     })()
+    await fetch(`${ready.probe}/loop?reset`)
     const t0 = performance.now()
     const results = await Promise.allSettled(sids.map((sid, i) => upload(url, publicId, sid, big, `big-${i}-${randomBytes(2).toString('hex')}.png`)))
     const wall = performance.now() - t0
     uploading = false
     await health
     const ok = results.filter((r) => r.status === 'fulfilled').length
+    const loop = (await (await fetch(`${ready.probe}/loop`)).json()) as { maxMs: number; p99Ms: number }
     const peak = rssKb(pid, 'VmHWM')
     console.log(`${UPLOADS} uploads of ${(big.length / 1048576).toFixed(1)} MB at once: ${ok} stored in ${(wall / 1000).toFixed(1)} s`)
     console.log(`  server RSS before ${mb(before)}, peak ${mb(peak)} (peak before the uploads ${mb(hwmBefore)}); slowest /health ${slowest.toFixed(0)} ms`)
-    for (const r of results) if (r.status === 'rejected') console.log(`  refused: ${(r.reason as Error).message.slice(0, 200)}`)
+    console.log(`  the service's event loop held at most ${loop.maxMs.toFixed(0)} ms at a time (p99 of its delays ${loop.p99Ms.toFixed(0)} ms)`)
+    const refused = new Map<string, number>()
+    for (const r of results)
+      if (r.status === 'rejected') refused.set((r.reason as Error).message.slice(0, 120), (refused.get((r.reason as Error).message.slice(0, 120)) ?? 0) + 1)
+    for (const [why, n] of refused) console.log(`  refused ${n}: ${why}`)
   } finally {
     child.kill('SIGTERM')
   }

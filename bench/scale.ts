@@ -5,6 +5,10 @@
  *   npx tsx bench/scale.ts                      embedded database (PGlite with pgvector), sizes 3 and 20,000
  *   SCALE_SIZES=3,20000,200000 npx tsx bench/scale.ts
  *   DATABASE_URL=postgres://.../scratch npx tsx bench/scale.ts   a scratch database of its own (it is filled, not dropped)
+ *   SCALE_FILL=copy                 the large workspaces written in bulk (COPY; arrays on the embedded database): 1M in minutes
+ *   SCALE_REUSE=1 SCALE_ONE_BUILD=1 an earlier run's workspaces searched again; one index build over all of them
+ *   SCALE_EXACT_QUERIES, SCALE_RECALL_QUERIES, SCALE_EF_SEARCH, SCALE_BUILD_MB, SCALE_KEEP_INDEX=1, SCALE_PGLITE_DIR
+ *   (the 1M run and its settings: docs/performance.md, issue 51 session 24)
  *
  * What it measures is retrieval's share of a turn (the statistics, BM25, the vector search, fusion, chunk details:
  * everything of a turn that grows with the knowledge), through the retrieval service itself with an embedding fake
@@ -18,6 +22,7 @@ import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { sql } from 'kysely'
+import pg from 'pg'
 import { openDatabase, type Db } from '../src/db/client.js'
 import { JobQueue } from '../src/jobs/queue.js'
 import { systemClock } from '../src/lib/clock.js'
@@ -38,6 +43,16 @@ const MODEL = 'bench-embed'
 const BUILD_MB = Number(process.env.SCALE_BUILD_MB ?? 512)
 /** sizes above this get no index build (SCALE_INDEX_MAX; e.g. 1M x 1,536 on two shared cores would take hours) */
 const INDEX_MAX = Number(process.env.SCALE_INDEX_MAX ?? Number.POSITIVE_INFINITY)
+/** questions on the exact scan and for recall (SCALE_EXACT_QUERIES; at 1M each exact scan costs seconds); 0: none */
+const EXACT_QUERIES = Number(process.env.SCALE_EXACT_QUERIES ?? QUERIES)
+/** questions for recall@40 (each one exact scan beside the index search); SCALE_RECALL_QUERIES, default as many as the exact scan's */
+const RECALL_QUERIES = Number(process.env.SCALE_RECALL_QUERIES ?? (EXACT_QUERIES || QUERIES))
+/** SCALE_REUSE=1: the workspaces of an earlier run on this database (same sizes) are searched again, not filled again */
+const REUSE = process.env.SCALE_REUSE === '1'
+/** SCALE_ONE_BUILD=1: every size filled first, then one index over all of them (instead of one build per size) */
+const ONE_BUILD = process.env.SCALE_ONE_BUILD === '1'
+/** SCALE_KEEP_INDEX=1: the index is left in place at the end (for EXPLAIN, or a later SCALE_REUSE run) */
+const KEEP_INDEX = process.env.SCALE_KEEP_INDEX === '1'
 
 function rng(seed: number) {
   let a = seed >>> 0
@@ -80,16 +95,55 @@ async function serverCpuMs(db: Db, kind: string): Promise<number | null> {
     db,
   )
   let ticks = 0
+  let parent = 0
   for (const { pid } of rows) {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
       ticks += Number(f[11]) + Number(f[12])
+      parent = Number(f[1])
     } catch {
       return null
     }
   }
+  // the exact scan runs in parallel workers, which exit after each statement: their CPU is counted in the postmaster's
+  // (their parent's) reaped-children time; on a shared server that includes other databases' exited backends, so the
+  // figures are for a private cluster (autovacuum off while measuring)
+  if (parent > 1) {
+    try {
+      const stat = readFileSync(`/proc/${parent}/stat`, 'utf8')
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      ticks += Number(f[13]) + Number(f[14])
+    } catch {}
+  }
   return ticks * 10
+}
+
+const relationSize = async (db: Db, name: string) =>
+  (await sql<{ size: string }>`SELECT pg_size_pretty(pg_relation_size(${name}::regclass)) AS size`.execute(db)).rows[0]!.size
+
+/** Bench workspaces of exactly `n` chunks left by an earlier run (lexical_corpus counts them). */
+async function workspacesOf(db: Db, n: number, limit: number): Promise<string[]> {
+  const { rows } = await sql<{ id: string }>`
+    SELECT c.tenant_id AS id FROM lexical_corpus c JOIN tenants t ON t.id = c.tenant_id
+    WHERE t.name = 'bench' AND c.n_chunks = ${n} AND c.n_embedded = ${n} ORDER BY t.created_at, t.id LIMIT ${limit}`.execute(db)
+  return rows.map((r) => r.id)
+}
+
+/** The first `keep` pages of an earlier run's workspace: their ids and stored vectors (the questions are drawn around these). */
+async function pagesOf(db: Db, tenantId: string, keep: number, vector: boolean): Promise<{ ids: string[]; vecs: number[][] }> {
+  const { rows } = await sql<{ id: string; v: string }>`
+    SELECT id, ${vector ? sql`embedding::text` : sql`array_to_string(embedding, ',')`} AS v FROM chunks
+    WHERE tenant_id = ${tenantId} ORDER BY ordinal LIMIT ${keep}`.execute(db)
+  return {
+    ids: rows.map((r) => r.id),
+    vecs: rows.map((r) =>
+      r.v
+        .replace(/[[\]{}]/g, '')
+        .split(',')
+        .map(Number),
+    ),
+  }
 }
 
 async function tenant(db: Db): Promise<string> {
@@ -134,8 +188,218 @@ async function fill(db: Db, tenantId: string, n: number, keep: number, vector: b
   return { ids, vecs }
 }
 
+/**
+ * SCALE_FILL=copy (PostgreSQL): the large workspace's chunks written straight into `chunks` with COPY, 20,000 rows a
+ * statement, so a million fill in minutes instead of the default INSERT's hours. The rows are the default fill's, which
+ * are the columns the app's ingestion writes (documents.repo.ts: tenant, document, ordinal, content, token count,
+ * language, tsvector) plus the embedding and its model as the embedding job writes them (a `vector` literal): the
+ * same page texts and page vectors from the same generators, ids made here (gen_random_uuid's kind), the tsvector
+ * built here from each vocabulary word's lexeme as PostgreSQL's own `to_tsvector('english', ...)` gives it (asked once,
+ * then checked against `to_tsvector` on the first 1,000 rows written: a mismatch stops the run), and the lexical
+ * triggers fire on each COPY statement as on each INSERT (COPY runs statement triggers with their transition tables),
+ * so `lexical_terms` and `lexical_corpus` come out as the app's would. The vectors are written with 4 decimals, as the
+ * default fill writes them.
+ */
+const FILL = process.env.SCALE_FILL ?? 'insert'
+const COPY_ROWS = 20_000
+
+/** '[x,y,...]' with 4 decimals into `buf` at `at`, without a string per number; returns the new offset. */
+function writeVector(buf: Buffer, at: number, v: ArrayLike<number>): number {
+  buf[at++] = 0x5b
+  for (let j = 0; j < v.length; j++) {
+    if (j) buf[at++] = 0x2c
+    let n = Math.round(v[j]! * 10000)
+    if (n < 0) {
+      buf[at++] = 0x2d
+      n = -n
+    }
+    const int = Math.floor(n / 10000)
+    let frac = n - int * 10000
+    at += buf.write(String(int), at, 'latin1')
+    buf[at++] = 0x2e
+    for (let d = 1000; d >= 1; d = d / 10) {
+      const digit = Math.floor(frac / d)
+      buf[at++] = 0x30 + digit
+      frac -= digit * d
+    }
+  }
+  buf[at++] = 0x5d
+  return at
+}
+
+/** COPY ... FROM STDIN over a pg client (the protocol's copy-in, as pg-copy-streams does it), from a generator of buffers. */
+function copyIn(client: pg.Client, text: string, chunks: () => Generator<Buffer>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let error: Error | null = null
+    let count = 0
+    const submittable = {
+      submit(connection: any) {
+        connection.query(text)
+      },
+      handleCopyInResponse(connection: any) {
+        const stream = connection.stream
+        const it = chunks()
+        const pump = () => {
+          for (let r = it.next(); !r.done; r = it.next()) {
+            connection.sendCopyFromChunk(r.value)
+            if (stream.writableNeedDrain) {
+              stream.once('drain', pump)
+              return
+            }
+          }
+          connection.endCopyFrom()
+        }
+        pump()
+      },
+      handleCommandComplete(msg: { text?: string }) {
+        count = Number(
+          String(msg.text ?? '')
+            .split(' ')
+            .pop(),
+        )
+      },
+      handleReadyForQuery() {
+        if (error) reject(error)
+        else resolve(count)
+      },
+      handleError(err: Error) {
+        error = err
+      },
+      handleRowDescription() {},
+      handleDataRow() {},
+      handleEmptyQuery() {},
+      handlePortalSuspended() {},
+      handleCopyData() {},
+    }
+    // pg runs any object with submit() as a query of its own
+    ;(client as any).query(submittable)
+  })
+}
+
+/** Each vocabulary word's lexeme as `to_tsvector('english', word)` gives it (every word must be one plain lexeme). */
+async function lexemes(db: Db): Promise<Map<string, string>> {
+  const { rows } = await sql<{ w: string; l: string[] }>`SELECT w, tsvector_to_array(to_tsvector('english', w)) AS l FROM unnest(${VOCAB}::text[]) w`.execute(
+    db,
+  )
+  const lexeme = new Map<string, string>()
+  for (const r of rows) {
+    if (r.l.length !== 1 || /['\\\s]/.test(r.l[0]!)) throw new Error(`the word ${r.w} is not one plain lexeme: ${r.l.join(' ')}`)
+    lexeme.set(r.w, r.l[0]!)
+  }
+  return lexeme
+}
+
+/** One page of the large workspace: its text, the tsvector literal `to_tsvector('english', text)` gives, its vector. */
+function bulkRow(i: number, lexeme: Map<string, string>) {
+  const v = pageVector(i)
+  const words = pageText().split(' ')
+  const pos = new Map<string, number[]>()
+  words.forEach((w, p) => {
+    const l = lexeme.get(w)!
+    const list = pos.get(l)
+    if (list) list.push(p + 1)
+    else pos.set(l, [p + 1])
+  })
+  const tsv = [...pos].map(([l, ps]) => `'${l}':${ps.join(',')}`).join(' ')
+  return { id: randomUUID(), content: words.join(' '), tsv, v }
+}
+
+/** The first 1,000 rows' tsvectors against PostgreSQL's own to_tsvector: the bulk fills write what the app would. */
+async function checkTsv(db: Db, tenantId: string) {
+  const { rows } = await sql<{
+    n: number
+  }>`SELECT count(*)::int AS n FROM chunks WHERE tenant_id = ${tenantId} AND ordinal < 1000 AND tsv IS DISTINCT FROM to_tsvector('english', content)`.execute(
+    db,
+  )
+  if (rows[0]!.n > 0) throw new Error(`${rows[0]!.n} of the first 1,000 tsvectors differ from to_tsvector's`)
+}
+
+const newDocument = async (db: Db, tenantId: string) =>
+  (
+    await sql<{
+      id: string
+    }>`INSERT INTO documents (tenant_id, filename, file_type, title, content_hash, size_bytes) VALUES (${tenantId}, 'kb.md', 'markdown', 'kb', ${randomUUID()}, 1) RETURNING id`.execute(
+      db,
+    )
+  ).rows[0]!.id
+
+/**
+ * SCALE_FILL=copy on the embedded database (which has no COPY FROM STDIN through this driver): the same rows as
+ * fillByCopy, 1,000 a statement as arrays (unnest), the vector and tsvector literals cast by the database.
+ */
+async function fillBulkInsert(db: Db, tenantId: string, n: number, keep: number): Promise<{ ids: string[]; vecs: number[][] }> {
+  const lexeme = await lexemes(db)
+  const docId = await newDocument(db, tenantId)
+  const ids: string[] = []
+  const vecs: number[][] = []
+  const buf = Buffer.alloc(64 * 1024)
+  for (let at = 0; at < n; at += 1000) {
+    const cols = { id: [] as string[], o: [] as number[], c: [] as string[], t: [] as string[], v: [] as string[] }
+    for (let i = at; i < Math.min(n, at + 1000); i++) {
+      const r = bulkRow(i, lexeme)
+      if (vecs.length < keep) {
+        vecs.push(r.v)
+        ids.push(r.id)
+      }
+      cols.id.push(r.id)
+      cols.o.push(i)
+      cols.c.push(r.content)
+      cols.t.push(r.tsv)
+      cols.v.push(buf.toString('latin1', 0, writeVector(buf, 0, r.v)))
+    }
+    await sql`
+      INSERT INTO chunks (id, tenant_id, document_id, ordinal, content, token_count, lang, tsv, embedding, embedding_model)
+      SELECT x.id, ${tenantId}::uuid, ${docId}::uuid, x.o, x.c, 60, 'english', x.t::tsvector, x.v::vector, ${MODEL}
+      FROM unnest(${cols.id}::uuid[], ${cols.o}::int[], ${cols.c}::text[], ${cols.t}::text[], ${cols.v}::text[]) AS x(id, o, c, t, v)
+    `.execute(db)
+    if (at === 0) await checkTsv(db, tenantId)
+    if ((at + 1000) % 20_000 === 0) console.log(`  ${at + 1000} chunks inserted, ${Math.round(process.memoryUsage().rss / 1048576)} MB rss, load ${load()}`)
+  }
+  return { ids, vecs }
+}
+
+async function fillByCopy(db: Db, tenantId: string, n: number, keep: number): Promise<{ ids: string[]; vecs: number[][] }> {
+  const lexeme = await lexemes(db)
+  const docId = await newDocument(db, tenantId)
+  const client = new pg.Client({ connectionString: process.env.DATABASE_URL })
+  await client.connect()
+  try {
+    const ids: string[] = []
+    const vecs: number[][] = []
+    const buf = Buffer.alloc(64 * 1024 * 1024)
+    for (let at = 0; at < n; at += COPY_ROWS) {
+      const end = Math.min(n, at + COPY_ROWS)
+      const rows = function* () {
+        let off = 0
+        for (let i = at; i < end; i++) {
+          const r = bulkRow(i, lexeme)
+          if (vecs.length < keep) {
+            vecs.push(r.v)
+            ids.push(r.id)
+          }
+          off += buf.write(`${r.id}\t${tenantId}\t${docId}\t${i}\t${r.content}\t60\tenglish\t${r.tsv}\t`, off, 'latin1')
+          off = writeVector(buf, off, r.v)
+          off += buf.write(`\t${MODEL}\n`, off, 'latin1')
+          if (off > buf.length - 256 * 1024) {
+            yield Buffer.from(buf.subarray(0, off))
+            off = 0
+          }
+        }
+        if (off) yield Buffer.from(buf.subarray(0, off))
+      }
+      await copyIn(client, 'COPY chunks (id, tenant_id, document_id, ordinal, content, token_count, lang, tsv, embedding, embedding_model) FROM STDIN', rows)
+      if (at === 0) await checkTsv(db, tenantId)
+      if (end % 100_000 === 0 || end === n) console.log(`  ${end} chunks copied, load ${load()}`)
+    }
+    return { ids, vecs }
+  } finally {
+    await client.end()
+  }
+}
+
 async function main() {
-  const handle = await openDatabase({ url: process.env.DATABASE_URL, pgliteDir: 'memory' })
+  // SCALE_PGLITE_DIR: the embedded database on disk, as the service runs it by default (a fresh folder; default in memory)
+  const handle = await openDatabase({ url: process.env.DATABASE_URL, pgliteDir: process.env.SCALE_PGLITE_DIR ?? 'memory' })
   const { db } = handle
   const vector = handle.features.vector
   console.log(
@@ -170,21 +434,24 @@ async function main() {
   // many small workspaces beside the large one, and the 3-chunk yardstick among them
   const t0 = performance.now()
   const smalls: { id: string; ids: string[]; vecs: number[][] }[] = []
-  for (let s = 0; s < SMALL; s++) {
+  if (REUSE) await sql`ANALYZE chunks`.execute(db)
+  if (REUSE) for (const id of await workspacesOf(db, 3, SMALL)) smalls.push({ id, ...(await pagesOf(db, id, 3, vector)) })
+  const reused = smalls.length
+  for (let s = smalls.length; s < SMALL; s++) {
     const id = await tenant(db)
     smalls.push({ id, ...(await fill(db, id, 3, 3, vector)) })
   }
-  console.log(`${SMALL} small workspaces in ${r1((performance.now() - t0) / 1000)} s`)
+  console.log(`${SMALL} small workspaces (${reused} of an earlier run) in ${r1((performance.now() - t0) / 1000)} s`)
 
   let q = 0
   /** Asks `n` questions of a workspace, each mapped to one of its pages' vectors plus noise; the page must come back. */
-  async function ask(service: typeof exact, tenantId: string, pages: { ids: string[]; vecs: number[][] }) {
+  async function ask(service: typeof exact, tenantId: string, pages: { ids: string[]; vecs: number[][] }, questions = QUERIES) {
     const times: number[] = []
     let cpu = 0
     let server = 0
     let found = 0
     let path: RetrievalResult['vectorPath']
-    for (let i = 0; i < QUERIES; i++) {
+    for (let i = 0; i < questions; i++) {
       const p = i % pages.vecs.length
       const text = `question number ${q++} about zzqx`
       byText.set(
@@ -203,11 +470,11 @@ async function main() {
       path = res.vectorPath
       if (res.hits.some((h) => h.id === pages.ids[p])) found++
     }
-    return { p50: pct(times, 50), p95: pct(times, 95), cpu: cpu / QUERIES, server: server / QUERIES, found, path }
+    return { p50: pct(times, 50), p95: pct(times, 95), cpu: cpu / questions, server: server / questions, found, questions, path }
   }
   const line = (label: string, r: Awaited<ReturnType<typeof ask>>, yard?: Awaited<ReturnType<typeof ask>>) =>
     console.log(
-      `${label.padEnd(34)} p50 ${r1(r.p50)} ms, p95 ${r1(r.p95)} ms, CPU ${r1(r.cpu)}${handle.kind === 'postgres' ? ` + ${r1(r.server)} (PostgreSQL)` : ''} ms a search, page in the top 6: ${r.found}/${QUERIES}, path ${r.path}` +
+      `${label.padEnd(34)} p50 ${r1(r.p50)} ms, p95 ${r1(r.p95)} ms, CPU ${r1(r.cpu)}${handle.kind === 'postgres' ? ` + ${r1(r.server)} (PostgreSQL)` : ''} ms a search, page in the top 6: ${r.found}/${r.questions}, path ${r.path}` +
         (yard ? ` | ratio to 3 chunks: p95 ${r1(r.p95 / yard.p95)}x, CPU ${r1((r.cpu + r.server) / (yard.cpu + yard.server))}x` : '') +
         `, load ${load()}`,
     )
@@ -215,45 +482,37 @@ async function main() {
   // warm up (statement plans, caches) before anything is counted
   await ask(exact, yardstick.id, yardstick)
   const small0 = await ask(exact, yardstick.id, yardstick)
-  line('3 chunks, before the large one', small0)
+  line(reused ? "3 chunks (an earlier run's large ones there)" : '3 chunks, before the large one', small0)
 
-  for (const size of SIZES.filter((s) => s > 3)) {
-    const id = await tenant(db)
-    const f0 = performance.now()
-    const pages = await fill(db, id, size, QUERIES, vector)
-    console.log(`\n${size} chunks: filled in ${r1((performance.now() - f0) / 1000)} s (${Math.round(size / ((performance.now() - f0) / 1000))} chunks/s)`)
+  const spec = vectorIndexSpec(MODEL, DIMS, preferredIndexType(handle.kind))!
+  async function buildIndex() {
+    const b0 = performance.now()
+    const [job] = vectorIndexJobs({ db, repo: indexRepo, changes: handle.changes, maintenanceMb: BUILD_MB, log: { info() {} } })
+    await job!.handler({ model: MODEL, dims: DIMS, type: spec.type }, { jobId: 'bench', attempt: 1, signal: new AbortController().signal })
+    const rows = (await sql<{ n: number }>`SELECT count(*)::int AS n FROM chunks WHERE embedding_model = ${MODEL}`.execute(db)).rows[0]!.n
+    console.log(
+      `HNSW index (${spec.type}, cosine, m 16, ef_construction 64, maintenance_work_mem ${BUILD_MB} MB) over the table's ${rows} rows: ${r1((performance.now() - b0) / 1000)} s (${await indexRepo.state(spec)}${handle.kind === 'postgres' ? `, ${await relationSize(db, spec.name)}` : ''}), load ${load()}`,
+    )
     await sql`ANALYZE chunks`.execute(db)
-    if (handle.kind === 'postgres') {
-      const { rows } = await sql<{ size: string }>`SELECT pg_size_pretty(pg_total_relation_size('chunks')) AS size`.execute(db)
-      console.log(`chunks table with its indexes: ${rows[0]!.size}`)
+  }
+  /** The index path on a workspace, its recall@40 against the exact scan, and the small workspaces beside it. */
+  async function viaIndexOn(size: number, id: string, pages: { ids: string[]; vecs: number[][] }) {
+    await ask(viaIndex, id, pages)
+    const ix = await ask(viaIndex, id, pages)
+    line(`${size} chunks, HNSW index`, ix, small0)
+    // recall@40 of the index path against the exact scan, on the questions' vectors
+    let hit = 0
+    let all = 0
+    for (let i = 0; i < RECALL_QUERIES; i++) {
+      const v = pages.vecs[i % pages.vecs.length]!.map((x) => x + 0.3 * gauss())
+      const truth = new Set((await repo.vectorSearch(id, v, MODEL, 40)).map((r) => r.id))
+      const got = await repo.vectorSearch(id, v, MODEL, 40, { spec, efSearch: EF })
+      hit += got.filter((r) => truth.has(r.id)).length
+      all += truth.size
     }
-    await ask(exact, id, pages)
-    const ex = await ask(exact, id, pages)
-    line(`${size} chunks, ${vector ? 'exact scan' : 'without pgvector'}`, ex, small0)
-    const spec = vectorIndexSpec(MODEL, DIMS, preferredIndexType(handle.kind))!
-    if (vector && size <= INDEX_MAX) {
-      const b0 = performance.now()
-      const [job] = vectorIndexJobs({ db, repo: indexRepo, changes: handle.changes, maintenanceMb: BUILD_MB, log: { info() {} } })
-      await job!.handler({ model: MODEL, dims: DIMS, type: spec.type }, { jobId: 'bench', attempt: 1, signal: new AbortController().signal })
-      console.log(
-        `HNSW index (${spec.type}, cosine, m 16, ef_construction 64) over the table: ${r1((performance.now() - b0) / 1000)} s (${await indexRepo.state(spec)})`,
-      )
-      await sql`ANALYZE chunks`.execute(db)
-      await ask(viaIndex, id, pages)
-      const ix = await ask(viaIndex, id, pages)
-      line(`${size} chunks, HNSW index`, ix, small0)
-      // recall@40 of the index path against the exact scan, on the questions' vectors
-      let hit = 0
-      let all = 0
-      for (let i = 0; i < QUERIES; i++) {
-        const v = pages.vecs[i % pages.vecs.length]!.map((x) => x + 0.3 * gauss())
-        const truth = new Set((await repo.vectorSearch(id, v, MODEL, 40)).map((r) => r.id))
-        const got = await repo.vectorSearch(id, v, MODEL, 40, { spec, efSearch: EF })
-        hit += got.filter((r) => truth.has(r.id)).length
-        all += truth.size
-      }
-      console.log(`recall@40 of the index against the exact scan: ${(hit / all).toFixed(3)}`)
-    }
+    if (all) console.log(`recall@40 of the index against the exact scan (${RECALL_QUERIES} questions): ${(hit / all).toFixed(3)}, load ${load()}`)
+  }
+  async function smallsBeside() {
     const small = await ask(viaIndex, yardstick.id, yardstick)
     line('3 chunks, beside it', small, small0)
     const other = smalls[Math.floor(SMALL / 2)]!
@@ -262,7 +521,55 @@ async function main() {
     console.log(
       `process memory: rss ${Math.round(mem.rss / 1048576)} MB, heap ${Math.round(mem.heapUsed / 1048576)} MB, external+buffers ${Math.round((mem.external + mem.arrayBuffers) / 1048576)} MB`,
     )
+  }
+
+  const large: { size: number; id: string; pages: { ids: string[]; vecs: number[][] } }[] = []
+  for (const size of SIZES.filter((s) => s > 3)) {
+    const [again] = REUSE ? await workspacesOf(db, size, 1) : []
+    let id: string
+    let pages: { ids: string[]; vecs: number[][] }
+    if (again) {
+      id = again
+      pages = await pagesOf(db, id, QUERIES, vector)
+      console.log(`\n${size} chunks: the workspace of an earlier run`)
+    } else {
+      id = await tenant(db)
+      const f0 = performance.now()
+      pages =
+        FILL === 'copy' && vector
+          ? handle.kind === 'postgres'
+            ? await fillByCopy(db, id, size, QUERIES)
+            : await fillBulkInsert(db, id, size, QUERIES)
+          : await fill(db, id, size, QUERIES, vector)
+      console.log(`\n${size} chunks: filled in ${r1((performance.now() - f0) / 1000)} s (${Math.round(size / ((performance.now() - f0) / 1000))} chunks/s)`)
+      await sql`ANALYZE chunks`.execute(db)
+    }
+    large.push({ size, id, pages })
+    if (handle.kind === 'postgres') {
+      const { rows } = await sql<{ size: string }>`SELECT pg_size_pretty(pg_total_relation_size('chunks')) AS size`.execute(db)
+      console.log(`chunks table with its indexes: ${rows[0]!.size}`)
+    }
+    if (EXACT_QUERIES > 0) {
+      await ask(exact, id, pages, Math.min(2, EXACT_QUERIES))
+      const ex = await ask(exact, id, pages, EXACT_QUERIES)
+      line(`${size} chunks, ${vector ? 'exact scan' : 'without pgvector'}`, ex, small0)
+    }
+    if (ONE_BUILD) continue
+    if (vector && size <= INDEX_MAX) {
+      await buildIndex()
+      await viaIndexOn(size, id, pages)
+    }
+    await smallsBeside()
     if (vector) await sql`DROP INDEX IF EXISTS ${sql.id(spec.name)}`.execute(db)
+  }
+  if (ONE_BUILD && vector) {
+    // one index over every workspace of the run, each workspace searched through it beside all the others
+    console.log('')
+    if ((await indexRepo.state(spec)) !== 'valid') await buildIndex()
+    else console.log(`HNSW index of an earlier run kept (${handle.kind === 'postgres' ? await relationSize(db, spec.name) : ''})`)
+    for (const w of large) await viaIndexOn(w.size, w.id, w.pages)
+    await smallsBeside()
+    if (!KEEP_INDEX) await sql`DROP INDEX IF EXISTS ${sql.id(spec.name)}`.execute(db)
   }
   await handle.close()
 }

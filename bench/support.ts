@@ -42,7 +42,8 @@ export const startNodeFlags = (): string[] =>
 
 /** A fresh database on `server` (a PostgreSQL URL) named `scb_bench_<tag>_<random>`, and how to drop it. */
 export async function scratchDatabase(server: string, tag: string): Promise<{ name: string; url: string; drop: () => Promise<void> }> {
-  const name = `scb_bench_${tag}_${randomBytes(4).toString('hex')}`
+  // an identifier without quoting: a tag like 'email-tickets' is written with underscores
+  const name = `scb_bench_${tag.replace(/[^a-z0-9_]/gi, '_')}_${randomBytes(4).toString('hex')}`
   const admin = (q: string) => adminQuery(server, q).then(() => {})
   await admin(`CREATE DATABASE ${name}`)
   const url = new URL(server)
@@ -65,7 +66,13 @@ export async function serveInProcess(ctx: AppContext): Promise<{ app: FastifyIns
  * rate limit, the embedded database in memory, or with `pgServer` (a PostgreSQL URL) a scratch database there;
  * `env` adds to that and overrides it. `close` stops the service and removes the directory and the database.
  */
-export async function benchService(tag: string, env: Record<string, string | undefined>, pgServer?: string) {
+export async function benchService(
+  tag: string,
+  env: Record<string, string | undefined>,
+  pgServer?: string,
+  /** the embedded database in memory (the default) or on disk under the bench's DATA_DIR, as `npm start` keeps it */
+  embedded: 'memory' | 'disk' = 'memory',
+) {
   const scratch = pgServer ? await scratchDatabase(pgServer, tag) : null
   const dataDir = mkdtempSync(join(tmpdir(), `scb-bench-${tag}-`))
   const config = loadConfig(
@@ -79,7 +86,7 @@ export async function benchService(tag: string, env: Record<string, string | und
     },
     () => {},
   )
-  const ctx = await createContext(config, { pgliteDir: 'memory' })
+  const ctx = await createContext(config, embedded === 'memory' ? { pgliteDir: 'memory' } : {})
   const served = await serveInProcess(ctx)
   return {
     ...served,

@@ -254,6 +254,13 @@ async function seedWorkspace() {
   }
   botPublicId = bot.public_id
 
+  // the bot answers mail from the start, so the bot page's "Send a test mail" works at once; a workspace that has
+  // received mail keeps the setting its owner chose
+  const mail = await must('GET', `/bots/${bot.id}/email`)
+  if (!mail.enabled && (await must('GET', `/bots/${bot.id}/email/messages?limit=1`)).items.length === 0) {
+    await must('PUT', `/bots/${bot.id}/email`, { enabled: true, mode: 'answer' })
+  }
+
   const sources = await must('GET', '/documents/sources')
   let source = sources.url_sources.find((s: { name: string }) => s.name === SOURCE_NAME)
   if (source && source.url !== helpUrl) {
@@ -322,12 +329,15 @@ Support Chatbot demo is running (first cited answer after ${seconds()} s).
   E-mail in    ${
     smtp
       ? `SMTP on ${host}:${config.INBOUND_SMTP_PORT} for *@${config.INBOUND_EMAIL_DOMAIN}, and the webhook on the bot page`
-      : `the webhook only (the bot page's "Send a test mail" uses it); no SMTP listener: set INBOUND_SMTP_PORT for one`
+      : `the webhook only; no SMTP listener: set INBOUND_SMTP_PORT for one`
   }
+               The bot page's "Send a test mail" is answered in your outbox, cited, and opens no ticket.
   E-mail out   written to ${join(config.dataDir, 'outbox')} as .eml files, never sent
 
-  Not running here: a real model (the fake quotes the help centre; it translates only the help centre's own terms),
-  a real mail server (nothing leaves this machine), PostgreSQL and Redis (the embedded database in ${config.dataDir}).
+  Not running here: a real model. The fake quotes the help centre's sentences; its German is a stand-in: it reads
+  a German question through a glossary of the help centre's words and writes the help centre's sentences from a
+  hand-made German table (other languages, and sentences not in the table, stay as written). No real mail server
+  (nothing leaves this machine), no PostgreSQL or Redis (the embedded database in ${config.dataDir}).
 
   Asked: ${CHECK_QUESTION}
   Answer: ${done.text}

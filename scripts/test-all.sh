@@ -48,11 +48,13 @@ if pg_isready -h 127.0.0.1 -p 5432 -q 2>/dev/null && redis-cli -h 127.0.0.1 -p 6
   # they test happens before anything is stored, and the storing is covered here by documents and sources tests.
   # The type checks and lint ran in the first pass too (STATIC_CHECKS_DONE). With the database in its own server,
   # three test processes keep 2 cores busy where two left them waiting. Together about 2 minutes of CI's 20.
+  # The demo walk (test/demo-walk.test.ts) runs the demo, which always stands on its own embedded database: the
+  # same run twice (test/demo.test.ts stays: it checks the demo ignores the suite's DATABASE_URL).
   echo "=== suite on PostgreSQL + Redis (browser, parser and crawler-limit tests ran in the first pass) ==="
   echo "PostgreSQL + Redis:" >>"$summary"
   STATIC_CHECKS_DONE=1 TEST_WORKERS=3 DATABASE_URL=$PG_URL REDIS_URL=$REDIS npm test -- --exclude 'test/browser/**' \
     --exclude test/documents-parsers.test.ts --exclude test/documents-hostile.test.ts \
-    --exclude test/sources-content.test.ts --exclude test/sources-limits.test.ts || status=1
+    --exclude test/sources-content.test.ts --exclude test/sources-limits.test.ts --exclude test/demo-walk.test.ts || status=1
   no_summary_check
 else
   echo "PostgreSQL or Redis is not available on 127.0.0.1: the server-backed run was NOT done" >&2

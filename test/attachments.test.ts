@@ -209,3 +209,36 @@ describe('a chat model that refuses image parts', () => {
     expect(status.body.checks.find((c: { name: string }) => c.name === 'vision')).toMatchObject({ ok: false })
   })
 })
+
+describe('a stored file', () => {
+  it('is kept in pieces that come back whole and go with it: by retention, and with its conversation', async () => {
+    const api = t.api()
+    const bot = owner.bot.public_id
+    const { db } = t.ctx
+    const pieces = (id: string) =>
+      db.selectFrom('attachment_chunks').select('seq').where('tenant_id', '=', owner.tenantId).where('attachment_id', '=', id).execute()
+    // 1.3 MB: its head and three pieces of at most 512 KB
+    const big = makePng({ width: 8, height: 8, padBytes: 1_300_000 })
+    const sid = await widgetSession(api, bot)
+    const up = await uploadAttachment(api, bot, sid, big, 'big.png')
+    expect(up.status, up.text).toBe(201)
+    expect((await pieces(up.body.id)).map((p) => p.seq).sort()).toEqual([0, 1, 2, 3])
+    const back = await fetch(`${t.url}/widget/attachments/${up.body.id}?bot_id=${bot}&session_id=${sid}`)
+    expect(back.status).toBe(200)
+    expect(Buffer.from(await back.arrayBuffer()).equals(big)).toBe(true)
+
+    // with its conversation
+    const sid2 = await widgetSession(api, bot)
+    const small = await uploadAttachment(api, bot, sid2, makePng({ padBytes: 600_000 }), 'small.png')
+    expect(small.status, small.text).toBe(201)
+    expect((await pieces(small.body.id)).length).toBe(3)
+    await db.deleteFrom('chat_sessions').where('tenant_id', '=', owner.tenantId).where('id', '=', sid2).execute()
+    expect(await pieces(small.body.id)).toEqual([])
+
+    // by retention: a file no message took within a day (this test runs last in its file: the clock moves on)
+    t.clock.advance(2 * 86_400_000)
+    await t.ctx.queue.enqueue('attachments.retention', {})
+    await expect.poll(async () => (await pieces(up.body.id)).length, { timeout: 30_000 }).toBe(0)
+    expect((await fetch(`${t.url}/widget/attachments/${up.body.id}?bot_id=${bot}&session_id=${sid}`)).status).toBe(404)
+  })
+})

@@ -129,6 +129,101 @@ describe('an inbound mail with attachments', () => {
   })
 })
 
+describe('a retried mail job', () => {
+  it('neither stores its files twice nor loses them: its first attempt stored them and its failed turn kept them', async () => {
+    const owner = await createTenant(t)
+    await withDocs(t, owner, { 'refunds.md': REFUNDS_MD })
+    const ch = await emailBot(owner)
+    // the first attempt's answer fails (the model down); the retry's answers
+    let failing = true
+    fake.script((req) => {
+      if (!isAnswer(req as never)) return undefined
+      return failing ? { status: 500 } : { text: 'Refunds are processed within 5 business days after we receive the returned item. [1]' }
+    })
+    const parts: Part[] = [
+      { name: 'one.png', type: 'image/png', bytes: makePng({ width: 8, height: 6, meta: GPS }) },
+      { name: 'two.png', type: 'image/png', bytes: makePng({ width: 9, height: 7 }) },
+      { name: 'invoice.pdf', type: 'application/pdf', bytes: Buffer.from(await makePdf({ pages: 1, marker: 'quokkaline' })) },
+    ]
+    const r = await fetch(ch.inbound_url, {
+      method: 'POST',
+      headers: { 'content-type': 'message/rfc822' },
+      body: mailWith({ to: ch.inbound_address, from: uniqueEmail('retry'), text: 'How long do refunds take? See the screens.', parts }),
+    })
+    expect(r.status).toBe(202)
+    const { db } = t.ctx
+    const tenantId = owner.tenantId
+    // the first attempt failed and its retry waits (the backoff, on the test's clock)
+    await until(
+      'the first attempt failed',
+      async () =>
+        (await db
+          .selectFrom('jobs')
+          .select('attempts')
+          .where('tenant_id', '=', tenantId)
+          .where('dedupe_key', 'like', 'email-in:%')
+          .where('status', '=', 'queued')
+          .where('attempts', '>=', 1)
+          .executeTakeFirst()) ?? null,
+      120_000,
+    )
+    const mail = (await owner.api.get(`/bots/${owner.bot.id}/email/messages?limit=10`)).body.items[0]
+    expect(mail.status).toBe('queued')
+    const files = () =>
+      db.selectFrom('attachments').select(['id', 'name', 'message_id']).where('tenant_id', '=', tenantId).where('session_id', '=', mail.session_id).execute()
+    const first = await files()
+    expect(first.map((f) => f.name).sort()).toEqual(['invoice.pdf', 'one.png', 'two.png'])
+    // the failed turn kept the customer's question with its files (no answer)
+    const kept = new Set(first.map((f) => f.message_id))
+    expect(kept.size).toBe(1)
+    expect([...kept][0]).not.toBeNull()
+    // worse than a failed turn: as if the first attempt had died before marking the mail's listing, and after a turn
+    // claimed one file for a message it never stored
+    await db
+      .updateTable('email_messages')
+      .set({ attachments: JSON.stringify([]) })
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', mail.id)
+      .execute()
+    await db
+      .updateTable('attachments')
+      .set({ message_id: '00000000-0000-4000-8000-000000000001' })
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', first.find((f) => f.name === 'two.png')!.id)
+      .execute()
+
+    failing = false
+    const base = fake.chatCalls().length
+    t.clock.advance(10 * 60_000)
+    const done = await until(
+      'the retry answered',
+      async () => {
+        const m = (await owner.api.get(`/bots/${owner.bot.id}/email/messages?limit=10`)).body.items[0]
+        return m && m.status !== 'queued' ? m : null
+      },
+      120_000,
+    )
+    expect(done.status, JSON.stringify(done)).toBe('answered')
+    // the same three files, each once, now the customer's message's
+    const after = await files()
+    expect(after.map((f) => f.id).sort()).toEqual(first.map((f) => f.id).sort())
+    const messageIds = new Set(after.map((f) => f.message_id))
+    expect(messageIds.size).toBe(1)
+    expect([...messageIds][0]).not.toBeNull()
+    // the retry's message sends them, not the first attempt's unanswered one
+    expect(messageIds.has([...kept][0]!)).toBe(false)
+    expect(done.attachments.map((a: { attachment_id?: string }) => a.attachment_id).sort()).toEqual(first.map((f) => f.id).sort())
+    // the model got both images and the PDF's text
+    const answer = callsSince(fake, base).filter(isAnswer).at(-1)!
+    expect(answer.messages.at(-1)!.images).toHaveLength(2)
+    expect(answer.messages.at(-1)!.content).toContain('quokkaline')
+    const log = await owner.api.get(`/chat/logs/session/${mail.session_id}`)
+    const asked = log.body.messages.filter((m: { role: string; attachments: unknown[] }) => m.role === 'user' && m.attachments.length)
+    expect(asked).toHaveLength(1)
+    expect(asked[0].attachments.map((a: { name: string }) => a.name)).toEqual(['one.png', 'two.png', 'invoice.pdf'])
+  })
+})
+
 /** POST /escalations/{id}/attachments with one file, as a member. */
 async function operatorUpload(owner: Tenant, ticketId: string, bytes: Uint8Array, name: string) {
   const form = new FormData()

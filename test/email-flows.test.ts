@@ -4,13 +4,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import nodemailer from 'nodemailer'
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { createEmailChannelRepo } from '../src/modules/email-channel/email-channel.repo.js'
-import { createEmailChannelService } from '../src/modules/email-channel/email-channel.service.js'
-import { startInboundSmtp } from '../src/modules/email-channel/email-channel.smtp.js'
 import type { FakeLlm } from './fakes/fake-llm.js'
 import { appWithFakeLlm, type TestApp } from './helpers/app.js'
 import { isAnswer, REFUNDS_MD, withDocs } from './helpers/chat.js'
-import { confirmationLink, fixture, newMessageId, rawMail } from './helpers/email.js'
+import { confirmationLink, fixture, inboundSmtp, newMessageId, rawMail } from './helpers/email.js'
 import { createTenant, uniqueEmail, type Tenant } from './helpers/factories.js'
 import { until } from './helpers/wait.js'
 
@@ -302,24 +299,10 @@ describe('inbound over SMTP', () => {
       ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=localhost'],
       { stdio: 'ignore' },
     )
-    const { db, clock, cipher, queue, config } = t.ctx
-    const service = createEmailChannelService({
-      db,
-      clock,
-      cipher,
-      queue,
-      repo: createEmailChannelRepo(db),
-      config,
-      bots: { get: () => Promise.reject(new Error('unused')) },
-      email: { queue: () => Promise.reject(new Error('unused')) },
-    })
-    const listener = await startInboundSmtp(service, {
-      port: 0,
-      host: '127.0.0.1',
+    const listener = await inboundSmtp(t.ctx, {
       maxBytes: 32 * 1024,
       tlsCert: join(dir, 'cert.pem'),
       tlsKey: join(dir, 'key.pem'),
-      log: { info: () => {}, warn: () => {} },
     })
     try {
       const client = nodemailer.createTransport({ host: '127.0.0.1', port: listener.port, secure: false, requireTLS: true, tls: { rejectUnauthorized: false } })
@@ -343,6 +326,57 @@ describe('inbound over SMTP', () => {
       client.close()
     } finally {
       await listener.close()
+    }
+  })
+
+  it('a large mail to two bots over SMTP reaches each whole, and one over the webhook too (the bytes are handed to the parser, not copied, only when one bot takes them)', async () => {
+    const owner = await createTenant(t)
+    const other = await createTenant(t)
+    const a = await emailBot(owner)
+    const b = await emailBot(other)
+    const { db } = t.ctx
+    const listener = await inboundSmtp(t.ctx, { maxBytes: 1024 * 1024 })
+    // 200 KB: over the size from which the parser takes the bytes themselves
+    const body = `How long do refunds take?\n\n${'Order details follow.\n'.repeat(9000)}`
+    try {
+      const client = nodemailer.createTransport({ host: '127.0.0.1', port: listener.port, secure: false, ignoreTLS: true })
+      const from = uniqueEmail('big')
+      const sent = await client.sendMail({
+        envelope: { from, to: [a.inbound_address, b.inbound_address] },
+        raw: rawMail({ to: a.inbound_address, from, body }),
+      })
+      expect(sent.accepted.sort()).toEqual([a.inbound_address, b.inbound_address].sort())
+      client.close()
+      const hook = await post(a.inbound_url, rawMail({ to: a.inbound_address, from: uniqueEmail('hook'), body }))
+      expect(hook.status).toBe(202)
+      expect(hook.body.status).toBe('queued')
+    } finally {
+      await listener.close()
+    }
+    // each bot's copy was read whole: handled (the raw form is dropped then) with the mail's question in its session
+    const rows = await until(
+      'the three mails handled',
+      async () => {
+        const r = await db
+          .selectFrom('email_messages')
+          .select(['tenant_id', 'status', 'reason', 'session_id'])
+          .where('tenant_id', 'in', [owner.tenantId, other.tenantId])
+          .where('direction', '=', 'in')
+          .execute()
+        return r.length === 3 && r.every((m) => m.status !== 'queued') ? r : null
+      },
+      120_000,
+    )
+    expect(rows.filter((r) => r.tenant_id === owner.tenantId)).toHaveLength(2)
+    for (const r of rows) {
+      expect(r.session_id, `${r.status} ${r.reason}`).toBeTruthy()
+      const asked = await db
+        .selectFrom('chat_messages')
+        .select('content')
+        .where('session_id', '=', r.session_id!)
+        .where('role', '=', 'user')
+        .executeTakeFirstOrThrow()
+      expect(asked.content).toContain('How long do refunds take?')
     }
   })
 })

@@ -3,12 +3,10 @@ import { connect, type Socket } from 'node:net'
 import nodemailer from 'nodemailer'
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { MAIL_PARSE } from '../src/modules/email-channel/email-channel.parse.js'
-import { createEmailChannelRepo } from '../src/modules/email-channel/email-channel.repo.js'
-import { createEmailChannelService } from '../src/modules/email-channel/email-channel.service.js'
-import { startInboundSmtp } from '../src/modules/email-channel/email-channel.smtp.js'
+import type { startInboundSmtp } from '../src/modules/email-channel/email-channel.smtp.js'
 import type { FakeLlm } from './fakes/fake-llm.js'
 import { appWithFakeLlm, type TestApp } from './helpers/app.js'
-import { newMessageId, rawMail } from './helpers/email.js'
+import { inboundSmtp, newMessageId, rawMail } from './helpers/email.js'
 import { createTenant, uniqueEmail, type Tenant } from './helpers/factories.js'
 import { until } from './helpers/wait.js'
 
@@ -303,18 +301,7 @@ describe('the webhook door (findings 8 and 17)', () => {
 
 /** The inbound SMTP listener on a free port, over this test app's database. */
 function smtpListener(limits?: Parameters<typeof startInboundSmtp>[1]['limits']) {
-  const { db, clock, cipher, queue, config } = t.ctx
-  const service = createEmailChannelService({
-    db,
-    clock,
-    cipher,
-    queue,
-    repo: createEmailChannelRepo(db),
-    config,
-    bots: { get: () => Promise.reject(new Error('unused')) },
-    email: { queue: () => Promise.reject(new Error('unused')) },
-  })
-  return startInboundSmtp(service, { port: 0, host: '127.0.0.1', maxBytes: 10 * 1024 * 1024, log: { info: () => {}, warn: () => {} }, limits })
+  return inboundSmtp(t.ctx, { maxBytes: 10 * 1024 * 1024, limits })
 }
 
 /** A raw SMTP connection: what the server says, line by line. */

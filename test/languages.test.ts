@@ -317,6 +317,27 @@ describe("an operator's message sent translated", { timeout: 120_000 }, () => {
     expect(t.body.transcript.map((m: { content: string }) => m.content)).toContain(GERMAN)
   })
 
+  it('says no translation happened when the model gives the words back unchanged (#52): sent as written, no note', async () => {
+    const UNTRANSLATED = 'Your export is ready in the dashboard now.'
+    const { visitor, bot, sid, ticket } = await germanTicket()
+    expect(ticket.language).toBe('de')
+    // no translation is scripted for these words: the model returns them as written
+    const sent = await owner.api.post(`/escalations/${ticket.id}/messages`, { content: UNTRANSLATED, translate: true })
+    expect(sent.status, sent.text).toBe(201)
+    expect(sent.body.content).toBe(UNTRANSLATED)
+    expect(sent.body.translated).toBe(false)
+    expect(sent.body.original).toBeUndefined()
+    expect(sent.body.language).toBeUndefined()
+    const t = await owner.api.get(`/escalations/${ticket.id}`)
+    expect(t.body.notes.map((n: { content: string }) => n.content).join('\n')).not.toContain('sent translated')
+    const h = await visitor.get(`/widget/history?bot_id=${bot}&session_id=${sid}`)
+    expect(h.body.messages.at(-1)).toMatchObject({ id: sent.body.id, content: UNTRANSLATED, from_operator: true })
+    // a real translation still says so
+    fake.translateAs((text) => (text === WRITTEN ? GERMAN : undefined))
+    const real = await owner.api.post(`/escalations/${ticket.id}/messages`, { content: WRITTEN, translate: true })
+    expect(real.body).toMatchObject({ content: GERMAN, original: WRITTEN, language: 'de', translated: true })
+  })
+
   it('refuses before the language is known and when the model fails, sending nothing', async () => {
     const visitor = app.api()
     const bot = owner.bot.public_id

@@ -185,6 +185,8 @@ const RULES: Record<string, readonly Role[]> = {
   resendBotEmailSenderConfirmation: MANAGE,
   rotateBotEmailToken: MANAGE,
   listBotEmailMessages: MANAGE,
+  // the bot page's test mail (#52): a model turn and a mail, from the settings screen
+  sendBotTestMail: MANAGE,
 }
 
 /** Bodies the generic sample cannot guess (a valid request the guard, not the validator, decides). */

@@ -37,6 +37,8 @@ export const rateLimits = {
   invitations: preset(20, 'hour', { ...byTenant, groupId: 'invitations' }),
   /** Each resend mails a confirmation link to the bot's reply_from, an address the workspace chose. */
   senderConfirmation: preset(10, 'hour', byTenant),
+  /** The bot page's test mail: each is a model turn and a mail to the member's own inbox. */
+  testMail: preset(60, 'hour', byTenant),
   /** The public page of a reply_from confirmation link (a token guess is one of 2^192). */
   senderConfirmationLink: preset(30, 'minute'),
   /** Each test event is a request to the workspace's URL, from our servers. */

@@ -20,8 +20,8 @@ import { dashboardRoutes } from './dashboard/dashboard.routes.js'
 import { enqueueEmbedBackfill } from './documents/documents.jobs.js'
 import { wireDocuments } from './documents/documents.wire.js'
 import { wireSources } from './documents/sources/sources.wire.js'
-import { emailJobs } from './email/email.jobs.js'
-import { createEmailService } from './email/email.service.js'
+import { emailJobs } from './mailer/mailer.jobs.js'
+import { createEmailService } from './mailer/mailer.service.js'
 import type { EmailChannelService } from './email-channel/email-channel.service.js'
 import { threadedEmail, wireEmailChannel } from './email-channel/email-channel.wire.js'
 import { wireEvals } from './evals/evals.wire.js'
@@ -30,7 +30,7 @@ import { wireEscalations } from './escalations/escalations.wire.js'
 import { wireGaps } from './gap-analyzer/gaps.wire.js'
 import { healthRoutes } from './health/health.routes.js'
 import { wireKnowledge } from './knowledge/knowledge.wire.js'
-import { wireInbox } from './inbox/inbox.wire.js'
+import { wireSavedReplies } from './saved-replies/saved-replies.wire.js'
 import { wireLive } from './live/live.wire.js'
 import { llmRoutes } from './llm/llm.routes.js'
 import { llmChecks } from './llm/llm.wire.js'
@@ -226,7 +226,7 @@ export function wireModules(ctx: AppContext): Modules {
       evals.routes,
       languages.routes,
       emailChannel.routes,
-      wireInbox(ctx, guards).routes,
+      wireSavedReplies(ctx, guards).routes,
       dashboardRoutes(),
     ],
     jobs: [

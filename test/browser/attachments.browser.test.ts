@@ -129,6 +129,8 @@ suite('attachments: widget to model to ticket thread in Chromium', { timeout: 30
       const thumb = files.first().locator('img')
       await thumb.waitFor(LIVE)
       await expect.poll(() => thumb.evaluate((img) => (img as HTMLImageElement).naturalWidth), LIVE).toBe(40)
+      // a row of thumbnails, not a bulleted list
+      expect(await files.first().evaluate((li) => getComputedStyle(li).listStyleType)).toBe('none')
       await files.first().scrollIntoViewIfNeeded()
       await screenshot(env, op, `attachments-thread-${viewport.name}`)
       const [download] = await Promise.all([op.waitForEvent('download', LIVE), files.first().locator('a').click()])

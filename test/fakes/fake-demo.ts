@@ -72,7 +72,8 @@ export function demoSummary(messages: FakeMessage[]): string {
   const lines = transcriptLines(user)
   const question = field('Question at hand-off') || lines.find((l) => l.who === 'Visitor')?.text || ''
   const note = field("Visitor's note")
-  const bot = lines.filter((l) => l.who !== 'Visitor' && l.who !== 'Support team').at(-1)
+  // what the bot answered, not its hand-off line (which names the ticket: "… Your ticket number is ESC-0001.")
+  const bot = lines.filter((l) => l.who !== 'Visitor' && l.who !== 'Support team' && !/\b[A-Z]{2,6}-\d{4,}\b/.test(l.text)).at(-1)
   const lastVisitor = lines.filter((l) => l.who === 'Visitor').at(-1)?.text
   return [
     `Wants: ${oneSentence(withoutPleasantries(question) || 'help from a person')}`,

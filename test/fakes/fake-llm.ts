@@ -70,6 +70,7 @@ import { dirname, join } from 'node:path'
 import { chatRefusal, embeddingRefusal, SERVER_KINDS, type ServerKind, type ServerQuirks } from './fake-servers.js'
 import { afterTools, answerFromTools, argumentsFrom, pickTool, wireCalls, type FakeToolCall } from './fake-tools.js'
 import { assistTask, demoSuggestion, demoSummary, readPastPleasantries } from './fake-demo.js'
+import { askedLanguage, demoTranslation, questionInEnglish, readsAsGerman, toGerman } from './fake-demo-de.js'
 
 export type FaultMode = 'http500' | 'http429' | 'http401' | 'slow_first_token' | 'stall' | 'malformed' | 'disconnect'
 
@@ -443,8 +444,9 @@ export function demoAnswer(messages: FakeMessage[]): string {
     for (const t of q) if (all.has(t)) coverage += weight(t)
     let heading = new Set<string>()
     const scored: { sentence: string; terms: Set<string>; score: number }[] = []
-    for (const line of s.text.split(/\n+/)) {
-      const h = /^\s*#{1,6}\s+(.*)$/.exec(line)
+    for (const [i, line] of s.text.split(/\n+/).entries()) {
+      // the source's first line is its title and address ("[1] Title (url)"): a heading, not a sentence to quote
+      const h = i === 0 ? /^(.*)$/.exec(line) : /^\s*#{1,6}\s+(.*)$/.exec(line)
       if (h) {
         heading = new Set(contentTerms(h[1]!))
         continue
@@ -605,9 +607,18 @@ function oneSlip(a: string, b: string): boolean {
 
 /** The demo model's JSON-mode object: the default one, with relevance judged from the knowledge. */
 function demoJson(messages: FakeMessage[], knowledge: Set<string>): Record<string, unknown> {
-  const out = defaultJson(messages)
-  if ('relevant' in out) out.relevant = demoRelevant(questionOf(readPastPleasantries(messages)), knowledge)
+  // a German question is judged as the model reads it: in the help centre's words (fake-demo-de.ts)
+  const read = inEnglish(readPastPleasantries(messages))
+  const out = defaultJson(read)
+  if ('relevant' in out) out.relevant = demoRelevant(questionOf(read), knowledge)
   return out
+}
+
+/** The messages with the last user message read in the help centre's English words when it is German. */
+function inEnglish(messages: FakeMessage[]): FakeMessage[] {
+  const i = messages.map((m) => m.role).lastIndexOf('user')
+  if (i < 0 || !readsAsGerman(messages[i]!.content)) return messages
+  return messages.map((m, j) => (j === i ? { ...m, content: questionInEnglish(m.content) } : m))
 }
 
 /**
@@ -617,8 +628,11 @@ function demoJson(messages: FakeMessage[], knowledge: Set<string>): Record<strin
 export function demoReply(messages: FakeMessage[]): string {
   const task = assistTask(messages)
   if (task === 'summary') return demoSummary(messages)
-  if (task === 'suggest') return demoSuggestion(messages, demoAnswer, FAKE_IDK)
-  return demoAnswer(readPastPleasantries(messages))
+  // asked to write German (the conversation's language): the answer found in English, then written in German
+  const german = askedLanguage(messages) === 'german'
+  const answer = (m: FakeMessage[]) => demoAnswer(inEnglish(m))
+  const said = task === 'suggest' ? demoSuggestion(messages, answer, FAKE_IDK) : answer(readPastPleasantries(messages))
+  return german && said !== NOT_IN_SOURCES && said !== FAKE_IDK ? toGerman(said) : said
 }
 
 /** The default JSON-mode object (rule 1 at the top of this file). */
@@ -714,6 +728,15 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
       m.content.includes("Translate the visitor's message into") || m.content.includes("Translate the support team's message into")
     if (!messages.some((m) => m.role === 'system' && asks(m))) return undefined
     const q = questionOf(messages)
+    // the demo's model translates as the one it stands for would, within the help centre's own words (fake-demo-de.ts)
+    if (knowledge && !translations.length) {
+      const whole =
+        [...messages]
+          .reverse()
+          .find((m) => m.role === 'user')
+          ?.content.trim() ?? q
+      return demoTranslation(messages, whole) ?? q
+    }
     return translated(q) ?? q
   }
   /** The messages as the answer model reads them in scripted-translation mode: the last user message translated. */

@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import type { AppContext } from '../../src/context.js'
+import { createEmailChannelRepo } from '../../src/modules/email-channel/email-channel.repo.js'
+import { createEmailChannelService } from '../../src/modules/email-channel/email-channel.service.js'
+import { startInboundSmtp } from '../../src/modules/email-channel/email-channel.smtp.js'
 
 const DIR = join(import.meta.dirname, '..', 'fixtures', 'email')
 
@@ -38,4 +42,23 @@ export function confirmationLink(text: string): string {
   const m = /https?:\/\/\S+\/email\/verify-sender\?token=[A-Za-z0-9_%-]+/.exec(text)
   if (!m) throw new Error(`no confirmation link in: ${text.slice(0, 300)}`)
   return m[0]
+}
+
+/**
+ * The inbound SMTP listener on a free port over a test app's database: the channel's own service, with the bot
+ * lookup and the mailer it never uses on this path refused.
+ */
+export function inboundSmtp(ctx: AppContext, o: Omit<Parameters<typeof startInboundSmtp>[1], 'port' | 'host' | 'log'>) {
+  const { db, clock, cipher, queue, config } = ctx
+  const service = createEmailChannelService({
+    db,
+    clock,
+    cipher,
+    queue,
+    repo: createEmailChannelRepo(db),
+    config,
+    bots: { get: () => Promise.reject(new Error('unused')) },
+    email: { queue: () => Promise.reject(new Error('unused')) },
+  })
+  return startInboundSmtp(service, { port: 0, host: '127.0.0.1', log: { info: () => {}, warn: () => {} }, ...o })
 }

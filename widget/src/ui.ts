@@ -213,6 +213,10 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     escNote.setAttribute('aria-label', escNote.placeholder)
     escPrompt.hidden = avail.offline
     escCancel.textContent = ui.cancel
+    // the answer that settled the language was shown before its texts came: its "Sources" line follows them too
+    log.querySelectorAll('.sources > span').forEach((label) => {
+      label.textContent = ui.sources
+    })
     endedText.textContent = ui.chat_ended
     newChatBtn.textContent = ui.new_chat
     foot.textContent = ui.powered_by
@@ -807,11 +811,15 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     }
     if (destroyed || locale !== code) return
     const onlyGreeting = log.childElementCount === 1 && log.firstElementChild?.querySelector('.bubble')?.textContent === ui.greeting
+    // the widget's own greeting at the top of a conversation whose first answer settled another language: the
+    // greeting is the widget's text, not the bot's, and follows (#52: "Hi! How can I help" above a German answer)
+    const greeting = log.firstElementChild?.querySelector('.bubble')
+    const greeted = greeting?.textContent === ui.greeting ? greeting : null
     takeConfig(c)
     if (onlyGreeting) {
       log.replaceChildren()
       greet()
-    }
+    } else if (greeted) greeted.textContent = ui.greeting
   }
 
   langSelect.addEventListener('change', () => {

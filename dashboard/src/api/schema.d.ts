@@ -2217,6 +2217,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/bots/{bot_id}/email/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Mails the question from the signed-in member's own address to the bot, through the same door as a customer's mail (202 as the webhook answers; `ignored` with `channel_disabled` while the bot does not answer mail). The worker answers it in the member's inbox, cited, as a dry run: no conversation and no ticket, whatever the answer; the bot page's list shows what happened. */
+        post: operations["sendBotTestMail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/bots/{bot_id}/email/messages": {
         parameters: {
             query?: never;
@@ -12042,6 +12059,7 @@ export interface operations {
                         mailed_at?: string | null;
                         original?: string;
                         language?: string;
+                        translated?: boolean;
                     };
                 };
             };
@@ -20873,6 +20891,118 @@ export interface operations {
                             msg: string;
                             type: string;
                         }[];
+                    };
+                };
+            };
+        };
+    };
+    sendBotTestMail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                bot_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the subject and the body of the test mail */
+                    question: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        status: "queued" | "duplicate" | "ignored";
+                        reason?: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
+                    };
+                };
+            };
+            /** @description Default Response */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                            message: string;
+                        } & {
+                            [key: string]: unknown;
+                        });
                     };
                 };
             };

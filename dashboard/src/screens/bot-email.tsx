@@ -20,6 +20,13 @@ const MODES = [
   ['draft', 'Draft: the answer waits on a ticket for a person'],
 ] as const
 
+/** Reasons said in words where the code alone would mislead (#52: a test opens nothing). */
+const REASONS: Record<string, string> = {
+  test_mail: 'test mail: answered in your inbox, no conversation or ticket kept',
+  test_mail_no_ticket: "test mail: a customer's mail would open a ticket; this one opened none",
+  test_mail_model_unavailable: 'test mail: the model did not answer',
+}
+
 const WHAT: Record<string, [string, 'neutral' | 'ok' | 'warn' | 'bad' | 'info']> = {
   queued: ['waiting', 'info'],
   answered: ['answered', 'ok'],
@@ -28,34 +35,6 @@ const WHAT: Record<string, [string, 'neutral' | 'ok' | 'warn' | 'bad' | 'info']>
   drafted: ['draft on ticket', 'info'],
   ignored: ['ignored', 'neutral'],
   failed: ['failed', 'bad'],
-}
-
-/** A header value in UTF-8 (RFC 2047), so a question in any language survives as the subject. */
-function encodedWord(text: string): string {
-  const bytes = new TextEncoder().encode(text)
-  let bin = ''
-  for (const b of bytes) bin += String.fromCharCode(b)
-  return `=?UTF-8?B?${btoa(bin)}?=`
-}
-
-/**
- * A test question as a raw mail from the signed-in member, posted to the bot's own webhook path. The question is
- * its subject too, as a customer writes one (#52): a fixed "Test of …" subject would be read as part of the question.
- */
-function testMail(to: string, from: string, question: string): string {
-  const id = `<test.${Date.now()}.${Math.random().toString(36).slice(2)}@dashboard.invalid>`
-  const subject = question.split('\n')[0]!.trim().slice(0, 120)
-  return [
-    `From: ${from}`,
-    `To: ${to}`,
-    `Subject: ${encodedWord(subject)}`,
-    `Message-ID: ${id}`,
-    'MIME-Version: 1.0',
-    'Content-Type: text/plain; charset=utf-8',
-    '',
-    question,
-    '',
-  ].join('\r\n')
 }
 
 /** The bot page's E-mail section: the address to forward to, the webhook URL, the mode, a test mail and the last messages. */
@@ -114,19 +93,12 @@ export function BotEmail({ botId }: { botId: string }) {
       toast('Confirmation link sent: open it from that mailbox')
     },
   })
+  // the service writes the test mail from the member's own address and answers it as a dry run: answered and cited
+  // in the member's inbox, no conversation and no ticket left behind (#52)
   const test = useMutation({
-    mutationFn: async () => {
-      const url = new URL(q.data!.inbound_url)
-      const from = (me as { email?: string } | null | undefined)?.email ?? 'test@example.com'
-      const res = await fetch(url.pathname, {
-        method: 'POST',
-        headers: { 'content-type': 'message/rfc822' },
-        body: testMail(q.data!.inbound_address, from, question.trim()),
-      })
-      if (res.status !== 202) throw new Error(`The test mail was refused (${res.status})`)
-    },
+    mutationFn: () => call(api.POST('/bots/{bot_id}/email/test', { params: { path: { bot_id: botId } }, body: { question: question.trim() } })),
     onSuccess: () => {
-      toast('Test mail sent: the reply appears below and in your inbox')
+      toast('Test mail sent: the reply appears below and in your inbox; a test opens no ticket')
       void qc.invalidateQueries({ queryKey: ['bot-email-messages', botId] })
     },
   })
@@ -214,7 +186,13 @@ export function BotEmail({ botId }: { botId: string }) {
             }}
             noValidate
           >
-            <Field label="Question" maxLength={2000} value={question} onChange={(e) => setQuestion(e.target.value)} />
+            <Field
+              label="Question"
+              hint={`Mailed from ${(me as { email?: string } | null | undefined)?.email ?? 'your address'} to the bot and answered in that inbox. A test opens no conversation and no ticket.`}
+              maxLength={2000}
+              value={question}
+              onChange={(e) => setQuestion(e.target.value)}
+            />
             <Button type="submit" busy={test.isPending} disabled={!q.data.enabled || !question.trim()}>
               Send test mail
             </Button>
@@ -254,7 +232,7 @@ export function BotEmail({ botId }: { botId: string }) {
                     </td>
                     <td>
                       <Badge tone={tone}>{label}</Badge>
-                      {m.reason ? <span className="hint"> {m.reason.replaceAll('_', ' ')}</span> : null}
+                      {m.reason ? <span className="hint"> {REASONS[m.reason] ?? m.reason.replaceAll('_', ' ')}</span> : null}
                       {m.ticket_number ? <span> {m.ticket_number}</span> : null}
                       {m.reply ? <pre>{m.reply}</pre> : null}
                       {m.draft ? (

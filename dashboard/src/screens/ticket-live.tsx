@@ -154,6 +154,9 @@ export function LiveChat({ t }: { t: Ticket }) {
       files.clear()
       add({ ...m, internal: m.internal })
       if (m.mailed_at && byEmail) toast(`Mailed to ${t.user_email} at ${clockTime(m.mailed_at)}`, 'ok')
+      // the model gave the words back unchanged: they went as written, and nothing claims a translation (#52)
+      if (m.translated === false && t.language)
+        toast(`Sent as written: the model returned it untranslated, so no ${languageLabel(t.language)} version was made`, 'error')
     },
   })
   const resolve = useMutation({

@@ -27,6 +27,7 @@ import * as m1850 from './1850_reply_mailed_at.js'
 import * as m1851 from './1851_email_never_gone.js'
 import * as m1750 from './1750_connectors.js'
 import * as m1800 from './1800_attachments.js'
+import * as m1860 from './1860_attachment_chunks.js'
 
 /**
  * The one migration history, for PGlite and PostgreSQL alike. Names sort in the order they run; never
@@ -61,4 +62,5 @@ export const migrations: Record<string, Migration> = {
   '1851_email_never_gone': m1851,
   '1750_connectors': m1750,
   '1800_attachments': m1800,
+  '1860_attachment_chunks': m1860,
 }

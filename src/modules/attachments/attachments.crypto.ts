@@ -7,6 +7,11 @@ import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:
  */
 export interface FileCipher {
   seal(plain: Uint8Array): Buffer
+  /**
+   * The same stored form in pieces, without a copy of the whole file: the ciphertext of `parts` (read in order) in
+   * pieces of `pieceBytes`, then `head()` (version, iv, tag: known once the last piece is out) to store before them.
+   */
+  sealPieces(parts: readonly Uint8Array[], pieceBytes: number): { pieces: Iterable<Buffer>; head(): Buffer }
   open(stored: Uint8Array): Buffer
 }
 
@@ -20,6 +25,38 @@ export function createFileCipher(hexKey: string): FileCipher {
       const c = createCipheriv('aes-256-gcm', key, iv)
       const data = Buffer.concat([c.update(plain), c.final()])
       return Buffer.concat([Buffer.from([VERSION]), iv, c.getAuthTag(), data])
+    },
+    sealPieces(parts, pieceBytes) {
+      const iv = randomBytes(12)
+      const c = createCipheriv('aes-256-gcm', key, iv)
+      let done = false
+      function* pieces(): Generator<Buffer> {
+        let held: Buffer[] = []
+        let n = 0
+        for (const part of parts) {
+          for (let o = 0; o < part.length; ) {
+            const take = Math.min(pieceBytes - n, part.length - o)
+            held.push(c.update(part.subarray(o, o + take)))
+            n += take
+            o += take
+            if (n === pieceBytes) {
+              yield Buffer.concat(held)
+              held = []
+              n = 0
+            }
+          }
+        }
+        const last = c.final()
+        if (n || last.length) yield Buffer.concat([...held, last])
+        done = true
+      }
+      return {
+        pieces: pieces(),
+        head() {
+          if (!done) throw new Error('the pieces are not all sealed yet')
+          return Buffer.concat([Buffer.from([VERSION]), iv, c.getAuthTag()])
+        },
+      }
     },
     open(stored) {
       const b = Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength)

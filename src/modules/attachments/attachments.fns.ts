@@ -128,13 +128,19 @@ function webpSize(b: Uint8Array): { width: number; height: number } | null {
  * GIF is stored as sent: it has no EXIF. Pixels are never decoded. Null when the structure is damaged.
  */
 export function stripImageMetadata(b: Uint8Array, type: ImageType): Uint8Array | null {
+  const parts = imageWithoutMetadata(b, type)
+  return parts && concat(parts)
+}
+
+/** The same, as the pieces of the file in order (views of `b`, no copy of the whole): sealed and stored piece by piece. */
+export function imageWithoutMetadata(b: Uint8Array, type: ImageType): Uint8Array[] | null {
   if (type === 'image/jpeg') return stripJpeg(b)
   if (type === 'image/png') return stripPng(b)
   if (type === 'image/webp') return stripWebp(b)
-  return b
+  return [b]
 }
 
-function stripJpeg(b: Uint8Array): Uint8Array | null {
+function stripJpeg(b: Uint8Array): Uint8Array[] | null {
   const parts: Uint8Array[] = [b.subarray(0, 2)]
   let o = 2
   for (let steps = 0; steps < 10_000; steps++) {
@@ -143,7 +149,7 @@ function stripJpeg(b: Uint8Array): Uint8Array | null {
     if (marker === 0xda) {
       // start of scan: the entropy-coded data and everything after it go as they are
       parts.push(b.subarray(o))
-      return concat(parts)
+      return parts
     }
     if (marker === 0xff) {
       o++
@@ -160,7 +166,7 @@ function stripJpeg(b: Uint8Array): Uint8Array | null {
 
 const PNG_DROP = new Set(['eXIf', 'tEXt', 'zTXt', 'iTXt', 'tIME'])
 
-function stripPng(b: Uint8Array): Uint8Array | null {
+function stripPng(b: Uint8Array): Uint8Array[] | null {
   const parts: Uint8Array[] = [b.subarray(0, 8)]
   let o = 8
   for (let steps = 0; steps < 100_000; steps++) {
@@ -171,12 +177,12 @@ function stripPng(b: Uint8Array): Uint8Array | null {
     const type = String.fromCharCode(b[o + 4]!, b[o + 5]!, b[o + 6]!, b[o + 7]!)
     if (!PNG_DROP.has(type)) parts.push(b.subarray(o, end))
     o = end
-    if (type === 'IEND') return concat(parts)
+    if (type === 'IEND') return parts
   }
   return null
 }
 
-function stripWebp(b: Uint8Array): Uint8Array | null {
+function stripWebp(b: Uint8Array): Uint8Array[] | null {
   const chunks: Uint8Array[] = []
   let o = 12
   const riffEnd = Math.min(b.length, 8 + le32(b, 4))
@@ -187,26 +193,24 @@ function stripWebp(b: Uint8Array): Uint8Array | null {
     const end = o + 8 + len + (len & 1)
     if (o + 8 + len > riffEnd) return null
     if (type !== 'EXIF' && type !== 'XMP ') {
-      const chunk = b.slice(o, Math.min(end, riffEnd))
+      // a view, but VP8X's flags change: a copy of its few bytes
+      const chunk = type === 'VP8X' ? b.slice(o, Math.min(end, riffEnd)) : b.subarray(o, Math.min(end, riffEnd))
       // VP8X flags: XMP (bit 2) and EXIF (bit 3) are no longer there
       if (type === 'VP8X' && chunk.length > 8) chunk[8] = chunk[8]! & ~0x0c
       chunks.push(chunk)
     }
     o = end
   }
-  const body = concat(chunks)
-  const out = new Uint8Array(12 + body.length)
-  out.set(b.subarray(0, 12))
-  out.set(body, 12)
-  const size = 4 + body.length
-  out[4] = size & 0xff
-  out[5] = (size >>> 8) & 0xff
-  out[6] = (size >>> 16) & 0xff
-  out[7] = (size >>> 24) & 0xff
-  return out
+  const head = b.slice(0, 12)
+  const size = 4 + chunks.reduce((n, c) => n + c.length, 0)
+  head[4] = size & 0xff
+  head[5] = (size >>> 8) & 0xff
+  head[6] = (size >>> 16) & 0xff
+  head[7] = (size >>> 24) & 0xff
+  return [head, ...chunks]
 }
 
-function concat(parts: Uint8Array[]): Uint8Array {
+export function concat(parts: Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0))
   let o = 0
   for (const p of parts) {

@@ -17,8 +17,9 @@ const META = ['id', 'name', 'content_type', 'size', 'kind'] as const
 export interface NewAttachment extends AttachmentMeta {
   botId: string
   sessionId: string
-  /** encrypted bytes (attachments.crypto.ts) */
-  data: Uint8Array
+  /** the sealed file (attachments.crypto.ts `sealPieces`): its ciphertext in `pieceCount` pieces, then its head */
+  sealed: { pieces: Iterable<Uint8Array>; head(): Uint8Array }
+  pieceCount: number
   text: string | null
   createdAt: Date
 }
@@ -26,6 +27,13 @@ export interface NewAttachment extends AttachmentMeta {
 /** The attachments table; every method takes the tenant id first. */
 export function createAttachmentsRepo(db: Db) {
   return {
+    /**
+     * A file and its sealed bytes, in pieces of CHUNK_BYTES, one statement each: on the embedded database a statement
+     * holds the event loop while it runs, so a large file written at once stalled every other request. Not one
+     * transaction, for the same reason (it would hold the embedded database's one connection throughout): the row
+     * comes first, and a failure on the way deletes it with the pieces written. The visitor learns the file's id only
+     * once every piece is stored; a row left by a process that died on the way is never claimed and goes by retention.
+     */
     async insert(tenantId: string, a: NewAttachment): Promise<void> {
       await db
         .insertInto('attachments')
@@ -38,11 +46,37 @@ export function createAttachmentsRepo(db: Db) {
           content_type: a.content_type,
           kind: a.kind,
           size: a.size,
-          data: bytesIn(a.data),
+          data: new Uint8Array(0),
+          // the head (seq 0) and the ciphertext's pieces
+          chunks: a.pieceCount + 1,
           text: a.text,
           created_at: a.createdAt,
         })
         .execute()
+      try {
+        const piece = (seq: number, data: Uint8Array) =>
+          db.insertInto('attachment_chunks').values({ attachment_id: a.id, tenant_id: tenantId, seq, data }).execute()
+        let seq = 0
+        for (const data of a.sealed.pieces) {
+          await piece(++seq, data)
+          await turnOfTheLoop()
+        }
+        if (seq !== a.pieceCount) throw new Error(`attachment sealed in ${seq} pieces, not ${a.pieceCount}`)
+        await piece(0, a.sealed.head())
+      } catch (err) {
+        await db
+          .deleteFrom('attachments')
+          .where('tenant_id', '=', tenantId)
+          .where('id', '=', a.id)
+          .execute()
+          .catch(() => {})
+        throw err
+      }
+    },
+
+    /** A file's sealed bytes (its pieces read one statement each, as they were written); undefined when it is gone. */
+    sealed(tenantId: string, id: string): Promise<Buffer | undefined> {
+      return sealedBytes(db, tenantId, id)
     },
 
     async countForSession(tenantId: string, sessionId: string): Promise<number> {
@@ -59,7 +93,7 @@ export function createAttachmentsRepo(db: Db) {
     async findFile(tenantId: string, id: string, where: { sessionId: string } | { scope: BotScope }) {
       const row = await db
         .selectFrom('attachments')
-        .select([...META, bytesOut('data')])
+        .select(META)
         .where('tenant_id', '=', tenantId)
         .where('id', '=', id)
         .$if('sessionId' in where, (q) => q.where('session_id', '=', (where as { sessionId: string }).sessionId))
@@ -67,40 +101,69 @@ export function createAttachmentsRepo(db: Db) {
           q.where('bot_id', 'in', scopeIds((where as { scope: readonly string[] }).scope)),
         )
         .executeTakeFirst()
-      return row && { ...row, data: Buffer.from(row.data, 'base64') }
+      const data = row && (await sealedBytes(db, tenantId, id))
+      return row && data && { ...row, data }
     },
 
     /**
      * Gives the message `messageId` the session's unused attachments among `ids`, at most once (a second message
-     * naming them gets none): their metadata, text and, for images, the encrypted bytes, in no particular order.
+     * naming them gets none): their metadata and text, in no particular order (an image's bytes: `sealed`).
      */
     async claim(tenantId: string, sessionId: string, ids: readonly string[], messageId: string, trx: Db = db) {
       if (!ids.length) return []
-      const rows = await trx
+      return trx
         .updateTable('attachments')
         .set({ message_id: messageId })
         .where('tenant_id', '=', tenantId)
         .where('session_id', '=', sessionId)
         .where('id', 'in', [...ids])
         .where('message_id', 'is', null)
-        .returning([...META, 'text', sql<string | null>`CASE WHEN kind = 'image' THEN encode(data, 'base64') END`.as('data')])
+        .returning([...META, 'text'])
         .execute()
-      return rows.map((r) => ({ ...r, data: r.data === null ? null : Buffer.from(r.data, 'base64') }))
     },
 
-    /** Those of `ids` that are still this session's and unsent (a retried mail's files, stored by its first attempt). */
-    async unsent(tenantId: string, sessionId: string, ids: readonly string[]): Promise<string[]> {
+    /**
+     * A retried mail's files (ids its job derives from the mail, so only this mail's turns ever claimed them), given
+     * back from the message an earlier attempt took them for: that attempt failed (its question was kept without an
+     * answer) or died, and the retry's message is the one that sends them. The ids still this session's.
+     */
+    async takeBack(tenantId: string, sessionId: string, ids: readonly string[]): Promise<string[]> {
       if (!ids.length) return []
       const rows = await db
-        .selectFrom('attachments')
-        .select('id')
+        .updateTable('attachments')
+        .set({ message_id: null })
         .where('tenant_id', '=', tenantId)
         .where('session_id', '=', sessionId)
         .where('id', 'in', [...ids])
-        .where('message_id', 'is', null)
+        .returning('id')
         .execute()
       const left = new Set(rows.map((r) => r.id))
       return ids.filter((id) => left.has(id))
+    },
+
+    /**
+     * A file already stored under `id`, whole (every piece there): its metadata. One its writer left unfinished (the
+     * process died on the way) is deleted, to be stored again. Undefined when there is none.
+     */
+    async stored(tenantId: string, id: string): Promise<AttachmentMeta | undefined> {
+      const row = await db
+        .selectFrom('attachments')
+        .select([...META, 'chunks'])
+        .select((eb) =>
+          eb
+            .selectFrom('attachment_chunks')
+            .select((c) => c.fn.countAll<string>().as('n'))
+            .where('attachment_chunks.tenant_id', '=', tenantId)
+            .whereRef('attachment_chunks.attachment_id', '=', 'attachments.id')
+            .as('pieces'),
+        )
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', id)
+        .executeTakeFirst()
+      if (!row) return undefined
+      if (Number(row.pieces ?? 0) === row.chunks) return { id: row.id, name: row.name, content_type: row.content_type, size: Number(row.size), kind: row.kind }
+      await db.deleteFrom('attachments').where('tenant_id', '=', tenantId).where('id', '=', id).execute()
+      return undefined
     },
 
     /** A ticket's conversation and bot, within the member's bots; undefined otherwise (an operator's upload). */
@@ -119,13 +182,18 @@ export function createAttachmentsRepo(db: Db) {
       if (!messageIds.length) return []
       const rows = await db
         .selectFrom('attachments')
-        .select(['name', 'content_type', bytesOut('data')])
+        .select(['id', 'name', 'content_type'])
         .where('tenant_id', '=', tenantId)
         .where('message_id', 'in', [...messageIds])
         .orderBy('created_at')
         .orderBy('id')
         .execute()
-      return rows.map((r) => ({ ...r, data: Buffer.from(r.data, 'base64') }))
+      const out: { name: string; content_type: string; data: Buffer }[] = []
+      for (const r of rows) {
+        const data = await sealedBytes(db, tenantId, r.id)
+        if (data) out.push({ name: r.name, content_type: r.content_type, data })
+      }
+      return out
     },
 
     async release(tenantId: string, messageId: string): Promise<void> {
@@ -178,9 +246,36 @@ export function createAttachmentsRepo(db: Db) {
 export type AttachmentsRepo = ReturnType<typeof createAttachmentsRepo>
 
 /**
- * A file's bytes cross to the database as base64 text, decoded there: the embedded database's driver turns a
- * bytea parameter or result into hex through an array of one string per byte (hundreds of MB for a 10 MB file,
- * past a 320 MB heap); one base64 string is a third larger than the bytes, on both databases.
+ * Between two pieces, the event loop's other work (a /health probe, another request's bytes): the embedded database
+ * answers a statement without a turn of the loop (its promises settle at once), so a file's pieces, awaited one after
+ * another, would otherwise run as one task as long as the whole file.
  */
-const bytesIn = (bytes: Uint8Array) => sql<Uint8Array>`decode(${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')}, 'base64')`
-const bytesOut = (column: 'data') => sql<string>`encode(${sql.ref(column)}, 'base64')`.as(column)
+const turnOfTheLoop = () => new Promise<void>((resolve) => setImmediate(resolve))
+
+/** The most of a file's bytes one statement writes or reads (attachment_chunks). */
+export const CHUNK_BYTES = 512 * 1024
+
+async function sealedBytes(db: Db, tenantId: string, id: string): Promise<Buffer | undefined> {
+  const row = await db.selectFrom('attachments').select(['chunks']).where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()
+  if (!row) return undefined
+  if (row.chunks === 0) {
+    // stored whole, before 1860_attachment_chunks
+    const whole = await db.selectFrom('attachments').select('data').where('tenant_id', '=', tenantId).where('id', '=', id).executeTakeFirst()
+    return whole && Buffer.from(whole.data)
+  }
+  const pieces: Uint8Array[] = []
+  for (let seq = 0; seq < row.chunks; seq++) {
+    const p = await db
+      .selectFrom('attachment_chunks')
+      .select('data')
+      .where('tenant_id', '=', tenantId)
+      .where('attachment_id', '=', id)
+      .where('seq', '=', seq)
+      .executeTakeFirst()
+    // a piece missing: the file was deleted while it was read, or its writer died on the way
+    if (!p) return undefined
+    pieces.push(p.data)
+    await turnOfTheLoop()
+  }
+  return Buffer.concat(pieces)
+}

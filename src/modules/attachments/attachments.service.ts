@@ -5,8 +5,9 @@ import { AppError, notFound } from '../../lib/errors.js'
 import type { BotScope } from '../shared/bot-scope.js'
 import { redactMessage } from '../shared/redaction.js'
 import type { FileCipher } from './attachments.crypto.js'
-import { cleanName, DOCX_TYPE, sniffAttachment, stripImageMetadata } from './attachments.fns.js'
-import type { AttachmentMeta, AttachmentsRepo } from './attachments.repo.js'
+import { cleanName, concat, DOCX_TYPE, imageWithoutMetadata, sniffAttachment } from './attachments.fns.js'
+import { CHUNK_BYTES, type AttachmentMeta, type AttachmentsRepo } from './attachments.repo.js'
+import type { RecentImages } from './attachments.recent.js'
 import { checkDocxZip } from './attachments.zip.js'
 
 export interface AttachmentSettings {
@@ -21,6 +22,9 @@ export interface AttachmentSettings {
 
 /** The documents' parsers (worker threads, a deadline and a memory limit each), reached by a file name they read. */
 export type ParseText = (filename: string, bytes: Uint8Array) => Promise<{ text: string }>
+
+/** The largest image kept in memory from its upload to its turn (attachments.recent.ts). */
+const RECENT_MAX_BYTES = 5 * 1024 * 1024
 
 const unsupported = (why: string) =>
   new AppError(415, 'unsupported_type', `This file type is not accepted (${why}). Accepted: PNG, JPEG, WebP, GIF, PDF, DOCX, plain text.`, { coded: true })
@@ -39,6 +43,8 @@ export function createAttachmentsService(deps: {
   piiTypes: (tenantId: string) => Promise<readonly string[]>
   settings: AttachmentSettings
   log: { warn: (o: object, msg: string) => void }
+  /** the images stored lately, kept for the turn that sends them (attachments.recent.ts) */
+  recent?: RecentImages
 }) {
   const { repo, files, settings } = deps
 
@@ -56,20 +62,28 @@ export function createAttachmentsService(deps: {
     return redactMessage(bounded, await deps.piiTypes(tenantId), deps.cipher).text
   }
 
-  async function store(tenantId: string, botId: string, sessionId: string, file: { filename: string | undefined; bytes: Uint8Array }): Promise<AttachmentMeta> {
-    let bytes = file.bytes
+  async function store(
+    tenantId: string,
+    botId: string,
+    sessionId: string,
+    file: { filename: string | undefined; bytes: Uint8Array },
+    id: string = randomUUID(),
+  ): Promise<AttachmentMeta> {
+    const bytes = file.bytes
     if (bytes.length > settings.maxBytes) throw tooLarge(`The file is larger than ${Math.round(settings.maxBytes / 1048576)} MB`)
     const s = sniffAttachment(bytes)
     if (!s.ok) throw unsupported(s.why)
+    // the file as stored, in pieces (views of the upload: no copy of the whole)
+    let parts: Uint8Array[] = [bytes]
     if (s.kind === 'image') {
       // a bomb: the header's size is checked before anything could decode it
       if (s.width < 1 || s.height < 1) throw unsupported('an image without a size')
       if (s.width * s.height > settings.maxPixels) {
         throw new AppError(413, 'image_too_large', `The image is too large (${s.width} x ${s.height} pixels)`, { coded: true })
       }
-      const stripped = stripImageMetadata(bytes, s.contentType)
+      const stripped = imageWithoutMetadata(bytes, s.contentType)
       if (!stripped) throw unsupported('a damaged image')
-      bytes = stripped
+      parts = stripped
     } else if (s.contentType === DOCX_TYPE) {
       const zip = await checkDocxZip(bytes, settings.zip)
       if (!zip.ok && zip.why === 'too_large') throw tooLarge('The document expands to too much data')
@@ -80,8 +94,14 @@ export function createAttachmentsService(deps: {
     }
     const text = s.kind === 'document' ? await documentText(tenantId, s.contentType, bytes) : null
     const fallback = s.kind === 'image' ? `image.${s.contentType.slice(6)}` : 'document'
-    const meta: AttachmentMeta = { id: randomUUID(), name: cleanName(file.filename, fallback), content_type: s.contentType, size: bytes.length, kind: s.kind }
-    await repo.insert(tenantId, { ...meta, botId, sessionId, data: files.seal(bytes), text, createdAt: deps.clock.now() })
+    const size = parts.reduce((n, p) => n + p.length, 0)
+    const meta: AttachmentMeta = { id, name: cleanName(file.filename, fallback), content_type: s.contentType, size, kind: s.kind }
+    // sealed a piece at a time as each is written: the event loop is never held for the whole file
+    const sealed = files.sealPieces(parts, CHUNK_BYTES)
+    const pieceCount = Math.ceil(size / CHUNK_BYTES)
+    await repo.insert(tenantId, { ...meta, botId, sessionId, sealed, pieceCount, text, createdAt: deps.clock.now() })
+    // an image the size of a screenshot is kept for the turn that sends it (one copy; a larger one is read back)
+    if (s.kind === 'image' && size <= RECENT_MAX_BYTES) deps.recent?.put(meta.id, parts.length === 1 ? parts[0]! : concat(parts))
     return meta
   }
 
@@ -95,17 +115,24 @@ export function createAttachmentsService(deps: {
      * bombs, metadata, the conversation's limit, redacted text), one at a time so that at most one file's copies
      * are held at once. What passes is stored for the mail's conversation, unsent (the turn claims it for the
      * mail's message); what does not is only listed (the mail's listing keeps name and size), its reason logged.
+     * Each file is stored under the id its mail job gives it (the same on every attempt): a retried job finds what
+     * an earlier attempt stored, whole, and stores only the rest, so nothing is stored twice.
      */
     async storeMailFiles(
       tenantId: string,
       botId: string,
       sessionId: string,
-      mailFiles: { index: number; name: string; bytes: Uint8Array }[],
+      mailFiles: { index: number; id: string; name: string; bytes: Uint8Array }[],
     ): Promise<{ index: number; meta: AttachmentMeta }[]> {
       const stored: { index: number; meta: AttachmentMeta }[] = []
       for (const f of mailFiles) {
+        const had = await repo.stored(tenantId, f.id)
+        if (had) {
+          stored.push({ index: f.index, meta: had })
+          continue
+        }
         try {
-          stored.push({ index: f.index, meta: await store(tenantId, botId, sessionId, { filename: f.name, bytes: f.bytes }) })
+          stored.push({ index: f.index, meta: await store(tenantId, botId, sessionId, { filename: f.name, bytes: f.bytes }, f.id) })
         } catch (err) {
           if (!(err instanceof AppError)) throw err
           deps.log.warn({ tenant_id: tenantId, code: err.code, status: err.status }, 'mail attachment listed only')
@@ -133,7 +160,7 @@ export function createAttachmentsService(deps: {
     },
 
     byMessages: repo.byMessages,
-    unsent: repo.unsent,
+    takeBack: repo.takeBack,
     usage: repo.usage,
     deleteExpired: (retentionDays: number) => repo.deleteExpired(deps.clock.now(), retentionDays),
   }

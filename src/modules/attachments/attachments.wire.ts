@@ -4,7 +4,8 @@ import { createFileCipher } from './attachments.crypto.js'
 import { attachmentsJobs } from './attachments.jobs.js'
 import type { Db } from '../../db/client.js'
 import { AppError } from '../../lib/errors.js'
-import type { AttachmentsPort, OperatorFilesPort } from './attachments.port.js'
+import type { AttachmentsPort, ClaimedAttachment, OperatorFilesPort } from './attachments.port.js'
+import { createRecentImages } from './attachments.recent.js'
 import { createAttachmentsRepo } from './attachments.repo.js'
 import { attachmentsRoutes, type WidgetVisitorPort } from './attachments.routes.js'
 import { createAttachmentsService, type ParseText } from './attachments.service.js'
@@ -18,6 +19,8 @@ export function wireAttachments(ctx: AppContext, guards: Guards, deps: { parse: 
   const { db, config } = ctx
   const repo = createAttachmentsRepo(db)
   const files = createFileCipher(config.ENCRYPTION_KEY)
+  // a visitor's image kept from its upload to the message that sends it, within 32 MB and 10 minutes per process
+  const recent = createRecentImages(32 * 1024 * 1024, 10 * 60_000)
   const service = createAttachmentsService({
     clock: ctx.clock,
     repo,
@@ -34,17 +37,30 @@ export function wireAttachments(ctx: AppContext, guards: Guards, deps: { parse: 
       zip: { maxEntries: 2000, maxExpandedBytes: 64 * 1024 * 1024 },
     },
     log: ctx.log,
+    recent,
   })
   const port: AttachmentsPort = {
     async claim(tenantId, sessionId, ids, messageId) {
       const rows = await repo.claim(tenantId, sessionId, ids, messageId)
       const byId = new Map(rows.map((r) => [r.id, r]))
-      return ids.flatMap((id) => {
+      const out: ClaimedAttachment[] = []
+      for (const id of ids) {
         const r = byId.get(id)
-        if (!r) return []
-        const dataUrl = r.data ? `data:${r.content_type};base64,${files.open(r.data).toString('base64')}` : null
-        return [{ id: r.id, name: r.name, content_type: r.content_type, size: Number(r.size), kind: r.kind, text: r.text, dataUrl }]
-      })
+        if (!r) continue
+        let dataUrl: string | null = null
+        if (r.kind === 'image') {
+          // this process's copy when it stored the file lately, else the database's
+          let bytes = recent.take(id)
+          if (!bytes) {
+            const sealed = await repo.sealed(tenantId, id)
+            if (!sealed) continue
+            bytes = files.open(sealed)
+          }
+          dataUrl = `data:${r.content_type};base64,${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')}`
+        }
+        out.push({ id: r.id, name: r.name, content_type: r.content_type, size: Number(r.size), kind: r.kind, text: r.text, dataUrl })
+      }
+      return out
     },
     release: repo.release,
     byMessages: repo.byMessages,

@@ -1,4 +1,4 @@
-import type { MailMessage } from '../email/mailer.js'
+import type { MailMessage } from '../mailer/mailer.transport.js'
 
 // The token stands on a short line of its own, so it survives quoted-printable line wrapping and can be
 // copied (or grepped) from an .eml file in DATA_DIR/outbox.

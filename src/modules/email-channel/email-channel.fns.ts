@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { addressOf, mailboxOf, nameOf, parseReplyFrom } from '../email/address.fns.js'
+import { addressOf, mailboxOf, nameOf, parseReplyFrom } from '../mailer/address.fns.js'
 import { message } from '../shared/messages/catalogue.js'
 import { GMAIL_FORWARDING_SENDER, isAutoReplySubject, messageIdOf, plainAddress } from './email-channel.inbound.fns.js'
 import { trimBothOf } from '../../lib/trim-run.fns.js'

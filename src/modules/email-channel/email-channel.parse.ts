@@ -139,14 +139,16 @@ function createMailParser() {
   }
 
   const size = (t: MailTask) => t.raw?.byteLength ?? t.sealed?.length ?? 0
-  return (task: Omit<MailTask, 'id'>): Promise<ParseResult> => {
+  return (task: Omit<MailTask, 'id'>, handOver = false): Promise<ParseResult> => {
     // bounded by count and by bytes: a few big mails waiting must not refuse the small ones behind them (bench:email
     // refused 56 of 150 ordinary mails when the bound was 64 mails of any size), nor hold gigabytes
     const bytes = queue.reduce((n, t) => n + size(t.task), 0)
     if (queue.length >= MAIL_PARSE.maxQueued || bytes + size(task as MailTask) > MAIL_PARSE.maxQueuedBytes)
       return Promise.reject(new MailTooComplex('Too many mails being read; try again later', true))
-    // a private copy handed over (transferred) to the worker; the caller's buffer stays whole
-    const own = task.raw ? { ...task, raw: new Uint8Array(task.raw) } : task
+    // a private copy handed over (transferred) to the worker, so the caller's buffer stays whole; or, when the caller
+    // hands its bytes over and they fill an ArrayBuffer of their own (never a pooled one), those very bytes
+    const whole = (b: Uint8Array) => b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && b.byteLength > 64 * 1024
+    const own = task.raw ? { ...task, raw: handOver && whole(task.raw) ? task.raw : new Uint8Array(task.raw) } : task
     return new Promise((resolve, reject) => {
       queue.push({ task: { ...own, id: nextId++ }, resolve, reject })
       pump()
@@ -169,11 +171,12 @@ export async function parseInbound(raw: Buffer | string, stage: ParseStage = 'fu
 
 /**
  * The whole mail parsed, and its stored form made in the same worker (deflated and sealed under `hexKey`,
- * email-channel.raw.fns.ts): nothing of the mail's size is copied, encoded or encrypted on the event loop.
+ * email-channel.raw.fns.ts): nothing of the mail's size is encoded or encrypted on the event loop. With `handOver`
+ * the caller gives up `raw` (it is detached when it fills its own ArrayBuffer): not even copied.
  */
-export function parseAndSeal(raw: Buffer, hexKey: string): Promise<ParseResult> {
+export function parseAndSeal(raw: Buffer, hexKey: string, o: { handOver?: boolean } = {}): Promise<ParseResult> {
   shared ??= createMailParser()
-  return shared({ stage: 'full', raw, key: hexKey, seal: true })
+  return shared({ stage: 'full', raw, key: hexKey, seal: true }, o.handOver)
 }
 
 /** A stored mail (its row's `raw_enc`) opened and parsed in the worker, as parseInbound parses a raw one. */

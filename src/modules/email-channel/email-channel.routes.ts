@@ -13,6 +13,7 @@ import {
   EmailSettingsUpdate,
   InboundAccepted,
   InboundParams,
+  TestMailBody,
   TicketEmail,
   TicketEmailParams,
   VerifySenderQuery,
@@ -76,6 +77,27 @@ export const emailChannelRoutes =
         },
       },
       (req) => channel.resendConfirmation(req.tenantId!, req.params.bot_id, scopeOf(req)),
+    )
+    // beyond the contract: the bot page's test mail (issue 52, item 11), answered in the member's inbox, no ticket
+    app.post(
+      '/bots/:bot_id/email/test',
+      {
+        preHandler: settings,
+        config: { rateLimit: rateLimits.testMail },
+        schema: {
+          ...base,
+          operationId: 'sendBotTestMail',
+          description:
+            "Mails the question from the signed-in member's own address to the bot, through the same door as a customer's mail (202 as the webhook answers; `ignored` with `channel_disabled` while the bot does not answer mail). The worker answers it in the member's inbox, cited, as a dry run: no conversation and no ticket, whatever the answer; the bot page's list shows what happened.",
+          params: EmailBotParams,
+          body: TestMailBody,
+          response: { 202: InboundAccepted, 429: ErrorBody, ...errors },
+        },
+      },
+      async (req, reply) =>
+        reply
+          .code(202)
+          .send(await channel.sendTest(req.tenantId!, req.params.bot_id, scopeOf(req), { question: req.body.question, from: req.authUser!.email })),
     )
     // beyond the contract: the settings screen's list of the last messages received and what became of each
     app.get(
@@ -187,7 +209,7 @@ const inboundRoutes =
         const found = channels.get(req)
         if (!found) throw notFound('Unknown inbound address')
         const raw = await rawMessage(req, maxBytes)
-        return reply.code(202).send(await channel.receive(found, raw))
+        return reply.code(202).send(await channel.receive(found, raw, { handOver: true }))
       },
     )
   }

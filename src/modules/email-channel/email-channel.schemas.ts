@@ -30,6 +30,12 @@ export const EmailSettingsUpdate = Type.Object({
   signature: Type.Optional(Nullable(Type.String({ maxLength: 2000 }))),
 })
 
+/** The bot page's test mail: the question, mailed from the signed-in member's own address. */
+export const TestMailBody = Type.Object(
+  { question: Type.String({ minLength: 1, maxLength: 2000, pattern: '\\S', description: 'the subject and the body of the test mail' }) },
+  { additionalProperties: false },
+)
+
 export const VerifySenderQuery = Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) })
 
 export const EmailBotParams = Type.Object({ bot_id: Uuid })

@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify'
-import type { MailMessage } from '../email/mailer.js'
+import type { MailMessage } from '../mailer/mailer.transport.js'
 
 /**
  * The link that confirms a bot's reply_from, mailed to that address from EMAIL_FROM. It says what confirming

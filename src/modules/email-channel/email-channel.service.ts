@@ -8,11 +8,12 @@ import type { Clock } from '../../lib/clock.js'
 import { decryptOrNull, type Cipher } from '../../lib/crypto.js'
 import { AppError, badRequest, conflict, notFound, ValidationError } from '../../lib/errors.js'
 import type { BotRow } from '../bots/bots.service.js'
-import { parseReplyFrom, REPLY_FROM_PROBLEMS } from '../email/address.fns.js'
-import type { EmailService } from '../email/email.service.js'
+import { parseReplyFrom, REPLY_FROM_PROBLEMS } from '../mailer/address.fns.js'
+import type { EmailService } from '../mailer/mailer.service.js'
 import type { BotScope } from '../shared/bot-scope.js'
 import { bareAddress, hashToken, headerLoopReason, loopReason, newLocalPart, newToken, senderHash, senderOf, showSender } from './email-channel.fns.js'
 import { confirmSenderMail } from './email-channel.sender.js'
+import { testMailRaw, testMessageId } from './email-channel.test-mail.js'
 import { isTicketReplyAddress, ticketAddressesIn, ticketOfReplyAddress, ticketReplyAddress, ticketReplyKey } from './email-channel.ticket-reply.js'
 import { type InboundMail, MailTooComplex, parseAndSeal, parseInbound } from './email-channel.parse.js'
 import type { EmailChannelRepo } from './email-channel.repo.js'
@@ -157,8 +158,25 @@ export function createEmailChannelService(deps: EmailChannelDeps) {
     return { id: inserted.id, status: 'queued' }
   }
 
-  return {
+  const service = {
     get: async (tenantId: string, botId: string, scope: BotScope) => present(await channelOf(tenantId, botId, scope)),
+
+    /**
+     * The bot page's test mail (issue 52, item 11): the question mailed from the member's own address to the bot,
+     * through the same door as a customer's; the worker answers it in the member's inbox as a dry run (no
+     * conversation, no ticket: email-channel.test-mail.ts).
+     */
+    async sendTest(tenantId: string, botId: string, scope: BotScope, p: { question: string; from: string }) {
+      const row = await channelOf(tenantId, botId, scope)
+      const raw = testMailRaw({
+        from: p.from,
+        to: inboundAddress(row, config.INBOUND_EMAIL_DOMAIN),
+        question: p.question.trim(),
+        messageId: testMessageId(config.ENCRYPTION_KEY, config.INBOUND_EMAIL_DOMAIN),
+        date: clock.now(),
+      })
+      return service.receive(row, raw)
+    },
 
     async update(
       tenantId: string,
@@ -281,7 +299,7 @@ export function createEmailChannelService(deps: EmailChannelDeps) {
      * is a `duplicate`; else the message is queued for the worker. The unique index decides between two
      * concurrent deliveries of one message.
      */
-    async receive(channel: ChannelRow, raw: Buffer): Promise<ReceiveResult> {
+    async receive(channel: ChannelRow, raw: Buffer, o: { handOver?: boolean } = {}): Promise<ReceiveResult> {
       if (raw.length > config.INBOUND_EMAIL_MAX_BYTES) throw new AppError(413, 'too_large', `The message is over ${config.INBOUND_EMAIL_MAX_BYTES} bytes`)
       await deps.admit?.(channel.bot_id)
       const head = await parsed(() => parseInbound(raw, 'headers'))
@@ -294,7 +312,9 @@ export function createEmailChannelService(deps: EmailChannelDeps) {
       let sealed: string | null = null
       if (!reason) {
         const full = await parsed(async () => {
-          const r = await parseAndSeal(raw, config.ENCRYPTION_KEY)
+          // a caller that will not read `raw` again hands its bytes to the worker instead of a 10 MB copy here; not
+          // when the synthetic id below would need them (no Message-ID in the header)
+          const r = await parseAndSeal(raw, config.ENCRYPTION_KEY, { handOver: o.handOver === true && Boolean(head !== 'too_complex' && head.messageId) })
           sealed = r.sealed
           return r.mail
         })
@@ -309,7 +329,8 @@ export function createEmailChannelService(deps: EmailChannelDeps) {
         }
       }
       // a synthetic id when the sender's is missing or malformed: the same bytes are still handled once
-      const messageId = mail?.messageId ?? `<sha256.${await sha256Off(raw)}@synthetic>`
+      // (after a hand-over `raw` is gone, but the header's Message-ID was there)
+      const messageId = mail?.messageId ?? (head !== 'too_complex' ? head.messageId : null) ?? `<sha256.${await sha256Off(raw)}@synthetic>`
       const sender = mail?.sender ?? null
       const now = clock.now()
       // a reply to a ticket's notice (issue 52, item 5): a member's message on the ticket, never a question for the bot
@@ -353,6 +374,7 @@ export function createEmailChannelService(deps: EmailChannelDeps) {
       return reason ? { id: inserted.id, status: 'ignored', reason } : { id: inserted.id, status: 'queued' }
     },
   }
+  return service
 }
 
 /**

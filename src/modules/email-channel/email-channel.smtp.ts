@@ -147,7 +147,8 @@ export async function startInboundSmtp(
         chunks.length = 0
         const list = recipients.get(session) ?? []
         recipients.delete(session)
-        Promise.all(list.map((c) => channel.receive(c, raw))).then(
+        // one recipient's bot may take the bytes (no copy); several share them
+        Promise.all(list.map((c) => channel.receive(c, raw, { handOver: list.length === 1 }))).then(
           (results) => {
             // beyond the parse's limits: stored as too_complex, and a permanent refusal so the sender's MTA stops retrying
             if (results.some((r) => r.reason === 'too_complex')) return cb(smtpError(554, 'Message too complex to read (5.6.0)'))

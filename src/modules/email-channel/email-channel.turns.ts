@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import type { Config } from '../../config.js'
 import type { Db } from '../../db/client.js'
 import type { JobContext } from '../../jobs/types.js'
@@ -8,13 +9,14 @@ import type { BotsRepo } from '../bots/bots.repo.js'
 import type { AttachmentsService } from '../attachments/attachments.service.js'
 import type { ChatService } from '../chat/chat.service.js'
 import type { TurnResult } from '../chat/turn.context.js'
-import type { EmailService } from '../email/email.service.js'
-import { isPlainAddress } from '../email/address.fns.js'
-import { ourMessageId, replySubject } from './email-channel.fns.js'
+import type { EmailService } from '../mailer/mailer.service.js'
+import { isPlainAddress } from '../mailer/address.fns.js'
+import { ourMessageId, renderReply, replySubject, senderOf } from './email-channel.fns.js'
+import { isTestMail } from './email-channel.test-mail.js'
 import { threadMail } from './email-channel.mails.js'
 import { parseStored, type InboundMail } from './email-channel.parse.js'
 import type { EmailChannelRepo } from './email-channel.repo.js'
-import { PROCESS_ATTEMPTS } from './email-channel.service.js'
+import { inboundAddress, PROCESS_ATTEMPTS } from './email-channel.service.js'
 import { message } from '../shared/messages/catalogue.js'
 
 /**
@@ -35,7 +37,7 @@ export interface EmailTurnDeps {
   /** Draft mode: the answer kept as the ticket's suggested reply (the assist module's). */
   keepDraft?: (tenantId: string, d: { sessionId: string; text: string; cited: NonNullable<TurnResult['draft']>['cited']; language: string }) => Promise<unknown>
   /** the attachments module: a mail's files stored with its message (issue 54) */
-  attachments?: Pick<AttachmentsService, 'storeMailFiles' | 'unsent'>
+  attachments?: Pick<AttachmentsService, 'storeMailFiles' | 'takeBack'>
 }
 
 /** The keyed hashes of a sender: the exact address (the thread's correspondent) and the mailbox (the caps). */
@@ -121,6 +123,8 @@ export function createEmailTurns(deps: EmailTurnDeps, hashes: SenderHashes) {
     if (!mail || !sender || !channel || !bot) return settle(tenantId, row.id, { status: 'failed', reason: 'unreadable' }, null)
     // the bot answers one plain address or nobody: a list in angle brackets or a quoted local part is not a sender
     if (!isPlainAddress(sender)) return settle(tenantId, row.id, { status: 'ignored', reason: 'no_sender' }, null)
+    // the bot page's test mail: answered in the member's inbox, no conversation, no ticket (email-channel.test-mail.ts)
+    if (isTestMail(deps.config.ENCRYPTION_KEY, mail.messageId)) return answerTest(tenantId, row.id, { mail, sender, channel, bot }, job)
     const hash = hashes.sender(sender)
     const mailbox = hashes.mailbox(sender)
     const session = await sessionFor(tenantId, row, mail, sender, hash, mailbox)
@@ -197,8 +201,10 @@ export function createEmailTurns(deps: EmailTurnDeps, hashes: SenderHashes) {
   /**
    * The mail's files that pass the attachments' checks, stored for its conversation for the turn to claim with its
    * message (the model sees them, the team sees them in the thread); the mail's listing marks them, the rest stay
-   * listed by name and size. The bytes are let go as soon as they are stored. A retried job reuses what its first
-   * attempt stored and no message took.
+   * listed by name and size. The bytes are let go as soon as they are stored. Each file's id comes from the mail and
+   * its place in it, the same on every attempt: a retried job reuses what an earlier attempt stored (even one that
+   * died before marking the listing) and stores only the rest, and takes the files back from the message an earlier
+   * attempt's failed turn kept, so the retry's message sends them: each file stored once, none left behind.
    */
   async function storeFiles(
     tenantId: string,
@@ -206,12 +212,9 @@ export function createEmailTurns(deps: EmailTurnDeps, hashes: SenderHashes) {
     sessionId: string,
     mail: InboundMail,
   ): Promise<string[]> {
-    const files = mail.files ?? []
+    const files = (mail.files ?? []).map((f) => ({ ...f, id: mailFileId(row.id, f.index) }))
     mail.files = undefined
-    if (!deps.attachments) return []
-    const before = (row.attachments ?? []).flatMap((a) => (a.attachment_id ? [a.attachment_id] : []))
-    if (before.length) return deps.attachments.unsent(tenantId, sessionId, before)
-    if (!files.length) return []
+    if (!deps.attachments || !files.length) return []
     const stored = await deps.attachments.storeMailFiles(tenantId, row.bot_id, sessionId, files)
     if (!stored.length) return []
     const ids = new Map(stored.map((s) => [s.index, s.meta.id]))
@@ -220,7 +223,11 @@ export function createEmailTurns(deps: EmailTurnDeps, hashes: SenderHashes) {
       row.id,
       mail.attachments.map((a, i) => (ids.has(i) ? { ...a, attachment_id: ids.get(i)! } : a)),
     )
-    return stored.map((s) => s.meta.id)
+    return deps.attachments.takeBack(
+      tenantId,
+      sessionId,
+      stored.map((s) => s.meta.id),
+    )
   }
 
   /** A capped sender's mail, into the conversation a person has (the turn delivers it there; no bot mail). */
@@ -314,8 +321,56 @@ export function createEmailTurns(deps: EmailTurnDeps, hashes: SenderHashes) {
     })
   }
 
+  /**
+   * A test mail's turn, as a dry run (the evaluations' switch: no session, message, ticket or event is stored): the
+   * answer is mailed in the thread to the member who sent it, with its sources; a turn that would hand off says
+   * so (`handed_off`, reason `test_mail_no_ticket`) and opens nothing; draft mode keeps the draft on the row only.
+   */
+  async function answerTest(
+    tenantId: string,
+    id: string,
+    t: { mail: InboundMail; sender: string; channel: ChannelOf; bot: BotRowOf },
+    job: Pick<JobContext, 'attempt'>,
+  ) {
+    const trace = { history: [], claims: null, offered: [], actions: [] }
+    let r: TurnResult
+    try {
+      r = await deps.chat.runTurn({ tenantId, bot: t.bot, message: questionOf(t.mail, true), channel: 'email', evaluation: trace })
+    } catch (err) {
+      if (job.attempt < PROCESS_ATTEMPTS) throw err
+      return settle(tenantId, id, { status: 'failed', reason: 'test_mail_model_unavailable' }, null)
+    }
+    const handedOff = r.delivered_to_operator || (trace as { finish?: { handedOff: boolean } }).finish?.handedOff
+    if (handedOff) return settle(tenantId, id, { status: 'handed_off', reason: 'test_mail_no_ticket' }, null)
+    if (!r.text.trim()) return settle(tenantId, id, { status: 'failed', reason: 'empty_answer' }, null)
+    const lang = r.language ?? 'en'
+    const sources = r.cited ?? r.sources
+    const shown = renderReply({ text: r.text, sources, signature: null, lang }).text
+    if (t.channel.mode === 'draft') return settle(tenantId, id, { status: 'drafted', draft: shown, reason: 'test_mail' }, null)
+    const body = renderReply({ text: r.text, sources, signature: t.channel.signature, footer: message(lang, 'email.bot_footer'), lang })
+    const mail = {
+      to: t.sender,
+      from: senderOf(t.channel, deps.config.EMAIL_FROM).from,
+      replyTo: inboundAddress(t.channel, deps.config.INBOUND_EMAIL_DOMAIN),
+      subject: replySubject(t.mail.subject),
+      text: body.text,
+      html: body.html,
+      messageId: ourMessageId('r', id, deps.config.INBOUND_EMAIL_DOMAIN),
+      ...(t.mail.messageId ? { inReplyTo: t.mail.messageId, references: [t.mail.messageId] } : {}),
+      headers: { 'Auto-Submitted': 'auto-replied', 'X-Auto-Response-Suppress': 'All' },
+    }
+    await deps.db.transaction().execute(async (trx) => {
+      const locked = await repo.lockInbound(tenantId, id, trx)
+      if (!locked || locked.status !== 'queued') return
+      await deps.email.queue(mail, { tenantId, dedupeKey: `email-out:${mail.messageId}` }, trx)
+      await repo.finish(tenantId, id, { status: 'answered', reason: 'test_mail', draftEnc: cipher.encrypt(shown), now: clock.now() }, trx)
+    })
+  }
+
   return { process }
 }
+
+type ChannelOf = NonNullable<Awaited<ReturnType<EmailChannelRepo['settings']>>>
 
 type CapReason = 'sender_rate_limited' | 'bot_rate_limited'
 type InboundRow = { id: string; bot_id: string; attachments: EmailAttachment[] | null }
@@ -327,4 +382,11 @@ function questionOf(mail: InboundMail, newSession: boolean): string {
   const body = mail.question.trim()
   if (!newSession || !subject || replySubject(subject) === subject || body.toLowerCase().includes(subject.toLowerCase())) return body || subject
   return body ? `${subject}\n\n${body}` : subject
+}
+
+/** The id of a mail's file: from the mail and the file's place in it, so every attempt of its job names it alike. */
+export function mailFileId(mailId: string, index: number): string {
+  const h = createHash('sha256').update(`email-attachment:${mailId}:${index}`).digest('hex')
+  // a UUID's form (version 8: made by its application), its bits from the hash
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${((Number.parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`
 }

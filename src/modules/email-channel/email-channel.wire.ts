@@ -9,7 +9,7 @@ import type { AttachmentsService } from '../attachments/attachments.service.js'
 import type { BotsRepo } from '../bots/bots.repo.js'
 import type { BotRow } from '../bots/bots.service.js'
 import type { ChatService } from '../chat/chat.service.js'
-import type { EmailService } from '../email/email.service.js'
+import type { EmailService } from '../mailer/mailer.service.js'
 import { inScope, type BotScope } from '../shared/bot-scope.js'
 import { mailboxHash, senderHash } from './email-channel.fns.js'
 import { emailChannelJobs } from './email-channel.jobs.js'
@@ -79,7 +79,7 @@ export function wireEmailChannel(
     /** a member's mailed reply to a notice, posted on the ticket as theirs (live's operator message) */
     postAsMember?: (tenantId: string, ticketId: string, body: { content: string; internal: boolean }, viewer: Viewer) => Promise<unknown>
     /** the attachments module: a mail's files stored with its message (issue 54) */
-    attachments?: Pick<AttachmentsService, 'storeMailFiles' | 'unsent'>
+    attachments?: Pick<AttachmentsService, 'storeMailFiles' | 'takeBack'>
   },
 ) {
   const { db, clock, cipher, config, queue } = ctx

@@ -1,4 +1,4 @@
-import type { MailMessage } from '../email/mailer.js'
+import type { MailMessage } from '../mailer/mailer.transport.js'
 
 /** To a member someone else assigned a ticket to (when its notify_on_assignment preference is on). */
 export const assignedMail = (to: string, v: { ticket_number: string; question: string; by: string | null; link: string | null }): MailMessage => ({

@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context.js'
 import type { Guards } from '../../http/auth.js'
-import type { EmailService } from '../email/email.service.js'
+import type { EmailService } from '../mailer/mailer.service.js'
 import type { AuditPort } from '../shared/audit.port.js'
 import type { EventsPort } from '../shared/events.port.js'
 import type { LivePort } from '../shared/live.port.js'

@@ -1,7 +1,7 @@
 import type { Db } from '../../db/client.js'
 import type { Clock } from '../../lib/clock.js'
 import { decryptOrNull as decrypt, type Cipher } from '../../lib/crypto.js'
-import type { EmailService } from '../email/email.service.js'
+import type { EmailService } from '../mailer/mailer.service.js'
 import { localeLanguage, visitorLanguage } from '../shared/language.js'
 import type { TenantsService } from '../tenants/tenants.service.js'
 import { emailReplyMail, operatorReplyMail } from './escalations.fns.js'

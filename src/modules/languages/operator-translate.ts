@@ -24,7 +24,11 @@ export function createOperatorTranslator(deps: {
   llmKey: (tenantId: string) => Promise<string | null>
   model: string
 }) {
-  return async function translateForVisitor(tenantId: string, sessionId: string, text: string): Promise<{ text: string; language: string }> {
+  return async function translateForVisitor(
+    tenantId: string,
+    sessionId: string,
+    text: string,
+  ): Promise<{ text: string; language: string; unchanged: boolean }> {
     const language = await deps.repo.sessionLanguage(tenantId, sessionId)
     if (!language) throw new AppError(409, 'visitor_language_unknown', "The visitor's language is not known yet; send the message as written", { coded: true })
     const apiKey = await deps.llmKey(tenantId)
@@ -47,8 +51,16 @@ export function createOperatorTranslator(deps: {
       throw new AppError(502, 'translation_failed', 'The language model did not translate the message; nothing was sent', { coded: true })
     }
     if (!out) throw new AppError(502, 'translation_failed', 'The language model returned an empty translation; nothing was sent', { coded: true })
-    return { text: out.slice(0, 8000), language }
+    // the model gave the words back as written (a name, a code, or a model that did not translate): no translation
+    // happened, and the message is not said to be one (#52)
+    return { text: out.slice(0, 8000), language, unchanged: sameWords(out, text) }
   }
 }
 
 export type TranslateForVisitor = ReturnType<typeof createOperatorTranslator>
+
+/** The same text but for spacing and case: what a model returns when it did not translate. */
+export function sameWords(a: string, b: string): boolean {
+  const n = (s: string) => s.replace(/\s+/g, ' ').trim().toLowerCase()
+  return n(a) === n(b)
+}

@@ -41,6 +41,8 @@ export const OperatorMessageResponse = Type.Object({
   /** With `translate`: the message as the operator wrote it (kept for the team), and the language it was sent in. */
   original: Type.Optional(Type.String()),
   language: Type.Optional(Type.String()),
+  /** With `translate`: false when the model gave the words back unchanged and they were sent as written (no note). */
+  translated: Type.Optional(Type.Boolean()),
 })
 
 export const TypingBody = Type.Object(

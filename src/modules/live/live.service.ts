@@ -1,4 +1,5 @@
 import { redactOperatorText } from '../shared/redaction.js'
+import { languageName } from '../shared/language.js'
 import { randomUUID } from 'node:crypto'
 import type { ChangeFeed } from '../../db/change-feed.js'
 import type { Db } from '../../db/client.js'
@@ -64,7 +65,7 @@ export interface LiveServiceDeps {
   /** A visitor wrote: they are here (presence.ts; a gone visitor is back). */
   onVisitorMessage?: (tenantId: string, sessionId: string, trx: Db) => Promise<void>
   /** An operator's message put into the visitor's language (languages/operator-translate.ts); absent: `translate` is refused. */
-  translateForVisitor?: (tenantId: string, sessionId: string, text: string) => Promise<{ text: string; language: string }>
+  translateForVisitor?: (tenantId: string, sessionId: string, text: string) => Promise<{ text: string; language: string; unchanged?: boolean }>
   /** An operator's files claimed by their reply (attachments module); absent: `attachment_ids` are refused. */
   operatorFiles?: OperatorFilesPort
 }
@@ -265,7 +266,9 @@ export function createLiveService(deps: LiveServiceDeps) {
       if (!written && !fileIds.length) throw new ValidationError(['body', 'content'], 'content must not be empty', 'string_too_short')
       let files: LiveMessage['attachments']
       // translated before the transaction (a model call never runs inside one); a failure sends nothing
-      const translated = body.translate && !body.internal && written ? await translateFor(tenantId, ticketId, viewer, written) : null
+      const asked = body.translate && !body.internal && written ? await translateFor(tenantId, ticketId, viewer, written) : null
+      // words the model gave back unchanged are sent as written, with no note claiming a translation (#52)
+      const translated = asked && !asked.unchanged ? asked : null
       const content = translated?.text ?? written
       const id = randomUUID()
       const now = clock.now()
@@ -338,6 +341,7 @@ export function createLiveService(deps: LiveServiceDeps) {
         created_at: now.toISOString(),
         ...(body.internal ? {} : { mailed_at: mailedAt ? (mailedAt as Date).toISOString() : null }),
         ...(translated ? { original: written, language: translated.language } : {}),
+        ...(asked ? { translated: !!translated } : {}),
         ...(files ? { attachments: files } : {}),
       }
     },
@@ -432,4 +436,4 @@ export type LiveService = ReturnType<typeof createLiveService>
 export type { OwnerChange }
 
 /** The team's note beside a translated message: what the operator wrote (team-facing, not a visitor text). */
-const originalNote = (text: string, language: string) => `Original (sent translated into ${language}):\n${text}`
+const originalNote = (text: string, language: string) => `Original (sent translated into ${languageName(language)}):\n${text}`

@@ -1,4 +1,4 @@
-import type { MailMessage } from '../email/mailer.js'
+import type { MailMessage } from '../mailer/mailer.transport.js'
 
 export const invitationMail = (to: string, v: { url: string; token: string; workspace: string; inviter: string | null; role: string }): MailMessage => ({
   to,

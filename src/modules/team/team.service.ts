@@ -7,7 +7,7 @@ import { badRequest, conflict, forbidden, notFound, unauthorized, ValidationErro
 import { normalizeEmail } from '../auth/auth.fns.js'
 import type { AuthRepo } from '../auth/auth.repo.js'
 import { checkPassword, hashPassword, passwordMatches, type AuthService } from '../auth/auth.service.js'
-import type { EmailService } from '../email/email.service.js'
+import type { EmailService } from '../mailer/mailer.service.js'
 import type { AuditPort } from '../shared/audit.port.js'
 import { INVITATION_TTL_SECONDS, invitationProblem, invitationState, leavesNoOwner, unscopedRole } from './team.fns.js'
 import { invitationMail } from './team.mails.js'

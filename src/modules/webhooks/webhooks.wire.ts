@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context.js'
 import type { Guards } from '../../http/auth.js'
 import { systemClock } from '../../lib/clock.js'
-import type { EmailService } from '../email/email.service.js'
+import type { EmailService } from '../mailer/mailer.service.js'
 import type { AuditPort } from '../shared/audit.port.js'
 import type { EventsPort } from '../shared/events.port.js'
 import { createDelivery, createOutbox } from './webhooks.delivery.js'

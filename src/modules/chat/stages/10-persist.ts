@@ -310,6 +310,8 @@ function dryRunFinish(f: Finish, trace: EvaluationTrace): TurnResult {
     delivered_to_operator: !!f.handOff,
     source_documents: documentIds(cited),
     sources: sourceRefs(cited),
+    // an uploaded document without a page too (the bot page's test mail lists every source, #52)
+    cited: cited.map((c) => ({ title: c.title.split(' — ')[0]!.slice(0, 300), url: c.url })),
     tokens_used: f.tokens,
     owner: f.handOff ? 'queue' : 'bot',
   }

@@ -1,7 +1,7 @@
 import type { Cipher } from '../../lib/crypto.js'
 import type { JobQueue } from '../../jobs/queue.js'
-import { sealMail } from './email.jobs.js'
-import type { MailMessage } from './mailer.js'
+import { sealMail } from './mailer.jobs.js'
+import type { MailMessage } from './mailer.transport.js'
 
 type Executor = Parameters<JobQueue['enqueue']>[3]
 

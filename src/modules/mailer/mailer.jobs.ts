@@ -1,6 +1,6 @@
 import type { Cipher } from '../../lib/crypto.js'
 import { defineJob } from '../../jobs/types.js'
-import type { MailFile, MailMessage, Mailer } from './mailer.js'
+import type { MailFile, MailMessage, Mailer } from './mailer.transport.js'
 
 /** Mail bodies carry one-time links, so the queued payload is encrypted at rest. */
 export interface EmailJob {
