@@ -51,6 +51,9 @@ export class FakeSmtp {
   }
 
   async start(): Promise<this> {
+    // a client that goes away mid-session (a service process killed at a test's end with its pooled connection
+    // open) is an ECONNRESET the server emits as 'error': without a listener that is an uncaught exception
+    this.server.on('error', () => {})
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', () => resolve()))
     this.port = (this.server.server.address() as { port: number }).port
     return this
