@@ -341,7 +341,9 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
   function setEnded(value: boolean): void {
     ended = value
     endedBox.hidden = !value
-    composer.hidden = value
+    // an open hand-off box keeps the composer hidden: a history refresh that lands after the visitor opened it
+    // (on opening the panel, slow under load) showed both, the message box under the hand-off form
+    composer.hidden = value || !escBox.hidden
     if (value) escBox.hidden = true
     updateControls()
   }
@@ -439,8 +441,8 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
     liveChat.reset()
     log.replaceChildren()
     greet()
-    setEnded(false)
     escBox.hidden = true
+    setEnded(false)
     if (focus) input.focus()
   }
 
