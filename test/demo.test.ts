@@ -1,10 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, expect, it } from 'vitest'
 import { sseFrames } from './helpers/chat.js'
+import { type DemoProcess, freePort, startDemo } from './helpers/demo-process.js'
 import { Api } from './helpers/http.js'
 
 /**
@@ -13,52 +12,18 @@ import { Api } from './helpers/http.js'
  * same folder must find its data instead of adding it again.
  */
 const dataDir = mkdtempSync(join(tmpdir(), 'scb-demo-'))
-const children: ChildProcess[] = []
-afterAll(() => {
-  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL')
+const demos: DemoProcess[] = []
+afterAll(async () => {
+  await Promise.all(demos.map((d) => d.stop()))
   rmSync(dataDir, { recursive: true, force: true })
 })
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port
-      s.close(() => resolve(port))
-    })
-  })
-
+/** The demo over this test's own folder and ports, twice; the suite's DATABASE_URL given to it, which it must ignore. */
 async function runDemo(port: number, pagePort: number) {
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '',
-    DATA_DIR: dataDir,
-    PORT: String(port),
-    DEMO_PAGE_PORT: String(pagePort),
-    LOG_LEVEL: 'warn',
-  }
-  // The service's own variables from the suite's environment must not matter: the demo ignores them.
-  if (process.env.DATABASE_URL) env.DATABASE_URL = process.env.DATABASE_URL
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/demo.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
-  children.push(child)
-  let out = ''
-  child.stdout!.on('data', (d) => (out += d))
-  child.stderr!.on('data', (d) => (out += d))
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)))
-  const deadline = Date.now() + 300_000
-  while (!out.includes('Ctrl+C stops')) {
-    if (child.exitCode !== null) throw new Error(`demo exited ${child.exitCode}: ${out}`)
-    if (Date.now() > deadline) throw new Error(`demo not ready after 300 s: ${out}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  const botId = /the widget of bot (ch_[a-z0-9]{18})/.exec(out)?.[1]
-  expect(botId, out).toBeTruthy()
-  return {
-    out,
-    botId: botId!,
-    async stop() {
-      child.kill('SIGINT')
-      return exited
-    },
-  }
+  const demo = await startDemo({ dataDir, port, pagePort, env: process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {} })
+  demos.push(demo)
+  expect(demo.botId, demo.out).toBeTruthy()
+  return demo
 }
 
 /** The fact each of the demo page's suggested questions must be answered with. */

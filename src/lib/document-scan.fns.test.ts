@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { linearAgainstBaseline, ofLength } from '../../test/helpers/linear-time.js'
+import { equivalence, linearAgainstBaseline, ofLength } from '../../test/helpers/linear-time.js'
 import { firstH1Of, htmlTokens, tomlTitleOf, withoutJsxTags, withoutMdxComments } from './document-scan.fns.js'
 
 /**
@@ -7,18 +7,7 @@ import { firstH1Of, htmlTokens, tomlTitleOf, withoutJsxTags, withoutMdxComments 
  * thousands of random texts over the characters those patterns care about; then each is timed on the shapes that
  * made its pattern super-linear, against ordinary text of the same length (test/helpers/linear-time.ts).
  */
-let seed = 50
-const rand = (n: number) => {
-  seed = (seed * 1103515245 + 12345) & 0x7fffffff
-  return seed % n
-}
-const text = (alphabet: string[], max: number) => Array.from({ length: rand(max) }, () => alphabet[rand(alphabet.length)]).join('')
-const same = <T>(n: number, alphabet: string[], max: number, scan: (s: string) => T, pattern: (s: string) => T) => {
-  for (let i = 0; i < n; i++) {
-    const s = text(alphabet, max)
-    expect(scan(s), JSON.stringify(s)).toEqual(pattern(s))
-  }
-}
+const { rand, text, same } = equivalence()
 const WS = [' ', '\t', '\n', '\r', '\u2028', '\u00a0']
 
 describe('markdown front matter and MDX lines (issue 50: the parse worker)', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { linearAgainstBaseline, ofLength } from '../../test/helpers/linear-time.js'
+import { equivalence, linearAgainstBaseline, ofLength } from '../../test/helpers/linear-time.js'
 import {
   atxOf,
   codeSpans,
@@ -20,18 +20,7 @@ import {
  * texts over the characters those patterns care about, many thousands of them, compared one by one. Then each scan
  * on the input that made its pattern quadratic, timed in CPU.
  */
-let seed = 50
-const rand = (n: number) => {
-  seed = (seed * 1103515245 + 12345) & 0x7fffffff
-  return seed % n
-}
-const text = (alphabet: string[], max: number) => Array.from({ length: rand(max) }, () => alphabet[rand(alphabet.length)]).join('')
-const same = <T>(n: number, alphabet: string[], max: number, scan: (s: string) => T, pattern: (s: string) => T) => {
-  for (let i = 0; i < n; i++) {
-    const s = text(alphabet, max)
-    expect(scan(s), JSON.stringify(s)).toEqual(pattern(s))
-  }
-}
+const { rand, text, same } = equivalence()
 const cpuMs = (f: () => void) => {
   const t0 = process.cpuUsage()
   f()

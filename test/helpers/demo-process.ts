@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { freePort } from './service-process.js'
 
 /**
  * `npm run demo` as a newcomer starts it (scripts/demo.ts in a process of its own, a fresh DATA_DIR, the ports
@@ -21,23 +21,23 @@ export interface DemoProcess {
   stop(): Promise<number | null>
 }
 
-export const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port
-      s.close(() => resolve(port))
-    })
-  })
+export { freePort }
 
-export async function startDemo(): Promise<DemoProcess> {
-  const [port, pagePort] = [await freePort(), await freePort()]
-  const dataDir = mkdtempSync(join(tmpdir(), 'scb-demo-walk-'))
+/**
+ * With no options: free ports and a fresh DATA_DIR, removed by `stop`. A test that runs the demo twice over one
+ * folder gives its own `dataDir` and ports (kept by `stop`); `env` adds variables (the demo must ignore the service's).
+ */
+export async function startDemo(o: { dataDir?: string; port?: number; pagePort?: number; env?: Record<string, string> } = {}): Promise<DemoProcess> {
+  const port = o.port ?? (await freePort())
+  const pagePort = o.pagePort ?? (await freePort())
+  const dataDir = o.dataDir ?? mkdtempSync(join(tmpdir(), 'scb-demo-walk-'))
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     DATA_DIR: dataDir,
     PORT: String(port),
     DEMO_PAGE_PORT: String(pagePort),
     LOG_LEVEL: 'warn',
+    ...o.env,
   }
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'scripts/demo.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
@@ -77,7 +77,7 @@ export async function startDemo(): Promise<DemoProcess> {
       if (child.exitCode === null) child.kill('SIGINT')
       const code = await Promise.race([exited, new Promise<null>((r) => setTimeout(() => r(null), 15_000))])
       if (child.exitCode === null) child.kill('SIGKILL')
-      rmSync(dataDir, { recursive: true, force: true })
+      if (!o.dataDir) rmSync(dataDir, { recursive: true, force: true })
       return code
     },
   }

@@ -47,3 +47,23 @@ export function linearAgainstBaseline<T>(scan: (s: string) => T, hostile: string
 
 /** `unit` repeated to exactly `n` characters. */
 export const ofLength = (unit: string, n: number) => unit.repeat(Math.ceil(n / unit.length)).slice(0, n)
+
+/**
+ * Random texts over the characters a replaced pattern cares about (a seeded generator: the same texts each run), and
+ * `same`, which checks that a scan gives exactly what the pattern gives on `n` of them.
+ */
+export function equivalence(start = 50) {
+  let seed = start
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff
+    return seed % n
+  }
+  const text = (alphabet: string[], max: number) => Array.from({ length: rand(max) }, () => alphabet[rand(alphabet.length)]).join('')
+  const same = <T>(n: number, alphabet: string[], max: number, scan: (s: string) => T, pattern: (s: string) => T) => {
+    for (let i = 0; i < n; i++) {
+      const s = text(alphabet, max)
+      expect(scan(s), JSON.stringify(s)).toEqual(pattern(s))
+    }
+  }
+  return { rand, text, same }
+}
