@@ -105,14 +105,17 @@ describe('OpenAPI FAQ candidates', () => {
     })
     expect(Date.now() - since).toBeLessThan(5_000)
     expect(list.items.map((i: { question: string }) => i.question).sort()).toEqual(['How do I create an order?', 'How do I list orders?'])
-    // the debounced extraction (profile) is still ahead, and will not read the API document again
-    const queued = await t.ctx.db
-      .selectFrom('jobs')
-      .select('run_at')
-      .where('tenant_id', '=', tenant.tenantId)
-      .where('kind', '=', 'knowledge.extract')
-      .where('status', '=', 'queued')
-      .executeTakeFirst()
-    expect(queued?.run_at.getTime()).toBeGreaterThan(Date.now() + 30_000)
+    // the debounced extraction (profile) is still ahead, and will not read the API document again. It is queued once
+    // the document's vectors are written, after the candidates (a loaded machine shows the list first): waited for.
+    const queued = await until('the debounced extraction queued', () =>
+      t.ctx.db
+        .selectFrom('jobs')
+        .select('run_at')
+        .where('tenant_id', '=', tenant.tenantId)
+        .where('kind', '=', 'knowledge.extract')
+        .where('status', '=', 'queued')
+        .executeTakeFirst(),
+    )
+    expect(queued.run_at.getTime()).toBeGreaterThan(Date.now() + 30_000)
   })
 })
