@@ -65,7 +65,8 @@ describe('loader and UI bundle', () => {
     } finally {
       await other.close()
     }
-  })
+    // a second service of its own (a new embedded database and its migrations): on a loaded machine past 30 s
+  }, 120_000)
 
   it('serves widget.js cacheable for a year when asked by its version', async () => {
     const loader = await (await fetch(`${t.url}/embed.js`)).text()

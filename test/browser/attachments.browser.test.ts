@@ -100,6 +100,10 @@ suite('attachments: widget to model to ticket thread in Chromium', { timeout: 30
       expect(user.content).toContain(`[image: steps-${viewport.name}.png]`)
       // the visitor's message lists its files
       await visitor.locator(`${W} >> .msg.user .files li`, { hasText: `steps-${viewport.name}.png` }).waitFor(LIVE)
+      // and shows its images small, loaded from the service (a drawn paperclip, not a character the fonts may lack)
+      const shown = visitor.locator(`${W} >> .msg.user .files li`, { hasText: `steps-${viewport.name}.png` }).locator('img.thumb')
+      await expect.poll(() => shown.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0), LIVE).toBe(true)
+      expect(await visitor.locator(`${W} >> .msg.user .files li svg`).count()).toBeGreaterThan(0)
       await screenshot(env, visitor, `attachments-widget-sent-${viewport.name}`)
 
       // a person, please: the ticket

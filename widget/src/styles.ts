@@ -82,6 +82,9 @@ header.crowded .human{padding:6px 8px}
 .tray .name{max-width:140px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}
 .tray .rm{border:0;background:none;font-size:16px;line-height:1;padding:2px 4px;cursor:pointer;color:inherit}
 .msg .files{list-style:none;margin:4px 0 0;padding:0;font-size:12px;opacity:.8}
+.msg .files svg{width:12px;height:12px;margin-right:3px;vertical-align:-2px;fill:currentColor}
+.msg .files .thumb{display:block;max-width:160px;max-height:120px;margin:2px 0 2px auto;border-radius:6px;border:1px solid rgba(0,0,0,.15);object-fit:contain;background:#fff}
+.msg.assistant .files .thumb{margin-left:0}
 .send svg{width:18px;height:18px;fill:currentColor}
 .avail{margin:0;padding:6px 14px;font-size:12.5px;color:var(--fg);background:var(--soft);border-bottom:1px solid var(--line)}
 .field{display:flex;flex-direction:column;gap:4px}

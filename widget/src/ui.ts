@@ -1,4 +1,4 @@
-import { type Attached, createAttachments } from './attachments.js'
+import { type Attached, CLIP, createAttachments } from './attachments.js'
 import { ApiError, createClient, type History, type StreamEvent, type WidgetConfig } from './api.js'
 import { type Availability, availabilityView } from './availability.js'
 import { confirmCard, isConfirmFrame } from './confirm-card.js'
@@ -502,8 +502,14 @@ export function mountWidget(opts: WidgetOptions): WidgetInstance {
   /** The files under a message (the visitor's or a person's), each a download of the conversation's file. */
   function addFiles(el: HTMLElement, sent: Attached[] | undefined): void {
     if (!sent?.length) return
-    const link = (f: Attached) =>
-      session ? h('a', { href: client.fileUrl(session.id, f.id), download: f.name, target: '_blank', rel: 'noopener' }, `📎 ${f.name}`) : `📎 ${f.name}`
+    // An image is shown small in the conversation (the visitor's own screenshot, a person's picture); any file is a
+    // download under its name. The paperclip is drawn, not a character: a page's fonts may have no emoji.
+    const link = (f: Attached) => {
+      if (!session) return h('span', {}, icon(CLIP), f.name)
+      const href = client.fileUrl(session.id, f.id)
+      const thumb = f.kind === 'image' && h('img', { class: 'thumb', src: href, alt: '', loading: 'lazy', decoding: 'async' })
+      return h('a', { href, download: f.name, target: '_blank', rel: 'noopener' }, thumb, icon(CLIP), f.name)
+    }
     el.append(h('ul', { class: 'files' }, ...sent.map((f) => h('li', {}, link(f)))))
   }
 
