@@ -80,10 +80,12 @@ export async function wholeTurns(o: {
   question: (page: number[]) => number[]
   load: () => string
 }) {
-  const secrets = { JWT_SECRET: randomBytes(32).toString('hex'), ENCRYPTION_KEY: randomBytes(32).toString('hex') }
+  const dbName = new URL(o.dbUrl).pathname.slice(1)
+  // the service remembers the key a database was written with, so a later run (SCALE_REUSE) must give the same one:
+  // derived from the scratch database's name (a bench database, no real secret in it)
+  const secrets = { JWT_SECRET: randomBytes(32).toString('hex'), ENCRYPTION_KEY: sha256Hex(`bench:scale:${dbName}`) }
   const llmKey = 'sk-bench-0123456789'
   const cipher = createCipher(secrets.ENCRYPTION_KEY)
-  const dbName = new URL(o.dbUrl).pathname.slice(1)
   const fake = await startFakeLlm({ embeddingDims: o.dims })
   const vectors = new Map<string, number[]>()
   const expected = new Map<string, string>() // question token -> the start of its page's text
