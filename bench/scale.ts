@@ -9,6 +9,12 @@
  *   SCALE_REUSE=1 SCALE_ONE_BUILD=1 an earlier run's workspaces searched again; one index build over all of them
  *   SCALE_EXACT_QUERIES, SCALE_RECALL_QUERIES, SCALE_EF_SEARCH, SCALE_BUILD_MB, SCALE_KEEP_INDEX=1, SCALE_PGLITE_DIR
  *   (the 1M run and its settings: docs/performance.md, issue 51 session 24)
+ *   SCALE_VECTORS=latent|iid        the pages' and questions' vectors (bench/scale-vectors.ts says why latent is the
+ *                                   default since session 25: iid is the worst case of any graph index, not text embeddings)
+ *   SCALE_EF_SWEEP=40,100,200,400   recall@40 (plain and with distance tolerance) and the index statement's cost at each
+ *                                   ef_search (bench/scale-recall.ts)
+ *   SCALE_TURNS=N [SCALE_TURNS_ONLY=1]  N whole turns a workspace through the real service over HTTP, PostgreSQL only
+ *                                   (bench/scale-turns.ts); session 25's figures: docs/performance.md
  *
  * What it measures is retrieval's share of a turn (the statistics, BM25, the vector search, fusion, chunk details:
  * everything of a turn that grows with the knowledge), through the retrieval service itself with an embedding fake
@@ -32,6 +38,9 @@ import { createRetrievalService, type RetrievalResult } from '../src/modules/ret
 import { preferredIndexType, vectorIndexSpec } from '../src/modules/retrieval/vector-index.fns.js'
 import { createVectorIndexes, vectorIndexJobs } from '../src/modules/retrieval/vector-index.js'
 import { createVectorIndexRepo } from '../src/modules/retrieval/vector-index.repo.js'
+import { recallSweep } from './scale-recall.js'
+import { wholeTurns } from './scale-turns.js'
+import { type VectorKind, vectorGenerators } from './scale-vectors.js'
 
 const SIZES = (process.env.SCALE_SIZES ?? '3,20000').split(',').map(Number)
 const SMALL = Number(process.env.SCALE_SMALL ?? 200)
@@ -39,6 +48,12 @@ const DIMS = Number(process.env.SCALE_DIMS ?? 1536)
 const QUERIES = Number(process.env.SCALE_QUERIES ?? 30)
 const EF = Number(process.env.SCALE_EF_SEARCH ?? 100)
 const MODEL = 'bench-embed'
+/** SCALE_EF_SWEEP=40,100,200,400: recall and the index statement's cost at each ef_search (default: SCALE_EF_SEARCH's alone) */
+/** SCALE_TURNS=N: N whole turns a workspace through the real service over HTTP (bench/scale-turns.ts; PostgreSQL only) */
+const TURNS = Number(process.env.SCALE_TURNS ?? 0)
+/** SCALE_TURNS_ONLY=1: with SCALE_ONE_BUILD, the index searches and recall are skipped, only the turns measured */
+const TURNS_ONLY = process.env.SCALE_TURNS_ONLY === '1'
+const EF_SWEEP = (process.env.SCALE_EF_SWEEP ?? String(EF)).split(',').map(Number)
 /** maintenance_work_mem of the index build, in MB (the graph is built far faster while it fits) */
 const BUILD_MB = Number(process.env.SCALE_BUILD_MB ?? 512)
 /** sizes above this get no index build (SCALE_INDEX_MAX; e.g. 1M x 1,536 on two shared cores would take hours) */
@@ -65,13 +80,12 @@ function rng(seed: number) {
   }
 }
 const rand = rng(51)
-const gauss = () => Math.sqrt(-2 * Math.log(rand() + 1e-12)) * Math.cos(2 * Math.PI * rand())
-/** Topics: pages cluster around 500 centres, as help centres' pages do around their products' areas. */
-const CENTRES = Array.from({ length: 500 }, () => Float32Array.from({ length: DIMS }, gauss))
-const pageVector = (i: number) => {
-  const c = CENTRES[i % CENTRES.length]!
-  return Array.from(c, (x) => x + 0.7 * gauss())
-}
+/** SCALE_VECTORS: latent (default) or iid, the generators and why: bench/scale-vectors.ts */
+const VECTORS = (process.env.SCALE_VECTORS ?? 'latent') as VectorKind
+if (VECTORS !== 'latent' && VECTORS !== 'iid') throw new Error(`SCALE_VECTORS=${VECTORS}: latent or iid`)
+const generators = vectorGenerators(VECTORS, DIMS, rand, Number(process.env.SCALE_LATENT_DIMS ?? 32))
+const pageVector = generators.page
+const questionVector = generators.question
 const VOCAB = Array.from({ length: 3000 }, (_, i) => `term${i.toString(36)}`)
 const pageText = () => Array.from({ length: 60 }, () => VOCAB[Math.floor(rand() * VOCAB.length)]).join(' ')
 const pct = (xs: number[], p: number) => {
@@ -403,7 +417,7 @@ async function main() {
   const { db } = handle
   const vector = handle.features.vector
   console.log(
-    `bench:scale on ${handle.kind} ${vector ? 'with' : 'without'} pgvector, ${DIMS} dimensions, ${SMALL} small workspaces of 3 chunks, ${QUERIES} questions a size, ef_search ${EF}, load ${load()}`,
+    `bench:scale on ${handle.kind} ${vector ? 'with' : 'without'} pgvector, ${DIMS} dimensions, ${VECTORS} vectors, ${SMALL} small workspaces of 3 chunks, ${QUERIES} questions a size, ef_search ${EF}, load ${load()}`,
   )
   const byText = new Map<string, number[]>()
   const llm: Pick<LlmClient, 'embed'> = {
@@ -454,10 +468,7 @@ async function main() {
     for (let i = 0; i < questions; i++) {
       const p = i % pages.vecs.length
       const text = `question number ${q++} about zzqx`
-      byText.set(
-        text,
-        pages.vecs[p]!.map((x) => x + 0.3 * gauss()),
-      )
+      byText.set(text, questionVector(pages.vecs[p]!))
       const s0 = await serverCpuMs(db, handle.kind)
       const c0 = process.cpuUsage()
       const w0 = performance.now()
@@ -500,17 +511,20 @@ async function main() {
     await ask(viaIndex, id, pages)
     const ix = await ask(viaIndex, id, pages)
     line(`${size} chunks, HNSW index`, ix, small0)
-    // recall@40 of the index path against the exact scan, on the questions' vectors
-    let hit = 0
-    let all = 0
-    for (let i = 0; i < RECALL_QUERIES; i++) {
-      const v = pages.vecs[i % pages.vecs.length]!.map((x) => x + 0.3 * gauss())
-      const truth = new Set((await repo.vectorSearch(id, v, MODEL, 40)).map((r) => r.id))
-      const got = await repo.vectorSearch(id, v, MODEL, 40, { spec, efSearch: EF })
-      hit += got.filter((r) => truth.has(r.id)).length
-      all += truth.size
-    }
-    if (all) console.log(`recall@40 of the index against the exact scan (${RECALL_QUERIES} questions): ${(hit / all).toFixed(3)}, load ${load()}`)
+    // recall@40 of the index path against the exact scan, on the questions' vectors (at each SCALE_EF_SWEEP value)
+    await recallSweep({
+      label: `${size} chunks`,
+      search: repo.vectorSearch,
+      tenantId: id,
+      model: MODEL,
+      spec,
+      pages,
+      questions: RECALL_QUERIES,
+      efs: EF_SWEEP,
+      question: questionVector,
+      serverCpuMs: () => serverCpuMs(db, handle.kind),
+      load,
+    })
   }
   async function smallsBeside() {
     const small = await ask(viaIndex, yardstick.id, yardstick)
@@ -567,10 +581,33 @@ async function main() {
     console.log('')
     if ((await indexRepo.state(spec)) !== 'valid') await buildIndex()
     else console.log(`HNSW index of an earlier run kept (${handle.kind === 'postgres' ? await relationSize(db, spec.name) : ''})`)
-    for (const w of large) await viaIndexOn(w.size, w.id, w.pages)
-    await smallsBeside()
-    if (!KEEP_INDEX) await sql`DROP INDEX IF EXISTS ${sql.id(spec.name)}`.execute(db)
+    if (!TURNS_ONLY) {
+      for (const w of large) await viaIndexOn(w.size, w.id, w.pages)
+      await smallsBeside()
+    }
   }
+  if (TURNS > 0 && handle.kind === 'postgres') {
+    // whole turns through the service (bench/scale-turns.ts): the 3-chunk yardstick, each large workspace, another small one
+    console.log('')
+    const other = smalls[Math.floor(SMALL / 2)]!
+    await wholeTurns({
+      db,
+      dbUrl: process.env.DATABASE_URL!,
+      model: MODEL,
+      dims: DIMS,
+      efSearch: EF,
+      turns: TURNS,
+      workspaces: [
+        { label: '3 chunks', id: yardstick.id, pages: yardstick },
+        ...large.map((w) => ({ label: `${w.size} chunks`, id: w.id, pages: w.pages })),
+        { label: '3 chunks, again', id: yardstick.id, pages: yardstick },
+        { label: 'another 3-chunk workspace', id: other.id, pages: other },
+      ],
+      question: questionVector,
+      load,
+    })
+  }
+  if (ONE_BUILD && vector && !KEEP_INDEX) await sql`DROP INDEX IF EXISTS ${sql.id(spec.name)}`.execute(db)
   await handle.close()
 }
 

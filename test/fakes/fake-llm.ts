@@ -167,6 +167,11 @@ export interface FakeLlm {
    */
   embedAs(fn: (text: string) => string | undefined): void
   /**
+   * Gives a text this very vector (undefined: the usual one), before embedAs: a benchmark's questions placed at chosen
+   * points of its own vector space (bench:scale's whole turns). reset() forgets it.
+   */
+  embedVectorAs(fn: (text: string) => ArrayLike<number> | undefined): void
+  /**
    * Answers a search-query rewrite request (rule 6) with `fn(question)` (undefined: the question unchanged), as a
    * model that knows a help centre's vocabulary would. Faults and scripts still come first.
    */
@@ -704,6 +709,7 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
   const requests: RecordedRequest[] = []
   let scripts: ScriptFn[] = []
   let embedAs: ((text: string) => string | undefined)[] = []
+  let vectorAs: ((text: string) => ArrayLike<number> | undefined) | null = null
   let searchQueries: ((question: string) => string | undefined)[] = []
   const searchQuery = (messages: FakeMessage[]): string | undefined => {
     if (!messages.some((m) => m.role === 'system' && m.content.includes('help-centre search query'))) return undefined
@@ -1006,7 +1012,8 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
       tokens += estimateTokens(text)
       let meaning: string | undefined
       for (let i = embedAs.length - 1; i >= 0 && meaning === undefined; i--) meaning = embedAs[i]!(text)
-      let vec = fakeEmbedding(meaning ?? text, dims)
+      const given = vectorAs?.(text)
+      let vec = given ? Float32Array.from(given) : fakeEmbedding(meaning ?? text, dims)
       if (acting.badVectors === 'zeros') vec = new Float32Array(dims)
       if (acting.badVectors === 'nan') vec[0] = Number.NaN
       if (acting.badVectors === 'ragged' && index % 2 === 1) vec = vec.slice(0, Math.max(1, dims - 1))
@@ -1135,6 +1142,9 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
     embedAs(fn) {
       embedAs.push(fn)
     },
+    embedVectorAs(fn) {
+      vectorAs = fn
+    },
     searchQueryAs(fn) {
       searchQueries.push(fn)
     },
@@ -1162,6 +1172,7 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
       requests.length = 0
       scripts = []
       embedAs = []
+      vectorAs = null
       searchQueries = []
       translations = []
       faults = []
