@@ -19,10 +19,12 @@
  *    (VmHWM of /proc/<pid>/status) against its RSS before, and /health's answer time during the uploads.
  * BENCH_PG=postgres://root@127.0.0.1:5432/test: the service on a scratch PostgreSQL database instead of the embedded
  * one; BENCH_EMBEDDED=disk: the embedded one in files (as `npm start`) rather than in memory. The machine is shared: figures move with its load.
+ * BENCH_NODE_ARGS: the service process's node flags (`--cpu-prof`, `--trace-gc`); BENCH_CHILD_LOG=<file>: its output
+ * lines (its log, `--trace-gc`'s) into that file, each after the bench's clock in ms.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { appendFileSync, readFileSync } from 'node:fs'
 import { makePng } from '../test/helpers/attachments.js'
 import { startFakeLlm } from '../test/fakes/fake-llm.js'
 import { benchService, benchWorkspace } from './support.js'
@@ -196,6 +198,7 @@ async function main() {
     ['--max-old-space-size=320', ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [])],
     { ...process.env, LOG_LEVEL: 'warn', BENCH_LLM_URL: llm.url },
     (line) => {
+      if (process.env.BENCH_CHILD_LOG) appendFileSync(process.env.BENCH_CHILD_LOG, `${performance.now().toFixed(1)} ${line}\n`)
       if (!line.includes('"chat turn"')) return
       const o = JSON.parse(line) as { timings: Record<string, number>; speculation?: string }
       turns.push(o.timings)
