@@ -3,18 +3,28 @@
  * (`node --max-old-space-size=320 --import tsx bench/attachments.ts --serve`, the embedded database in memory, as
  * `npm start` bounds its heap), so its memory is its own; this process is the visitors.
  *
+ * The fake vision model runs in a third process (`bench/attachments.ts --fake`), and its BENCH_MODEL_MS run from the
+ * moment a request reaches it (its headers), its own reading of the 2.7 MB request with the image inside them, as a
+ * hosted model's latency holds its own work: the fake is not our service, so neither its CPU nor its parse counts as
+ * our time. Before, it ran inside the service's process and held each answer 300 ms after parsing it, and
+ * that parse was counted as ours.
+ *
  * 1. Upload-to-answer latency: a widget visitor uploads a 2 MB PNG and sends it with a question; the time from the
  *    upload's first byte to the answer's `done` frame, BENCH_RUNS times (default 10), against the fake vision model's
- *    own latency (every answer call held BENCH_MODEL_MS, default 300 ms). Our own time is the difference: the goal is
- *    at most 100 ms (p50). The image goes to the model as an image part (checked).
+ *    own latency (every answer call answered BENCH_MODEL_MS, default 300 ms, after it reached the fake). Our own time
+ *    is the difference: the goal is at most 100 ms (p50). The image goes to the model as an image part (checked).
+ *    Besides: the fake's own CPU and reading time, the turns' stages as the service timed them, with and without
+ *    the file, and whether each turn used its early answer (08-speculate.ts).
  * 2. Memory: 20 uploads of 10 MB at once (one session each, ATTACHMENT_MAX_BYTES 10 MB), then the server's peak RSS
  *    (VmHWM of /proc/<pid>/status) against its RSS before, and /health's answer time during the uploads.
  * BENCH_PG=postgres://root@127.0.0.1:5432/test: the service on a scratch PostgreSQL database instead of the embedded
  * one; BENCH_EMBEDDED=disk: the embedded one in files (as `npm start`) rather than in memory. The machine is shared: figures move with its load.
+ * BENCH_NODE_ARGS: the service process's node flags (`--cpu-prof`, `--trace-gc`); BENCH_CHILD_LOG=<file>: its output
+ * lines (its log, `--trace-gc`'s) into that file, each after the bench's clock in ms.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+import { appendFileSync, readFileSync } from 'node:fs'
 import { makePng } from '../test/helpers/attachments.js'
 import { startFakeLlm } from '../test/fakes/fake-llm.js'
 import { benchService, benchWorkspace } from './support.js'
@@ -33,18 +43,43 @@ const BIG = 10 * 1024 * 1024
 
 const REFUNDS = '# Refunds\n\nRefunds are processed within 5 business days after we receive the returned item. A refund error on checkout shows code E42.\n'
 
-/** The child: the service with a fake model, a bot with one page; prints what the parent needs as one JSON line. */
-async function serve() {
-  const fake = await startFakeLlm()
+const isAnswer = (messages: { content?: unknown }[]) => JSON.stringify(messages[0]?.content ?? '').includes('=== Sources ===')
+
+/**
+ * The fake vision model's process: every answer call held MODEL_MS; its own CPU and its answer calls with image parts
+ * on a probe, for the parent. Prints {url, probe} as one JSON line.
+ */
+async function fakeModel() {
+  const fake = await startFakeLlm({ maxRecorded: 200 })
+  // how long the fake took to read each answer request with an image (from its headers to its script), inside MODEL_MS
+  const reading: number[] = []
   fake.script((req) => {
-    const sys = JSON.stringify(req.messages[0]?.content ?? '')
-    if (!sys.includes('=== Sources ===')) return undefined
-    return { text: 'Refunds are processed within 5 business days after we receive the returned item. [1]', delayMs: MODEL_MS }
+    if (!isAnswer(req.messages)) return undefined
+    const read = performance.now() - req.arrivedAt
+    if (req.messages.at(-1)?.images?.length) reading.push(read)
+    return { text: 'Refunds are processed within 5 business days after we receive the returned item. [1]', delayMs: Math.max(1, MODEL_MS - read) }
   })
+  const server = await import('node:http')
+  const probe = server.createServer((req, res) => {
+    if (req.url === '/cpu') {
+      const u = process.cpuUsage()
+      return res.end(JSON.stringify({ ms: (u.user + u.system) / 1000 }))
+    }
+    const calls = fake.chatCalls().filter((c) => isAnswer(c.messages))
+    const withImages = calls.filter((c) => (c.messages.at(-1)?.images?.length ?? 0) > 0).length
+    res.end(JSON.stringify({ answers: calls.length, withImages, readingMs: reading.length ? pct(reading, 50) : null }))
+  })
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()))
+  process.once('SIGTERM', () => process.exit(0))
+  process.stdout.write(`${JSON.stringify({ url: fake.url, probe: `http://127.0.0.1:${(probe.address() as { port: number }).port}` })}\n`)
+}
+
+/** The service's process: a bot with one page, the model at BENCH_LLM_URL; prints what the parent needs as one JSON line. */
+async function serve() {
   const svc = await benchService(
     'attachments',
     {
-      LLM_BASE_URL: fake.url,
+      LLM_BASE_URL: process.env.BENCH_LLM_URL,
       ATTACHMENT_MAX_BYTES: String(BIG),
       ATTACHMENTS_PER_SESSION: '100',
       ATTACHMENT_UPLOADS_AT_ONCE: process.env.ATTACHMENT_UPLOADS_AT_ONCE,
@@ -64,7 +99,6 @@ async function serve() {
     if (d.status !== 'processing') break
     await new Promise((r) => setTimeout(r, 100))
   }
-  // the fake's answer calls with image parts, for the parent to check
   const server = await import('node:http')
   // the longest the service's event loop was held since the last reset (?reset)
   const { monitorEventLoopDelay } = await import('node:perf_hooks')
@@ -80,8 +114,8 @@ async function serve() {
       if (req.url.includes('reset')) loop.reset()
       return
     }
-    const calls = fake.chatCalls().filter((c) => JSON.stringify(c.messages?.[0]?.content ?? '').includes('=== Sources ==='))
-    res.end(JSON.stringify({ answers: calls.length, withImages: calls.filter((c) => (c.messages.at(-1)?.images?.length ?? 0) > 0).length }))
+    res.statusCode = 404
+    res.end()
   })
   await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()))
   const probePort = (probe.address() as { port: number }).port
@@ -130,18 +164,13 @@ async function chat(url: string, botId: string, sid: string, ids: string[]): Pro
   return frames.at(-1)?.type ?? `http ${r.status}`
 }
 
-async function main() {
-  const child: ChildProcess = spawn(
-    process.execPath,
-    ['--max-old-space-size=320', ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', 'bench/attachments.ts', '--serve'],
-    {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, LOG_LEVEL: 'warn' },
-    },
-  )
-  // the service's "chat turn" log lines: each turn's stage timings
-  const turns: Record<string, number>[] = []
-  const ready = await new Promise<{ url: string; publicId: string; probe: string }>((resolve, reject) => {
+/** A child process of this file in `mode`; resolves with the JSON line it prints when ready, hands it its other lines. */
+function start<T>(mode: '--fake' | '--serve', nodeArgs: string[], env: NodeJS.ProcessEnv, onLine: (line: string) => void = () => {}) {
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'bench/attachments.ts', mode], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env,
+  })
+  const ready = new Promise<T>((resolve, reject) => {
     let buf = ''
     child.stdout!.on('data', (d: Buffer) => {
       buf += d.toString()
@@ -149,10 +178,37 @@ async function main() {
       buf = lines.pop()!
       for (const line of lines) {
         if (line.startsWith('{"url"')) resolve(JSON.parse(line))
-        else if (line.includes('"chat turn"')) turns.push((JSON.parse(line) as { timings: Record<string, number> }).timings)
+        else onLine(line)
       }
     })
-    child.once('exit', (code) => reject(new Error(`the service exited (${code})`)))
+    child.once('exit', (code) => reject(new Error(`the ${mode.slice(2)} process exited (${code})`)))
+  })
+  return { child, ready }
+}
+
+async function main() {
+  // the fake model first, in its own process: its work is not the service's
+  const model = start<{ url: string; probe: string }>('--fake', [], { ...process.env, LOG_LEVEL: 'warn' })
+  const llm = await model.ready
+  // the service's "chat turn" log lines: each turn's stage timings and whether its early answer was used
+  const turns: Record<string, number>[] = []
+  const speculation: (string | undefined)[] = []
+  const service = start<{ url: string; publicId: string; probe: string }>(
+    '--serve',
+    ['--max-old-space-size=320', ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [])],
+    { ...process.env, LOG_LEVEL: 'warn', BENCH_LLM_URL: llm.url },
+    (line) => {
+      if (process.env.BENCH_CHILD_LOG) appendFileSync(process.env.BENCH_CHILD_LOG, `${performance.now().toFixed(1)} ${line}\n`)
+      if (!line.includes('"chat turn"')) return
+      const o = JSON.parse(line) as { timings: Record<string, number>; speculation?: string }
+      turns.push(o.timings)
+      speculation.push(o.speculation)
+    },
+  )
+  const child = service.child
+  const ready = await service.ready.catch((err) => {
+    model.child.kill('SIGTERM')
+    throw err
   })
   const pid = child.pid!
   try {
@@ -162,10 +218,13 @@ async function main() {
     const totals: number[] = []
     const uploads: number[] = []
     const plain: number[] = []
-    // the service process's CPU time (its fake model's included), which the machine's load does not stretch
-    const cpu = async () => ((await (await fetch(`${ready.probe}/cpu`)).json()) as { ms: number }).ms
+    // the service process's CPU time (the fake model's is its own process's), which the machine's load does not stretch
+    const cpuOf = async (probe: string) => ((await (await fetch(`${probe}/cpu`)).json()) as { ms: number }).ms
+    const cpu = () => cpuOf(ready.probe)
     const cpuPlain: number[] = []
+    const modelFile: number[] = []
     const cpuFile: number[] = []
+    const cpuUpload: number[] = []
     for (let i = 0; i < RUNS + 1; i++) {
       // the same question without a file: the turn's own time before any attachment
       const sid0 = await session(url, publicId)
@@ -175,13 +234,14 @@ async function main() {
       const p1 = performance.now()
       const c1 = await cpu()
       const sid = await session(url, publicId)
-      const c2 = await cpu()
+      const [c2, m2] = await Promise.all([cpu(), cpuOf(llm.probe)])
       const t0 = performance.now()
       const up = await upload(url, publicId, sid, png, `error-${i}.png`)
       const t1 = performance.now()
+      const cUp = await cpu()
       const last = await chat(url, publicId, sid, [up.id])
       const ms = performance.now() - t0
-      const c3 = await cpu()
+      const [c3, m3] = await Promise.all([cpu(), cpuOf(llm.probe)])
       if (last !== 'done') throw new Error(`turn ended with ${last}`)
       if (i > 0) {
         // the first warms the process up
@@ -190,9 +250,11 @@ async function main() {
         uploads.push(t1 - t0)
         cpuPlain.push(c1 - c0)
         cpuFile.push(c3 - c2)
+        cpuUpload.push(cUp - c2)
+        modelFile.push(m3 - m2)
       }
     }
-    const probe = (await (await fetch(ready.probe)).json()) as { answers: number; withImages: number }
+    const probe = (await (await fetch(llm.probe)).json()) as { answers: number; withImages: number; readingMs: number | null }
     const own = totals.map((x) => x - MODEL_MS)
     console.log(`database: ${PG ? 'PostgreSQL' : `embedded, ${EMBEDDED === 'disk' ? 'on disk' : 'in memory'}`}`)
     console.log(`upload-to-answer, 2 MB PNG (${(png.length / 1048576).toFixed(2)} MB), ${RUNS} runs; fake vision model ${MODEL_MS} ms a call`)
@@ -203,22 +265,26 @@ async function main() {
       `  of which the upload p50 ${pct(uploads, 50).toFixed(0)} ms; the same question without a file: ours p50 ${pct(plain, 50) - MODEL_MS > 0 ? (pct(plain, 50) - MODEL_MS).toFixed(0) : '?'} ms`,
     )
     console.log(
-      `  service CPU p50: upload and turn ${pct(cpuFile, 50).toFixed(0)} ms, the turn without a file ${pct(cpuPlain, 50).toFixed(0)} ms: the file's own ${(pct(cpuFile, 50) - pct(cpuPlain, 50)).toFixed(0)} ms`,
+      `  service CPU p50: upload and turn ${pct(cpuFile, 50).toFixed(0)} ms, the turn without a file ${pct(cpuPlain, 50).toFixed(0)} ms: the file's own ${(pct(cpuFile, 50) - pct(cpuPlain, 50)).toFixed(0)} ms (the upload alone ${pct(cpuUpload, 50).toFixed(0)} ms)`,
+    )
+    console.log(
+      `  the fake model (its own process, not counted above): CPU p50 ${pct(modelFile, 50).toFixed(0)} ms for the turn with the file, of which reading the image request p50 ${probe.readingMs?.toFixed(0)} ms (inside its ${MODEL_MS} ms)`,
     )
     // the turns with a file (every other one, after the first pair), their stages' medians as the service timed them
     const withFile = turns.filter((t) => 'attachments' in t).slice(1)
+    const early = new Map<string, number>()
+    for (const [i, t] of turns.entries()) if ('attachments' in t) early.set(speculation[i] ?? 'none', (early.get(speculation[i] ?? 'none') ?? 0) + 1)
+    console.log(`  the early answer of the turns with the file: ${[...early].map(([k, n]) => `${k} ${n}`).join(', ')}`)
     const stages = Object.keys(withFile[0] ?? {}).filter((k) => k !== 'total')
-    console.log(
-      `  the turn with the file, stages p50 (ms): ${stages
-        .map(
-          (k) =>
-            `${k} ${pct(
-              withFile.map((t) => t[k] ?? 0),
-              50,
-            ).toFixed(0)}`,
-        )
-        .join(', ')}`,
-    )
+    const withoutFile = turns.filter((t) => !('attachments' in t)).slice(1)
+    const median = (ts: Record<string, number>[], k: string) =>
+      pct(
+        ts.map((t) => t[k] ?? 0),
+        50,
+      )
+    const medians = (ts: Record<string, number>[]) => stages.map((k) => `${k} ${median(ts, k).toFixed(0)}`).join(', ')
+    console.log(`  the turn with the file, stages p50 (ms): ${medians(withFile)}`)
+    console.log(`  the turn without a file, stages p50 (ms): ${medians(withoutFile)}`)
 
     // 2. memory: 20 uploads of 10 MB at once (BENCH_UPLOADS=0: the latency alone)
     if (!UPLOADS) return
@@ -256,8 +322,10 @@ async function main() {
     for (const [why, n] of refused) console.log(`  refused ${n}: ${why}`)
   } finally {
     child.kill('SIGTERM')
+    model.child.kill('SIGTERM')
   }
 }
 
 if (process.argv.includes('--serve')) await serve()
+else if (process.argv.includes('--fake')) await fakeModel()
 else await main()

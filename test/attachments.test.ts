@@ -131,6 +131,12 @@ describe('a message with attachments', () => {
     const user = answer.messages.at(-1)!
     expect(user.images).toHaveLength(3)
     for (const url of user.images!) expect(url).toMatch(/^data:image\/png;base64,/)
+    // each the file as stored (metadata removed), whole, in the message's order (its base64 written into the request)
+    for (const [i, url] of user.images!.entries()) {
+      const stored = await fetch(`${t.url}/widget/attachments/${ids[i]}?bot_id=${owner.bot.public_id}&session_id=${sid}`)
+      expect(stored.status).toBe(200)
+      expect(Buffer.from(url.slice(url.indexOf(',') + 1), 'base64').equals(Buffer.from(await stored.arrayBuffer()))).toBe(true)
+    }
     expect(user.content).toContain('[image: shot-1.png]')
     expect(user.content).toContain('[image: shot-3.png]')
 

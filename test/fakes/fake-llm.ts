@@ -92,6 +92,8 @@ export interface RecordedRequest {
   /** Whether a Bearer key was sent and its last 4 characters (never the key itself). */
   auth: { bearer: boolean; last4: string | null }
   at: number
+  /** performance.now() when the request's headers came in (before its body was read and parsed) */
+  arrivedAt: number
   /** Status sent, null while none was (stall, disconnect). */
   status: number | null
   /** The fault applied to this request, if any. */
@@ -110,6 +112,8 @@ export interface ChatRequestInfo {
   stream: boolean
   json: boolean
   body: any
+  /** performance.now() when the request's headers came in (before its body was read and parsed) */
+  arrivedAt: number
 }
 
 export interface ChatCall extends ChatRequestInfo {
@@ -823,6 +827,7 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
       stream: body.stream === true,
       json: body.response_format?.type === 'json_object' || body.response_format?.type === 'json_schema',
       body,
+      arrivedAt: ex.rec.arrivedAt,
     }
 
     const fault = takeFault(ex.rec)
@@ -1049,6 +1054,7 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
   }
 
   const server = createServer((req, res) => {
+    const arrivedAt = performance.now()
     const chunks: Buffer[] = []
     let size = 0
     let tooLarge = false
@@ -1080,6 +1086,7 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
         headers,
         auth: { bearer: !!bearer, last4: bearer ? bearer[1].slice(-4) : null },
         at: Date.now(),
+        arrivedAt,
         status: null,
         fault: null,
         replyText: null,
@@ -1130,6 +1137,7 @@ export async function startFakeLlm(opts: FakeLlmOptions = {}): Promise<FakeLlm> 
           stream: r.body.stream === true,
           json: r.body.response_format?.type === 'json_object' || r.body.response_format?.type === 'json_schema',
           body: r.body,
+          arrivedAt: r.arrivedAt,
           request: r,
         }))
     },

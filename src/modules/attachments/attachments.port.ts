@@ -1,10 +1,10 @@
 import type { AttachmentMeta } from './attachments.repo.js'
 
-/** A file a message took, as the turn uses it: images as a data URL, documents as their (redacted) text. */
+/** A file a message took, as the turn uses it: images as their bytes, documents as their (redacted) text. */
 export interface ClaimedAttachment extends AttachmentMeta {
   text: string | null
-  /** `data:<type>;base64,...` of an image; null for a document */
-  dataUrl: string | null
+  /** an image's bytes as stored (metadata removed), for the model client to send as base64; null for a document */
+  image: Uint8Array | null
 }
 
 /** What the chat turn reaches the attachments module through (stages/02-attachments.ts). */

@@ -47,18 +47,18 @@ export function wireAttachments(ctx: AppContext, guards: Guards, deps: { parse: 
       for (const id of ids) {
         const r = byId.get(id)
         if (!r) continue
-        let dataUrl: string | null = null
+        let image: Uint8Array | null = null
         if (r.kind === 'image') {
-          // this process's copy when it stored the file lately, else the database's
-          let bytes = recent.take(id)
-          if (!bytes) {
+          // this process's copy when it stored the file lately, else the database's; its base64 is written straight
+          // into the model's request (llm/image-body.ts), not made here as a 2.7 MB string per 2 MB
+          image = recent.take(id) ?? null
+          if (!image) {
             const sealed = await repo.sealed(tenantId, id)
             if (!sealed) continue
-            bytes = files.open(sealed)
+            image = files.open(sealed)
           }
-          dataUrl = `data:${r.content_type};base64,${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64')}`
         }
-        out.push({ id: r.id, name: r.name, content_type: r.content_type, size: Number(r.size), kind: r.kind, text: r.text, dataUrl })
+        out.push({ id: r.id, name: r.name, content_type: r.content_type, size: Number(r.size), kind: r.kind, text: r.text, image })
       }
       return out
     },

@@ -3,6 +3,8 @@
  * of the service goes through this interface; the implementation is in openai-client.ts and tests point
  * it at the fake server in test/fakes/fake-llm.ts over real HTTP.
  */
+import type { InlineImage } from './image-body.js'
+
 export interface LlmMessage {
   role: 'system' | 'user' | 'assistant' | 'tool'
   content: string
@@ -14,8 +16,11 @@ export interface LlmMessage {
    * A user message's images (issue 54), sent as `image_url` parts after its text; to a server that refuses image
    * parts (learned: quirks.ts `noImages`) the text alone goes, which names each image.
    */
-  images?: { id?: string; name: string; url: string }[]
+  images?: LlmImage[]
 }
+
+/** An image part: a URL, or the image's bytes and type (a visitor's file), sent as a base64 data URL (image-body.ts). */
+export type LlmImage = { id?: string; name: string } & ({ url: string } | InlineImage)
 
 /** A function the model may call (OpenAI `tools`); `parameters` is a JSON Schema object. */
 export interface ToolDef {

@@ -7,10 +7,12 @@ import {
   type ChatStream,
   type EmbedOptions,
   type LlmClient,
+  type LlmImage,
   type LlmMessage,
   type LlmUsage,
   type ToolCall,
 } from './llm.js'
+import { inlinePlaceholder, jsonWithImages, type InlineImage } from './image-body.js'
 import { leanFetch } from './lean-fetch.js'
 import { createQuirkMemory, jsonFromPlain, quirkFromRefusal, type JsonMode, type QuirkMemory, type Quirks, type SentParams } from './quirks.js'
 import { checkVectors, decodeEmbedding } from './vectors.fns.js'
@@ -175,9 +177,10 @@ export function createOpenAiClient(baseURL: string, quirks: QuirkMemory = create
       streamOptions: stream && !q.noStreamOptions,
       images: !q.noImages && opts.messages.some((m) => m.images?.length),
     }
+    const inline: InlineImage[] = []
     const body = {
       model: opts.model,
-      messages: opts.messages.map((m) => wireMessage(m, !sent.images)) as never,
+      messages: opts.messages.map((m) => wireMessage(m, !sent.images, inline)) as never,
       ...(sent.temperature ? { temperature: opts.temperature } : {}),
       ...(sent.maxTokens ? { max_tokens: opts.maxTokens } : {}),
       ...(sent.maxCompletionTokens ? { max_completion_tokens: opts.maxTokens } : {}),
@@ -190,6 +193,7 @@ export function createOpenAiClient(baseURL: string, quirks: QuirkMemory = create
         : {}),
       ...(sent.streamOptions ? { stream_options: { include_usage: true } } : {}),
     }
+    if (inline.length) inlineImages.set(body, inline)
     return { body, sent, json }
   }
 
@@ -226,7 +230,7 @@ export function createOpenAiClient(baseURL: string, quirks: QuirkMemory = create
             plain = p.json === 'plain'
             return p
           },
-          (body) => client(opts.apiKey).chat.completions.create({ ...body, stream: false }, { signal: s.signal }),
+          (body) => client(opts.apiKey).chat.completions.create({ ...body, stream: false }, { signal: s.signal, ...ownJson(body, false) }),
         )
         if (!res || !Array.isArray(res.choices)) throw new SyntaxError('no choices in the reply')
         const raw = res.choices[0]?.message?.content ?? ''
@@ -264,7 +268,7 @@ export function createOpenAiClient(baseURL: string, quirks: QuirkMemory = create
           const stream = await adaptive(
             opts.model,
             (q) => params(opts, q, true),
-            (body) => client(opts.apiKey).chat.completions.create({ ...body, stream: true }, { signal: s.signal }),
+            (body) => client(opts.apiKey).chat.completions.create({ ...body, stream: true }, { signal: s.signal, ...ownJson(body, true) }),
           )
           let finished = false
           for await (const part of stream) {
@@ -348,8 +352,24 @@ const NOTHING_SENT: SentParams = {
   streamOptions: false,
 }
 
-/** A message as the provider takes it: an assistant's tool calls and a tool's answer in OpenAI's shape. */
-function wireMessage(m: LlmMessage, textOnly: boolean) {
+/** A request's images given as bytes (a visitor's files), by request body: in its JSON as placeholders until sent. */
+const inlineImages = new WeakMap<object, InlineImage[]>()
+
+/**
+ * The SDK's options for a request with images given as bytes: its JSON made here (image-body.ts: each image's
+ * base64 written once into the body's bytes) and sent by the SDK as it is. Any other request is the SDK's to serialise.
+ */
+function ownJson(body: object, stream: boolean): { body?: Buffer; headers?: Record<string, string> } {
+  const images = inlineImages.get(body)
+  if (!images) return {}
+  return { body: jsonWithImages({ ...body, stream }, images), headers: { 'content-type': 'application/json' } }
+}
+
+/**
+ * A message as the provider takes it: an assistant's tool calls and a tool's answer in OpenAI's shape. An image given
+ * as bytes goes into `inline`, its URL a placeholder until the body is serialised (ownJson).
+ */
+function wireMessage(m: LlmMessage, textOnly: boolean, inline: InlineImage[]) {
   if (m.role === 'tool') return { role: 'tool', tool_call_id: m.tool_call_id ?? '', content: m.content }
   if (m.role === 'assistant' && m.tool_calls?.length) {
     return {
@@ -360,7 +380,8 @@ function wireMessage(m: LlmMessage, textOnly: boolean) {
   }
   // images as image_url parts after the text (whose "[image: name]" lines name them), or the text alone
   if (m.images?.length && !textOnly) {
-    return { role: m.role, content: [{ type: 'text', text: m.content }, ...m.images.map((i) => ({ type: 'image_url', image_url: { url: i.url } }))] }
+    const url = (i: LlmImage) => ('url' in i ? i.url : inlinePlaceholder(inline.push({ type: i.type, bytes: i.bytes }) - 1))
+    return { role: m.role, content: [{ type: 'text', text: m.content }, ...m.images.map((i) => ({ type: 'image_url', image_url: { url: url(i) } }))] }
   }
   return { role: m.role, content: m.content }
 }

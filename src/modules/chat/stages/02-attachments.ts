@@ -19,8 +19,8 @@ export const TURN_BUDGET: TurnBudget = { maxImages: 5, maxImageBytes: 20 * 1024 
 
 export interface TurnAttachments {
   files: ClaimedAttachment[]
-  /** the images that go to the model as image parts */
-  images: { id: string; name: string; url: string }[]
+  /** the images that go to the model as image parts (their bytes: the model client writes their base64) */
+  images: { id: string; name: string; type: string; bytes: Uint8Array }[]
   /** what the budget left out, as told to the model */
   left: string[]
   /** what the answer model is told of the files: each named ("[image: name]"), and what was left out */
@@ -38,7 +38,12 @@ export async function attachTurn(deps: Pick<TurnDeps, 'attachments'>, t: Turn): 
     throw unusable()
   }
   const plan = planAttachments(claimed, TURN_BUDGET)
-  t.attachments = { files: claimed, images: plan.images.map((i) => ({ id: i.id, name: i.name, url: i.dataUrl! })), left: plan.left, note: '' }
+  t.attachments = {
+    files: claimed,
+    images: plan.images.map((i) => ({ id: i.id, name: i.name, type: i.content_type, bytes: i.image! })),
+    left: plan.left,
+    note: '',
+  }
   t.debug.attachments = { count: claimed.length, images: plan.images.length, texts: plan.texts.length, left: plan.left.length }
   // the stored message: the visitor's text (the files listed when there is none), under the id the files point to
   const stored: Redaction & { messageId: string } = { ...t.question, messageId, text: t.question.text || listed(claimed) }

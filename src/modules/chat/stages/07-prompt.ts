@@ -42,7 +42,7 @@ export interface PromptInput {
   history: HistoryTurn[]
   question: string
   /** The files sent with the question (stage 2c): what the model is told of them, and the images as image parts. */
-  attachments?: { note: string; images: { id: string; name: string; url: string }[] }
+  attachments?: { note: string; images: { id: string; name: string; type: string; bytes: Uint8Array }[] }
   /** The sources only partly match: answer what they cover and say so. */
   caveat: boolean
   /** Second attempt after a failed validation: stricter wording. */

@@ -76,8 +76,8 @@ function samePassage(a: PromptSource, b: PromptSource): boolean {
 
 /** A prompt's identity: two turns that would send the same messages get the same answer. */
 export const promptKey = (prompt: PromptInput | LlmMessage[]): string =>
-  // an image counts by its attachment id: its data URL (megabytes) need not be copied into every key
-  JSON.stringify(Array.isArray(prompt) ? prompt : buildAnswerPrompt(prompt), (k, v) => (k === 'url' ? undefined : v))
+  // an image counts by its attachment id: its data URL or bytes (megabytes) need not be copied into every key
+  JSON.stringify(Array.isArray(prompt) ? prompt : buildAnswerPrompt(prompt), (k, v) => (k === 'url' || k === 'bytes' ? undefined : v))
 
 export interface Speculation {
   readonly key: string
