@@ -150,6 +150,33 @@ async function upload(url: string, botId: string, sid: string, bytes: Uint8Array
   if (r.status !== 201) throw new Error(`upload: ${r.status} ${await r.text()}`)
   return (await r.json()) as { id: string }
 }
+/**
+ * The yardstick of the upload: the same form posted BENCH_RUNS times to a bare Node HTTP server in a process of its own
+ * that reads the body and answers 204 (on this VM a 2 MB write over loopback alone costs 10-40 ms, mostly the kernel's).
+ */
+async function bareUpload(bytes: Uint8Array): Promise<number[]> {
+  const code =
+    "require('http').createServer((q,s)=>{q.resume();q.on('end',()=>{s.statusCode=204;s.end()})}).listen(0,'127.0.0.1',function(){console.log(this.address().port)})"
+  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] })
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      child.stdout!.once('data', (d: Buffer) => resolve(Number(String(d).trim())))
+      child.once('exit', () => reject(new Error('the bare server exited')))
+    })
+    const times: number[] = []
+    for (let i = 0; i < RUNS + 1; i++) {
+      const form = new FormData()
+      form.append('file', new Blob([new Uint8Array(bytes)]), 'bare.png')
+      const t0 = performance.now()
+      const r = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: form })
+      await r.arrayBuffer()
+      if (i > 0) times.push(performance.now() - t0)
+    }
+    return times
+  } finally {
+    child.kill('SIGTERM')
+  }
+}
 async function chat(url: string, botId: string, sid: string, ids: string[]): Promise<string> {
   const r = await fetch(`${url}/widget/chat?bot_id=${botId}&session_id=${sid}`, {
     method: 'POST',
@@ -263,6 +290,11 @@ async function main() {
     console.log(`  answer calls with the image as an image part: ${probe.withImages} of ${probe.answers - plain.length - 1}`)
     console.log(
       `  of which the upload p50 ${pct(uploads, 50).toFixed(0)} ms; the same question without a file: ours p50 ${pct(plain, 50) - MODEL_MS > 0 ? (pct(plain, 50) - MODEL_MS).toFixed(0) : '?'} ms`,
+    )
+    const bare = await bareUpload(png)
+    console.log(
+      `  yardstick: the same 2 MB form posted to a bare Node HTTP server in its own process p50 ${pct(bare, 50).toFixed(1)} ms, p95 ${pct(bare, 95).toFixed(1)} ms ` +
+        `(this machine's loopback and HTTP: what moving the file costs before any of our code; the image goes out to the model once more)`,
     )
     console.log(
       `  service CPU p50: upload and turn ${pct(cpuFile, 50).toFixed(0)} ms, the turn without a file ${pct(cpuPlain, 50).toFixed(0)} ms: the file's own ${(pct(cpuFile, 50) - pct(cpuPlain, 50)).toFixed(0)} ms (the upload alone ${pct(cpuUpload, 50).toFixed(0)} ms)`,
