@@ -139,6 +139,16 @@ suite('attachments: widget to model to ticket thread in Chromium', { timeout: 30
       await screenshot(env, op, `attachments-thread-${viewport.name}`)
       const [download] = await Promise.all([op.waitForEvent('download', LIVE), files.first().locator('a').click()])
       expect(download.suggestedFilename()).toBe(`steps-${viewport.name}.png`)
+
+      // the agent answers with a picture of their own: it reaches the visitor's open widget, shown small
+      await op.getByLabel('Reply to the visitor').fill('Click the button marked here.')
+      await op.locator('.reply-files input[type=file]').setInputFiles({ name: `where-${viewport.name}.png`, mimeType: 'image/png', buffer: makePng({ width: 48, height: 36 }) })
+      await op.locator('.reply-files li', { hasText: `where-${viewport.name}.png` }).filter({ hasText: 'KB' }).waitFor(LIVE)
+      await op.getByRole('button', { name: 'Send', exact: true }).click()
+      const sent = visitor.locator(`${W} >> .msg.operator`, { hasText: 'Click the button marked here.' })
+      await sent.waitFor(LIVE)
+      const picture = sent.locator('.files li', { hasText: `where-${viewport.name}.png` }).locator('img.thumb')
+      await expect.poll(() => picture.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth), LIVE).toBe(48)
       expect(w.errors, 'console errors on the ticket').toEqual([])
       await op.close()
       await visitor.close()
