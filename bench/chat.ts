@@ -42,7 +42,7 @@ import { createRetrievalRepo } from '../src/modules/retrieval/retrieval.repo.js'
 import { createRetrievalService } from '../src/modules/retrieval/retrieval.service.js'
 import { FAKE_EMBEDDING_FLOOR, fakeEmbedding } from '../test/fakes/fake-llm.js'
 import { oneCallMs, ttftLine, widgetTtft, type TurnLog } from './chat-ttft.js'
-import { freePort, readJsonl, scratchDatabase, startNodeFlags } from './support.js'
+import { backendsOf, freePort, readJsonl, scratchDatabase, startNodeFlags } from './support.js'
 
 const BASE_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test'
 const DURATION = Number(process.env.BENCH_DURATION ?? 15)
@@ -129,20 +129,6 @@ function processTree(pid: number): number[] {
 }
 const treeCpu = (pid: number) => processTree(pid).reduce((a, p) => a + cpuSeconds(p), 0)
 const treeRss = (pid: number) => processTree(pid).reduce((a, p) => a + rssMb(p), 0)
-
-/** The PostgreSQL backends serving one database (their process titles name it). */
-function backendsOf(dbName: string): number[] {
-  return readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d))
-    .filter((d) => {
-      try {
-        return readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(` ${dbName} `)
-      } catch {
-        return false
-      }
-    })
-    .map(Number)
-}
 
 function rssMb(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))

@@ -17,7 +17,7 @@ import type { Db } from '../src/db/client.js'
 import { createCipher, lastChars, sha256Hex } from '../src/lib/crypto.js'
 import { newPublicId } from '../src/modules/bots/bots.fns.js'
 import { parseSources, startFakeLlm } from '../test/fakes/fake-llm.js'
-import { freePort, startNodeFlags } from './support.js'
+import { backendsOf, freePort, startNodeFlags } from './support.js'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const pct = (xs: number[], p: number) => {
@@ -48,19 +48,6 @@ function tree(pid: number): number[] {
   const out = [pid]
   for (let i = 0; i < out.length; i++) for (const [p, pp] of parent) if (pp === out[i]) out.push(p)
   return out
-}
-/** PostgreSQL backends of one database on this machine (their titles name it: "postgres: user db host(port) ..."). */
-function backendsOf(dbName: string): number[] {
-  return readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d))
-    .filter((d) => {
-      try {
-        return readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(` ${dbName} `)
-      } catch {
-        return false
-      }
-    })
-    .map(Number)
 }
 
 export interface TurnWorkspace {

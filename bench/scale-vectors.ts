@@ -1,3 +1,5 @@
+import { rng } from '../test/helpers/rng.js'
+
 /**
  * bench:scale's page and question vectors (SCALE_VECTORS), both deterministic from fixed seeds.
  *
@@ -20,17 +22,6 @@
  * page's text, so only the vector side can find the page.
  */
 export type VectorKind = 'iid' | 'latent'
-
-function rng(seed: number) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 export function vectorGenerators(kind: VectorKind, dims: number, rand: () => number, latentDims = 32) {
   const gauss = () => Math.sqrt(-2 * Math.log(rand() + 1e-12)) * Math.cos(2 * Math.PI * rand())

@@ -41,6 +41,7 @@ import { createVectorIndexRepo } from '../src/modules/retrieval/vector-index.rep
 import { recallSweep } from './scale-recall.js'
 import { wholeTurns } from './scale-turns.js'
 import { type VectorKind, vectorGenerators } from './scale-vectors.js'
+import { rng } from '../test/helpers/rng.js'
 
 const SIZES = (process.env.SCALE_SIZES ?? '3,20000').split(',').map(Number)
 const SMALL = Number(process.env.SCALE_SMALL ?? 200)
@@ -69,16 +70,6 @@ const ONE_BUILD = process.env.SCALE_ONE_BUILD === '1'
 /** SCALE_KEEP_INDEX=1: the index is left in place at the end (for EXPLAIN, or a later SCALE_REUSE run) */
 const KEEP_INDEX = process.env.SCALE_KEEP_INDEX === '1'
 
-function rng(seed: number) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 const rand = rng(51)
 /** SCALE_VECTORS: latent (default) or iid, the generators and why: bench/scale-vectors.ts */
 const VECTORS = (process.env.SCALE_VECTORS ?? 'latent') as VectorKind

@@ -187,3 +187,17 @@ export function rawMail(v: { to: string; from: string; id: string; subject: stri
     '',
   ].join('\r\n')
 }
+
+/** The PostgreSQL backends serving one database on this machine (their process titles name it: "postgres: user db host(port) ..."). */
+export function backendsOf(dbName: string): number[] {
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        return readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(` ${dbName} `)
+      } catch {
+        return false
+      }
+    })
+    .map(Number)
+}

@@ -10,6 +10,7 @@ import { createRetrievalService } from '../src/modules/retrieval/retrieval.servi
 import { preferredIndexType, vectorIndexSpec } from '../src/modules/retrieval/vector-index.fns.js'
 import { createVectorIndexes, vectorIndexJobs } from '../src/modules/retrieval/vector-index.js'
 import { createVectorIndexRepo } from '../src/modules/retrieval/vector-index.repo.js'
+import { rng } from './helpers/rng.js'
 
 /**
  * pgvector's shared HNSW index (issue 51) on the embedded database, which has pgvector: a small workspace keeps the exact
@@ -23,18 +24,6 @@ const MIN_CHUNKS = 400
 
 let handle: DatabaseHandle
 let db: Db
-
-/** Deterministic pseudo-random numbers (mulberry32), so a failure reproduces. */
-function rng(seed: number) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 /** Vectors around 40 centres, as topics cluster: the harder case for a graph than uniform noise is not needed here. */
 function vectors(n: number, seed: number): number[][] {

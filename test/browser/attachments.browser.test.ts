@@ -142,8 +142,13 @@ suite('attachments: widget to model to ticket thread in Chromium', { timeout: 30
 
       // the agent answers with a picture of their own: it reaches the visitor's open widget, shown small
       await op.getByLabel('Reply to the visitor').fill('Click the button marked here.')
-      await op.locator('.reply-files input[type=file]').setInputFiles({ name: `where-${viewport.name}.png`, mimeType: 'image/png', buffer: makePng({ width: 48, height: 36 }) })
-      await op.locator('.reply-files li', { hasText: `where-${viewport.name}.png` }).filter({ hasText: 'KB' }).waitFor(LIVE)
+      await op
+        .locator('.reply-files input[type=file]')
+        .setInputFiles({ name: `where-${viewport.name}.png`, mimeType: 'image/png', buffer: makePng({ width: 48, height: 36 }) })
+      await op
+        .locator('.reply-files li', { hasText: `where-${viewport.name}.png` })
+        .filter({ hasText: 'KB' })
+        .waitFor(LIVE)
       await op.getByRole('button', { name: 'Send', exact: true }).click()
       const sent = visitor.locator(`${W} >> .msg.operator`, { hasText: 'Click the button marked here.' })
       await sent.waitFor(LIVE)
