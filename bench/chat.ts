@@ -23,7 +23,7 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { readdirSync, readFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
@@ -42,7 +42,7 @@ import { createRetrievalRepo } from '../src/modules/retrieval/retrieval.repo.js'
 import { createRetrievalService } from '../src/modules/retrieval/retrieval.service.js'
 import { FAKE_EMBEDDING_FLOOR, fakeEmbedding } from '../test/fakes/fake-llm.js'
 import { oneCallMs, ttftLine, widgetTtft, type TurnLog } from './chat-ttft.js'
-import { backendsOf, freePort, readJsonl, scratchDatabase, startNodeFlags } from './support.js'
+import { backendsOf, cpuSeconds, processTree, freePort, readJsonl, scratchDatabase, startNodeFlags } from './support.js'
 
 const BASE_URL = process.env.DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test'
 const DURATION = Number(process.env.BENCH_DURATION ?? 15)
@@ -102,31 +102,6 @@ const stop = async (child: ChildProcess) => {
   await exited
 }
 
-/** CPU seconds (user + system) a process has used so far. */
-function cpuSeconds(pid: number): number {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
-    return (Number(f[11]) + Number(f[12])) / 100
-  } catch {
-    return 0
-  }
-}
-
-/** A process and its children (the server runs WEB_CONCURRENCY HTTP processes on PostgreSQL, src/cluster.ts). */
-function processTree(pid: number): number[] {
-  const parent = new Map<number, number>()
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue
-    try {
-      parent.set(Number(d), Number(readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]))
-    } catch {
-      // gone
-    }
-  }
-  const out = [pid]
-  for (let i = 0; i < out.length; i++) for (const [p, pp] of parent) if (pp === out[i]) out.push(p)
-  return out
-}
 const treeCpu = (pid: number) => processTree(pid).reduce((a, p) => a + cpuSeconds(p), 0)
 const treeRss = (pid: number) => processTree(pid).reduce((a, p) => a + rssMb(p), 0)
 

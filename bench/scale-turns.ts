@@ -11,13 +11,12 @@
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { readdirSync, readFileSync } from 'node:fs'
 import { createInterface } from 'node:readline'
 import type { Db } from '../src/db/client.js'
 import { createCipher, lastChars, sha256Hex } from '../src/lib/crypto.js'
 import { newPublicId } from '../src/modules/bots/bots.fns.js'
 import { parseSources, startFakeLlm } from '../test/fakes/fake-llm.js'
-import { backendsOf, freePort, startNodeFlags } from './support.js'
+import { backendsOf, cpuSeconds, processTree, freePort, startNodeFlags } from './support.js'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const pct = (xs: number[], p: number) => {
@@ -25,30 +24,6 @@ const pct = (xs: number[], p: number) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!
 }
 const r1 = (x: number) => Math.round(x * 10) / 10
-
-function ticks(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return Number(f[11]) + Number(f[12])
-  } catch {
-    return 0
-  }
-}
-/** A process and its children (the service forks no HTTP workers at WEB_CONCURRENCY 1, but say so in the sum anyway). */
-function tree(pid: number): number[] {
-  const parent = new Map<number, number>()
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8')
-      parent.set(Number(d), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]))
-    } catch {}
-  }
-  const out = [pid]
-  for (let i = 0; i < out.length; i++) for (const [p, pp] of parent) if (pp === out[i]) out.push(p)
-  return out
-}
 
 export interface TurnWorkspace {
   label: string
@@ -188,8 +163,8 @@ export async function wholeTurns(o: {
       for (let i = 0; i < 20 && !lastDecision; i++) await sleep(5) // the turn's log line follows its reply
       return { ms, ok: r.ok, reached: reached.has(t), decision: lastDecision || (r.ok ? '?' : `http ${r.status}`), body }
     }
-    const cpuNow = () => tree(server.pid!).reduce((a, p) => a + ticks(p), 0) * 10
-    const pgNow = () => backendsOf(dbName).reduce((a, p) => a + ticks(p), 0) * 10
+    const cpuNow = () => processTree(server.pid!).reduce((a, p) => a + cpuSeconds(p), 0) * 1000
+    const pgNow = () => backendsOf(dbName).reduce((a, p) => a + cpuSeconds(p), 0) * 1000
     const results: { label: string; p50: number; p95: number; service: number; pg: number; reached: number; answered: number; turns: number }[] = []
     // warm-up, every workspace first: JIT, pools, caches, plans
     for (const w of o.workspaces) for (let i = 0; i < 10; i++) await ask(w, i % w.pages.vecs.length)

@@ -201,3 +201,31 @@ export function backendsOf(dbName: string): number[] {
     })
     .map(Number)
 }
+
+/** CPU seconds (user + system) a process has used so far, in 10 ms ticks; 0 once it is gone. */
+export function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(f[11]) + Number(f[12])) / 100
+  } catch {
+    return 0
+  }
+}
+
+/** A process and its children (a server runs WEB_CONCURRENCY HTTP processes on PostgreSQL, src/cluster.ts). */
+export function processTree(pid: number): number[] {
+  const parent = new Map<number, number>()
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8')
+      parent.set(Number(d), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]))
+    } catch {
+      // gone
+    }
+  }
+  const out = [pid]
+  for (let i = 0; i < out.length; i++) for (const [p, pp] of parent) if (pp === out[i]) out.push(p)
+  return out
+}
