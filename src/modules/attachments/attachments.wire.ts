@@ -17,7 +17,7 @@ import { createAttachmentsService, type ParseText } from './attachments.service.
  */
 export function wireAttachments(ctx: AppContext, guards: Guards, deps: { parse: ParseText; visitor: WidgetVisitorPort }) {
   const { db, config } = ctx
-  const repo = createAttachmentsRepo(db)
+  const repo = createAttachmentsRepo(db, ctx.database.kind)
   const files = createFileCipher(config.ENCRYPTION_KEY)
   // a visitor's image kept from its upload to the message that sends it, within 32 MB and 10 minutes per process
   const recent = createRecentImages(32 * 1024 * 1024, 10 * 60_000)
