@@ -89,3 +89,34 @@ it('compileSome compiles a few at a time and leaves a failing one to its first r
   expect(routes[0]!({})).toBe(true)
   expect(() => routes[1]!({})).toThrow('unknown keyword')
 })
+
+it('routes that declare the same response schema share one serializer; another schema gets its own', async () => {
+  const { SerializerSelector } = (await import('@fastify/fast-json-stringify-compiler')) as unknown as {
+    SerializerSelector: () => (ext: unknown, opts: unknown) => (route: unknown) => (data: unknown) => string
+  }
+  let built = 0
+  const inner = SerializerSelector()
+  const schemas = lazySchemas(
+    () => () => () => true,
+    (ext, opts) => {
+      const compile = inner(ext, opts)
+      return (route) => {
+        built++
+        return compile(route)
+      }
+    },
+  )
+  const build = schemas.buildSerializer({}, {})
+  // equal schemas as distinct objects, as each route's module writes its own (anyOf: each build kept an ajv of its own)
+  const item = () => Type.Object({ id: Type.String(), note: Type.Union([Type.String(), Type.Null()]) })
+  const a = build({ method: 'GET', url: '/a', httpStatus: '200', schema: item() })
+  const b = build({ method: 'GET', url: '/b', httpStatus: '200', schema: item() })
+  const c = build({ method: 'GET', url: '/c', httpStatus: '200', schema: Type.Object({ id: Type.Integer() }) })
+  expect(JSON.parse(a({ id: 'x', note: null, secret: 1 }))).toEqual({ id: 'x', note: null })
+  expect(JSON.parse(b({ id: 'y', note: 'n' }))).toEqual({ id: 'y', note: 'n' })
+  expect(built).toBe(1)
+  expect(JSON.parse(c({ id: 3, note: 'dropped' }))).toEqual({ id: 3 })
+  expect(built).toBe(2)
+  schemas.compileAll()
+  expect(built).toBe(2)
+})
