@@ -26,8 +26,9 @@ const expected = (images: InlineImage[], urls: (string | number)[], text?: strin
 it('writes the bytes JSON.stringify gives with every image data URL in its place, in order', () => {
   // sizes that leave 0, 1 and 2 bytes over a multiple of 3 (base64 padding), one as a view into a larger buffer
   const big = randomBytes(300_002)
-  const images = [png(2_000_001), { type: 'image/jpeg', bytes: big.subarray(1, 300_001) }, png(0), png(1)]
-  const urls = ['https://example.com/a.png', 0, 1, 2, 3]
+  // and one exactly two of the writer's 48 KB pieces
+  const images = [png(2_000_001), { type: 'image/jpeg', bytes: big.subarray(1, 300_001) }, png(0), png(1), png(2 * 3 * 16384)]
+  const urls = ['https://example.com/a.png', 0, 1, 2, 3, 4]
   const body = request(urls.map((u) => (typeof u === 'number' ? inlinePlaceholder(u) : u)))
   expect(jsonWithImages(body, images).equals(expected(images, urls))).toBe(true)
 })

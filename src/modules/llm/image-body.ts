@@ -40,13 +40,24 @@ export function jsonWithImages(body: unknown, images: readonly InlineImage[]): B
   for (let i = 0; i < images.length; i++) {
     const { bytes } = images[i]!
     at += out.write(heads[i]!, at)
-    // Node keeps a base64 string this long outside the JS heap: one copy, then into the body
-    at += out.write(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64'), at, 'latin1')
+    at += writeBase64(out, at, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))
     out[at++] = 0x22
     at += out.write(around[i + 1]!, at)
   }
   if (at !== size) throw new Error(`request body of ${at} bytes, ${size} expected`)
   return out
+}
+
+/**
+ * Whole in pieces of 48 KB (a multiple of 3 bytes, so the pieces' base64 joins without padding inside): each piece's
+ * 64 KB string is an ordinary young one. The whole image's base64 as one string (2.7 MB, which Node keeps outside the
+ * JS heap) took 21-23 ms a 2 MB image with its collection, the pieces 5.2-5.5 ms (the same bytes, 200 in a row).
+ */
+const BASE64_STEP = 3 * 16384
+function writeBase64(out: Buffer, at: number, bytes: Buffer): number {
+  let n = 0
+  for (let o = 0; o < bytes.length; o += BASE64_STEP) n += out.write(bytes.subarray(o, o + BASE64_STEP).toString('base64'), at + n, 'latin1')
+  return n
 }
 
 /** A placeholder no string of a request holds but ours: this process's random nonce and the image's index. */
