@@ -132,7 +132,7 @@ async function serverCpuMs(db: Db, kind: string): Promise<number | null> {
 }
 
 /**
- * SCALE_PREWARM=1: chunks' HNSW indexes, its heap and its TOAST relation read into shared buffers with pg_prewarm
+ * SCALE_PREWARM=1: chunks' HNSW indexes, its heap, its TOAST relation and the TOAST index read into shared buffers with pg_prewarm
  * ('buffer' mode), so the searches measured find them there as on a server whose shared_buffers hold them.
  */
 async function prewarmChunks(db: Db) {
@@ -141,7 +141,8 @@ async function prewarmChunks(db: Db) {
     SELECT i.indexrelid::regclass::text AS rel FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
     WHERE i.indrelid = 'chunks'::regclass AND a.amname = 'hnsw'
     UNION ALL SELECT 'chunks'
-    UNION ALL SELECT reltoastrelid::regclass::text FROM pg_class WHERE oid = 'chunks'::regclass AND reltoastrelid <> 0`.execute(db)
+    UNION ALL SELECT reltoastrelid::regclass::text FROM pg_class WHERE oid = 'chunks'::regclass AND reltoastrelid <> 0
+    UNION ALL SELECT i.indexrelid::regclass::text FROM pg_index i JOIN pg_class c ON c.reltoastrelid = i.indrelid WHERE c.oid = 'chunks'::regclass`.execute(db)
   const { rows: sb } = await sql<{ setting: string }>`SELECT current_setting('shared_buffers') AS setting`.execute(db)
   let total = 0
   const t0 = performance.now()
