@@ -15,6 +15,11 @@
  *                                   ef_search (bench/scale-recall.ts)
  *   SCALE_TURNS=N [SCALE_TURNS_ONLY=1]  N whole turns a workspace through the real service over HTTP, PostgreSQL only
  *                                   (bench/scale-turns.ts); session 25's figures: docs/performance.md
+ *   SCALE_PREWARM=1                 with SCALE_ONE_BUILD on PostgreSQL: before measuring on the index, pg_prewarm (the
+ *                                   contrib module, created in the scratch database) loads chunks' HNSW index(es), its
+ *                                   heap and its TOAST table into shared buffers, as a server sized to hold them would
+ *                                   have them (session 26: docs/performance.md); MB and time printed. shared_buffers
+ *                                   must be larger than those, else the later relations push out the earlier
  *
  * What it measures is retrieval's share of a turn (the statistics, BM25, the vector search, fusion, chunk details:
  * everything of a turn that grows with the knowledge), through the retrieval service itself with an embedding fake
@@ -69,6 +74,8 @@ const REUSE = process.env.SCALE_REUSE === '1'
 const ONE_BUILD = process.env.SCALE_ONE_BUILD === '1'
 /** SCALE_KEEP_INDEX=1: the index is left in place at the end (for EXPLAIN, or a later SCALE_REUSE run) */
 const KEEP_INDEX = process.env.SCALE_KEEP_INDEX === '1'
+/** SCALE_PREWARM=1: the HNSW index(es), heap and TOAST of chunks loaded into shared buffers before measuring (pg_prewarm) */
+const PREWARM = process.env.SCALE_PREWARM === '1'
 
 const rand = rng(51)
 /** SCALE_VECTORS: latent (default) or iid, the generators and why: bench/scale-vectors.ts */
@@ -122,6 +129,31 @@ async function serverCpuMs(db: Db, kind: string): Promise<number | null> {
     } catch {}
   }
   return ticks * 10
+}
+
+/**
+ * SCALE_PREWARM=1: chunks' HNSW indexes, its heap, its TOAST relation and the TOAST index read into shared buffers with pg_prewarm
+ * ('buffer' mode), so the searches measured find them there as on a server whose shared_buffers hold them.
+ */
+async function prewarmChunks(db: Db) {
+  await sql`CREATE EXTENSION IF NOT EXISTS pg_prewarm`.execute(db)
+  const { rows } = await sql<{ rel: string }>`
+    SELECT i.indexrelid::regclass::text AS rel FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
+    WHERE i.indrelid = 'chunks'::regclass AND a.amname = 'hnsw'
+    UNION ALL SELECT 'chunks'
+    UNION ALL SELECT reltoastrelid::regclass::text FROM pg_class WHERE oid = 'chunks'::regclass AND reltoastrelid <> 0
+    UNION ALL SELECT i.indexrelid::regclass::text FROM pg_index i JOIN pg_class c ON c.reltoastrelid = i.indrelid WHERE c.oid = 'chunks'::regclass`.execute(db)
+  const { rows: sb } = await sql<{ setting: string }>`SELECT current_setting('shared_buffers') AS setting`.execute(db)
+  let total = 0
+  const t0 = performance.now()
+  for (const { rel } of rows) {
+    const r0 = performance.now()
+    const { rows: got } = await sql<{ blocks: string }>`SELECT pg_prewarm(${rel}::regclass) AS blocks`.execute(db)
+    const mb = (Number(got[0]!.blocks) * 8) / 1024
+    total += mb
+    console.log(`  prewarmed ${rel}: ${Math.round(mb)} MB in ${r1((performance.now() - r0) / 1000)} s, load ${load()}`)
+  }
+  console.log(`prewarm: ${Math.round(total)} MB into shared_buffers of ${sb[0]!.setting} in ${r1((performance.now() - t0) / 1000)} s, load ${load()}`)
 }
 
 const relationSize = async (db: Db, name: string) =>
@@ -572,6 +604,7 @@ async function main() {
     console.log('')
     if ((await indexRepo.state(spec)) !== 'valid') await buildIndex()
     else console.log(`HNSW index of an earlier run kept (${handle.kind === 'postgres' ? await relationSize(db, spec.name) : ''})`)
+    if (PREWARM && handle.kind === 'postgres') await prewarmChunks(db)
     if (!TURNS_ONLY) {
       for (const w of large) await viaIndexOn(w.size, w.id, w.pages)
       await smallsBeside()
